@@ -1,0 +1,303 @@
+//! The kdsl bundle: one file holding a kernel module compiled for several targets,
+//! plus the metadata a runtime needs to launch its kernels safely.
+//!
+//! Layout (all integers little-endian):
+//!
+//! ```text
+//! magic      8 bytes  "KDSLBNDL"
+//! version    u32      FORMAT_VERSION
+//! meta_len   u64      length of the JSON metadata that follows
+//! metadata   JSON     BundleMetadata (kernels, and per image: target, arch, offset, length)
+//! images     bytes    the images, at the offsets the metadata gives (relative to the end of metadata)
+//! ```
+//!
+//! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
+
+mod metadata;
+
+pub use metadata::{KernelInfo, ParameterInfo};
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+pub const MAGIC: &[u8; 8] = b"KDSLBNDL";
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The kind of machine code an image holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// A SPIR-V module (Kernel capability, OpenCL memory model) for SYCL, OpenCL and Level Zero.
+    Spirv,
+    /// PTX text for the CUDA driver.
+    Ptx,
+    /// An AMDGPU HSA code object (ELF) for HIP.
+    Amdgpu,
+}
+
+impl TargetKind {
+    pub const ALL: [TargetKind; 3] = [TargetKind::Spirv, TargetKind::Ptx, TargetKind::Amdgpu];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            TargetKind::Spirv => "spirv",
+            TargetKind::Ptx => "ptx",
+            TargetKind::Amdgpu => "amdgpu",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<TargetKind> {
+        TargetKind::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+impl fmt::Display for TargetKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One compiled image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Image {
+    pub target: TargetKind,
+    /// The processor the image was built for: `sm_90`, `gfx90a`, `gfx9-generic`;
+    /// empty for SPIR-V, which the device driver finalizes.
+    pub arch: String,
+    pub bytes: Vec<u8>,
+}
+
+impl Image {
+    /// `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
+    pub fn describe(&self) -> String {
+        if self.arch.is_empty() {
+            self.target.name().to_string()
+        } else {
+            format!("{}:{}", self.target, self.arch)
+        }
+    }
+}
+
+/// A module compiled for one or more targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Bundle {
+    /// The `.krn` file the bundle was compiled from, for messages.
+    pub source_name: String,
+    pub kernels: Vec<KernelInfo>,
+    pub images: Vec<Image>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    #[error("not a kdsl bundle (the file does not start with \"KDSLBNDL\")")]
+    BadMagic,
+    #[error("bundle format version {found} is not supported (this build reads version {FORMAT_VERSION})")]
+    UnsupportedVersion { found: u32 },
+    #[error("the bundle is truncated or corrupt: {0}")]
+    Corrupt(String),
+    #[error("the bundle metadata is malformed: {0}")]
+    Metadata(#[from] serde_json::Error),
+    #[error("cannot read or write the bundle file `{path}`: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct BundleMetadata {
+    source_name: String,
+    kernels: Vec<KernelInfo>,
+    images: Vec<ImageEntry>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ImageEntry {
+    target: TargetKind,
+    arch: String,
+    offset: u64,
+    length: u64,
+}
+
+impl Bundle {
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// Every image of the given kind.
+    pub fn images_for(&self, target: TargetKind) -> impl Iterator<Item = &Image> {
+        self.images.iter().filter(move |i| i.target == target)
+    }
+
+    /// `spirv, ptx:sm_90, amdgpu:gfx90a` — what the bundle holds, for messages.
+    pub fn describe_images(&self) -> String {
+        if self.images.is_empty() {
+            return "no images".to_string();
+        }
+        self.images
+            .iter()
+            .map(Image::describe)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut offset = 0u64;
+        let images = self
+            .images
+            .iter()
+            .map(|image| {
+                let entry = ImageEntry {
+                    target: image.target,
+                    arch: image.arch.clone(),
+                    offset,
+                    length: image.bytes.len() as u64,
+                };
+                offset += image.bytes.len() as u64;
+                entry
+            })
+            .collect();
+        let metadata = BundleMetadata {
+            source_name: self.source_name.clone(),
+            kernels: self.kernels.clone(),
+            images,
+        };
+        let json = serde_json::to_vec_pretty(&metadata).expect("bundle metadata always serializes");
+        let mut out = Vec::with_capacity(20 + json.len() + offset as usize);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        out.extend_from_slice(&json);
+        for image in &self.images {
+            out.extend_from_slice(&image.bytes);
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<Bundle, BundleError> {
+        if bytes.len() < 8 || &bytes[..8] != MAGIC {
+            return Err(BundleError::BadMagic);
+        }
+        let header = bytes
+            .get(8..20)
+            .ok_or_else(|| BundleError::Corrupt("the header is shorter than 20 bytes".into()))?;
+        let version = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
+        if version != FORMAT_VERSION {
+            return Err(BundleError::UnsupportedVersion { found: version });
+        }
+        let metadata_length = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
+        let metadata_end = usize::try_from(metadata_length)
+            .ok()
+            .and_then(|len| len.checked_add(20))
+            .filter(|&end| end <= bytes.len())
+            .ok_or_else(|| BundleError::Corrupt("the metadata runs past the end of the file".into()))?;
+        let metadata: BundleMetadata = serde_json::from_slice(&bytes[20..metadata_end])?;
+        let payload = &bytes[metadata_end..];
+        let mut images = Vec::with_capacity(metadata.images.len());
+        for entry in metadata.images {
+            let range = usize::try_from(entry.offset)
+                .ok()
+                .zip(usize::try_from(entry.length).ok())
+                .and_then(|(start, len)| Some(start..start.checked_add(len)?))
+                .filter(|range| range.end <= payload.len())
+                .ok_or_else(|| {
+                    BundleError::Corrupt(format!(
+                        "the {} image runs past the end of the file",
+                        entry.target
+                    ))
+                })?;
+            images.push(Image {
+                target: entry.target,
+                arch: entry.arch,
+                bytes: payload[range].to_vec(),
+            });
+        }
+        Ok(Bundle {
+            source_name: metadata.source_name,
+            kernels: metadata.kernels,
+            images,
+        })
+    }
+
+    pub fn read(path: impl AsRef<Path>) -> Result<Bundle, BundleError> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| BundleError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Bundle::from_bytes(&bytes)
+    }
+
+    pub fn write(&self, path: impl AsRef<Path>) -> Result<(), BundleError> {
+        let path = path.as_ref();
+        std::fs::write(path, self.to_bytes()).map_err(|source| BundleError::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdsl_ir::{AddressSpace, ScalarType};
+
+    fn sample() -> Bundle {
+        Bundle {
+            source_name: "saxpy.krn".into(),
+            kernels: vec![KernelInfo {
+                name: "saxpy".into(),
+                parameters: vec![
+                    ParameterInfo::Buffer {
+                        name: "y".into(),
+                        element: ScalarType::F32,
+                        space: AddressSpace::Global,
+                        writable: true,
+                    },
+                    ParameterInfo::Scalar {
+                        name: "n".into(),
+                        ty: ScalarType::U32,
+                    },
+                ],
+                local_memory_bytes: 0,
+                ids_fit_in_31_bits: true,
+            }],
+            images: vec![
+                Image {
+                    target: TargetKind::Spirv,
+                    arch: String::new(),
+                    bytes: vec![3, 2, 0x23, 7],
+                },
+                Image {
+                    target: TargetKind::Ptx,
+                    arch: "sm_90".into(),
+                    bytes: b".version 7.8".to_vec(),
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn round_trips_through_bytes() {
+        let bundle = sample();
+        assert_eq!(Bundle::from_bytes(&bundle.to_bytes()).unwrap(), bundle);
+        assert_eq!(bundle.describe_images(), "spirv, ptx:sm_90");
+    }
+
+    #[test]
+    fn rejects_garbage_and_truncation_without_panicking() {
+        assert!(matches!(Bundle::from_bytes(b"nope"), Err(BundleError::BadMagic)));
+        let bytes = sample().to_bytes();
+        for cut in 0..bytes.len() {
+            assert!(Bundle::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut wrong_version = bytes.clone();
+        wrong_version[8] = 9;
+        assert!(matches!(
+            Bundle::from_bytes(&wrong_version),
+            Err(BundleError::UnsupportedVersion { found: 9 })
+        ));
+    }
+}

@@ -1,0 +1,1 @@
+//! LLVM code generation. Placeholder until the lowering lands.

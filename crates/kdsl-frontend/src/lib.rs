@@ -1,0 +1,1 @@
+//! The kdsl front end. Placeholder until the parser lands.

@@ -1,0 +1,522 @@
+//! The typed, structured intermediate representation.
+//!
+//! The front end produces it, [`crate::validate`] checks it, and every back end (and a
+//! reference interpreter) consumes it. Control flow is structured (if / loop / break /
+//! continue / return), every expression carries its scalar type, generics are already
+//! instantiated and module constants already folded into literals.
+
+use crate::span::Span;
+use crate::types::{AddressSpace, ArrayType, ParameterType, ScalarType};
+use serde::{Deserialize, Serialize};
+
+/// A whole translation unit after type checking.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Module {
+    /// Kernels and device functions. A [`FunctionId`] indexes this list.
+    /// A callee always has a smaller index than its callers (no recursion), so
+    /// lowering in order never meets an undeclared function.
+    pub functions: Vec<Function>,
+}
+
+impl Module {
+    pub fn kernels(&self) -> impl Iterator<Item = &Function> {
+        self.functions
+            .iter()
+            .filter(|f| f.kind == FunctionKind::Kernel)
+    }
+
+    pub fn function(&self, id: FunctionId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FunctionId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ParameterId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct VariableId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FunctionKind {
+    /// An entry point launched from the host. Returns nothing.
+    Kernel,
+    /// A function callable from kernels and other device functions.
+    Device,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Function {
+    pub name: String,
+    pub kind: FunctionKind,
+    pub parameters: Vec<Parameter>,
+    /// `None` for kernels and for device functions without a result.
+    pub return_type: Option<ScalarType>,
+    /// Every variable of the body, scalar or array, private or work-group local.
+    /// A [`VariableId`] indexes this list.
+    pub variables: Vec<Variable>,
+    pub body: Block,
+    pub span: Span,
+}
+
+impl Function {
+    pub fn parameter(&self, id: ParameterId) -> &Parameter {
+        &self.parameters[id.0 as usize]
+    }
+
+    pub fn variable(&self, id: VariableId) -> &Variable {
+        &self.variables[id.0 as usize]
+    }
+
+    /// Bytes of work-group local memory the function declares itself.
+    pub fn local_memory_bytes(&self) -> u64 {
+        self.variables
+            .iter()
+            .filter(|v| v.space == AddressSpace::Local)
+            .map(|v| v.ty.size_in_bytes())
+            .sum()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Parameter {
+    pub name: String,
+    pub ty: ParameterType,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Variable {
+    pub name: String,
+    pub ty: VariableType,
+    /// `Private` for `let`/`var` and private arrays, `Local` for work-group arrays.
+    pub space: AddressSpace,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum VariableType {
+    Scalar { ty: ScalarType },
+    Array { ty: ArrayType },
+}
+
+impl VariableType {
+    pub fn size_in_bytes(&self) -> u64 {
+        match self {
+            VariableType::Scalar { ty } => u64::from(ty.size_in_bytes()),
+            VariableType::Array { ty } => ty.size_in_bytes(),
+        }
+    }
+}
+
+pub type Block = Vec<Statement>;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Statement {
+    pub kind: StatementKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StatementKind {
+    /// Write a scalar variable (declaration with initializer, assignment, compound assignment).
+    Assign {
+        variable: VariableId,
+        value: Expression,
+    },
+    /// Write one element of a buffer or array.
+    Store { place: Place, value: Expression },
+    If {
+        condition: Expression,
+        accept: Block,
+        reject: Block,
+    },
+    /// Runs `body` then `continuing` forever, until a `Break` or `Return`.
+    /// `Continue` inside `body` jumps to `continuing`. `while` and `for` lower to this.
+    Loop { body: Block, continuing: Block },
+    Break,
+    Continue,
+    Return { value: Option<Expression> },
+    /// Work-group barrier with the given memory fences.
+    Barrier { fence: FenceFlags },
+    /// An expression evaluated for its effect (a call or an atomic whose result is unused).
+    Evaluate { value: Expression },
+}
+
+/// Which memories a barrier makes consistent across the work-group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FenceFlags {
+    pub local: bool,
+    pub global: bool,
+}
+
+/// An element of memory: `buffer[i]`, `tile[y][x]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Place {
+    pub base: PlaceBase,
+    /// One index per dimension (one for buffers); each of integer type.
+    pub indices: Vec<Expression>,
+    /// The element type.
+    pub element: ScalarType,
+    /// The address space of the memory.
+    pub space: AddressSpace,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum PlaceBase {
+    /// A buffer parameter.
+    Parameter(ParameterId),
+    /// An array variable (private or local).
+    Variable(VariableId),
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Expression {
+    pub kind: ExpressionKind,
+    /// The value's type.
+    pub ty: ScalarType,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ExpressionKind {
+    Literal(Literal),
+    /// The value of a scalar parameter.
+    Parameter(ParameterId),
+    /// The current value of a scalar variable.
+    Variable(VariableId),
+    /// Read one element of memory.
+    Load(Box<Place>),
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expression>,
+    },
+    /// Both operands have the same type, except shifts where the amount may be any integer type.
+    /// Comparisons give `bool`.
+    Binary {
+        op: BinaryOp,
+        left: Box<Expression>,
+        right: Box<Expression>,
+    },
+    /// `&&` and `||`: the right side is evaluated only when needed.
+    ShortCircuit {
+        op: LogicalOp,
+        left: Box<Expression>,
+        right: Box<Expression>,
+    },
+    /// An explicit conversion between scalar types (`as`).
+    Cast { value: Box<Expression> },
+    /// `select(condition, if_true, if_false)`; both arms are evaluated.
+    Select {
+        condition: Box<Expression>,
+        accept: Box<Expression>,
+        reject: Box<Expression>,
+    },
+    Call {
+        function: FunctionId,
+        arguments: Vec<Argument>,
+    },
+    /// A work-item query such as `get_global_id(0)`. `dimension` is 0, 1 or 2.
+    WorkItem {
+        query: WorkItemQuery,
+        dimension: u8,
+    },
+    Math {
+        function: MathFunction,
+        arguments: Vec<Expression>,
+    },
+    /// A read-modify-write on memory; the value is the old content of the place.
+    Atomic {
+        op: AtomicOp,
+        place: Box<Place>,
+        value: Box<Expression>,
+        /// The expected value, for `CompareExchange` only.
+        comparand: Option<Box<Expression>>,
+    },
+    SubGroup {
+        op: SubGroupOp,
+        arguments: Vec<Expression>,
+    },
+}
+
+/// An argument of a device-function call.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Argument {
+    Value(Expression),
+    /// A buffer parameter of the caller passed on to the callee.
+    Buffer(ParameterId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Literal {
+    Bool(bool),
+    /// The two's-complement bits of an integer, already truncated to the type's width.
+    Integer(u64),
+    Float(f64),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum UnaryOp {
+    /// Arithmetic negation of a signed integer or float.
+    Negate,
+    /// Logical not of a `bool`.
+    Not,
+    /// Bitwise complement of an integer.
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum BinaryOp {
+    Add,
+    Subtract,
+    Multiply,
+    /// Integer division truncates toward zero; division by zero is undefined behaviour.
+    Divide,
+    /// Remainder with the sign of the dividend (C semantics).
+    Remainder,
+    BitAnd,
+    BitOr,
+    BitXor,
+    /// Shifts by at least the bit width are undefined behaviour.
+    ShiftLeft,
+    /// Arithmetic for signed integers, logical for unsigned ones.
+    ShiftRight,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+}
+
+impl BinaryOp {
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Equal
+                | BinaryOp::NotEqual
+                | BinaryOp::Less
+                | BinaryOp::LessEqual
+                | BinaryOp::Greater
+                | BinaryOp::GreaterEqual
+        )
+    }
+
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinaryOp::ShiftLeft | BinaryOp::ShiftRight)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum LogicalOp {
+    And,
+    Or,
+}
+
+/// Work-item queries. Ids and sizes are `u32`: see `docs/language.md`, "Index width".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WorkItemQuery {
+    GlobalId,
+    LocalId,
+    GroupId,
+    LocalSize,
+    GlobalSize,
+    NumGroups,
+}
+
+impl WorkItemQuery {
+    pub const ALL: [WorkItemQuery; 6] = [
+        WorkItemQuery::GlobalId,
+        WorkItemQuery::LocalId,
+        WorkItemQuery::GroupId,
+        WorkItemQuery::LocalSize,
+        WorkItemQuery::GlobalSize,
+        WorkItemQuery::NumGroups,
+    ];
+
+    /// The source-level name, such as `get_global_id`.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkItemQuery::GlobalId => "get_global_id",
+            WorkItemQuery::LocalId => "get_local_id",
+            WorkItemQuery::GroupId => "get_group_id",
+            WorkItemQuery::LocalSize => "get_local_size",
+            WorkItemQuery::GlobalSize => "get_global_size",
+            WorkItemQuery::NumGroups => "get_num_groups",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MathFunction {
+    Sqrt,
+    Rsqrt,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Sin,
+    Cos,
+    Tan,
+    Tanh,
+    Pow,
+    Fma,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Min,
+    Max,
+    Clamp,
+}
+
+impl MathFunction {
+    pub const ALL: [MathFunction; 19] = [
+        MathFunction::Sqrt,
+        MathFunction::Rsqrt,
+        MathFunction::Exp,
+        MathFunction::Exp2,
+        MathFunction::Log,
+        MathFunction::Log2,
+        MathFunction::Sin,
+        MathFunction::Cos,
+        MathFunction::Tan,
+        MathFunction::Tanh,
+        MathFunction::Pow,
+        MathFunction::Fma,
+        MathFunction::Abs,
+        MathFunction::Floor,
+        MathFunction::Ceil,
+        MathFunction::Round,
+        MathFunction::Min,
+        MathFunction::Max,
+        MathFunction::Clamp,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MathFunction::Sqrt => "sqrt",
+            MathFunction::Rsqrt => "rsqrt",
+            MathFunction::Exp => "exp",
+            MathFunction::Exp2 => "exp2",
+            MathFunction::Log => "log",
+            MathFunction::Log2 => "log2",
+            MathFunction::Sin => "sin",
+            MathFunction::Cos => "cos",
+            MathFunction::Tan => "tan",
+            MathFunction::Tanh => "tanh",
+            MathFunction::Pow => "pow",
+            MathFunction::Fma => "fma",
+            MathFunction::Abs => "abs",
+            MathFunction::Floor => "floor",
+            MathFunction::Ceil => "ceil",
+            MathFunction::Round => "round",
+            MathFunction::Min => "min",
+            MathFunction::Max => "max",
+            MathFunction::Clamp => "clamp",
+        }
+    }
+
+    /// How many arguments the function takes (all of the result's type).
+    pub fn arity(self) -> usize {
+        match self {
+            MathFunction::Pow | MathFunction::Min | MathFunction::Max => 2,
+            MathFunction::Fma | MathFunction::Clamp => 3,
+            _ => 1,
+        }
+    }
+
+    /// `abs`, `min`, `max` and `clamp` also take integers; the rest take floats only.
+    pub fn accepts_integers(self) -> bool {
+        matches!(
+            self,
+            MathFunction::Abs | MathFunction::Min | MathFunction::Max | MathFunction::Clamp
+        )
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AtomicOp {
+    Add,
+    Subtract,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Exchange,
+    CompareExchange,
+}
+
+impl AtomicOp {
+    pub const ALL: [AtomicOp; 9] = [
+        AtomicOp::Add,
+        AtomicOp::Subtract,
+        AtomicOp::Min,
+        AtomicOp::Max,
+        AtomicOp::And,
+        AtomicOp::Or,
+        AtomicOp::Xor,
+        AtomicOp::Exchange,
+        AtomicOp::CompareExchange,
+    ];
+
+    /// The source-level name, such as `atomic_add`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Subtract => "atomic_sub",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Exchange => "atomic_exchange",
+            AtomicOp::CompareExchange => "atomic_compare_exchange",
+        }
+    }
+}
+
+/// Sub-group (warp, wavefront) operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SubGroupOp {
+    /// `sub_group_local_id()`: the lane index, `u32`.
+    LocalId,
+    /// `sub_group_size()`: the number of lanes, `u32`.
+    Size,
+    /// `sub_group_shuffle(value, lane)`: `value` as held by lane `lane` (a `u32`).
+    Shuffle,
+    /// `sub_group_shuffle_xor(value, mask)`: `value` as held by lane `id ^ mask`.
+    ShuffleXor,
+    ReduceAdd,
+    ReduceMin,
+    ReduceMax,
+}
+
+impl SubGroupOp {
+    pub const ALL: [SubGroupOp; 7] = [
+        SubGroupOp::LocalId,
+        SubGroupOp::Size,
+        SubGroupOp::Shuffle,
+        SubGroupOp::ShuffleXor,
+        SubGroupOp::ReduceAdd,
+        SubGroupOp::ReduceMin,
+        SubGroupOp::ReduceMax,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SubGroupOp::LocalId => "sub_group_local_id",
+            SubGroupOp::Size => "sub_group_size",
+            SubGroupOp::Shuffle => "sub_group_shuffle",
+            SubGroupOp::ShuffleXor => "sub_group_shuffle_xor",
+            SubGroupOp::ReduceAdd => "sub_group_reduce_add",
+            SubGroupOp::ReduceMin => "sub_group_reduce_min",
+            SubGroupOp::ReduceMax => "sub_group_reduce_max",
+        }
+    }
+}

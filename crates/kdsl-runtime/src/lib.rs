@@ -1,0 +1,1 @@
+//! The kdsl runtime. Placeholder until the backends land.
