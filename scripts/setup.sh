@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what kdsl needs, idempotently, and quietly when it is already there:
+#   - LLVM 22 (libraries for inkwell, ld.lld, llvm-readobj), spirv-tools, libclc (Debian);
+#   - a project-local Python prefix (.kdsl/prefix) with the Intel SYCL runtime, Intel's OpenCL
+#     CPU device, dpctl, ptxas and libdevice (PyPI wheels).
+# Prints the environment the project needs; scripts/env.sh sets it.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+prefix=${KDSL_PREFIX:-$root/.kdsl/prefix}
+
+debian_packages=(llvm-22-dev libpolly-22-dev lld-22 spirv-tools libzstd-dev zlib1g-dev libclc-22 clang-22 pkg-config)
+missing=()
+for package in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+python_packages=(intel-sycl-rt intel-opencl-rt dpctl numpy nvidia-cuda-nvcc nvidia-nvvm)
+stamp="$prefix/.kdsl-setup-v1"
+if [ ! -f "$stamp" ]; then
+  echo "setup: installing the SYCL runtime, OpenCL CPU device, dpctl, ptxas and libdevice into $prefix"
+  python3 -m venv "$prefix"
+  "$prefix/bin/pip" install -q --disable-pip-version-check "${python_packages[@]}"
+  touch "$stamp"
+fi
