@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Compiles every examples/*.krn into one bundle per file (SPIR-V, PTX for sm_75 and sm_90,
+# AMDGPU for gfx90a, gfx1100 and gfx9-generic) in the folder given as the first argument.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${1:-$root/target/kdsl-bundles}
+profile=${KDSL_PROFILE:-dev}
+mkdir -p "$out"
+cd "$root"
+cargo build --quiet --profile "$profile" -p kdsl-cli
+binary_dir=target/debug
+[ "$profile" = dev ] || binary_dir=target/$profile
+for source in examples/*.krn; do
+  name=$(basename "$source" .krn)
+  "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100,gfx9-generic -o "$out/$name.kbundle"
+done
+echo "compiled $(ls "$root"/examples/*.krn | wc -l) examples into $out"
