@@ -1,0 +1,305 @@
+//! The syntax tree the parser builds. Every node carries the [`Span`] of its source text.
+//!
+//! Names are not resolved and types are not checked here; see the `check` module.
+
+pub use kdsl_ir::Span;
+
+/// A whole `.krn` file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SourceFile {
+    pub items: Vec<Item>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identifier {
+    pub name: String,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Constant(ConstantItem),
+    Function(FunctionItem),
+    Instance(InstanceItem),
+    /// A syntax error the parser recovered from.
+    Error(Span),
+}
+
+/// `const NAME: T = value;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConstantItem {
+    pub name: Identifier,
+    pub ty: TypeExpression,
+    pub value: Expression,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    Kernel,
+    Device,
+}
+
+/// `fn name(params) -> T { body }` or `kernel name<T, U>(params) { body }`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunctionItem {
+    pub kind: FunctionKind,
+    pub name: Identifier,
+    pub type_parameters: Vec<Identifier>,
+    pub parameters: Vec<Parameter>,
+    pub return_type: Option<TypeExpression>,
+    pub body: Block,
+    pub span: Span,
+}
+
+/// `instance alias = generic<type, ...>;`
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstanceItem {
+    pub alias: Identifier,
+    pub generic: Identifier,
+    pub type_arguments: Vec<TypeExpression>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parameter {
+    pub name: Identifier,
+    pub ty: ParameterTypeExpression,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferSpace {
+    Global,
+    Constant,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParameterTypeExpression {
+    /// A value parameter such as `f32` or `T`.
+    Value(TypeExpression),
+    /// `global [T]`, `global mut [T]` or `constant [T]`.
+    Buffer {
+        space: BufferSpace,
+        writable: bool,
+        element: TypeExpression,
+        span: Span,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeExpression {
+    /// A scalar type name or a type parameter.
+    Named(Identifier),
+    /// `[element; length]`.
+    Array {
+        element: Box<TypeExpression>,
+        length: Box<Expression>,
+        span: Span,
+    },
+}
+
+impl TypeExpression {
+    pub fn span(&self) -> Span {
+        match self {
+            TypeExpression::Named(name) => name.span,
+            TypeExpression::Array { span, .. } => *span,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Block {
+    pub statements: Vec<Statement>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    pub kind: StatementKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AssignOperator {
+    Assign,
+    Compound(BinaryOperator),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatementKind {
+    /// `let [mut] name [: T] [= value];`
+    Let {
+        mutable: bool,
+        name: Identifier,
+        ty: Option<TypeExpression>,
+        value: Option<Expression>,
+    },
+    /// `local name: [T; N];`
+    Local { name: Identifier, ty: TypeExpression },
+    /// `target = value;` or `target op= value;`
+    Assign {
+        target: Expression,
+        operator: AssignOperator,
+        operator_span: Span,
+        value: Expression,
+    },
+    If {
+        condition: Expression,
+        accept: Block,
+        /// `else { .. }`; `else if` becomes a block holding one `If` statement.
+        reject: Option<Block>,
+    },
+    While {
+        condition: Expression,
+        body: Block,
+    },
+    /// `for variable in start..end [step step] { body }`
+    For {
+        variable: Identifier,
+        start: Expression,
+        end: Expression,
+        step: Option<Expression>,
+        body: Block,
+    },
+    Break,
+    Continue,
+    Return(Option<Expression>),
+    /// A nested `{ .. }` block with its own scope.
+    Block(Block),
+    /// An expression evaluated for its effect, such as a call.
+    Expression(Expression),
+    /// A syntax error the parser recovered from.
+    Error,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOperator {
+    Negate,
+    Not,
+    BitNot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOperator {
+    Add,
+    Subtract,
+    Multiply,
+    Divide,
+    Remainder,
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
+    Equal,
+    NotEqual,
+    Less,
+    LessEqual,
+    Greater,
+    GreaterEqual,
+    And,
+    Or,
+}
+
+impl BinaryOperator {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOperator::Add => "+",
+            BinaryOperator::Subtract => "-",
+            BinaryOperator::Multiply => "*",
+            BinaryOperator::Divide => "/",
+            BinaryOperator::Remainder => "%",
+            BinaryOperator::BitAnd => "&",
+            BinaryOperator::BitOr => "|",
+            BinaryOperator::BitXor => "^",
+            BinaryOperator::ShiftLeft => "<<",
+            BinaryOperator::ShiftRight => ">>",
+            BinaryOperator::Equal => "==",
+            BinaryOperator::NotEqual => "!=",
+            BinaryOperator::Less => "<",
+            BinaryOperator::LessEqual => "<=",
+            BinaryOperator::Greater => ">",
+            BinaryOperator::GreaterEqual => ">=",
+            BinaryOperator::And => "&&",
+            BinaryOperator::Or => "||",
+        }
+    }
+}
+
+/// A numeric literal as written, before its type is known.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Bool(bool),
+    /// `value` is `None` when the digits do not fit in 128 bits.
+    Integer {
+        value: Option<u128>,
+        suffix: Option<String>,
+    },
+    Float {
+        value: f64,
+        suffix: Option<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expression {
+    pub kind: ExpressionKind,
+    pub span: Span,
+    /// How deeply nested this expression is (1 for a leaf); the parser caps it.
+    pub depth: u32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExpressionKind {
+    Literal(Literal),
+    Name(Identifier),
+    Unary {
+        operator: UnaryOperator,
+        operand: Box<Expression>,
+    },
+    Binary {
+        operator: BinaryOperator,
+        left: Box<Expression>,
+        right: Box<Expression>,
+    },
+    Cast {
+        value: Box<Expression>,
+        ty: TypeExpression,
+    },
+    /// `base[index]`; `tile[y][x]` nests.
+    Index {
+        base: Box<Expression>,
+        index: Box<Expression>,
+    },
+    /// `name(arguments)`: a built-in or a device function.
+    Call {
+        callee: Identifier,
+        arguments: Vec<Expression>,
+    },
+    Parenthesized(Box<Expression>),
+    /// A syntax error the parser recovered from, or an expression nested too deeply.
+    Error,
+}
+
+/// The deepest expression nesting the parser accepts.
+pub const MAX_EXPRESSION_DEPTH: u32 = 256;
+
+impl Expression {
+    pub fn leaf(kind: ExpressionKind, span: Span) -> Expression {
+        Expression {
+            kind,
+            span,
+            depth: 1,
+        }
+    }
+
+    /// Builds a node over `children`, computing its depth without recursion.
+    pub fn node(kind: ExpressionKind, span: Span, children_depth: u32) -> Expression {
+        Expression {
+            kind,
+            span,
+            depth: children_depth.saturating_add(1),
+        }
+    }
+}

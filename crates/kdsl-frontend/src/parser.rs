@@ -1,0 +1,206 @@
+//! Runs the generated parser over the lexer's tokens and turns syntax errors into diagnostics.
+
+use crate::ast::{
+    BinaryOperator, Expression, ExpressionKind, Literal, SourceFile, MAX_EXPRESSION_DEPTH,
+};
+use crate::lexer::{check_nesting, tokenize, Token};
+use kdsl_ir::{Diagnostic, Span};
+use lalrpop_util::{ErrorRecovery, ParseError};
+use std::convert::Infallible;
+
+lalrpop_util::lalrpop_mod!(
+    #[allow(clippy::all, clippy::pedantic, unused_parens, unused_imports, dead_code)]
+    grammar,
+    "/kdsl.rs"
+);
+
+/// State the grammar's actions share: recovered errors and the expression-depth limit.
+pub struct ParseState<'input> {
+    pub errors: Vec<ErrorRecovery<usize, Token<'input>, Infallible>>,
+    /// The first expression that was nested too deeply, if any.
+    pub too_deep: Option<Span>,
+}
+
+impl ParseState<'_> {
+    /// Builds an expression node, replacing it by an error node when nested too deeply.
+    pub fn node(&mut self, kind: ExpressionKind, span: Span, children_depth: u32) -> Expression {
+        let expression = Expression::node(kind, span, children_depth);
+        if expression.depth > MAX_EXPRESSION_DEPTH {
+            if self.too_deep.is_none() {
+                self.too_deep = Some(span);
+            }
+            return Expression::leaf(ExpressionKind::Error, span);
+        }
+        expression
+    }
+
+    pub fn binary(
+        &mut self,
+        operator: BinaryOperator,
+        left: Expression,
+        right: Expression,
+        span: Span,
+    ) -> Expression {
+        let depth = left.depth.max(right.depth);
+        self.node(
+            ExpressionKind::Binary {
+                operator,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            span,
+            depth,
+        )
+    }
+}
+
+/// Splits a type suffix such as `u32` off a numeric literal.
+fn split_suffix(text: &str, allow_integer_suffix: bool) -> (&str, Option<String>) {
+    const SUFFIXES: [&str; 11] = [
+        "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "f32", "f64",
+    ];
+    for suffix in SUFFIXES {
+        let is_integer_suffix = !suffix.starts_with('f');
+        if is_integer_suffix && !allow_integer_suffix {
+            continue;
+        }
+        if let Some(digits) = text.strip_suffix(suffix) {
+            // `0x1f32` is the hexadecimal number 0x1f32, not 0x1 with a suffix.
+            if !(text.starts_with("0x") && !is_integer_suffix) {
+                return (digits, Some(suffix.to_string()));
+            }
+        }
+    }
+    (text, None)
+}
+
+/// Parses the text of an integer token (the lexer guarantees its shape).
+pub fn integer_literal(text: &str) -> Literal {
+    let (digits, suffix) = split_suffix(text, true);
+    let digits = digits.replace('_', "");
+    let value = if let Some(hex) = digits.strip_prefix("0x") {
+        u128::from_str_radix(hex, 16).ok()
+    } else if let Some(binary) = digits.strip_prefix("0b") {
+        u128::from_str_radix(binary, 2).ok()
+    } else {
+        digits.parse::<u128>().ok()
+    };
+    match &suffix {
+        Some(s) if s.starts_with('f') => Literal::Float {
+            value: value.map_or(f64::INFINITY, |v| v as f64),
+            suffix,
+        },
+        _ => Literal::Integer { value, suffix },
+    }
+}
+
+/// Parses the text of a float token (the lexer guarantees its shape).
+pub fn float_literal(text: &str) -> Literal {
+    let (digits, suffix) = split_suffix(text, false);
+    let value = digits.replace('_', "").parse::<f64>().unwrap_or(f64::NAN);
+    Literal::Float { value, suffix }
+}
+
+/// Parses a file, recovering from syntax errors. Returns the (possibly partial) file and all
+/// lexical and syntax diagnostics. `None` means nothing usable could be parsed.
+pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let tokens = tokenize(source, &mut diagnostics);
+    if let Some(diagnostic) = check_nesting(&tokens) {
+        diagnostics.push(diagnostic);
+        return (None, diagnostics);
+    }
+    let mut state = ParseState {
+        errors: Vec::new(),
+        too_deep: None,
+    };
+    let result = grammar::SourceFileParser::new().parse(&mut state, tokens);
+    for recovery in state.errors {
+        diagnostics.push(syntax_error(recovery.error, source.len()));
+    }
+    if let Some(span) = state.too_deep {
+        diagnostics.push(
+            Diagnostic::error(
+                "E0004",
+                format!("expression nests deeper than {MAX_EXPRESSION_DEPTH} levels"),
+                span,
+                "too deeply nested",
+            )
+            .with_hint("split the expression with `let` bindings"),
+        );
+    }
+    match result {
+        Ok(file) => (Some(file), diagnostics),
+        Err(error) => {
+            diagnostics.push(syntax_error(error, source.len()));
+            (None, diagnostics)
+        }
+    }
+}
+
+/// Describes the grammar's expected terminals in words.
+fn expected_list(expected: &[String]) -> String {
+    let names: Vec<String> = expected
+        .iter()
+        .map(|e| {
+            if let Some(inner) = e.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
+                format!("`{}`", inner.replace("\\\"", "\""))
+            } else {
+                e.clone()
+            }
+        })
+        .collect();
+    match names.len() {
+        0 => "something else".to_string(),
+        1 => names[0].clone(),
+        n if n <= 8 => format!("one of {}", names.join(", ")),
+        _ => format!("one of {}, ...", names[..8].join(", ")),
+    }
+}
+
+fn syntax_error(error: ParseError<usize, Token<'_>, Infallible>, source_length: usize) -> Diagnostic {
+    match error {
+        ParseError::UnrecognizedToken {
+            token: (start, token, end),
+            expected,
+        } => {
+            let mut diagnostic = Diagnostic::error(
+                "E0101",
+                format!("syntax error: unexpected {token}"),
+                Span::new(start, end),
+                format!("expected {}", expected_list(&expected)),
+            );
+            if expected.iter().any(|e| e == "\";\"") {
+                diagnostic = diagnostic.with_hint("is a `;` missing at the end of the previous statement?");
+            } else if matches!(token, Token::Identifier(_)) && expected.iter().any(|e| e == "\"{\"") {
+                diagnostic = diagnostic.with_hint("`if`, `while` and `for` bodies need braces `{ ... }`");
+            }
+            diagnostic
+        }
+        ParseError::UnrecognizedEof { location, expected } => {
+            let start = location.min(source_length);
+            Diagnostic::error(
+                "E0102",
+                "syntax error: unexpected end of file",
+                Span::new(start, start),
+                format!("expected {}", expected_list(&expected)),
+            )
+            .with_hint("check for an unclosed `{`, `(` or `[`")
+        }
+        ParseError::ExtraToken {
+            token: (start, token, end),
+        } => Diagnostic::error(
+            "E0101",
+            format!("syntax error: unexpected {token}"),
+            Span::new(start, end),
+            "expected the end of the file",
+        ),
+        ParseError::InvalidToken { location } => Diagnostic::error(
+            "E0101",
+            "syntax error: invalid token",
+            Span::new(location, location),
+            "here",
+        ),
+        ParseError::User { error } => match error {},
+    }
+}

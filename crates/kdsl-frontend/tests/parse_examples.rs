@@ -1,0 +1,32 @@
+//! Every example and test kernel parses without syntax errors.
+
+use std::path::PathBuf;
+
+fn kernel_files() -> Vec<PathBuf> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut files = Vec::new();
+    for folder in ["examples", "tests/kernels"] {
+        if let Ok(entries) = std::fs::read_dir(root.join(folder)) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_some_and(|e| e == "krn") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn examples_parse() {
+    let files = kernel_files();
+    assert!(files.len() >= 8, "expected the example kernels, found {files:?}");
+    for path in files {
+        let source = std::fs::read_to_string(&path).unwrap();
+        if let Err(diagnostics) = kdsl_frontend::parse(&source) {
+            panic!("{} does not parse: {diagnostics:#?}", path.display());
+        }
+    }
+}
