@@ -34,11 +34,11 @@ __kernel void matmul(__global float* restrict c, __global const float* restrict 
     for (uint tile = 0; tile < k; tile += TILE) {
         uint a_column = tile + local_column;
         uint b_row = tile + local_row;
-        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[row * k + a_column] : 0.0f;
-        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[b_row * n + column] : 0.0f;
+        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[(ulong)row * k + a_column] : 0.0f;
+        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[(ulong)b_row * n + column] : 0.0f;
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
         for (uint i = 0; i < TILE; i++) sum += a_tile[local_row][i] * b_tile[i][local_column];
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     }
-    if (row < m && column < n) c[row * n + column] = sum;
+    if (row < m && column < n) c[(ulong)row * n + column] = sum;
 }

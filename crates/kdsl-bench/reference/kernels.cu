@@ -34,11 +34,11 @@ extern "C" __global__ void matmul(float* __restrict__ c, const float* __restrict
     for (unsigned tile = 0; tile < k; tile += TILE) {
         unsigned a_column = tile + local_column;
         unsigned b_row = tile + local_row;
-        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[row * k + a_column] : 0.0f;
-        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[b_row * n + column] : 0.0f;
+        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[(unsigned long long)row * k + a_column] : 0.0f;
+        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[(unsigned long long)b_row * n + column] : 0.0f;
         __syncthreads();
         for (unsigned i = 0; i < TILE; i++) sum += a_tile[local_row][i] * b_tile[i][local_column];
         __syncthreads();
     }
-    if (row < m && column < n) c[row * n + column] = sum;
+    if (row < m && column < n) c[(unsigned long long)row * n + column] = sum;
 }

@@ -1,2 +1,289 @@
-//! Placeholder until the runtime's launch API lands.
-fn main() {}
+//! kdsl against nvcc on a CUDA device, in one run.
+//!
+//! For each benchmark kernel the kdsl bundle's PTX and the PTX that `nvcc -O3 -arch=sm_90 -ptx`
+//! made from `reference/kernels.cu` (the same algorithm) are loaded through the same kdsl
+//! runtime, launched with the same inputs and shape, checked against a host reference, and
+//! timed with device events: the median of the timed runs after warm-up is reported, with the
+//! ratio kdsl / nvcc.
+//!
+//! Usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--runs N] [--json OUT]
+
+use kdsl_bundle::{Bundle, Image, TargetKind};
+use kdsl_runtime::{args, Device, Kernel, Launch, RuntimeError};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+struct Options {
+    bundle_dir: PathBuf,
+    reference_ptx: PathBuf,
+    device: String,
+    runs: usize,
+    warmup: usize,
+    json: Option<PathBuf>,
+}
+
+fn parse_options() -> Result<Options, String> {
+    let mut positional = Vec::new();
+    let mut options = Options {
+        bundle_dir: PathBuf::new(),
+        reference_ptx: PathBuf::new(),
+        device: "cuda".to_string(),
+        runs: 30,
+        warmup: 5,
+        json: None,
+    };
+    let mut arguments = std::env::args().skip(1);
+    while let Some(argument) = arguments.next() {
+        let mut value = |flag: &str| arguments.next().ok_or(format!("{flag} needs a value"));
+        match argument.as_str() {
+            "--device" => options.device = value("--device")?,
+            "--runs" => {
+                options.runs = value("--runs")?
+                    .parse()
+                    .map_err(|e| format!("--runs: {e}"))?
+            }
+            "--warmup" => {
+                options.warmup = value("--warmup")?
+                    .parse()
+                    .map_err(|e| format!("--warmup: {e}"))?
+            }
+            "--json" => options.json = Some(PathBuf::from(value("--json")?)),
+            _ => positional.push(argument),
+        }
+    }
+    let [bundle_dir, reference_ptx] = <[String; 2]>::try_from(positional).map_err(|_| {
+        "usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--runs N] [--json OUT]"
+    })?;
+    options.bundle_dir = bundle_dir.into();
+    options.reference_ptx = reference_ptx.into();
+    Ok(options)
+}
+
+/// A small deterministic generator, so both sides and every run see the same inputs.
+struct Random(u64);
+
+impl Random {
+    fn next_f32(&mut self) -> f32 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    fn vector(&mut self, len: usize) -> Vec<f32> {
+        (0..len).map(|_| self.next_f32()).collect()
+    }
+}
+
+struct Timing {
+    median_ns: u64,
+}
+
+fn time_launches(
+    kernel: &Kernel,
+    launch: &Launch,
+    arguments: &[kdsl_runtime::Argument<'_>],
+    options: &Options,
+) -> Result<Timing, RuntimeError> {
+    for _ in 0..options.warmup {
+        kernel.launch(launch, arguments)?.wait()?;
+    }
+    let mut times = Vec::with_capacity(options.runs);
+    for _ in 0..options.runs {
+        times.push(kernel.launch(launch, arguments)?.elapsed_ns()?);
+    }
+    times.sort_unstable();
+    Ok(Timing {
+        median_ns: times[times.len() / 2],
+    })
+}
+
+fn close(found: &[f32], expected: &[f64], relative: f64) -> Result<(), String> {
+    for (index, (&f, &e)) in found.iter().zip(expected).enumerate() {
+        if (f64::from(f) - e).abs() > relative * e.abs().max(1.0) {
+            return Err(format!("element {index}: found {f}, expected {e}"));
+        }
+    }
+    Ok(())
+}
+
+type CaseResult = Result<Timing, String>;
+
+fn saxpy(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let n = 1usize << 26;
+    let mut random = Random(0x5eed_0001);
+    let x = random.vector(n);
+    let y = random.vector(n);
+    let a = 2.5f32;
+    let x_buffer = device.buffer_from(&x).map_err(|e| e.to_string())?;
+    let mut y_buffer = device.buffer_from(&y).map_err(|e| e.to_string())?;
+    let launch = Launch::covering(n, 256);
+    kernel
+        .launch(&launch, &args![&mut y_buffer, &x_buffer, a, n as u32])
+        .and_then(|event| event.wait())
+        .map_err(|e| e.to_string())?;
+    let expected: Vec<f64> = x
+        .iter()
+        .zip(&y)
+        .map(|(&x, &y)| f64::from(a * x + y))
+        .collect();
+    close(
+        &y_buffer.read_to_vec().map_err(|e| e.to_string())?,
+        &expected,
+        1e-6,
+    )?;
+    time_launches(
+        kernel,
+        &launch,
+        &args![&mut y_buffer, &x_buffer, a, n as u32],
+        options,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn reduction(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let n = 1usize << 26;
+    let groups = n / 256;
+    let input = Random(0x5eed_0002).vector(n);
+    let input_buffer = device.buffer_from(&input).map_err(|e| e.to_string())?;
+    let mut partial_buffer = device.alloc::<f32>(groups).map_err(|e| e.to_string())?;
+    let launch = Launch::covering(n, 256);
+    let timing = time_launches(
+        kernel,
+        &launch,
+        &args![&mut partial_buffer, &input_buffer, n as u32],
+        options,
+    )
+    .map_err(|e| e.to_string())?;
+    let expected: Vec<f64> = input
+        .chunks(256)
+        .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+        .collect();
+    close(
+        &partial_buffer.read_to_vec().map_err(|e| e.to_string())?,
+        &expected,
+        1e-4,
+    )?;
+    Ok(timing)
+}
+
+fn matmul(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let size = 4096usize;
+    let mut random = Random(0x5eed_0003);
+    let a = random.vector(size * size);
+    let b = random.vector(size * size);
+    let a_buffer = device.buffer_from(&a).map_err(|e| e.to_string())?;
+    let b_buffer = device.buffer_from(&b).map_err(|e| e.to_string())?;
+    let mut c_buffer = device
+        .alloc::<f32>(size * size)
+        .map_err(|e| e.to_string())?;
+    let launch = Launch::new([size, size], [16, 16]);
+    let s = size as u32;
+    let timing = time_launches(
+        kernel,
+        &launch,
+        &args![&mut c_buffer, &a_buffer, &b_buffer, s, s, s],
+        options,
+    )
+    .map_err(|e| e.to_string())?;
+    // Check a sample of rows: the full product on the host would take minutes.
+    let c = c_buffer.read_to_vec().map_err(|e| e.to_string())?;
+    for row in (0..size).step_by(509) {
+        let expected: Vec<f64> = (0..size)
+            .map(|column| {
+                (0..size)
+                    .map(|i| f64::from(a[row * size + i]) * f64::from(b[i * size + column]))
+                    .sum()
+            })
+            .collect();
+        close(&c[row * size..(row + 1) * size], &expected, 1e-4)
+            .map_err(|e| format!("row {row}: {e}"))?;
+    }
+    Ok(timing)
+}
+
+type Case = fn(&Device, &Kernel, &Options) -> CaseResult;
+
+const CASES: [(&str, &str, Case); 3] = [
+    ("saxpy", "saxpy", saxpy),
+    ("reduction", "reduce_sum", reduction),
+    ("matmul", "matmul", matmul),
+];
+
+fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
+    Bundle {
+        source_name: "reference/kernels.cu (nvcc)".to_string(),
+        kernels: kdsl.kernels.clone(),
+        images: vec![Image {
+            target: TargetKind::Ptx,
+            arch: "sm_90".to_string(),
+            bytes: ptx.to_vec(),
+        }],
+    }
+}
+
+fn run(options: &Options) -> Result<String, String> {
+    let device = Device::select(&options.device).map_err(|e| e.to_string())?;
+    let reference_ptx = std::fs::read(&options.reference_ptx)
+        .map_err(|e| format!("{}: {e}", options.reference_ptx.display()))?;
+    let mut rows = Vec::new();
+    let mut report = format!(
+        "device: {}\nmedian of {} runs after {} warm-up runs, device-event timing\n{:<12} {:>10} {:>10} {:>10}\n",
+        device.info(),
+        options.runs,
+        options.warmup,
+        "kernel",
+        "kdsl ms",
+        "nvcc ms",
+        "kdsl/nvcc"
+    );
+    for (example, kernel_name, case) in CASES {
+        let kdsl_bundle =
+            Bundle::read(Path::new(&options.bundle_dir).join(format!("{example}.kbundle")))
+                .map_err(|e| e.to_string())?;
+        let nvcc_bundle = reference_bundle(&kdsl_bundle, &reference_ptx);
+        let mut medians = Vec::new();
+        for bundle in [&kdsl_bundle, &nvcc_bundle] {
+            let program = device.load(bundle).map_err(|e| e.to_string())?;
+            let kernel = program.kernel(kernel_name).map_err(|e| e.to_string())?;
+            let timing = case(&device, &kernel, options)
+                .map_err(|e| format!("{kernel_name} ({}): {e}", bundle.source_name))?;
+            medians.push(timing.median_ns);
+        }
+        let ratio = medians[0] as f64 / medians[1] as f64;
+        report += &format!(
+            "{:<12} {:>10.4} {:>10.4} {:>10.3}\n",
+            kernel_name,
+            medians[0] as f64 / 1e6,
+            medians[1] as f64 / 1e6,
+            ratio
+        );
+        rows.push(format!(
+            "{{\"kernel\": \"{kernel_name}\", \"kdsl_ns\": {}, \"nvcc_ns\": {}, \"kdsl_over_nvcc\": {ratio:.4}}}",
+            medians[0], medians[1]
+        ));
+    }
+    if let Some(path) = &options.json {
+        let json = format!(
+            "{{\"device\": \"{}\", \"runs\": {}, \"results\": [{}]}}\n",
+            device.info().to_string().replace('"', "'"),
+            options.runs,
+            rows.join(", ")
+        );
+        std::fs::write(path, json).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(report)
+}
+
+fn main() -> ExitCode {
+    match parse_options().and_then(|options| run(&options)) {
+        Ok(report) => {
+            print!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
