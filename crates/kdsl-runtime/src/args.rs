@@ -1,0 +1,515 @@
+//! Kernel arguments and their checks against a kernel's metadata.
+
+use crate::buffer::Buffer;
+use crate::element::Element;
+use crate::error::{Result, RuntimeError};
+use kdsl_bundle::{KernelInfo, ParameterInfo};
+use kdsl_ir::ScalarType;
+use std::marker::PhantomData;
+
+/// A scalar kernel argument, passed by value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Bool(bool),
+    I8(i8),
+    U8(u8),
+    I16(i16),
+    U16(u16),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+}
+
+impl ScalarValue {
+    /// The kernel-language type of the value.
+    pub fn ty(self) -> ScalarType {
+        match self {
+            ScalarValue::Bool(_) => ScalarType::Bool,
+            ScalarValue::I8(_) => ScalarType::I8,
+            ScalarValue::U8(_) => ScalarType::U8,
+            ScalarValue::I16(_) => ScalarType::I16,
+            ScalarValue::U16(_) => ScalarType::U16,
+            ScalarValue::I32(_) => ScalarType::I32,
+            ScalarValue::U32(_) => ScalarType::U32,
+            ScalarValue::I64(_) => ScalarType::I64,
+            ScalarValue::U64(_) => ScalarType::U64,
+            ScalarValue::F32(_) => ScalarType::F32,
+            ScalarValue::F64(_) => ScalarType::F64,
+        }
+    }
+
+    /// The value's bytes, little-endian, `ty().size_in_bytes()` long (`bool` is one byte).
+    pub fn to_le_bytes(self) -> Vec<u8> {
+        match self {
+            ScalarValue::Bool(v) => vec![u8::from(v)],
+            ScalarValue::I8(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U8(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::I16(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U16(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::I32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
+        }
+    }
+
+    /// The value's bytes zero-extended into a `u64` (little-endian order).
+    pub fn to_bits(self) -> u64 {
+        let mut bytes = [0u8; 8];
+        let value = self.to_le_bytes();
+        bytes[..value.len()].copy_from_slice(&value);
+        u64::from_le_bytes(bytes)
+    }
+}
+
+macro_rules! scalar_conversions {
+    ($($rust:ty => $variant:ident),* $(,)?) => {$(
+        impl From<$rust> for ScalarValue {
+            fn from(value: $rust) -> ScalarValue {
+                ScalarValue::$variant(value)
+            }
+        }
+        impl<'a> IntoArgument<'a> for $rust {
+            fn into_argument(self) -> Argument<'a> {
+                Argument::scalar(self)
+            }
+        }
+    )*};
+}
+
+scalar_conversions! {
+    bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32,
+    i64 => I64, u64 => U64, f32 => F32, f64 => F64,
+}
+
+/// What the checks need to know about a buffer argument.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BufferFacts<'a> {
+    pub id: u64,
+    pub address: u64,
+    pub element: ScalarType,
+    pub writable: bool,
+    pub device_instance: u64,
+    pub device_label: &'a str,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArgumentKind<'a> {
+    Buffer(BufferFacts<'a>),
+    Scalar(ScalarValue),
+}
+
+/// One kernel argument: a buffer (read-only or writable) or a scalar value.
+///
+/// Build them with [`args!`](crate::args) or [`IntoArgument`]: `&mut buffer` is a writable buffer,
+/// `&buffer` a read-only one, and a Rust scalar (`2.0f32`, `n`) a scalar of the same type.
+/// The argument borrows its buffer, so the buffer outlives the call that launches it.
+#[derive(Clone, Copy, Debug)]
+pub struct Argument<'a> {
+    pub(crate) kind: ArgumentKind<'a>,
+    _borrow: PhantomData<&'a ()>,
+}
+
+impl<'a> Argument<'a> {
+    pub fn scalar(value: impl Into<ScalarValue>) -> Argument<'a> {
+        Argument::from_kind(ArgumentKind::Scalar(value.into()))
+    }
+
+    pub fn read_only<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
+        Argument::from_kind(ArgumentKind::Buffer(buffer.facts(false)))
+    }
+
+    /// A writable use of a buffer reached through a shared reference, for a buffer shared
+    /// behind an `Arc` where `&mut` is not available. The launch still rejects the same buffer
+    /// passed twice when one use is writable.
+    pub fn writable<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
+        Argument::from_kind(ArgumentKind::Buffer(buffer.facts(true)))
+    }
+
+    pub(crate) fn from_kind(kind: ArgumentKind<'a>) -> Argument<'a> {
+        Argument {
+            kind,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// `global mut [f32]`, `global [u32]`, `f32`: what the argument is, for messages.
+    pub fn describe(&self) -> String {
+        match self.kind {
+            ArgumentKind::Buffer(facts) => {
+                let mutability = if facts.writable { "mut " } else { "" };
+                format!("a {mutability}buffer of {}", facts.element)
+            }
+            ArgumentKind::Scalar(value) => format!("a {} scalar", value.ty()),
+        }
+    }
+}
+
+/// Turns a value into a kernel argument: `&Buffer<T>`, `&mut Buffer<T>`, Rust scalars.
+pub trait IntoArgument<'a> {
+    fn into_argument(self) -> Argument<'a>;
+}
+
+impl<'a> IntoArgument<'a> for Argument<'a> {
+    fn into_argument(self) -> Argument<'a> {
+        self
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for &'a Buffer<T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::read_only(self)
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for &'a mut Buffer<T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::writable(self)
+    }
+}
+
+/// Builds the argument array of a launch: `&args![&mut y, &x, 2.0f32, n]`.
+#[macro_export]
+macro_rules! args {
+    ($($argument:expr),* $(,)?) => {
+        [$($crate::IntoArgument::into_argument($argument)),*]
+    };
+}
+
+fn describe_parameter(parameter: &ParameterInfo) -> String {
+    match parameter {
+        ParameterInfo::Scalar { ty, .. } => format!("a {ty} scalar"),
+        ParameterInfo::Buffer {
+            element, writable, ..
+        } => {
+            let mutability = if *writable { "mut " } else { "" };
+            format!("a {mutability}buffer of {element}")
+        }
+    }
+}
+
+/// Checks arguments against a kernel's metadata before anything reaches a driver: the count,
+/// each scalar's type, each buffer's element type and writability, that every buffer belongs to
+/// the kernel's device instance, and that no buffer is passed twice when one use is writable.
+pub(crate) fn check_arguments(
+    kernel: &KernelInfo,
+    device_instance: u64,
+    device_label: &str,
+    arguments: &[Argument<'_>],
+) -> Result<()> {
+    if arguments.len() != kernel.parameters.len() {
+        return Err(RuntimeError::ArgumentCount {
+            kernel: kernel.name.clone(),
+            expected: kernel.parameters.len(),
+            found: arguments.len(),
+        });
+    }
+    let type_error =
+        |index: usize, parameter: &ParameterInfo, argument: &Argument| RuntimeError::ArgumentType {
+            kernel: kernel.name.clone(),
+            index,
+            name: parameter.name().to_string(),
+            expected: describe_parameter(parameter),
+            found: argument.describe(),
+        };
+    for (index, (parameter, argument)) in kernel.parameters.iter().zip(arguments).enumerate() {
+        match (parameter, argument.kind) {
+            (ParameterInfo::Scalar { ty, .. }, ArgumentKind::Scalar(value)) => {
+                if value.ty() != *ty {
+                    return Err(type_error(index, parameter, argument));
+                }
+            }
+            (
+                ParameterInfo::Buffer {
+                    name,
+                    element,
+                    writable,
+                    ..
+                },
+                ArgumentKind::Buffer(facts),
+            ) => {
+                if facts.element != *element {
+                    return Err(type_error(index, parameter, argument));
+                }
+                if *writable && !facts.writable {
+                    return Err(RuntimeError::ReadOnlyBufferAsWritable {
+                        kernel: kernel.name.clone(),
+                        index,
+                        name: name.clone(),
+                    });
+                }
+                if facts.device_instance != device_instance {
+                    return Err(RuntimeError::ForeignBuffer {
+                        kernel: kernel.name.clone(),
+                        index,
+                        name: name.clone(),
+                        buffer_device: facts.device_label.to_string(),
+                        kernel_device: device_label.to_string(),
+                    });
+                }
+            }
+            _ => return Err(type_error(index, parameter, argument)),
+        }
+    }
+    // The use of each buffer: writable when the parameter is writable (a `&mut` passed to a
+    // read-only parameter is only read).
+    let uses: Vec<(usize, u64, bool)> = kernel
+        .parameters
+        .iter()
+        .zip(arguments)
+        .enumerate()
+        .filter_map(
+            |(index, (parameter, argument))| match (parameter, argument.kind) {
+                (ParameterInfo::Buffer { writable, .. }, ArgumentKind::Buffer(facts)) => {
+                    Some((index, facts.id, *writable))
+                }
+                _ => None,
+            },
+        )
+        .collect();
+    for (position, &(first, id, first_writable)) in uses.iter().enumerate() {
+        for &(second, other_id, second_writable) in &uses[position + 1..] {
+            if id == other_id && (first_writable || second_writable) {
+                return Err(RuntimeError::AliasedBuffers {
+                    kernel: kernel.name.clone(),
+                    first,
+                    first_name: kernel.parameters[first].name().to_string(),
+                    second,
+                    second_name: kernel.parameters[second].name().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdsl_ir::AddressSpace;
+
+    fn saxpy() -> KernelInfo {
+        KernelInfo {
+            name: "saxpy".into(),
+            parameters: vec![
+                ParameterInfo::Buffer {
+                    name: "y".into(),
+                    element: ScalarType::F32,
+                    space: AddressSpace::Global,
+                    writable: true,
+                },
+                ParameterInfo::Buffer {
+                    name: "x".into(),
+                    element: ScalarType::F32,
+                    space: AddressSpace::Global,
+                    writable: false,
+                },
+                ParameterInfo::Scalar {
+                    name: "a".into(),
+                    ty: ScalarType::F32,
+                },
+                ParameterInfo::Scalar {
+                    name: "n".into(),
+                    ty: ScalarType::U32,
+                },
+            ],
+            local_memory_bytes: 0,
+            ids_fit_in_31_bits: true,
+        }
+    }
+
+    fn buffer(id: u64, element: ScalarType, writable: bool, device: u64) -> Argument<'static> {
+        Argument::from_kind(ArgumentKind::Buffer(BufferFacts {
+            id,
+            address: 0x1000 * id,
+            element,
+            writable,
+            device_instance: device,
+            device_label: if device == 1 {
+                "sycl:0"
+            } else {
+                "sycl:0 (second instance)"
+            },
+        }))
+    }
+
+    fn check(arguments: &[Argument]) -> Result<()> {
+        check_arguments(&saxpy(), 1, "sycl:0", arguments)
+    }
+
+    #[test]
+    fn accepts_matching_arguments() {
+        let good = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        check(&good).unwrap();
+        // A writable buffer may be given to a read-only parameter.
+        let both_mut = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, true, 1),
+            2.0f32.into_argument(),
+            10u32.into_argument(),
+        ];
+        check(&both_mut).unwrap();
+    }
+
+    #[test]
+    fn rejects_wrong_count() {
+        let error = check(&[buffer(1, ScalarType::F32, true, 1)]).unwrap_err();
+        assert!(matches!(
+            error,
+            RuntimeError::ArgumentCount {
+                expected: 4,
+                found: 1,
+                ..
+            }
+        ));
+        assert_eq!(
+            error.to_string(),
+            "kernel `saxpy` takes 4 arguments, but 1 were given"
+        );
+    }
+
+    #[test]
+    fn rejects_wrong_scalar_and_element_types() {
+        let wrong_scalar = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f64),
+            Argument::scalar(10u32),
+        ];
+        match check(&wrong_scalar).unwrap_err() {
+            RuntimeError::ArgumentType {
+                index,
+                name,
+                expected,
+                found,
+                ..
+            } => {
+                assert_eq!((index, name.as_str()), (2, "a"));
+                assert_eq!(expected, "a f32 scalar");
+                assert_eq!(found, "a f64 scalar");
+            }
+            other => panic!("{other:?}"),
+        }
+        let wrong_element = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::I32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        assert!(matches!(
+            check(&wrong_element).unwrap_err(),
+            RuntimeError::ArgumentType { index: 1, .. }
+        ));
+        let scalar_for_buffer = [
+            Argument::scalar(1.0f32),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        assert!(matches!(
+            check(&scalar_for_buffer).unwrap_err(),
+            RuntimeError::ArgumentType { index: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn rejects_read_only_buffer_for_writable_parameter() {
+        let arguments = [
+            buffer(1, ScalarType::F32, false, 1),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        assert!(matches!(
+            check(&arguments).unwrap_err(),
+            RuntimeError::ReadOnlyBufferAsWritable { index: 0, .. }
+        ));
+    }
+
+    #[test]
+    fn rejects_buffers_of_another_device_instance() {
+        let arguments = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, false, 2),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        let error = check(&arguments).unwrap_err();
+        assert!(matches!(
+            error,
+            RuntimeError::ForeignBuffer { index: 1, .. }
+        ));
+        assert!(error.to_string().contains("second instance"), "{error}");
+    }
+
+    #[test]
+    fn rejects_aliasing_when_one_use_is_writable() {
+        let aliased = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(1, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        assert!(matches!(
+            check(&aliased).unwrap_err(),
+            RuntimeError::AliasedBuffers {
+                first: 0,
+                second: 1,
+                ..
+            }
+        ));
+        // Two read-only uses of one buffer are fine.
+        let mut reader = saxpy();
+        if let ParameterInfo::Buffer { writable, .. } = &mut reader.parameters[0] {
+            *writable = false;
+        }
+        let shared = [
+            buffer(1, ScalarType::F32, false, 1),
+            buffer(1, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        check_arguments(&reader, 1, "sycl:0", &shared).unwrap();
+    }
+
+    #[test]
+    fn scalar_bits_are_little_endian_and_sized() {
+        assert_eq!(ScalarValue::F32(1.0).to_le_bytes(), 1.0f32.to_le_bytes());
+        assert_eq!(ScalarValue::I8(-1).to_bits(), 0xff);
+        assert_eq!(ScalarValue::U16(0x1234).to_bits(), 0x1234);
+        assert_eq!(ScalarValue::Bool(true).to_le_bytes(), [1]);
+        for ty in ScalarType::ALL {
+            if let Some(value) = sample(ty) {
+                assert_eq!(value.ty(), ty);
+                assert_eq!(value.to_le_bytes().len() as u32, ty.size_in_bytes());
+            }
+        }
+    }
+
+    fn sample(ty: ScalarType) -> Option<ScalarValue> {
+        Some(match ty {
+            ScalarType::Bool => ScalarValue::Bool(true),
+            ScalarType::I8 => ScalarValue::I8(1),
+            ScalarType::U8 => ScalarValue::U8(1),
+            ScalarType::I16 => ScalarValue::I16(1),
+            ScalarType::U16 => ScalarValue::U16(1),
+            ScalarType::I32 => ScalarValue::I32(1),
+            ScalarType::U32 => ScalarValue::U32(1),
+            ScalarType::I64 => ScalarValue::I64(1),
+            ScalarType::U64 => ScalarValue::U64(1),
+            ScalarType::F16 => return None,
+            ScalarType::F32 => ScalarValue::F32(1.0),
+            ScalarType::F64 => ScalarValue::F64(1.0),
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! The one error type of the runtime.
+
+use crate::device::BackendKind;
+
+/// Everything that can go wrong between choosing a device and waiting for a launch.
+///
+/// Misuse errors (arguments, launch sizes, kernel names) are found before anything reaches the
+/// driver, so the device's queue or stream stays usable after them.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("no device is available: {why}")]
+    NoDevice { why: String },
+
+    #[error("no device matches `{filter}`; the devices found are: {available}")]
+    NoMatchingDevice { filter: String, available: String },
+
+    #[error("invalid device filter `{filter}`: {why}")]
+    BadFilter { filter: String, why: String },
+
+    #[error("the bundle has no image this device can run: the bundle has {bundle_has}, the device needs {device_needs}")]
+    NoMatchingImage {
+        bundle_has: String,
+        device_needs: String,
+    },
+
+    #[error(
+        "the bundle has no kernel named `{name}`; its kernels are: {}",
+        list_or_none(available)
+    )]
+    KernelNotFound {
+        name: String,
+        available: Vec<String>,
+    },
+
+    #[error("kernel `{kernel}` takes {expected} arguments, but {found} were given")]
+    ArgumentCount {
+        kernel: String,
+        expected: usize,
+        found: usize,
+    },
+
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` must be {expected}, but {found} was given")]
+    ArgumentType {
+        kernel: String,
+        index: usize,
+        name: String,
+        expected: String,
+        found: String,
+    },
+
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` is a writable buffer, but a read-only `&Buffer` was given; pass `&mut buffer` (or `Argument::writable(&buffer)`)")]
+    ReadOnlyBufferAsWritable {
+        kernel: String,
+        index: usize,
+        name: String,
+    },
+
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` is a buffer of device `{buffer_device}`, but the kernel was loaded on device `{kernel_device}`; buffers belong to the `Device` instance that allocated them")]
+    ForeignBuffer {
+        kernel: String,
+        index: usize,
+        name: String,
+        buffer_device: String,
+        kernel_device: String,
+    },
+
+    #[error("arguments {first} (`{first_name}`) and {second} (`{second_name}`) of kernel `{kernel}` are the same buffer and at least one of them is writable; kernels assume writable buffers do not alias")]
+    AliasedBuffers {
+        kernel: String,
+        first: usize,
+        first_name: String,
+        second: usize,
+        second_name: String,
+    },
+
+    #[error("launch of kernel `{kernel}` is invalid: {why}")]
+    BadLaunch { kernel: String, why: String },
+
+    #[error("out of device memory: could not allocate {bytes} bytes ({message})")]
+    OutOfMemory { bytes: u64, message: String },
+
+    #[error("length mismatch: the buffer holds {expected} elements, but {found} were given")]
+    LengthMismatch { expected: usize, found: usize },
+
+    #[error("{backend} error: {message}")]
+    Backend {
+        backend: BackendKind,
+        message: String,
+    },
+
+    #[error("{backend} does not support {what}")]
+    Unsupported { backend: BackendKind, what: String },
+
+    #[error(transparent)]
+    Bundle(#[from] kdsl_bundle::BundleError),
+}
+
+fn list_or_none(names: &[String]) -> String {
+    if names.is_empty() {
+        "(none)".to_string()
+    } else {
+        names.join(", ")
+    }
+}
+
+pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

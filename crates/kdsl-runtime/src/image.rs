@@ -1,0 +1,259 @@
+//! Choosing the image of a bundle that a device can run.
+//!
+//! - SYCL devices take the SPIR-V image.
+//! - CUDA devices take the PTX image for the highest `sm_XY` not above the device's compute
+//!   capability; the driver JIT-compiles it for the device. An arch-specific `sm_XYa` image is
+//!   taken only by a device of exactly that capability.
+//! - HIP devices take the code object whose processor equals the device's (`gfx90a`), ignoring
+//!   target features unless both sides state them and they differ (`xnack+` against `xnack-`),
+//!   and otherwise a code object for the generic processor of the device's family
+//!   (`gfx9-generic`, `gfx9-4-generic`, `gfx10-1-generic`, `gfx10-3-generic`, `gfx11-generic`,
+//!   `gfx12-generic`), which needs code object version 6 support in the HIP runtime.
+
+use crate::device::DeviceTarget;
+use crate::error::{Result, RuntimeError};
+use kdsl_bundle::{Bundle, Image, TargetKind};
+
+/// The processors each AMDGPU generic target covers (LLVM's AMDGPUUsage table).
+const AMDGPU_GENERIC_FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "gfx9-generic",
+        &["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"],
+    ),
+    ("gfx9-4-generic", &["gfx940", "gfx941", "gfx942", "gfx950"]),
+    (
+        "gfx10-1-generic",
+        &["gfx1010", "gfx1011", "gfx1012", "gfx1013"],
+    ),
+    (
+        "gfx10-3-generic",
+        &[
+            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
+        ],
+    ),
+    (
+        "gfx11-generic",
+        &[
+            "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
+        ],
+    ),
+    ("gfx12-generic", &["gfx1200", "gfx1201"]),
+];
+
+/// The generic AMDGPU processor that covers `processor`, if any.
+pub fn amdgpu_generic_for(processor: &str) -> Option<&'static str> {
+    AMDGPU_GENERIC_FAMILIES
+        .iter()
+        .find(|(_, members)| members.contains(&processor))
+        .map(|(generic, _)| *generic)
+}
+
+/// `sm_90` → (9, 0, false); `sm_90a` → (9, 0, true); `sm_120` → (12, 0, false).
+pub fn parse_sm(arch: &str) -> Option<(u32, u32, bool)> {
+    let digits = arch.strip_prefix("sm_")?;
+    let (digits, specific) = match digits.strip_suffix('a') {
+        Some(rest) => (rest, true),
+        None => (digits, false),
+    };
+    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    Some((major.parse().ok()?, minor.parse().ok()?, specific))
+}
+
+/// Splits `gfx90a:sramecc+:xnack-` into the processor and its stated features.
+fn split_amdgpu_arch(arch: &str) -> (&str, Vec<&str>) {
+    let mut parts = arch.split(':');
+    let processor = parts.next().unwrap_or_default();
+    (processor, parts.filter(|p| !p.is_empty()).collect())
+}
+
+/// True when no feature is stated with opposite signs on the two sides.
+fn features_compatible(image: &[&str], device: &[&str]) -> bool {
+    image.iter().all(|feature| {
+        let name = feature.trim_end_matches(['+', '-']);
+        device
+            .iter()
+            .all(|other| other.trim_end_matches(['+', '-']) != name || other == feature)
+    })
+}
+
+/// The image of `bundle` that a device with `target` runs.
+pub fn select_image<'b>(bundle: &'b Bundle, target: &DeviceTarget) -> Result<&'b Image> {
+    let chosen = match target {
+        DeviceTarget::Spirv => bundle.images_for(TargetKind::Spirv).next(),
+        DeviceTarget::Ptx { major, minor } => {
+            let device = (*major, *minor);
+            bundle
+                .images_for(TargetKind::Ptx)
+                .filter_map(|image| {
+                    let (image_major, image_minor, specific) = parse_sm(&image.arch)?;
+                    let version = (image_major, image_minor);
+                    let fits = if specific {
+                        version == device
+                    } else {
+                        version <= device
+                    };
+                    // Among equal versions prefer the arch-specific image: it may use more features.
+                    fits.then_some(((version, specific), image))
+                })
+                .max_by_key(|(key, _)| *key)
+                .map(|(_, image)| image)
+        }
+        DeviceTarget::Amdgpu { arch } => {
+            let (processor, device_features) = split_amdgpu_arch(arch);
+            let candidates = || {
+                bundle.images_for(TargetKind::Amdgpu).filter(|image| {
+                    let (_, image_features) = split_amdgpu_arch(&image.arch);
+                    features_compatible(&image_features, &device_features)
+                })
+            };
+            let exact = candidates().find(|image| split_amdgpu_arch(&image.arch).0 == processor);
+            exact.or_else(|| {
+                let generic = amdgpu_generic_for(processor)?;
+                candidates().find(|image| split_amdgpu_arch(&image.arch).0 == generic)
+            })
+        }
+    };
+    chosen.ok_or_else(|| RuntimeError::NoMatchingImage {
+        bundle_has: bundle.describe_images(),
+        device_needs: target.requirement(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle(images: &[(TargetKind, &str)]) -> Bundle {
+        Bundle {
+            source_name: "test.krn".into(),
+            kernels: Vec::new(),
+            images: images
+                .iter()
+                .map(|(target, arch)| Image {
+                    target: *target,
+                    arch: arch.to_string(),
+                    bytes: arch.as_bytes().to_vec(),
+                })
+                .collect(),
+        }
+    }
+
+    fn chosen(bundle: &Bundle, target: DeviceTarget) -> Option<String> {
+        select_image(bundle, &target).ok().map(Image::describe)
+    }
+
+    fn amd(arch: &str) -> DeviceTarget {
+        DeviceTarget::Amdgpu { arch: arch.into() }
+    }
+
+    #[test]
+    fn parses_sm_names() {
+        assert_eq!(parse_sm("sm_90"), Some((9, 0, false)));
+        assert_eq!(parse_sm("sm_90a"), Some((9, 0, true)));
+        assert_eq!(parse_sm("sm_75"), Some((7, 5, false)));
+        assert_eq!(parse_sm("sm_120"), Some((12, 0, false)));
+        assert_eq!(parse_sm("sm_9"), None);
+        assert_eq!(parse_sm("compute_90"), None);
+        assert_eq!(parse_sm("sm_x0"), None);
+    }
+
+    #[test]
+    fn ptx_takes_the_highest_capability_not_above_the_device() {
+        let b = bundle(&[
+            (TargetKind::Spirv, ""),
+            (TargetKind::Ptx, "sm_75"),
+            (TargetKind::Ptx, "sm_90"),
+            (TargetKind::Ptx, "sm_90a"),
+            (TargetKind::Ptx, "sm_100"),
+        ]);
+        let ptx = |major, minor| DeviceTarget::Ptx { major, minor };
+        assert_eq!(chosen(&b, ptx(9, 0)).as_deref(), Some("ptx:sm_90a"));
+        assert_eq!(chosen(&b, ptx(8, 9)).as_deref(), Some("ptx:sm_75"));
+        assert_eq!(chosen(&b, ptx(12, 0)).as_deref(), Some("ptx:sm_100"));
+        assert_eq!(chosen(&b, ptx(7, 0)), None);
+        let only_specific = bundle(&[(TargetKind::Ptx, "sm_90a")]);
+        assert_eq!(chosen(&only_specific, ptx(10, 0)), None);
+    }
+
+    #[test]
+    fn spirv_devices_take_the_spirv_image() {
+        let b = bundle(&[(TargetKind::Ptx, "sm_90"), (TargetKind::Spirv, "")]);
+        assert_eq!(chosen(&b, DeviceTarget::Spirv).as_deref(), Some("spirv"));
+        let only_ptx = bundle(&[(TargetKind::Ptx, "sm_90")]);
+        match select_image(&only_ptx, &DeviceTarget::Spirv) {
+            Err(RuntimeError::NoMatchingImage {
+                bundle_has,
+                device_needs,
+            }) => {
+                assert_eq!(bundle_has, "ptx:sm_90");
+                assert_eq!(device_needs, "spirv");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn amdgpu_prefers_the_exact_processor_then_its_generic_family() {
+        let b = bundle(&[
+            (TargetKind::Amdgpu, "gfx9-generic"),
+            (TargetKind::Amdgpu, "gfx90a"),
+            (TargetKind::Amdgpu, "gfx11-generic"),
+            (TargetKind::Amdgpu, "gfx1030"),
+        ]);
+        assert_eq!(
+            chosen(&b, amd("gfx90a:sramecc+:xnack-")).as_deref(),
+            Some("amdgpu:gfx90a")
+        );
+        assert_eq!(
+            chosen(&b, amd("gfx906")).as_deref(),
+            Some("amdgpu:gfx9-generic")
+        );
+        assert_eq!(
+            chosen(&b, amd("gfx1101")).as_deref(),
+            Some("amdgpu:gfx11-generic")
+        );
+        assert_eq!(
+            chosen(&b, amd("gfx1030")).as_deref(),
+            Some("amdgpu:gfx1030")
+        );
+        // gfx1031 is in gfx10-3-generic, which the bundle lacks; gfx1030 code is not taken for it.
+        assert_eq!(chosen(&b, amd("gfx1031")), None);
+        // gfx908 and gfx942 are not members of gfx9-generic.
+        assert_eq!(chosen(&b, amd("gfx908")), None);
+        assert_eq!(chosen(&b, amd("gfx942")), None);
+        let gfx94 = bundle(&[(TargetKind::Amdgpu, "gfx9-4-generic")]);
+        assert_eq!(
+            chosen(&gfx94, amd("gfx942:sramecc+:xnack-")).as_deref(),
+            Some("amdgpu:gfx9-4-generic")
+        );
+        let twelve = bundle(&[
+            (TargetKind::Amdgpu, "gfx12-generic"),
+            (TargetKind::Amdgpu, "gfx10-1-generic"),
+        ]);
+        assert_eq!(
+            chosen(&twelve, amd("gfx1201")).as_deref(),
+            Some("amdgpu:gfx12-generic")
+        );
+        assert_eq!(
+            chosen(&twelve, amd("gfx1012")).as_deref(),
+            Some("amdgpu:gfx10-1-generic")
+        );
+    }
+
+    #[test]
+    fn amdgpu_rejects_conflicting_target_features() {
+        let b = bundle(&[(TargetKind::Amdgpu, "gfx90a:xnack+")]);
+        assert_eq!(chosen(&b, amd("gfx90a:sramecc+:xnack-")), None);
+        assert_eq!(
+            chosen(&b, amd("gfx90a:xnack+")).as_deref(),
+            Some("amdgpu:gfx90a:xnack+")
+        );
+        assert_eq!(
+            chosen(&b, amd("gfx90a")).as_deref(),
+            Some("amdgpu:gfx90a:xnack+")
+        );
+    }
+}

@@ -1,0 +1,205 @@
+//! Launch geometry and its checks.
+
+use crate::error::{Result, RuntimeError};
+use kdsl_bundle::KernelInfo;
+
+/// The global and work-group (local) sizes of a launch, in 1 to 3 dimensions.
+///
+/// Dimension 0 is the fastest-varying one: `get_global_id(0)` runs along it, as in OpenCL and
+/// CUDA's `x`. (SYCL orders ranges the other way; the SYCL backend reverses them.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    dimensions: usize,
+    global: [u64; 3],
+    local: [u64; 3],
+}
+
+impl Launch {
+    /// `Launch::new([n], [256])`, `Launch::new([width, height], [16, 16])`. `D` is 1, 2 or 3
+    /// (anything else does not compile).
+    pub fn new<const D: usize>(global: [usize; D], local: [usize; D]) -> Launch {
+        const { assert!(D >= 1 && D <= 3, "a launch has 1, 2 or 3 dimensions") };
+        let mut launch = Launch {
+            dimensions: D,
+            global: [1; 3],
+            local: [1; 3],
+        };
+        for dimension in 0..D {
+            launch.global[dimension] = global[dimension] as u64;
+            launch.local[dimension] = local[dimension] as u64;
+        }
+        launch
+    }
+
+    /// A 1-D launch of at least `count` work-items: `count` rounded up to a multiple of `local`.
+    pub fn covering(count: usize, local: usize) -> Launch {
+        let local = local.max(1);
+        Launch::new([count.div_ceil(local).max(1) * local], [local])
+    }
+
+    pub fn dimensions(&self) -> usize {
+        self.dimensions
+    }
+
+    /// The global sizes of the used dimensions.
+    pub fn global(&self) -> &[u64] {
+        &self.global[..self.dimensions]
+    }
+
+    /// The work-group sizes of the used dimensions.
+    pub fn local(&self) -> &[u64] {
+        &self.local[..self.dimensions]
+    }
+
+    /// The number of work-groups in each used dimension (valid after `check_launch`).
+    pub fn groups(&self) -> Vec<u64> {
+        self.global()
+            .iter()
+            .zip(self.local())
+            .map(|(global, local)| global / local.max(&1))
+            .collect()
+    }
+}
+
+/// What a device allows for one launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DeviceLimits {
+    pub max_work_group_size: u64,
+    /// Per-dimension work-group limits (CUDA's 1024 x 1024 x 64); `u64::MAX` where there is none.
+    pub max_local: [u64; 3],
+    /// Per-dimension limits on the number of work-groups; `u64::MAX` where there is none.
+    pub max_groups: [u64; 3],
+    pub local_memory_bytes: u64,
+}
+
+/// Checks a launch against the kernel and device: positive sizes, global divisible by local,
+/// per-dimension global sizes below 2^31 when the kernel computes ids in 32 bits, the work-group
+/// and group-count limits, and the kernel's local memory against the device's.
+pub(crate) fn check_launch(
+    kernel: &KernelInfo,
+    launch: &Launch,
+    limits: &DeviceLimits,
+) -> Result<()> {
+    let bad = |why: String| RuntimeError::BadLaunch {
+        kernel: kernel.name.clone(),
+        why,
+    };
+    for (dimension, (&global, &local)) in launch.global().iter().zip(launch.local()).enumerate() {
+        if global == 0 || local == 0 {
+            return Err(bad(format!(
+                "dimension {dimension} has size 0 (global {global}, local {local})"
+            )));
+        }
+        if global % local != 0 {
+            return Err(bad(format!(
+                "the global size {global} of dimension {dimension} is not a multiple of the work-group size {local}"
+            )));
+        }
+        if kernel.ids_fit_in_31_bits && global >= 1 << 31 {
+            return Err(bad(format!(
+                "the global size {global} of dimension {dimension} is not below 2^31, which this kernel's 32-bit ids require"
+            )));
+        }
+        if local > limits.max_local[dimension] {
+            return Err(bad(format!(
+                "the work-group size {local} of dimension {dimension} exceeds the device's limit {}",
+                limits.max_local[dimension]
+            )));
+        }
+        let groups = global / local;
+        if groups > limits.max_groups[dimension] {
+            return Err(bad(format!(
+                "{groups} work-groups in dimension {dimension} exceed the device's limit {}",
+                limits.max_groups[dimension]
+            )));
+        }
+    }
+    let group_size: u64 = launch.local().iter().product();
+    if group_size > limits.max_work_group_size {
+        return Err(bad(format!(
+            "a work-group of {group_size} work-items exceeds the device's limit of {}",
+            limits.max_work_group_size
+        )));
+    }
+    if kernel.local_memory_bytes > limits.local_memory_bytes {
+        return Err(bad(format!(
+            "the kernel needs {} bytes of local memory, the device has {}",
+            kernel.local_memory_bytes, limits.local_memory_bytes
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(local_memory_bytes: u64, ids_fit_in_31_bits: bool) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            parameters: Vec::new(),
+            local_memory_bytes,
+            ids_fit_in_31_bits,
+        }
+    }
+
+    const LIMITS: DeviceLimits = DeviceLimits {
+        max_work_group_size: 1024,
+        max_local: [1024, 1024, 64],
+        max_groups: [u32::MAX as u64, 65535, 65535],
+        local_memory_bytes: 48 * 1024,
+    };
+
+    fn why(result: Result<()>) -> String {
+        match result {
+            Err(RuntimeError::BadLaunch { why, .. }) => why,
+            other => panic!("expected BadLaunch, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn accepts_valid_launches() {
+        check_launch(&kernel(1024, true), &Launch::new([4096], [256]), &LIMITS).unwrap();
+        check_launch(&kernel(0, true), &Launch::new([64, 48], [16, 16]), &LIMITS).unwrap();
+        check_launch(
+            &kernel(0, true),
+            &Launch::new([8, 8, 8], [2, 2, 2]),
+            &LIMITS,
+        )
+        .unwrap();
+        assert_eq!(Launch::covering(1000, 256).global(), [1024]);
+        assert_eq!(Launch::covering(0, 256).global(), [256]);
+        assert_eq!(Launch::new([64, 48], [16, 16]).groups(), [4, 3]);
+    }
+
+    #[test]
+    fn rejects_indivisible_zero_and_oversized_launches() {
+        let k = kernel(0, true);
+        assert!(
+            why(check_launch(&k, &Launch::new([1000], [256]), &LIMITS)).contains("not a multiple")
+        );
+        assert!(why(check_launch(&k, &Launch::new([0], [1]), &LIMITS)).contains("size 0"));
+        assert!(why(check_launch(&k, &Launch::new([1 << 31], [256]), &LIMITS)).contains("2^31"));
+        check_launch(&kernel(0, false), &Launch::new([1 << 31], [256]), &LIMITS).unwrap();
+        assert!(
+            why(check_launch(&k, &Launch::new([64, 64], [64, 32]), &LIMITS))
+                .contains("work-group of 2048")
+        );
+        assert!(why(check_launch(
+            &k,
+            &Launch::new([128, 128, 128], [1, 1, 128]),
+            &LIMITS
+        ))
+        .contains("limit 64"));
+        assert!(
+            why(check_launch(&k, &Launch::new([1, 70000], [1, 1]), &LIMITS))
+                .contains("70000 work-groups")
+        );
+        assert!(why(check_launch(
+            &kernel(65536, true),
+            &Launch::new([256], [256]),
+            &LIMITS
+        ))
+        .contains("local memory"));
+    }
+}
