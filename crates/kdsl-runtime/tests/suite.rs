@@ -9,9 +9,12 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceFilter, DeviceInfo, DeviceTarget, KernelInfo, Launch,
-    MemoryKind, ParameterInfo, RuntimeError,
+    args, Argument, Bundle, Device, DeviceFilter, DeviceInfo, DeviceTarget, Launch, MemoryKind,
+    RuntimeError,
 };
+mod common;
+
+use common::handmade_bundle;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -139,7 +142,8 @@ fn check_close<T: Into<f64> + Copy>(
     for (index, (&got, &want)) in got.iter().zip(want).enumerate() {
         let got: f64 = got.into();
         let magnitude = scale.map_or(want.abs(), |s| s[index]).max(1.0);
-        if !((got - want).abs() <= tolerance * magnitude) {
+        let close = (got - want).abs() <= tolerance * magnitude;
+        if !close {
             return Err(format!(
                 "{what}[{index}] = {got}, expected {want} (relative tolerance {tolerance})"
             ));
@@ -171,69 +175,6 @@ fn fail(error: RuntimeError) -> String {
 
 // ---------------------------------------------------------------------------------------------
 // Bundles.
-
-fn f32_buffer(name: &str, writable: bool) -> ParameterInfo {
-    buffer_parameter(name, kdsl_ir::ScalarType::F32, writable)
-}
-
-fn buffer_parameter(name: &str, element: kdsl_ir::ScalarType, writable: bool) -> ParameterInfo {
-    ParameterInfo::Buffer {
-        name: name.into(),
-        element,
-        space: kdsl_ir::AddressSpace::Global,
-        writable,
-    }
-}
-
-fn scalar_parameter(name: &str, ty: kdsl_ir::ScalarType) -> ParameterInfo {
-    ParameterInfo::Scalar {
-        name: name.into(),
-        ty,
-    }
-}
-
-/// The hand-written saxpy and global_ids kernels of tests/data (SPIR-V and PTX for sm_90).
-fn handmade_bundle() -> Bundle {
-    use kdsl_bundle::{Image, TargetKind};
-    use kdsl_ir::ScalarType;
-    Bundle {
-        source_name: "tests/data/handmade_*.ll".into(),
-        kernels: vec![
-            KernelInfo {
-                name: "saxpy".into(),
-                parameters: vec![
-                    f32_buffer("y", true),
-                    f32_buffer("x", false),
-                    scalar_parameter("a", ScalarType::F32),
-                    scalar_parameter("n", ScalarType::U32),
-                ],
-                local_memory_bytes: 0,
-                ids_fit_in_31_bits: true,
-            },
-            KernelInfo {
-                name: "global_ids".into(),
-                parameters: vec![
-                    buffer_parameter("output", ScalarType::U32, true),
-                    scalar_parameter("width", ScalarType::U32),
-                ],
-                local_memory_bytes: 0,
-                ids_fit_in_31_bits: true,
-            },
-        ],
-        images: vec![
-            Image {
-                target: TargetKind::Spirv,
-                arch: String::new(),
-                bytes: include_bytes!("data/handmade.spv").to_vec(),
-            },
-            Image {
-                target: TargetKind::Ptx,
-                arch: "sm_90".into(),
-                bytes: include_bytes!("data/handmade_sm_90.ptx").to_vec(),
-            },
-        ],
-    }
-}
 
 fn handmade_program(device: &Device) -> Result<kdsl_runtime::Program, String> {
     match device.load(&handmade_bundle()) {
@@ -704,7 +645,7 @@ mod cases {
         let data: Vec<u8> = (0..n)
             .map(|_| {
                 let value = random.next_u64();
-                if value % 4 == 0 {
+                if value & 3 == 0 {
                     7
                 } else {
                     (value >> 32) as u8
@@ -765,7 +706,8 @@ mod cases {
 
     pub fn softmax(device: &Device) -> CaseResult {
         let kernel = example_kernel(device, "softmax")?;
-        let (rows, columns) = (32usize, 256usize);
+        // More columns than work-items, so each work-item strides over several.
+        let (rows, columns) = (32usize, 1000usize);
         let input: Vec<f32> = Random::new(71)
             .f32s(rows * columns)
             .iter()
@@ -795,7 +737,8 @@ mod cases {
         let scale = vec![1e-3f64; want.len()];
         for (index, (&got, &want)) in got.iter().zip(&want).enumerate() {
             let tolerance = 1e-5 * want.max(scale[index]);
-            if !((f64::from(got) - want).abs() <= tolerance.max(1e-9)) {
+            let close = (f64::from(got) - want).abs() <= tolerance.max(1e-9);
+            if !close {
                 return Err(format!("softmax[{index}] = {got}, expected {want}"));
             }
         }

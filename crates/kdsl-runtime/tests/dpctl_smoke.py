@@ -1,0 +1,66 @@
+"""Runs a kdsl bundle's saxpy through dpctl, as a second opinion on the SPIR-V image.
+
+Usage: dpctl_smoke.py BUNDLE   (run with .kdsl/prefix/bin/python after `source scripts/env.sh`)
+
+Parses the bundle format (magic "KDSLBNDL", u32 version, u64 JSON length, JSON metadata whose
+images give offset and length into the payload that follows), builds the SPIR-V image with
+dpctl.program.create_program_from_spirv, runs saxpy(y, x, a, n) and checks it with numpy.
+"""
+
+import ctypes
+import json
+import struct
+import sys
+
+import dpctl
+import dpctl.memory
+import dpctl.program
+import numpy as np
+
+
+def read_spirv(path):
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if data[:8] != b"KDSLBNDL":
+        raise SystemExit(f"{path}: not a kdsl bundle")
+    version, metadata_length = struct.unpack_from("<IQ", data, 8)
+    if version != 1:
+        raise SystemExit(f"{path}: bundle format version {version} is not 1")
+    metadata = json.loads(data[20 : 20 + metadata_length])
+    payload = data[20 + metadata_length :]
+    for image in metadata["images"]:
+        if image["target"] == "spirv":
+            return payload[image["offset"] : image["offset"] + image["length"]], metadata
+    raise SystemExit(f"{path}: the bundle has no SPIR-V image")
+
+
+def main():
+    spirv, metadata = read_spirv(sys.argv[1])
+    kernels = [kernel["name"] for kernel in metadata["kernels"]]
+    if "saxpy" not in kernels:
+        raise SystemExit(f"the bundle has no saxpy kernel (it has {kernels})")
+    queue = dpctl.SyclQueue()
+    program = dpctl.program.create_program_from_spirv(queue, spirv)
+    kernel = program.get_sycl_kernel("saxpy")
+    n = 10_000
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(n, dtype=np.float32)
+    y = rng.standard_normal(n, dtype=np.float32)
+    a = np.float32(1.5)
+    x_usm = dpctl.memory.MemoryUSMDevice(x.nbytes, queue=queue)
+    y_usm = dpctl.memory.MemoryUSMDevice(y.nbytes, queue=queue)
+    x_usm.copy_from_host(x.view(np.uint8))
+    y_usm.copy_from_host(y.view(np.uint8))
+    global_size = (n + 255) // 256 * 256
+    queue.submit(kernel, [y_usm, x_usm, ctypes.c_float(a), ctypes.c_uint32(n)], [global_size], [256]).wait()
+    result = np.empty_like(y)
+    y_usm.copy_to_host(result.view(np.uint8))
+    expected = a * x + y
+    if not np.allclose(result, expected, rtol=1e-6, atol=1e-6):
+        worst = int(np.argmax(np.abs(result - expected)))
+        raise SystemExit(f"saxpy mismatch at {worst}: {result[worst]} != {expected[worst]}")
+    print(f"dpctl saxpy OK on {queue.sycl_device.name} ({n} elements)")
+
+
+if __name__ == "__main__":
+    main()
