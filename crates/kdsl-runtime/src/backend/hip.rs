@@ -299,6 +299,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
         // SAFETY: hipInit takes flags 0; hipGetDeviceCount writes one int.
         api.check(unsafe { (api.init)(0) }, "hipInit")?;
         let mut count: c_int = 0;
+        // SAFETY: `count` is a valid out-pointer.
         api.check(
             unsafe { (api.get_device_count)(&mut count) },
             "hipGetDeviceCount",
