@@ -4,10 +4,17 @@
 //! [`kdsl_ir::Diagnostic`]s, never panics; [`render_diagnostics`] prints them.
 
 pub mod ast;
+mod check;
 pub mod lexer;
 mod parser;
+mod render;
 
 pub use kdsl_ir::Diagnostic;
+pub use render::render_diagnostics;
+
+/// The stack the checker runs on: its passes recurse over the syntax tree, whose depth the
+/// parser caps, and this leaves ample room for the deepest tree the caps allow.
+const CHECKER_STACK_BYTES: usize = 64 * 1024 * 1024;
 
 /// Parses a file into its syntax tree, or returns every lexical and syntax error.
 pub fn parse(source: &str) -> Result<ast::SourceFile, Vec<Diagnostic>> {
@@ -15,4 +22,51 @@ pub fn parse(source: &str) -> Result<ast::SourceFile, Vec<Diagnostic>> {
         (Some(file), diagnostics) if diagnostics.is_empty() => Ok(file),
         (_, diagnostics) => Err(diagnostics),
     }
+}
+
+/// Parses, checks and lowers a `.krn` source to a validated IR module, or returns every
+/// diagnostic found (syntax and semantic errors together, as far as recovery allows).
+pub fn compile_to_ir(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
+    let run = || compile_on_this_thread(source);
+    let result = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("kdsl-frontend".into())
+            .stack_size(CHECKER_STACK_BYTES)
+            .spawn_scoped(scope, run)
+            .map(|handle| handle.join())
+    });
+    match result {
+        Ok(Ok(result)) => result,
+        // The thread could not start (or panicked, which is a bug): report rather than abort.
+        Ok(Err(_)) => Err(vec![internal_error("the front end stopped unexpectedly")]),
+        Err(_) => compile_on_this_thread(source),
+    }
+}
+
+fn internal_error(message: impl Into<String>) -> Diagnostic {
+    Diagnostic::error("E0901", message, kdsl_ir::Span::default(), "internal compiler error")
+        .with_hint("this is a bug in kdsl; please report it with the source file")
+}
+
+fn compile_on_this_thread(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
+    let (file, mut diagnostics) = parser::parse_with_recovery(source);
+    let Some(file) = file else {
+        return Err(diagnostics);
+    };
+    let (module, semantic) = check::Checker::new(&file).check();
+    diagnostics.extend(semantic);
+    if !diagnostics.is_empty() {
+        diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.start, s.end)));
+        return Err(diagnostics);
+    }
+    if let Err(errors) = kdsl_ir::validate(&module) {
+        return Err(errors
+            .into_iter()
+            .map(|error| {
+                Diagnostic::error("E0901", format!("internal compiler error: {error}"), error.span, "here")
+                    .with_hint("this is a bug in kdsl; please report it with the source file")
+            })
+            .collect());
+    }
+    Ok(module)
 }

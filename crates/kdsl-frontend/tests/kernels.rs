@@ -30,3 +30,14 @@ fn examples_parse() {
         }
     }
 }
+
+#[test]
+fn examples_compile() {
+    for path in kernel_files() {
+        let source = std::fs::read_to_string(&path).unwrap();
+        if let Err(diagnostics) = kdsl_frontend::compile_to_ir(&source) {
+            let name = path.display().to_string();
+            panic!("{}", kdsl_frontend::render_diagnostics(&name, &source, &diagnostics, false));
+        }
+    }
+}
