@@ -5,6 +5,7 @@
 //! that knows about LLVM or any device API.
 
 pub mod ir;
+pub mod print;
 pub mod span;
 pub mod types;
 pub mod validate;

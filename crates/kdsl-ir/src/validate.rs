@@ -2,9 +2,13 @@
 //!
 //! The front end only produces valid modules; the validator exists so that every
 //! back end may rely on the invariants listed in ARCHITECTURE.md without rechecking them.
+//!
+//! One convention beyond the types: a call to a device function without a result has no
+//! meaningful `ty`; such a call may appear only as the value of a `StatementKind::Evaluate`.
 
-use crate::ir::Module;
+use crate::ir::*;
 use crate::span::Span;
+use crate::types::{AddressSpace, ParameterType, ScalarType};
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid IR in function `{function}`: {message}")]
@@ -16,6 +20,758 @@ pub struct ValidationError {
 
 /// Checks every invariant of the IR. Returns all problems found.
 pub fn validate(module: &Module) -> Result<(), Vec<ValidationError>> {
-    let _ = module;
-    Ok(())
+    let mut errors = Vec::new();
+    for (index, function) in module.functions.iter().enumerate() {
+        let mut validator = FunctionValidator {
+            module,
+            index,
+            function,
+            loop_depth: 0,
+            errors: &mut errors,
+        };
+        validator.function();
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+struct FunctionValidator<'a> {
+    module: &'a Module,
+    index: usize,
+    function: &'a Function,
+    loop_depth: u32,
+    errors: &'a mut Vec<ValidationError>,
+}
+
+fn is_atomic_integer(ty: ScalarType) -> bool {
+    matches!(
+        ty,
+        ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64
+    )
+}
+
+impl FunctionValidator<'_> {
+    fn error(&mut self, span: Span, message: impl Into<String>) {
+        self.errors.push(ValidationError {
+            function: self.function.name.clone(),
+            message: message.into(),
+            span,
+        });
+    }
+
+    fn function(&mut self) {
+        let function = self.function;
+        if function.kind == FunctionKind::Kernel && function.return_type.is_some() {
+            self.error(function.span, "a kernel has a return type");
+        }
+        for parameter in &function.parameters {
+            if let ParameterType::Buffer {
+                space, writable, ..
+            } = parameter.ty
+            {
+                if !matches!(space, AddressSpace::Global | AddressSpace::Constant) {
+                    self.error(parameter.span, format!("buffer `{}` is in {space} memory", parameter.name));
+                }
+                if space == AddressSpace::Constant && writable {
+                    self.error(parameter.span, format!("constant buffer `{}` is writable", parameter.name));
+                }
+            }
+        }
+        for variable in &function.variables {
+            match &variable.ty {
+                VariableType::Array { ty } => {
+                    if ty.dimensions.is_empty() || ty.dimensions.contains(&0) {
+                        self.error(variable.span, format!("array `{}` has an empty dimension", variable.name));
+                    }
+                }
+                VariableType::Scalar { .. } => {
+                    if variable.space == AddressSpace::Local {
+                        self.error(variable.span, format!("local variable `{}` is not an array", variable.name));
+                    }
+                }
+            }
+            if !matches!(variable.space, AddressSpace::Private | AddressSpace::Local) {
+                self.error(variable.span, format!("variable `{}` is in {} memory", variable.name, variable.space));
+            }
+            if variable.space == AddressSpace::Local && function.kind != FunctionKind::Kernel {
+                self.error(variable.span, format!("device function declares local array `{}`", variable.name));
+            }
+        }
+        self.block(&function.body);
+    }
+
+    fn block(&mut self, block: &Block) {
+        for statement in block {
+            self.statement(statement);
+        }
+    }
+
+    fn statement(&mut self, statement: &Statement) {
+        let span = statement.span;
+        match &statement.kind {
+            StatementKind::Assign { variable, value } => {
+                let ty = self.expression(value);
+                match self.function.variables.get(variable.0 as usize) {
+                    Some(Variable {
+                        ty: VariableType::Scalar { ty: expected },
+                        ..
+                    }) => {
+                        if ty.is_some_and(|t| t != *expected) {
+                            self.error(span, format!("assigns a `{}` to a `{expected}` variable", ty.unwrap_or(*expected)));
+                        }
+                    }
+                    Some(_) => self.error(span, format!("assigns a scalar to array variable ${}", variable.0)),
+                    None => self.error(span, format!("variable ${} does not exist", variable.0)),
+                }
+            }
+            StatementKind::Store { place, value } => {
+                self.place(place, span, true);
+                if let Some(ty) = self.expression(value) {
+                    if ty != place.element {
+                        self.error(span, format!("stores a `{ty}` into a `{}` element", place.element));
+                    }
+                }
+            }
+            StatementKind::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.condition(condition);
+                self.block(accept);
+                self.block(reject);
+            }
+            StatementKind::Loop { body, continuing } => {
+                self.loop_depth += 1;
+                self.block(body);
+                // `break` and `continue` are meaningless in `continuing`.
+                let saved = std::mem::replace(&mut self.loop_depth, 0);
+                self.block(continuing);
+                self.loop_depth = saved - 1;
+            }
+            StatementKind::Break | StatementKind::Continue => {
+                if self.loop_depth == 0 {
+                    self.error(span, "`break` or `continue` outside of a loop body");
+                }
+            }
+            StatementKind::Return { value } => {
+                let found = value.as_ref().and_then(|v| self.expression(v));
+                match (self.function.return_type, value.is_some(), found) {
+                    (None, true, _) => self.error(span, "returns a value from a function without a result"),
+                    (Some(expected), false, _) => self.error(span, format!("returns nothing, expected `{expected}`")),
+                    (Some(expected), true, Some(found)) if found != expected => {
+                        self.error(span, format!("returns a `{found}`, expected `{expected}`"))
+                    }
+                    _ => {}
+                }
+            }
+            StatementKind::Barrier { .. } => {}
+            StatementKind::Evaluate { value } => {
+                if let ExpressionKind::Call { .. } = value.kind {
+                    self.call(value, true);
+                } else {
+                    self.expression(value);
+                }
+            }
+        }
+    }
+
+    fn condition(&mut self, condition: &Expression) {
+        if let Some(ty) = self.expression(condition) {
+            if ty != ScalarType::Bool {
+                self.error(condition.span, format!("condition has type `{ty}`, not `bool`"));
+            }
+        }
+    }
+
+    /// Checks a place; `write` means it is stored to or used atomically.
+    fn place(&mut self, place: &Place, span: Span, write: bool) {
+        for index in &place.indices {
+            if let Some(ty) = self.expression(index) {
+                if !ty.is_integer() {
+                    self.error(index.span, format!("index has type `{ty}`, not an integer"));
+                }
+            }
+        }
+        match place.base {
+            PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
+                Some(ParameterType::Buffer {
+                    element,
+                    space,
+                    writable,
+                }) => {
+                    if place.indices.len() != 1 {
+                        self.error(span, format!("buffer access has {} indices", place.indices.len()));
+                    }
+                    if *element != place.element || *space != place.space {
+                        self.error(span, "place element type or space differs from the buffer's");
+                    }
+                    if write && !writable {
+                        self.error(span, format!("writes to read-only buffer %{}", id.0));
+                    }
+                }
+                Some(ParameterType::Scalar { .. }) => self.error(span, format!("parameter %{} is not a buffer", id.0)),
+                None => self.error(span, format!("parameter %{} does not exist", id.0)),
+            },
+            PlaceBase::Variable(id) => match self.function.variables.get(id.0 as usize) {
+                Some(Variable {
+                    ty: VariableType::Array { ty },
+                    space,
+                    ..
+                }) => {
+                    if place.indices.len() != ty.dimensions.len() {
+                        self.error(
+                            span,
+                            format!(
+                                "array access has {} indices for {} dimensions",
+                                place.indices.len(),
+                                ty.dimensions.len()
+                            ),
+                        );
+                    }
+                    if ty.element != place.element || *space != place.space {
+                        self.error(span, "place element type or space differs from the array's");
+                    }
+                }
+                Some(_) => self.error(span, format!("variable ${} is not an array", id.0)),
+                None => self.error(span, format!("variable ${} does not exist", id.0)),
+            },
+        }
+    }
+
+    fn call(&mut self, expression: &Expression, as_statement: bool) -> Option<ScalarType> {
+        let ExpressionKind::Call {
+            function,
+            arguments,
+        } = &expression.kind
+        else {
+            return None;
+        };
+        let span = expression.span;
+        let Some(callee) = self.module.functions.get(function.0 as usize) else {
+            self.error(span, format!("calls function #{} that does not exist", function.0));
+            return None;
+        };
+        if function.0 as usize >= self.index {
+            self.error(span, format!("calls `{}`, which does not come before the caller", callee.name));
+        }
+        if callee.kind == FunctionKind::Kernel {
+            self.error(span, format!("calls kernel `{}`", callee.name));
+        }
+        if arguments.len() != callee.parameters.len() {
+            self.error(
+                span,
+                format!(
+                    "passes {} arguments to `{}`, which takes {}",
+                    arguments.len(),
+                    callee.name,
+                    callee.parameters.len()
+                ),
+            );
+        }
+        for (argument, parameter) in arguments.iter().zip(&callee.parameters) {
+            match (argument, &parameter.ty) {
+                (Argument::Value(value), ParameterType::Scalar { ty }) => {
+                    if let Some(found) = self.expression(value) {
+                        if found != *ty {
+                            self.error(value.span, format!("passes a `{found}` for parameter `{}` of type `{ty}`", parameter.name));
+                        }
+                    }
+                }
+                (Argument::Buffer(id), expected @ ParameterType::Buffer { .. }) => {
+                    match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
+                        Some(ParameterType::Buffer {
+                            element,
+                            space,
+                            writable,
+                        }) => {
+                            let ParameterType::Buffer {
+                                element: expected_element,
+                                space: expected_space,
+                                writable: expected_writable,
+                            } = expected
+                            else {
+                                continue;
+                            };
+                            if element != expected_element || space != expected_space {
+                                self.error(span, format!("passes buffer %{} as `{expected}`", id.0));
+                            }
+                            if *expected_writable && !writable {
+                                self.error(span, format!("passes read-only buffer %{} as writable", id.0));
+                            }
+                        }
+                        _ => self.error(span, format!("passes %{} as a buffer, but it is not one", id.0)),
+                    }
+                }
+                _ => self.error(span, format!("argument kind differs from parameter `{}`", parameter.name)),
+            }
+        }
+        match callee.return_type {
+            Some(ty) => {
+                if ty != expression.ty {
+                    self.error(span, format!("call has type `{}`, but `{}` returns `{ty}`", expression.ty, callee.name));
+                }
+                Some(ty)
+            }
+            None => {
+                if !as_statement {
+                    self.error(span, format!("uses the result of `{}`, which returns nothing", callee.name));
+                }
+                None
+            }
+        }
+    }
+
+    /// Checks an expression and returns its type, or `None` when it has none to compare.
+    fn expression(&mut self, expression: &Expression) -> Option<ScalarType> {
+        let ty = expression.ty;
+        let span = expression.span;
+        match &expression.kind {
+            ExpressionKind::Literal(literal) => {
+                let fits = match literal {
+                    Literal::Bool(_) => ty == ScalarType::Bool,
+                    Literal::Integer(bits) => {
+                        ty.is_integer() && (ty.bit_width() >= 64 || *bits >> ty.bit_width() == 0)
+                    }
+                    Literal::Float(_) => ty.is_float(),
+                };
+                if !fits {
+                    self.error(span, format!("literal {literal:?} does not fit type `{ty}`"));
+                }
+            }
+            ExpressionKind::Parameter(id) => match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
+                Some(ParameterType::Scalar { ty: declared }) => {
+                    if *declared != ty {
+                        self.error(span, format!("parameter %{} is `{declared}`, used as `{ty}`", id.0));
+                    }
+                }
+                Some(_) => self.error(span, format!("buffer %{} used as a value", id.0)),
+                None => self.error(span, format!("parameter %{} does not exist", id.0)),
+            },
+            ExpressionKind::Variable(id) => match self.function.variables.get(id.0 as usize).map(|v| &v.ty) {
+                Some(VariableType::Scalar { ty: declared }) => {
+                    if *declared != ty {
+                        self.error(span, format!("variable ${} is `{declared}`, used as `{ty}`", id.0));
+                    }
+                }
+                Some(_) => self.error(span, format!("array ${} used as a value", id.0)),
+                None => self.error(span, format!("variable ${} does not exist", id.0)),
+            },
+            ExpressionKind::Load(place) => {
+                self.place(place, span, false);
+                if place.element != ty {
+                    self.error(span, format!("load of a `{}` element has type `{ty}`", place.element));
+                }
+            }
+            ExpressionKind::Unary { op, operand } => {
+                if let Some(operand_type) = self.expression(operand) {
+                    let valid = match op {
+                        UnaryOp::Negate => operand_type.is_signed_integer() || operand_type.is_float(),
+                        UnaryOp::Not => operand_type == ScalarType::Bool,
+                        UnaryOp::BitNot => operand_type.is_integer(),
+                    };
+                    if !valid || operand_type != ty {
+                        self.error(span, format!("{op:?} of `{operand_type}` typed `{ty}`"));
+                    }
+                }
+            }
+            ExpressionKind::Binary { op, left, right } => {
+                let (l, r) = (self.expression(left), self.expression(right));
+                if let (Some(l), Some(r)) = (l, r) {
+                    let valid = if op.is_shift() {
+                        l.is_integer() && r.is_integer() && ty == l
+                    } else if op.is_comparison() {
+                        l == r
+                            && ty == ScalarType::Bool
+                            && (matches!(op, BinaryOp::Equal | BinaryOp::NotEqual) || l.is_numeric())
+                    } else {
+                        let operands = match op {
+                            BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                                l.is_integer() || l == ScalarType::Bool
+                            }
+                            _ => l.is_numeric(),
+                        };
+                        l == r && ty == l && operands
+                    };
+                    if !valid {
+                        self.error(span, format!("{op:?} of `{l}` and `{r}` typed `{ty}`"));
+                    }
+                }
+            }
+            ExpressionKind::ShortCircuit { left, right, .. } => {
+                for operand in [left, right] {
+                    if let Some(t) = self.expression(operand) {
+                        if t != ScalarType::Bool {
+                            self.error(operand.span, format!("logical operand has type `{t}`"));
+                        }
+                    }
+                }
+                if ty != ScalarType::Bool {
+                    self.error(span, format!("logical operation typed `{ty}`"));
+                }
+            }
+            ExpressionKind::Cast { value } => {
+                self.expression(value);
+            }
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.condition(condition);
+                let (a, r) = (self.expression(accept), self.expression(reject));
+                if a.is_some_and(|a| a != ty) || r.is_some_and(|r| r != ty) {
+                    self.error(span, format!("`select` arms differ from its type `{ty}`"));
+                }
+            }
+            ExpressionKind::Call { .. } => return self.call(expression, false),
+            ExpressionKind::WorkItem { dimension, .. } => {
+                if *dimension > 2 {
+                    self.error(span, format!("work-item dimension {dimension} is not 0, 1 or 2"));
+                }
+                if ty != ScalarType::U32 {
+                    self.error(span, format!("work-item query typed `{ty}`, not `u32`"));
+                }
+            }
+            ExpressionKind::Math {
+                function,
+                arguments,
+            } => {
+                if arguments.len() != function.arity() {
+                    self.error(span, format!("`{}` has {} arguments", function.name(), arguments.len()));
+                }
+                for argument in arguments {
+                    if self.expression(argument).is_some_and(|t| t != ty) {
+                        self.error(argument.span, format!("argument of `{}` is not `{ty}`", function.name()));
+                    }
+                }
+                if !(ty.is_float() || (function.accepts_integers() && ty.is_integer())) {
+                    self.error(span, format!("`{}` on `{ty}`", function.name()));
+                }
+            }
+            ExpressionKind::Atomic {
+                op,
+                place,
+                value,
+                comparand,
+            } => {
+                self.place(place, span, true);
+                if !(place.space == AddressSpace::Global || place.space == AddressSpace::Local) {
+                    self.error(span, format!("atomic on {} memory", place.space));
+                }
+                let valid = match op {
+                    AtomicOp::Add => {
+                        is_atomic_integer(place.element) || matches!(place.element, ScalarType::F32 | ScalarType::F64)
+                    }
+                    _ => is_atomic_integer(place.element),
+                };
+                if !valid {
+                    self.error(span, format!("`{}` on `{}` elements", op.name(), place.element));
+                }
+                if ty != place.element {
+                    self.error(span, "atomic result type differs from the element type");
+                }
+                if self.expression(value).is_some_and(|t| t != place.element) {
+                    self.error(value.span, "atomic operand type differs from the element type");
+                }
+                match (op, comparand) {
+                    (AtomicOp::CompareExchange, Some(comparand)) => {
+                        if self.expression(comparand).is_some_and(|t| t != place.element) {
+                            self.error(comparand.span, "comparand type differs from the element type");
+                        }
+                    }
+                    (AtomicOp::CompareExchange, None) => self.error(span, "compare-exchange without comparand"),
+                    (_, Some(_)) => self.error(span, "comparand on an atomic other than compare-exchange"),
+                    (_, None) => {}
+                }
+            }
+            ExpressionKind::SubGroup { op, arguments } => {
+                let types: Vec<Option<ScalarType>> = arguments.iter().map(|a| self.expression(a)).collect();
+                let expected_count = match op {
+                    SubGroupOp::LocalId | SubGroupOp::Size => 0,
+                    SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => 2,
+                    _ => 1,
+                };
+                if arguments.len() != expected_count {
+                    self.error(span, format!("`{}` has {} arguments", op.name(), arguments.len()));
+                } else if expected_count == 0 {
+                    if ty != ScalarType::U32 {
+                        self.error(span, format!("`{}` typed `{ty}`", op.name()));
+                    }
+                } else {
+                    let supported = matches!(
+                        ty,
+                        ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64
+                    );
+                    if !supported || types[0].is_some_and(|t| t != ty) {
+                        self.error(span, format!("`{}` on `{ty}`", op.name()));
+                    }
+                    if expected_count == 2 && types[1].is_some_and(|t| t != ScalarType::U32) {
+                        self.error(span, format!("lane of `{}` is not `u32`", op.name()));
+                    }
+                }
+            }
+        }
+        Some(ty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ArrayType;
+
+    fn expression(kind: ExpressionKind, ty: ScalarType) -> Expression {
+        Expression {
+            kind,
+            ty,
+            span: Span::default(),
+        }
+    }
+
+    fn literal(value: u64, ty: ScalarType) -> Expression {
+        expression(ExpressionKind::Literal(Literal::Integer(value)), ty)
+    }
+
+    fn statement(kind: StatementKind) -> Statement {
+        Statement {
+            kind,
+            span: Span::default(),
+        }
+    }
+
+    fn kernel(parameters: Vec<ParameterType>, variables: Vec<Variable>, body: Block) -> Function {
+        Function {
+            name: "k".into(),
+            kind: FunctionKind::Kernel,
+            parameters: parameters
+                .into_iter()
+                .enumerate()
+                .map(|(i, ty)| Parameter {
+                    name: format!("p{i}"),
+                    ty,
+                    span: Span::default(),
+                })
+                .collect(),
+            return_type: None,
+            variables,
+            body,
+            span: Span::default(),
+        }
+    }
+
+    fn scalar_variable(ty: ScalarType) -> Variable {
+        Variable {
+            name: "v".into(),
+            ty: VariableType::Scalar { ty },
+            space: AddressSpace::Private,
+            span: Span::default(),
+        }
+    }
+
+    fn messages(module: &Module) -> Vec<String> {
+        validate(module)
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.message)
+            .collect()
+    }
+
+    fn read_only_buffer() -> ParameterType {
+        ParameterType::Buffer {
+            element: ScalarType::F32,
+            space: AddressSpace::Global,
+            writable: false,
+        }
+    }
+
+    fn buffer_place(element: ScalarType) -> Place {
+        Place {
+            base: PlaceBase::Parameter(ParameterId(0)),
+            indices: vec![literal(0, ScalarType::U32)],
+            element,
+            space: AddressSpace::Global,
+        }
+    }
+
+    #[test]
+    fn accepts_a_valid_kernel() {
+        let body = vec![statement(StatementKind::Assign {
+            variable: VariableId(0),
+            value: expression(
+                ExpressionKind::WorkItem {
+                    query: WorkItemQuery::GlobalId,
+                    dimension: 0,
+                },
+                ScalarType::U32,
+            ),
+        })];
+        let module = Module {
+            functions: vec![kernel(vec![], vec![scalar_variable(ScalarType::U32)], body)],
+        };
+        assert_eq!(validate(&module), Ok(()));
+    }
+
+    #[test]
+    fn rejects_mismatched_binary_operands_and_bad_ids() {
+        let sum = expression(
+            ExpressionKind::Binary {
+                op: BinaryOp::Add,
+                left: Box::new(literal(1, ScalarType::U32)),
+                right: Box::new(literal(1, ScalarType::I32)),
+            },
+            ScalarType::U32,
+        );
+        let body = vec![
+            statement(StatementKind::Assign {
+                variable: VariableId(0),
+                value: sum,
+            }),
+            statement(StatementKind::Assign {
+                variable: VariableId(7),
+                value: literal(1, ScalarType::U32),
+            }),
+        ];
+        let module = Module {
+            functions: vec![kernel(vec![], vec![scalar_variable(ScalarType::U32)], body)],
+        };
+        let found = messages(&module);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].contains("Add of `u32` and `i32`"));
+        assert!(found[1].contains("variable $7 does not exist"));
+    }
+
+    #[test]
+    fn rejects_writes_and_atomics_on_read_only_buffers() {
+        let atomic = expression(
+            ExpressionKind::Atomic {
+                op: AtomicOp::Add,
+                place: Box::new(buffer_place(ScalarType::F32)),
+                value: Box::new(expression(ExpressionKind::Literal(Literal::Float(1.0)), ScalarType::F32)),
+                comparand: None,
+            },
+            ScalarType::F32,
+        );
+        let body = vec![
+            statement(StatementKind::Store {
+                place: buffer_place(ScalarType::F32),
+                value: expression(ExpressionKind::Literal(Literal::Float(1.0)), ScalarType::F32),
+            }),
+            statement(StatementKind::Evaluate { value: atomic }),
+        ];
+        let module = Module {
+            functions: vec![kernel(vec![read_only_buffer()], vec![], body)],
+        };
+        let found = messages(&module);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found.iter().all(|m| m.contains("read-only buffer %0")));
+    }
+
+    #[test]
+    fn rejects_break_outside_loops_and_non_bool_conditions() {
+        let body = vec![
+            statement(StatementKind::Break),
+            statement(StatementKind::If {
+                condition: literal(1, ScalarType::U32),
+                accept: vec![],
+                reject: vec![],
+            }),
+            statement(StatementKind::Loop {
+                body: vec![statement(StatementKind::Break)],
+                continuing: vec![],
+            }),
+        ];
+        let module = Module {
+            functions: vec![kernel(vec![], vec![], body)],
+        };
+        let found = messages(&module);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(found[0].contains("outside of a loop"));
+        assert!(found[1].contains("condition has type `u32`"));
+    }
+
+    #[test]
+    fn rejects_calls_to_later_functions_and_bad_arguments() {
+        let call = expression(
+            ExpressionKind::Call {
+                function: FunctionId(1),
+                arguments: vec![Argument::Value(literal(1, ScalarType::I32))],
+            },
+            ScalarType::F32,
+        );
+        let caller = kernel(vec![], vec![], vec![statement(StatementKind::Evaluate { value: call })]);
+        let callee = Function {
+            name: "f".into(),
+            kind: FunctionKind::Device,
+            parameters: vec![Parameter {
+                name: "x".into(),
+                ty: ParameterType::Scalar { ty: ScalarType::F32 },
+                span: Span::default(),
+            }],
+            return_type: Some(ScalarType::F32),
+            variables: vec![],
+            body: vec![statement(StatementKind::Return { value: None })],
+            span: Span::default(),
+        };
+        let module = Module {
+            functions: vec![caller, callee],
+        };
+        let found = messages(&module);
+        assert!(found.iter().any(|m| m.contains("does not come before the caller")), "{found:?}");
+        assert!(found.iter().any(|m| m.contains("passes a `i32` for parameter `x`")), "{found:?}");
+        assert!(found.iter().any(|m| m.contains("returns nothing, expected `f32`")), "{found:?}");
+    }
+
+    #[test]
+    fn rejects_bad_places_dimensions_and_atomic_types() {
+        let array = Variable {
+            name: "tile".into(),
+            ty: VariableType::Array {
+                ty: ArrayType {
+                    element: ScalarType::U8,
+                    dimensions: vec![4, 4],
+                },
+            },
+            space: AddressSpace::Local,
+            span: Span::default(),
+        };
+        let place = Place {
+            base: PlaceBase::Variable(VariableId(0)),
+            indices: vec![expression(ExpressionKind::Literal(Literal::Float(0.0)), ScalarType::F32)],
+            element: ScalarType::U8,
+            space: AddressSpace::Local,
+        };
+        let atomic = expression(
+            ExpressionKind::Atomic {
+                op: AtomicOp::Max,
+                place: Box::new(place),
+                value: Box::new(literal(1, ScalarType::U8)),
+                comparand: None,
+            },
+            ScalarType::U8,
+        );
+        let query = expression(
+            ExpressionKind::WorkItem {
+                query: WorkItemQuery::LocalId,
+                dimension: 3,
+            },
+            ScalarType::U32,
+        );
+        let body = vec![
+            statement(StatementKind::Evaluate { value: atomic }),
+            statement(StatementKind::Evaluate { value: query }),
+        ];
+        let module = Module {
+            functions: vec![kernel(vec![], vec![array], body)],
+        };
+        let found = messages(&module);
+        assert!(found.iter().any(|m| m.contains("not an integer")), "{found:?}");
+        assert!(found.iter().any(|m| m.contains("1 indices for 2 dimensions")), "{found:?}");
+        assert!(found.iter().any(|m| m.contains("`atomic_max` on `u8`")), "{found:?}");
+        assert!(found.iter().any(|m| m.contains("dimension 3")), "{found:?}");
+    }
 }
