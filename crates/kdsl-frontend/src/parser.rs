@@ -140,6 +140,16 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
 
 /// Describes the grammar's expected terminals in words.
 fn expected_list(expected: &[String]) -> String {
+    let has = |terminal: &str| expected.iter().any(|e| e == terminal);
+    if has("\";\"") {
+        return "`;`".to_string();
+    }
+    if has("\"{\"") && !has("identifier") {
+        return "`{`".to_string();
+    }
+    if has("identifier") && has("integer") && has("\"(\"") {
+        return "an expression".to_string();
+    }
     let names: Vec<String> = expected
         .iter()
         .map(|e| {

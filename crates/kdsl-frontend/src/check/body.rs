@@ -42,6 +42,8 @@ pub(crate) struct FunctionState {
     variables: Vec<Variable>,
     scopes: Vec<Vec<(String, Binding)>>,
     loop_depth: u32,
+    /// Parameters whose types failed to resolve; their uses report nothing more.
+    poisoned_parameters: Vec<String>,
 }
 
 /// What a name in an expression refers to.
@@ -198,10 +200,10 @@ fn ir_binary_op(operator: BinaryOperator) -> Option<BinaryOp> {
 }
 
 fn plural(count: usize, word: &str) -> String {
-    if count == 1 {
-        format!("{count} {word}")
-    } else {
-        format!("{count} {word}s")
+    match (count, word) {
+        (1, _) => format!("{count} {word}"),
+        (_, "index") => format!("{count} indices"),
+        _ => format!("{count} {word}s"),
     }
 }
 
@@ -235,6 +237,9 @@ impl Checker<'_> {
                 if let Some((_, binding)) = scope.iter().rev().find(|(n, _)| n == name) {
                     return Resolved::Binding(binding.clone());
                 }
+            }
+            if state.poisoned_parameters.iter().any(|p| p == name) {
+                return Resolved::Binding(Binding::Poisoned);
             }
             if let Some(index) = state.parameters.iter().position(|p| p.name == name) {
                 let parameter = &state.parameters[index];
@@ -341,6 +346,7 @@ impl Checker<'_> {
         self.suppress_unknown_names |= has_syntax_errors;
 
         let mut parameters = Vec::new();
+        let mut poisoned_parameters = Vec::new();
         let mut parameters_ok = true;
         for parameter in &item.parameters {
             if let Some(previous) = parameters.iter().find(|p: &&Parameter| p.name == parameter.name.name) {
@@ -362,7 +368,10 @@ impl Checker<'_> {
                     ty,
                     span: parameter.span,
                 }),
-                None => parameters_ok = false,
+                None => {
+                    parameters_ok = false;
+                    poisoned_parameters.push(parameter.name.name.clone());
+                }
             }
         }
         let return_type = match (&item.return_type, kind) {
@@ -377,6 +386,7 @@ impl Checker<'_> {
             variables: Vec::new(),
             scopes: vec![Vec::new()],
             loop_depth: 0,
+            poisoned_parameters,
         });
         let body = self.statements(&item.body.statements);
         if let (Some(ty), false) = (return_type, has_syntax_errors) {

@@ -585,6 +585,7 @@ impl<'file> Checker<'file> {
         let device: Vec<usize> = (0..self.functions.len())
             .filter(|&i| {
                 self.functions[i].kind == AstFunctionKind::Device
+                    && self.functions[i].type_parameters.is_empty()
                     && self.globals.get(&self.functions[i].name.name) == Some(&Global::Function(i))
             })
             .collect();
