@@ -136,7 +136,10 @@ pub enum StatementKind {
         value: Option<Expression>,
     },
     /// `local name: [T; N];`
-    Local { name: Identifier, ty: TypeExpression },
+    Local {
+        name: Identifier,
+        ty: TypeExpression,
+    },
     /// `target = value;` or `target op= value;`
     Assign {
         target: Expression,

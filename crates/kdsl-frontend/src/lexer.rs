@@ -263,7 +263,10 @@ pub type Spanned<'input> = (usize, Token<'input>, usize);
 pub const MAX_NESTING: usize = 256;
 
 /// Lexes the whole source. Invalid input is reported in `diagnostics` and skipped.
-pub fn tokenize<'input>(source: &'input str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Spanned<'input>> {
+pub fn tokenize<'input>(
+    source: &'input str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Spanned<'input>> {
     let mut tokens = Vec::new();
     let mut lexer = Token::lexer(source);
     // Consecutive invalid characters are reported once, as one range.
@@ -316,7 +319,11 @@ fn invalid_character(source: &str, span: Span) -> Diagnostic {
         .take(8)
         .map(|c| c.escape_default().to_string())
         .collect();
-    let noun = if text.chars().count() > 1 { "characters" } else { "character" };
+    let noun = if text.chars().count() > 1 {
+        "characters"
+    } else {
+        "character"
+    };
     let mut diagnostic = Diagnostic::error(
         "E0001",
         format!("invalid {noun} `{shown}` in source"),
@@ -393,7 +400,11 @@ mod tests {
         assert!(diagnostics.is_empty());
         assert_eq!(
             tokens,
-            vec![Token::Identifier("a"), Token::Identifier("c"), Token::Identifier("e")]
+            vec![
+                Token::Identifier("a"),
+                Token::Identifier("c"),
+                Token::Identifier("e")
+            ]
         );
     }
 
@@ -418,6 +429,9 @@ mod tests {
         let source = "(".repeat(MAX_NESTING + 1);
         let mut diagnostics = Vec::new();
         let tokens = tokenize(&source, &mut diagnostics);
-        assert_eq!(check_nesting(&tokens).map(|d| d.code), Some("E0004".to_string()));
+        assert_eq!(
+            check_nesting(&tokens).map(|d| d.code),
+            Some("E0004".to_string())
+        );
     }
 }

@@ -44,8 +44,13 @@ pub fn compile_to_ir(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
 }
 
 fn internal_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error("E0901", message, kdsl_ir::Span::default(), "internal compiler error")
-        .with_hint("this is a bug in kdsl; please report it with the source file")
+    Diagnostic::error(
+        "E0901",
+        message,
+        kdsl_ir::Span::default(),
+        "internal compiler error",
+    )
+    .with_hint("this is a bug in kdsl; please report it with the source file")
 }
 
 fn compile_on_this_thread(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
@@ -63,8 +68,13 @@ fn compile_on_this_thread(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnosti
         return Err(errors
             .into_iter()
             .map(|error| {
-                Diagnostic::error("E0901", format!("internal compiler error: {error}"), error.span, "here")
-                    .with_hint("this is a bug in kdsl; please report it with the source file")
+                Diagnostic::error(
+                    "E0901",
+                    format!("internal compiler error: {error}"),
+                    error.span,
+                    "here",
+                )
+                .with_hint("this is a bug in kdsl; please report it with the source file")
             })
             .collect());
     }

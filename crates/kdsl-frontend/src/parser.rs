@@ -9,7 +9,13 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 use std::convert::Infallible;
 
 lalrpop_util::lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused_parens, unused_imports, dead_code)]
+    #[allow(
+        clippy::all,
+        clippy::pedantic,
+        unused_parens,
+        unused_imports,
+        dead_code
+    )]
     grammar,
     "/kdsl.rs"
 );
@@ -66,7 +72,7 @@ fn split_suffix(text: &str, allow_integer_suffix: bool) -> (&str, Option<String>
         }
         if let Some(digits) = text.strip_suffix(suffix) {
             // `0x1f32` is the hexadecimal number 0x1f32, not 0x1 with a suffix.
-            if !(text.starts_with("0x") && !is_integer_suffix) {
+            if !text.starts_with("0x") || is_integer_suffix {
                 return (digits, Some(suffix.to_string()));
             }
         }
@@ -168,7 +174,10 @@ fn expected_list(expected: &[String]) -> String {
     }
 }
 
-fn syntax_error(error: ParseError<usize, Token<'_>, Infallible>, source_length: usize) -> Diagnostic {
+fn syntax_error(
+    error: ParseError<usize, Token<'_>, Infallible>,
+    source_length: usize,
+) -> Diagnostic {
     match error {
         ParseError::UnrecognizedToken {
             token: (start, token, end),
@@ -181,9 +190,12 @@ fn syntax_error(error: ParseError<usize, Token<'_>, Infallible>, source_length: 
                 format!("expected {}", expected_list(&expected)),
             );
             if expected.iter().any(|e| e == "\";\"") {
-                diagnostic = diagnostic.with_hint("is a `;` missing at the end of the previous statement?");
-            } else if matches!(token, Token::Identifier(_)) && expected.iter().any(|e| e == "\"{\"") {
-                diagnostic = diagnostic.with_hint("`if`, `while` and `for` bodies need braces `{ ... }`");
+                diagnostic =
+                    diagnostic.with_hint("is a `;` missing at the end of the previous statement?");
+            } else if matches!(token, Token::Identifier(_)) && expected.iter().any(|e| e == "\"{\"")
+            {
+                diagnostic =
+                    diagnostic.with_hint("`if`, `while` and `for` bodies need braces `{ ... }`");
             }
             diagnostic
         }

@@ -1,15 +1,26 @@
 //! Renders diagnostics as `file:line:col` headers with source snippets, labels and hints.
 
-use codespan_reporting::diagnostic::{Diagnostic as Report, Label, LabelStyle, Severity as ReportSeverity};
+use codespan_reporting::diagnostic::{
+    Diagnostic as Report, Label, LabelStyle, Severity as ReportSeverity,
+};
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::Buffer};
 use kdsl_ir::{Diagnostic, Severity};
 
 /// Renders `diagnostics` for `source` (named `file_name`) as text, with ANSI colours when
 /// `color` is set.
-pub fn render_diagnostics(file_name: &str, source: &str, diagnostics: &[Diagnostic], color: bool) -> String {
+pub fn render_diagnostics(
+    file_name: &str,
+    source: &str,
+    diagnostics: &[Diagnostic],
+    color: bool,
+) -> String {
     let file = SimpleFile::new(file_name, source);
-    let mut buffer = if color { Buffer::ansi() } else { Buffer::no_color() };
+    let mut buffer = if color {
+        Buffer::ansi()
+    } else {
+        Buffer::no_color()
+    };
     let config = term::Config::default();
     for diagnostic in diagnostics {
         let severity = match diagnostic.severity {
@@ -38,7 +49,13 @@ pub fn render_diagnostics(file_name: &str, source: &str, diagnostics: &[Diagnost
             .with_code(diagnostic.code.clone())
             .with_message(diagnostic.message.clone())
             .with_labels(labels)
-            .with_notes(diagnostic.hints.iter().map(|h| format!("hint: {h}")).collect());
+            .with_notes(
+                diagnostic
+                    .hints
+                    .iter()
+                    .map(|h| format!("hint: {h}"))
+                    .collect(),
+            );
         if term::emit(&mut buffer, &config, &file, &report).is_err() {
             // Fall back to a plain line when the snippet cannot be drawn.
             let line = format!("error[{}]: {}\n", diagnostic.code, diagnostic.message);

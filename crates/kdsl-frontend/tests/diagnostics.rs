@@ -12,7 +12,11 @@ fn error_files_render_expected_diagnostics() {
         .filter(|p| p.extension().is_some_and(|e| e == "krn"))
         .collect();
     files.sort();
-    assert!(files.len() >= 20, "expected at least 20 error files, found {}", files.len());
+    assert!(
+        files.len() >= 20,
+        "expected at least 20 error files, found {}",
+        files.len()
+    );
     for path in files {
         let bytes = std::fs::read(&path).unwrap();
         let source = String::from_utf8_lossy(&bytes);

@@ -22,7 +22,11 @@ fn kernels_lower_to_expected_ir() {
         let source = std::fs::read_to_string(&path).unwrap();
         let module = kdsl_frontend::compile_to_ir(&source)
             .unwrap_or_else(|d| panic!("{} failed: {d:#?}", path.display()));
-        let folder = path.parent().and_then(|p| p.file_name()).unwrap().to_string_lossy();
+        let folder = path
+            .parent()
+            .and_then(|p| p.file_name())
+            .unwrap()
+            .to_string_lossy();
         let stem = path.file_stem().unwrap().to_string_lossy();
         insta::assert_snapshot!(format!("{folder}_{stem}"), module.to_string());
     }

@@ -22,7 +22,10 @@ fn kernel_files() -> Vec<PathBuf> {
 #[test]
 fn examples_parse() {
     let files = kernel_files();
-    assert!(files.len() >= 8, "expected the example kernels, found {files:?}");
+    assert!(
+        files.len() >= 8,
+        "expected the example kernels, found {files:?}"
+    );
     for path in files {
         let source = std::fs::read_to_string(&path).unwrap();
         if let Err(diagnostics) = kdsl_frontend::parse(&source) {
@@ -37,7 +40,10 @@ fn examples_compile() {
         let source = std::fs::read_to_string(&path).unwrap();
         if let Err(diagnostics) = kdsl_frontend::compile_to_ir(&source) {
             let name = path.display().to_string();
-            panic!("{}", kdsl_frontend::render_diagnostics(&name, &source, &diagnostics, false));
+            panic!(
+                "{}",
+                kdsl_frontend::render_diagnostics(&name, &source, &diagnostics, false)
+            );
         }
     }
 }

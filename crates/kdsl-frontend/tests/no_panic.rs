@@ -40,7 +40,10 @@ fn compile(bytes: &[u8]) -> bool {
     let source = String::from_utf8_lossy(bytes);
     let result = kdsl_frontend::compile_to_ir(&source);
     if let Err(diagnostics) = &result {
-        assert!(!diagnostics.is_empty(), "an error result must carry diagnostics");
+        assert!(
+            !diagnostics.is_empty(),
+            "an error result must carry diagnostics"
+        );
         // Rendering must cope with every span the front end produces.
         let _ = kdsl_frontend::render_diagnostics("fuzz.krn", &source, diagnostics, false);
     }
@@ -52,10 +55,50 @@ fn random_bytes_and_mutations_never_panic() {
     let sources = example_sources();
     assert!(!sources.is_empty());
     let tokens: Vec<&[u8]> = vec![
-        b"{", b"}", b"(", b")", b"[", b"]", b";", b",", b"let ", b"mut ", b"if ", b"else ", b"for ", b"in ",
-        b"..", b"step ", b"while ", b"return ", b"break;", b"local ", b"kernel ", b"fn ", b"const ",
-        b"instance ", b"<", b">", b"as ", b"u32", b"f32", b"f64", b"0", b"1.5", b"-", b"!", b"barrier();",
-        b"atomic_add(", b"get_global_id(", b"x", b"=", b"+=", b"/*", b"\0", b"\xff", b"99999999999999999999999999999999999999999",
+        b"{",
+        b"}",
+        b"(",
+        b")",
+        b"[",
+        b"]",
+        b";",
+        b",",
+        b"let ",
+        b"mut ",
+        b"if ",
+        b"else ",
+        b"for ",
+        b"in ",
+        b"..",
+        b"step ",
+        b"while ",
+        b"return ",
+        b"break;",
+        b"local ",
+        b"kernel ",
+        b"fn ",
+        b"const ",
+        b"instance ",
+        b"<",
+        b">",
+        b"as ",
+        b"u32",
+        b"f32",
+        b"f64",
+        b"0",
+        b"1.5",
+        b"-",
+        b"!",
+        b"barrier();",
+        b"atomic_add(",
+        b"get_global_id(",
+        b"x",
+        b"=",
+        b"+=",
+        b"/*",
+        b"\0",
+        b"\xff",
+        b"99999999999999999999999999999999999999999",
     ];
     let mut random = Random(0x9e37_79b9_7f4a_7c15);
     let mut compiled = 0;
@@ -104,15 +147,36 @@ fn random_bytes_and_mutations_never_panic() {
 fn deep_nesting_is_a_diagnostic_not_a_crash() {
     let depth = 100_000;
     let cases = [
-        format!("kernel k(o: global mut [f32]) {{ o[0] = {}1.0{}; }}", "(".repeat(depth), ")".repeat(depth)),
-        format!("kernel k(o: global mut [f32]) {{ o[0] = {}1.0; }}", "-".repeat(depth)),
-        format!("kernel k(o: global mut [u32]) {{ o[0] = 1{}; }}", " + 1".repeat(depth)),
-        format!("kernel k(o: global mut [u32]) {{ o[0] = 1{}; }}", " as u32".repeat(depth)),
-        format!("kernel k(o: global mut [f32]) {}{}", "{ if true ".repeat(depth), "}".repeat(depth)),
+        format!(
+            "kernel k(o: global mut [f32]) {{ o[0] = {}1.0{}; }}",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        ),
+        format!(
+            "kernel k(o: global mut [f32]) {{ o[0] = {}1.0; }}",
+            "-".repeat(depth)
+        ),
+        format!(
+            "kernel k(o: global mut [u32]) {{ o[0] = 1{}; }}",
+            " + 1".repeat(depth)
+        ),
+        format!(
+            "kernel k(o: global mut [u32]) {{ o[0] = 1{}; }}",
+            " as u32".repeat(depth)
+        ),
+        format!(
+            "kernel k(o: global mut [f32]) {}{}",
+            "{ if true ".repeat(depth),
+            "}".repeat(depth)
+        ),
     ];
     for source in cases {
-        let diagnostics = kdsl_frontend::compile_to_ir(&source).expect_err("nesting this deep is rejected");
-        assert!(diagnostics.iter().any(|d| d.code == "E0004"), "{diagnostics:#?}");
+        let diagnostics =
+            kdsl_frontend::compile_to_ir(&source).expect_err("nesting this deep is rejected");
+        assert!(
+            diagnostics.iter().any(|d| d.code == "E0004"),
+            "{diagnostics:#?}"
+        );
     }
 }
 

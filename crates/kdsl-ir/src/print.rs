@@ -41,7 +41,11 @@ fn write_function(f: &mut Formatter<'_>, module: &Module, function: &Function) -
             VariableType::Scalar { ty } => ty.to_string(),
             VariableType::Array { ty } => ty.to_string(),
         };
-        writeln!(f, "  var ${index} {}: {ty} {}", variable.name, variable.space)?;
+        writeln!(
+            f,
+            "  var ${index} {}: {ty} {}",
+            variable.name, variable.space
+        )?;
     }
     let printer = Printer { module };
     let mut text = String::new();
@@ -153,7 +157,11 @@ impl Printer<'_> {
                 }
             }
             StatementKind::Barrier { fence } => {
-                write!(out, "barrier(local: {}, global: {})", fence.local, fence.global)?;
+                write!(
+                    out,
+                    "barrier(local: {}, global: {})",
+                    fence.local, fence.global
+                )?;
             }
             StatementKind::Evaluate { value } => {
                 out.push_str("eval ");
@@ -251,7 +259,9 @@ impl Printer<'_> {
                 }
                 out.push(')');
             }
-            ExpressionKind::WorkItem { query, dimension } => write!(out, "{}({dimension})", query.name())?,
+            ExpressionKind::WorkItem { query, dimension } => {
+                write!(out, "{}({dimension})", query.name())?
+            }
             ExpressionKind::Math {
                 function,
                 arguments,

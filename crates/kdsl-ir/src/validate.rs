@@ -73,10 +73,16 @@ impl FunctionValidator<'_> {
             } = parameter.ty
             {
                 if !matches!(space, AddressSpace::Global | AddressSpace::Constant) {
-                    self.error(parameter.span, format!("buffer `{}` is in {space} memory", parameter.name));
+                    self.error(
+                        parameter.span,
+                        format!("buffer `{}` is in {space} memory", parameter.name),
+                    );
                 }
                 if space == AddressSpace::Constant && writable {
-                    self.error(parameter.span, format!("constant buffer `{}` is writable", parameter.name));
+                    self.error(
+                        parameter.span,
+                        format!("constant buffer `{}` is writable", parameter.name),
+                    );
                 }
             }
         }
@@ -84,20 +90,35 @@ impl FunctionValidator<'_> {
             match &variable.ty {
                 VariableType::Array { ty } => {
                     if ty.dimensions.is_empty() || ty.dimensions.contains(&0) {
-                        self.error(variable.span, format!("array `{}` has an empty dimension", variable.name));
+                        self.error(
+                            variable.span,
+                            format!("array `{}` has an empty dimension", variable.name),
+                        );
                     }
                 }
                 VariableType::Scalar { .. } => {
                     if variable.space == AddressSpace::Local {
-                        self.error(variable.span, format!("local variable `{}` is not an array", variable.name));
+                        self.error(
+                            variable.span,
+                            format!("local variable `{}` is not an array", variable.name),
+                        );
                     }
                 }
             }
             if !matches!(variable.space, AddressSpace::Private | AddressSpace::Local) {
-                self.error(variable.span, format!("variable `{}` is in {} memory", variable.name, variable.space));
+                self.error(
+                    variable.span,
+                    format!(
+                        "variable `{}` is in {} memory",
+                        variable.name, variable.space
+                    ),
+                );
             }
             if variable.space == AddressSpace::Local && function.kind != FunctionKind::Kernel {
-                self.error(variable.span, format!("device function declares local array `{}`", variable.name));
+                self.error(
+                    variable.span,
+                    format!("device function declares local array `{}`", variable.name),
+                );
             }
         }
         self.block(&function.body);
@@ -120,10 +141,19 @@ impl FunctionValidator<'_> {
                         ..
                     }) => {
                         if ty.is_some_and(|t| t != *expected) {
-                            self.error(span, format!("assigns a `{}` to a `{expected}` variable", ty.unwrap_or(*expected)));
+                            self.error(
+                                span,
+                                format!(
+                                    "assigns a `{}` to a `{expected}` variable",
+                                    ty.unwrap_or(*expected)
+                                ),
+                            );
                         }
                     }
-                    Some(_) => self.error(span, format!("assigns a scalar to array variable ${}", variable.0)),
+                    Some(_) => self.error(
+                        span,
+                        format!("assigns a scalar to array variable ${}", variable.0),
+                    ),
                     None => self.error(span, format!("variable ${} does not exist", variable.0)),
                 }
             }
@@ -131,7 +161,10 @@ impl FunctionValidator<'_> {
                 self.place(place, span, true);
                 if let Some(ty) = self.expression(value) {
                     if ty != place.element {
-                        self.error(span, format!("stores a `{ty}` into a `{}` element", place.element));
+                        self.error(
+                            span,
+                            format!("stores a `{ty}` into a `{}` element", place.element),
+                        );
                     }
                 }
             }
@@ -160,8 +193,12 @@ impl FunctionValidator<'_> {
             StatementKind::Return { value } => {
                 let found = value.as_ref().and_then(|v| self.expression(v));
                 match (self.function.return_type, value.is_some(), found) {
-                    (None, true, _) => self.error(span, "returns a value from a function without a result"),
-                    (Some(expected), false, _) => self.error(span, format!("returns nothing, expected `{expected}`")),
+                    (None, true, _) => {
+                        self.error(span, "returns a value from a function without a result")
+                    }
+                    (Some(expected), false, _) => {
+                        self.error(span, format!("returns nothing, expected `{expected}`"))
+                    }
                     (Some(expected), true, Some(found)) if found != expected => {
                         self.error(span, format!("returns a `{found}`, expected `{expected}`"))
                     }
@@ -182,7 +219,10 @@ impl FunctionValidator<'_> {
     fn condition(&mut self, condition: &Expression) {
         if let Some(ty) = self.expression(condition) {
             if ty != ScalarType::Bool {
-                self.error(condition.span, format!("condition has type `{ty}`, not `bool`"));
+                self.error(
+                    condition.span,
+                    format!("condition has type `{ty}`, not `bool`"),
+                );
             }
         }
     }
@@ -197,25 +237,35 @@ impl FunctionValidator<'_> {
             }
         }
         match place.base {
-            PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
-                Some(ParameterType::Buffer {
-                    element,
-                    space,
-                    writable,
-                }) => {
-                    if place.indices.len() != 1 {
-                        self.error(span, format!("buffer access has {} indices", place.indices.len()));
+            PlaceBase::Parameter(id) => {
+                match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
+                    Some(ParameterType::Buffer {
+                        element,
+                        space,
+                        writable,
+                    }) => {
+                        if place.indices.len() != 1 {
+                            self.error(
+                                span,
+                                format!("buffer access has {} indices", place.indices.len()),
+                            );
+                        }
+                        if *element != place.element || *space != place.space {
+                            self.error(
+                                span,
+                                "place element type or space differs from the buffer's",
+                            );
+                        }
+                        if write && !writable {
+                            self.error(span, format!("writes to read-only buffer %{}", id.0));
+                        }
                     }
-                    if *element != place.element || *space != place.space {
-                        self.error(span, "place element type or space differs from the buffer's");
+                    Some(ParameterType::Scalar { .. }) => {
+                        self.error(span, format!("parameter %{} is not a buffer", id.0))
                     }
-                    if write && !writable {
-                        self.error(span, format!("writes to read-only buffer %{}", id.0));
-                    }
+                    None => self.error(span, format!("parameter %{} does not exist", id.0)),
                 }
-                Some(ParameterType::Scalar { .. }) => self.error(span, format!("parameter %{} is not a buffer", id.0)),
-                None => self.error(span, format!("parameter %{} does not exist", id.0)),
-            },
+            }
             PlaceBase::Variable(id) => match self.function.variables.get(id.0 as usize) {
                 Some(Variable {
                     ty: VariableType::Array { ty },
@@ -252,11 +302,20 @@ impl FunctionValidator<'_> {
         };
         let span = expression.span;
         let Some(callee) = self.module.functions.get(function.0 as usize) else {
-            self.error(span, format!("calls function #{} that does not exist", function.0));
+            self.error(
+                span,
+                format!("calls function #{} that does not exist", function.0),
+            );
             return None;
         };
         if function.0 as usize >= self.index {
-            self.error(span, format!("calls `{}`, which does not come before the caller", callee.name));
+            self.error(
+                span,
+                format!(
+                    "calls `{}`, which does not come before the caller",
+                    callee.name
+                ),
+            );
         }
         if callee.kind == FunctionKind::Kernel {
             self.error(span, format!("calls kernel `{}`", callee.name));
@@ -277,7 +336,13 @@ impl FunctionValidator<'_> {
                 (Argument::Value(value), ParameterType::Scalar { ty }) => {
                     if let Some(found) = self.expression(value) {
                         if found != *ty {
-                            self.error(value.span, format!("passes a `{found}` for parameter `{}` of type `{ty}`", parameter.name));
+                            self.error(
+                                value.span,
+                                format!(
+                                    "passes a `{found}` for parameter `{}` of type `{ty}`",
+                                    parameter.name
+                                ),
+                            );
                         }
                     }
                 }
@@ -297,28 +362,52 @@ impl FunctionValidator<'_> {
                                 continue;
                             };
                             if element != expected_element || space != expected_space {
-                                self.error(span, format!("passes buffer %{} as `{expected}`", id.0));
+                                self.error(
+                                    span,
+                                    format!("passes buffer %{} as `{expected}`", id.0),
+                                );
                             }
                             if *expected_writable && !writable {
-                                self.error(span, format!("passes read-only buffer %{} as writable", id.0));
+                                self.error(
+                                    span,
+                                    format!("passes read-only buffer %{} as writable", id.0),
+                                );
                             }
                         }
-                        _ => self.error(span, format!("passes %{} as a buffer, but it is not one", id.0)),
+                        _ => self.error(
+                            span,
+                            format!("passes %{} as a buffer, but it is not one", id.0),
+                        ),
                     }
                 }
-                _ => self.error(span, format!("argument kind differs from parameter `{}`", parameter.name)),
+                _ => self.error(
+                    span,
+                    format!("argument kind differs from parameter `{}`", parameter.name),
+                ),
             }
         }
         match callee.return_type {
             Some(ty) => {
                 if ty != expression.ty {
-                    self.error(span, format!("call has type `{}`, but `{}` returns `{ty}`", expression.ty, callee.name));
+                    self.error(
+                        span,
+                        format!(
+                            "call has type `{}`, but `{}` returns `{ty}`",
+                            expression.ty, callee.name
+                        ),
+                    );
                 }
                 Some(ty)
             }
             None => {
                 if !as_statement {
-                    self.error(span, format!("uses the result of `{}`, which returns nothing", callee.name));
+                    self.error(
+                        span,
+                        format!(
+                            "uses the result of `{}`, which returns nothing",
+                            callee.name
+                        ),
+                    );
                 }
                 None
             }
@@ -339,37 +428,55 @@ impl FunctionValidator<'_> {
                     Literal::Float(_) => ty.is_float(),
                 };
                 if !fits {
-                    self.error(span, format!("literal {literal:?} does not fit type `{ty}`"));
+                    self.error(
+                        span,
+                        format!("literal {literal:?} does not fit type `{ty}`"),
+                    );
                 }
             }
-            ExpressionKind::Parameter(id) => match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
-                Some(ParameterType::Scalar { ty: declared }) => {
-                    if *declared != ty {
-                        self.error(span, format!("parameter %{} is `{declared}`, used as `{ty}`", id.0));
+            ExpressionKind::Parameter(id) => {
+                match self.function.parameters.get(id.0 as usize).map(|p| &p.ty) {
+                    Some(ParameterType::Scalar { ty: declared }) => {
+                        if *declared != ty {
+                            self.error(
+                                span,
+                                format!("parameter %{} is `{declared}`, used as `{ty}`", id.0),
+                            );
+                        }
                     }
+                    Some(_) => self.error(span, format!("buffer %{} used as a value", id.0)),
+                    None => self.error(span, format!("parameter %{} does not exist", id.0)),
                 }
-                Some(_) => self.error(span, format!("buffer %{} used as a value", id.0)),
-                None => self.error(span, format!("parameter %{} does not exist", id.0)),
-            },
-            ExpressionKind::Variable(id) => match self.function.variables.get(id.0 as usize).map(|v| &v.ty) {
-                Some(VariableType::Scalar { ty: declared }) => {
-                    if *declared != ty {
-                        self.error(span, format!("variable ${} is `{declared}`, used as `{ty}`", id.0));
+            }
+            ExpressionKind::Variable(id) => {
+                match self.function.variables.get(id.0 as usize).map(|v| &v.ty) {
+                    Some(VariableType::Scalar { ty: declared }) => {
+                        if *declared != ty {
+                            self.error(
+                                span,
+                                format!("variable ${} is `{declared}`, used as `{ty}`", id.0),
+                            );
+                        }
                     }
+                    Some(_) => self.error(span, format!("array ${} used as a value", id.0)),
+                    None => self.error(span, format!("variable ${} does not exist", id.0)),
                 }
-                Some(_) => self.error(span, format!("array ${} used as a value", id.0)),
-                None => self.error(span, format!("variable ${} does not exist", id.0)),
-            },
+            }
             ExpressionKind::Load(place) => {
                 self.place(place, span, false);
                 if place.element != ty {
-                    self.error(span, format!("load of a `{}` element has type `{ty}`", place.element));
+                    self.error(
+                        span,
+                        format!("load of a `{}` element has type `{ty}`", place.element),
+                    );
                 }
             }
             ExpressionKind::Unary { op, operand } => {
                 if let Some(operand_type) = self.expression(operand) {
                     let valid = match op {
-                        UnaryOp::Negate => operand_type.is_signed_integer() || operand_type.is_float(),
+                        UnaryOp::Negate => {
+                            operand_type.is_signed_integer() || operand_type.is_float()
+                        }
                         UnaryOp::Not => operand_type == ScalarType::Bool,
                         UnaryOp::BitNot => operand_type.is_integer(),
                     };
@@ -386,7 +493,8 @@ impl FunctionValidator<'_> {
                     } else if op.is_comparison() {
                         l == r
                             && ty == ScalarType::Bool
-                            && (matches!(op, BinaryOp::Equal | BinaryOp::NotEqual) || l.is_numeric())
+                            && (matches!(op, BinaryOp::Equal | BinaryOp::NotEqual)
+                                || l.is_numeric())
                     } else {
                         let operands = match op {
                             BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
@@ -430,7 +538,10 @@ impl FunctionValidator<'_> {
             ExpressionKind::Call { .. } => return self.call(expression, false),
             ExpressionKind::WorkItem { dimension, .. } => {
                 if *dimension > 2 {
-                    self.error(span, format!("work-item dimension {dimension} is not 0, 1 or 2"));
+                    self.error(
+                        span,
+                        format!("work-item dimension {dimension} is not 0, 1 or 2"),
+                    );
                 }
                 if ty != ScalarType::U32 {
                     self.error(span, format!("work-item query typed `{ty}`, not `u32`"));
@@ -441,11 +552,17 @@ impl FunctionValidator<'_> {
                 arguments,
             } => {
                 if arguments.len() != function.arity() {
-                    self.error(span, format!("`{}` has {} arguments", function.name(), arguments.len()));
+                    self.error(
+                        span,
+                        format!("`{}` has {} arguments", function.name(), arguments.len()),
+                    );
                 }
                 for argument in arguments {
                     if self.expression(argument).is_some_and(|t| t != ty) {
-                        self.error(argument.span, format!("argument of `{}` is not `{ty}`", function.name()));
+                        self.error(
+                            argument.span,
+                            format!("argument of `{}` is not `{ty}`", function.name()),
+                        );
                     }
                 }
                 if !(ty.is_float() || (function.accepts_integers() && ty.is_integer())) {
@@ -464,39 +581,60 @@ impl FunctionValidator<'_> {
                 }
                 let valid = match op {
                     AtomicOp::Add => {
-                        is_atomic_integer(place.element) || matches!(place.element, ScalarType::F32 | ScalarType::F64)
+                        is_atomic_integer(place.element)
+                            || matches!(place.element, ScalarType::F32 | ScalarType::F64)
                     }
                     _ => is_atomic_integer(place.element),
                 };
                 if !valid {
-                    self.error(span, format!("`{}` on `{}` elements", op.name(), place.element));
+                    self.error(
+                        span,
+                        format!("`{}` on `{}` elements", op.name(), place.element),
+                    );
                 }
                 if ty != place.element {
                     self.error(span, "atomic result type differs from the element type");
                 }
                 if self.expression(value).is_some_and(|t| t != place.element) {
-                    self.error(value.span, "atomic operand type differs from the element type");
+                    self.error(
+                        value.span,
+                        "atomic operand type differs from the element type",
+                    );
                 }
                 match (op, comparand) {
                     (AtomicOp::CompareExchange, Some(comparand)) => {
-                        if self.expression(comparand).is_some_and(|t| t != place.element) {
-                            self.error(comparand.span, "comparand type differs from the element type");
+                        if self
+                            .expression(comparand)
+                            .is_some_and(|t| t != place.element)
+                        {
+                            self.error(
+                                comparand.span,
+                                "comparand type differs from the element type",
+                            );
                         }
                     }
-                    (AtomicOp::CompareExchange, None) => self.error(span, "compare-exchange without comparand"),
-                    (_, Some(_)) => self.error(span, "comparand on an atomic other than compare-exchange"),
+                    (AtomicOp::CompareExchange, None) => {
+                        self.error(span, "compare-exchange without comparand")
+                    }
+                    (_, Some(_)) => {
+                        self.error(span, "comparand on an atomic other than compare-exchange")
+                    }
                     (_, None) => {}
                 }
             }
             ExpressionKind::SubGroup { op, arguments } => {
-                let types: Vec<Option<ScalarType>> = arguments.iter().map(|a| self.expression(a)).collect();
+                let types: Vec<Option<ScalarType>> =
+                    arguments.iter().map(|a| self.expression(a)).collect();
                 let expected_count = match op {
                     SubGroupOp::LocalId | SubGroupOp::Size => 0,
                     SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => 2,
                     _ => 1,
                 };
                 if arguments.len() != expected_count {
-                    self.error(span, format!("`{}` has {} arguments", op.name(), arguments.len()));
+                    self.error(
+                        span,
+                        format!("`{}` has {} arguments", op.name(), arguments.len()),
+                    );
                 } else if expected_count == 0 {
                     if ty != ScalarType::U32 {
                         self.error(span, format!("`{}` typed `{ty}`", op.name()));
@@ -504,7 +642,12 @@ impl FunctionValidator<'_> {
                 } else {
                     let supported = matches!(
                         ty,
-                        ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64
+                        ScalarType::I32
+                            | ScalarType::U32
+                            | ScalarType::I64
+                            | ScalarType::U64
+                            | ScalarType::F32
+                            | ScalarType::F64
                     );
                     if !supported || types[0].is_some_and(|t| t != ty) {
                         self.error(span, format!("`{}` on `{ty}`", op.name()));
@@ -651,7 +794,10 @@ mod tests {
             ExpressionKind::Atomic {
                 op: AtomicOp::Add,
                 place: Box::new(buffer_place(ScalarType::F32)),
-                value: Box::new(expression(ExpressionKind::Literal(Literal::Float(1.0)), ScalarType::F32)),
+                value: Box::new(expression(
+                    ExpressionKind::Literal(Literal::Float(1.0)),
+                    ScalarType::F32,
+                )),
                 comparand: None,
             },
             ScalarType::F32,
@@ -659,7 +805,10 @@ mod tests {
         let body = vec![
             statement(StatementKind::Store {
                 place: buffer_place(ScalarType::F32),
-                value: expression(ExpressionKind::Literal(Literal::Float(1.0)), ScalarType::F32),
+                value: expression(
+                    ExpressionKind::Literal(Literal::Float(1.0)),
+                    ScalarType::F32,
+                ),
             }),
             statement(StatementKind::Evaluate { value: atomic }),
         ];
@@ -703,13 +852,19 @@ mod tests {
             },
             ScalarType::F32,
         );
-        let caller = kernel(vec![], vec![], vec![statement(StatementKind::Evaluate { value: call })]);
+        let caller = kernel(
+            vec![],
+            vec![],
+            vec![statement(StatementKind::Evaluate { value: call })],
+        );
         let callee = Function {
             name: "f".into(),
             kind: FunctionKind::Device,
             parameters: vec![Parameter {
                 name: "x".into(),
-                ty: ParameterType::Scalar { ty: ScalarType::F32 },
+                ty: ParameterType::Scalar {
+                    ty: ScalarType::F32,
+                },
                 span: Span::default(),
             }],
             return_type: Some(ScalarType::F32),
@@ -721,9 +876,24 @@ mod tests {
             functions: vec![caller, callee],
         };
         let found = messages(&module);
-        assert!(found.iter().any(|m| m.contains("does not come before the caller")), "{found:?}");
-        assert!(found.iter().any(|m| m.contains("passes a `i32` for parameter `x`")), "{found:?}");
-        assert!(found.iter().any(|m| m.contains("returns nothing, expected `f32`")), "{found:?}");
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("does not come before the caller")),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("passes a `i32` for parameter `x`")),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("returns nothing, expected `f32`")),
+            "{found:?}"
+        );
     }
 
     #[test]
@@ -741,7 +911,10 @@ mod tests {
         };
         let place = Place {
             base: PlaceBase::Variable(VariableId(0)),
-            indices: vec![expression(ExpressionKind::Literal(Literal::Float(0.0)), ScalarType::F32)],
+            indices: vec![expression(
+                ExpressionKind::Literal(Literal::Float(0.0)),
+                ScalarType::F32,
+            )],
             element: ScalarType::U8,
             space: AddressSpace::Local,
         };
@@ -769,9 +942,20 @@ mod tests {
             functions: vec![kernel(vec![], vec![array], body)],
         };
         let found = messages(&module);
-        assert!(found.iter().any(|m| m.contains("not an integer")), "{found:?}");
-        assert!(found.iter().any(|m| m.contains("1 indices for 2 dimensions")), "{found:?}");
-        assert!(found.iter().any(|m| m.contains("`atomic_max` on `u8`")), "{found:?}");
+        assert!(
+            found.iter().any(|m| m.contains("not an integer")),
+            "{found:?}"
+        );
+        assert!(
+            found
+                .iter()
+                .any(|m| m.contains("1 indices for 2 dimensions")),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().any(|m| m.contains("`atomic_max` on `u8`")),
+            "{found:?}"
+        );
         assert!(found.iter().any(|m| m.contains("dimension 3")), "{found:?}");
     }
 }

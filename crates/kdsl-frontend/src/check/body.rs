@@ -3,12 +3,14 @@
 use super::constant::{self, integer_range, round_float};
 use super::names::Builtin;
 use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
-use crate::ast::{self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator};
+use crate::ast::{
+    self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
+};
 use kdsl_ir::{
-    AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression, ExpressionKind,
-    FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
-    ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp, UnaryOp,
-    Variable, VariableId, VariableType,
+    AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
+    ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
+    ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp,
+    UnaryOp, Variable, VariableId, VariableType,
 };
 
 /// How a binding came to be, for better messages about assignments.
@@ -130,7 +132,9 @@ fn break_unless(condition: Expression, span: Span) -> Statement {
 /// the context.
 fn is_untyped(expression: &ast::Expression) -> bool {
     match &expression.kind {
-        E::Literal(ast::Literal::Integer { suffix: None, .. } | ast::Literal::Float { suffix: None, .. }) => true,
+        E::Literal(
+            ast::Literal::Integer { suffix: None, .. } | ast::Literal::Float { suffix: None, .. },
+        ) => true,
         E::Parenthesized(inner) => is_untyped(inner),
         E::Unary {
             operator: UnaryOperator::Negate | UnaryOperator::BitNot,
@@ -212,7 +216,13 @@ impl Checker<'_> {
         self.function.as_mut()
     }
 
-    fn new_variable(&mut self, name: &str, ty: VariableType, space: AddressSpace, span: Span) -> Option<VariableId> {
+    fn new_variable(
+        &mut self,
+        name: &str,
+        ty: VariableType,
+        space: AddressSpace,
+        span: Span,
+    ) -> Option<VariableId> {
         let state = self.state()?;
         state.variables.push(Variable {
             name: name.to_string(),
@@ -243,7 +253,11 @@ impl Checker<'_> {
             }
             if let Some(index) = state.parameters.iter().position(|p| p.name == name) {
                 let parameter = &state.parameters[index];
-                return Resolved::Parameter(ParameterId(index as u32), parameter.ty.clone(), parameter.span);
+                return Resolved::Parameter(
+                    ParameterId(index as u32),
+                    parameter.ty.clone(),
+                    parameter.span,
+                );
             }
         }
         match self.globals.get(name) {
@@ -282,7 +296,10 @@ impl Checker<'_> {
             "not found in this scope",
         );
         if Builtin::from_name(&name.name).is_some() {
-            diagnostic = diagnostic.with_hint(format!("`{}` is a built-in function: call it with `(...)`", name.name));
+            diagnostic = diagnostic.with_hint(format!(
+                "`{}` is a built-in function: call it with `(...)`",
+                name.name
+            ));
         } else {
             let names = self.visible_names();
             if let Some(best) = suggest(&name.name, names.iter().map(String::as_str)) {
@@ -292,7 +309,13 @@ impl Checker<'_> {
         self.report(diagnostic);
     }
 
-    pub(crate) fn mismatch(&mut self, expected: ScalarType, found: ScalarType, span: Span, context: &str) {
+    pub(crate) fn mismatch(
+        &mut self,
+        expected: ScalarType,
+        found: ScalarType,
+        span: Span,
+        context: &str,
+    ) {
         let mut diagnostic = Diagnostic::error(
             "E0301",
             format!("mismatched types: expected `{expected}`, found `{found}`"),
@@ -310,7 +333,12 @@ impl Checker<'_> {
     }
 
     /// Checks an expression that must have type `ty`.
-    fn coerce(&mut self, expression: &ast::Expression, ty: ScalarType, context: &str) -> Option<Expression> {
+    fn coerce(
+        &mut self,
+        expression: &ast::Expression,
+        ty: ScalarType,
+        context: &str,
+    ) -> Option<Expression> {
         let value = self.expression(expression, Some(ty))?;
         if value.ty != ty {
             self.mismatch(ty, value.ty, expression.span, context);
@@ -339,7 +367,11 @@ impl Checker<'_> {
 
     // ----- Functions -----
 
-    pub(crate) fn check_function(&mut self, item: &ast::FunctionItem, name: &str) -> Option<Function> {
+    pub(crate) fn check_function(
+        &mut self,
+        item: &ast::FunctionItem,
+        name: &str,
+    ) -> Option<Function> {
         let kind = ir_kind(item.kind);
         let saved_suppress = self.suppress_unknown_names;
         let has_syntax_errors = block_has_errors(&item.body);
@@ -349,7 +381,10 @@ impl Checker<'_> {
         let mut poisoned_parameters = Vec::new();
         let mut parameters_ok = true;
         for parameter in &item.parameters {
-            if let Some(previous) = parameters.iter().find(|p: &&Parameter| p.name == parameter.name.name) {
+            if let Some(previous) = parameters
+                .iter()
+                .find(|p: &&Parameter| p.name == parameter.name.name)
+            {
                 self.report(
                     Diagnostic::error(
                         "E0205",
@@ -571,11 +606,16 @@ impl Checker<'_> {
                             value.span,
                             "arrays are zero-initialized",
                         )
-                        .with_hint(format!("declare it `let mut {}: {array};` and assign elements", name.name)),
+                        .with_hint(format!(
+                            "declare it `let mut {}: {array};` and assign elements",
+                            name.name
+                        )),
                     );
                 }
                 let ty = VariableType::Array { ty: array.clone() };
-                if let Some(id) = self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span) {
+                if let Some(id) =
+                    self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span)
+                {
                     self.zero_array(id, &array, &name.name, span, out);
                     self.bind(&name.name, binding(id, ty));
                 }
@@ -598,9 +638,17 @@ impl Checker<'_> {
                     }
                 };
                 let ty = VariableType::Scalar { ty: scalar };
-                if let Some(id) = self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span) {
+                if let Some(id) =
+                    self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span)
+                {
                     if let Some(initial) = initial {
-                        out.push(statement(StatementKind::Assign { variable: id, value: initial }, span));
+                        out.push(statement(
+                            StatementKind::Assign {
+                                variable: id,
+                                value: initial,
+                            },
+                            span,
+                        ));
                     }
                     self.bind(&name.name, binding(id, ty));
                 }
@@ -620,7 +668,10 @@ impl Checker<'_> {
                             name.span,
                             "type unknown",
                         )
-                        .with_hint(format!("write `let mut {}: f32 = 0.0;` or give a type", name.name)),
+                        .with_hint(format!(
+                            "write `let mut {}: f32 = 0.0;` or give a type",
+                            name.name
+                        )),
                     );
                     self.bind(&name.name, Binding::Poisoned);
                     return;
@@ -628,8 +679,19 @@ impl Checker<'_> {
                 match self.expression(value, None) {
                     Some(initial) => {
                         let ty = VariableType::Scalar { ty: initial.ty };
-                        if let Some(id) = self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span) {
-                            out.push(statement(StatementKind::Assign { variable: id, value: initial }, span));
+                        if let Some(id) = self.new_variable(
+                            &name.name,
+                            ty.clone(),
+                            AddressSpace::Private,
+                            name.span,
+                        ) {
+                            out.push(statement(
+                                StatementKind::Assign {
+                                    variable: id,
+                                    value: initial,
+                                },
+                                span,
+                            ));
                             self.bind(&name.name, binding(id, ty));
                         }
                     }
@@ -640,11 +702,20 @@ impl Checker<'_> {
     }
 
     /// Emits loops that set every element of a private array to zero.
-    fn zero_array(&mut self, id: VariableId, array: &ArrayType, name: &str, span: Span, out: &mut Block) {
+    fn zero_array(
+        &mut self,
+        id: VariableId,
+        array: &ArrayType,
+        name: &str,
+        span: Span,
+        out: &mut Block,
+    ) {
         let mut counters = Vec::new();
         for dimension in 0..array.dimensions.len() {
             let counter_name = format!("{name}.zero{dimension}");
-            let ty = VariableType::Scalar { ty: ScalarType::U32 };
+            let ty = VariableType::Scalar {
+                ty: ScalarType::U32,
+            };
             match self.new_variable(&counter_name, ty, AddressSpace::Private, span) {
                 Some(counter) => counters.push(counter),
                 None => return,
@@ -673,7 +744,13 @@ impl Checker<'_> {
                 span,
             );
             let counter_value = variable_expression(counter, ScalarType::U32, span);
-            let condition = binary_expression(BinaryOp::Less, counter_value.clone(), extent, ScalarType::Bool, span);
+            let condition = binary_expression(
+                BinaryOp::Less,
+                counter_value.clone(),
+                extent,
+                ScalarType::Bool,
+                span,
+            );
             let mut body = vec![break_unless(condition, span)];
             body.extend(inner);
             let one = literal_expression(Literal::Integer(1), ScalarType::U32, span);
@@ -689,7 +766,13 @@ impl Checker<'_> {
                 statement(
                     StatementKind::Loop {
                         body,
-                        continuing: vec![statement(StatementKind::Assign { variable: counter, value: next }, span)],
+                        continuing: vec![statement(
+                            StatementKind::Assign {
+                                variable: counter,
+                                value: next,
+                            },
+                            span,
+                        )],
                     },
                     span,
                 ),
@@ -733,7 +816,9 @@ impl Checker<'_> {
         match resolved {
             Some(ResolvedType::Array(array)) => {
                 let ty = VariableType::Array { ty: array };
-                if let Some(id) = self.new_variable(&name.name, ty.clone(), AddressSpace::Local, name.span) {
+                if let Some(id) =
+                    self.new_variable(&name.name, ty.clone(), AddressSpace::Local, name.span)
+                {
                     self.bind(
                         &name.name,
                         Binding::Variable {
@@ -755,7 +840,10 @@ impl Checker<'_> {
                         ty.span(),
                         format!("`{scalar}` is a scalar"),
                     )
-                    .with_hint(format!("declare an array, e.g. `local {}: [{scalar}; 256];`", name.name)),
+                    .with_hint(format!(
+                        "declare an array, e.g. `local {}: [{scalar}; 256];`",
+                        name.name
+                    )),
                 );
                 self.bind(&name.name, Binding::Poisoned);
             }
@@ -803,8 +891,16 @@ impl Checker<'_> {
                         return;
                     }
                     let current = variable_expression(id, ty, target.span);
-                    if let Some(value) = self.assigned_value(operator, operator_span, current, value, span) {
-                        out.push(statement(StatementKind::Assign { variable: id, value }, span));
+                    if let Some(value) =
+                        self.assigned_value(operator, operator_span, current, value, span)
+                    {
+                        out.push(statement(
+                            StatementKind::Assign {
+                                variable: id,
+                                value,
+                            },
+                            span,
+                        ));
                     }
                 }
                 Resolved::Binding(Binding::Variable {
@@ -833,7 +929,10 @@ impl Checker<'_> {
                             "parameters are immutable",
                         )
                         .with_label(declared_at, "parameter declared here")
-                        .with_hint(format!("copy it into a mutable binding: `let mut {0} = {0};`", name.name)),
+                        .with_hint(format!(
+                            "copy it into a mutable binding: `let mut {0} = {0};`",
+                            name.name
+                        )),
                     );
                 }
                 Resolved::Parameter(_, ParameterType::Buffer { .. }, _) => {
@@ -883,7 +982,9 @@ impl Checker<'_> {
                     ty: place.element,
                     span: target.span,
                 };
-                if let Some(value) = self.assigned_value(operator, operator_span, current, value, span) {
+                if let Some(value) =
+                    self.assigned_value(operator, operator_span, current, value, span)
+                {
                     out.push(statement(StatementKind::Store { place, value }, span));
                 }
             }
@@ -909,7 +1010,10 @@ impl Checker<'_> {
         let diagnostic = match access.origin {
             PlaceOrigin::Buffer => Diagnostic::error(
                 "E0402",
-                format!("cannot {action} `{}`: the buffer is read-only", access.base_name),
+                format!(
+                    "cannot {action} `{}`: the buffer is read-only",
+                    access.base_name
+                ),
                 span,
                 "read-only buffer",
             )
@@ -917,7 +1021,10 @@ impl Checker<'_> {
             .with_hint("declare the parameter as `global mut [T]`"),
             _ => Diagnostic::error(
                 "E0401",
-                format!("cannot {action} an element of immutable array `{}`", access.base_name),
+                format!(
+                    "cannot {action} an element of immutable array `{}`",
+                    access.base_name
+                ),
                 span,
                 "immutable array",
             )
@@ -1028,15 +1135,28 @@ impl Checker<'_> {
             return;
         };
         let counter = variable_expression(id, ty, variable.span);
-        let condition = binary_expression(BinaryOp::Less, counter.clone(), end, ScalarType::Bool, span);
+        let condition =
+            binary_expression(BinaryOp::Less, counter.clone(), end, ScalarType::Bool, span);
         let next = binary_expression(BinaryOp::Add, counter, step, ty, span);
-        out.push(statement(StatementKind::Assign { variable: id, value: start }, span));
+        out.push(statement(
+            StatementKind::Assign {
+                variable: id,
+                value: start,
+            },
+            span,
+        ));
         let mut loop_body = vec![break_unless(condition, span)];
         loop_body.extend(body);
         out.push(statement(
             StatementKind::Loop {
                 body: loop_body,
-                continuing: vec![statement(StatementKind::Assign { variable: id, value: next }, span)],
+                continuing: vec![statement(
+                    StatementKind::Assign {
+                        variable: id,
+                        value: next,
+                    },
+                    span,
+                )],
             },
             span,
         ));
@@ -1049,13 +1169,21 @@ impl Checker<'_> {
             (FunctionKind::Kernel, _, Some(value)) => {
                 let _ = self.expression(value, None);
                 self.report(
-                    Diagnostic::error("E0507", "kernels cannot return a value", value.span, "returned here")
-                        .with_hint("write the result to a `global mut` buffer and use `return;`"),
+                    Diagnostic::error(
+                        "E0507",
+                        "kernels cannot return a value",
+                        value.span,
+                        "returned here",
+                    )
+                    .with_hint("write the result to a `global mut` buffer and use `return;`"),
                 );
             }
             (FunctionKind::Device, Some(ty), Some(value)) => {
                 if let Some(value) = self.coerce(value, ty, "the returned value") {
-                    out.push(statement(StatementKind::Return { value: Some(value) }, span));
+                    out.push(statement(
+                        StatementKind::Return { value: Some(value) },
+                        span,
+                    ));
                 }
             }
             (FunctionKind::Device, Some(ty), None) => {
@@ -1129,7 +1257,11 @@ impl Checker<'_> {
 
     /// Checks an expression and lowers it. `expected` is only a hint for literals; callers
     /// compare the result's type themselves.
-    pub(crate) fn expression(&mut self, expression: &ast::Expression, expected: Option<ScalarType>) -> Option<Expression> {
+    pub(crate) fn expression(
+        &mut self,
+        expression: &ast::Expression,
+        expected: Option<ScalarType>,
+    ) -> Option<Expression> {
         let span = expression.span;
         match &expression.kind {
             E::Literal(literal) => self.literal(literal, span, expected, false),
@@ -1160,7 +1292,9 @@ impl Checker<'_> {
                     return Some(Expression { span, ..value });
                 }
                 Some(Expression {
-                    kind: ExpressionKind::Cast { value: Box::new(value) },
+                    kind: ExpressionKind::Cast {
+                        value: Box::new(value),
+                    },
                     ty: target,
                     span,
                 })
@@ -1182,7 +1316,9 @@ impl Checker<'_> {
     fn name_expression(&mut self, name: &ast::Identifier) -> Option<Expression> {
         let span = name.span;
         let resolved = self.lookup(&name.name);
-        if self.constant_context && matches!(resolved, Resolved::Binding(_) | Resolved::Parameter(..)) {
+        if self.constant_context
+            && matches!(resolved, Resolved::Binding(_) | Resolved::Parameter(..))
+        {
             self.report(
                 Diagnostic::error(
                     "E0509",
@@ -1190,7 +1326,9 @@ impl Checker<'_> {
                     span,
                     "only known at run time",
                 )
-                .with_hint("array lengths must be known at compile time: use a literal or a `const` item"),
+                .with_hint(
+                    "array lengths must be known at compile time: use a literal or a `const` item",
+                ),
             );
             return None;
         }
@@ -1265,7 +1403,11 @@ impl Checker<'_> {
     ) -> Option<Expression> {
         let adapt = |predicate: fn(ScalarType) -> bool| expected.filter(|t| predicate(*t));
         match literal {
-            ast::Literal::Bool(value) => Some(literal_expression(Literal::Bool(*value), ScalarType::Bool, span)),
+            ast::Literal::Bool(value) => Some(literal_expression(
+                Literal::Bool(*value),
+                ScalarType::Bool,
+                span,
+            )),
             ast::Literal::Integer { value, suffix } => {
                 let ty = suffix
                     .as_deref()
@@ -1276,7 +1418,10 @@ impl Checker<'_> {
                     let number = value.map_or(f64::INFINITY, |v| v as f64);
                     return self.float_literal(if negated { -number } else { number }, ty, span);
                 }
-                let number = value.and_then(|v| i128::try_from(v).ok()).map(|v| if negated { -v } else { v });
+                let number =
+                    value
+                        .and_then(|v| i128::try_from(v).ok())
+                        .map(|v| if negated { -v } else { v });
                 let (low, high) = integer_range(ty);
                 match number {
                     Some(number) if number >= low && number <= high => Some(literal_expression(
@@ -1295,7 +1440,8 @@ impl Checker<'_> {
                             diagnostic = diagnostic
                                 .with_hint("unsuffixed integers default to `i32`: add a suffix such as `u64` or `i64`");
                         } else if negated && !ty.is_signed_integer() {
-                            diagnostic = diagnostic.with_hint("unsigned types cannot hold negative values");
+                            diagnostic =
+                                diagnostic.with_hint("unsigned types cannot hold negative values");
                         }
                         self.report(diagnostic);
                         None
@@ -1344,7 +1490,11 @@ impl Checker<'_> {
             ));
             return None;
         }
-        Some(literal_expression(Literal::Float(round_float(value, ty)), ty, span))
+        Some(literal_expression(
+            Literal::Float(round_float(value, ty)),
+            ty,
+            span,
+        ))
     }
 
     fn unary(
@@ -1355,8 +1505,9 @@ impl Checker<'_> {
         expected: Option<ScalarType>,
     ) -> Option<Expression> {
         if operator == UnaryOperator::Negate {
-            if let E::Literal(literal @ (ast::Literal::Integer { .. } | ast::Literal::Float { .. })) =
-                &strip_parentheses(operand).kind
+            if let E::Literal(
+                literal @ (ast::Literal::Integer { .. } | ast::Literal::Float { .. }),
+            ) = &strip_parentheses(operand).kind
             {
                 return self.literal(literal, span, expected, true);
             }
@@ -1388,7 +1539,9 @@ impl Checker<'_> {
             ),
         };
         if !valid {
-            self.report(Diagnostic::error("E0302", message, span, "invalid operand").with_hint(hint));
+            self.report(
+                Diagnostic::error("E0302", message, span, "invalid operand").with_hint(hint),
+            );
             return None;
         }
         Some(Expression {
@@ -1436,7 +1589,10 @@ impl Checker<'_> {
                 | BinaryOperator::Greater
                 | BinaryOperator::GreaterEqual
         );
-        let is_shift = matches!(operator, BinaryOperator::ShiftLeft | BinaryOperator::ShiftRight);
+        let is_shift = matches!(
+            operator,
+            BinaryOperator::ShiftLeft | BinaryOperator::ShiftRight
+        );
         let operand_hint = if is_comparison { None } else { expected };
         let (l, r) = if !is_shift && is_untyped(left) && !is_untyped(right) {
             let r = self.expression(right, operand_hint);
@@ -1451,17 +1607,29 @@ impl Checker<'_> {
         self.binary_typed(operator, l?, r?, span, operator_span)
     }
 
-    fn logical_operand(&mut self, operand: &ast::Expression, operator: BinaryOperator) -> Option<Expression> {
+    fn logical_operand(
+        &mut self,
+        operand: &ast::Expression,
+        operator: BinaryOperator,
+    ) -> Option<Expression> {
         let value = self.expression(operand, Some(ScalarType::Bool))?;
         if value.ty != ScalarType::Bool {
             let mut diagnostic = Diagnostic::error(
                 "E0302",
-                format!("`{}` needs `bool` operands, found `{}`", operator.symbol(), value.ty),
+                format!(
+                    "`{}` needs `bool` operands, found `{}`",
+                    operator.symbol(),
+                    value.ty
+                ),
                 operand.span,
                 "not a `bool`",
             );
             if value.ty.is_integer() {
-                let bitwise = if operator == BinaryOperator::And { "&" } else { "|" };
+                let bitwise = if operator == BinaryOperator::And {
+                    "&"
+                } else {
+                    "|"
+                };
                 diagnostic = diagnostic.with_hint(format!(
                     "compare explicitly (`x != 0`), or use `{bitwise}` for bitwise logic"
                 ));
@@ -1517,10 +1685,14 @@ impl Checker<'_> {
                 return None;
             }
             let valid = match op {
-                BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Remainder => {
-                    lt.is_numeric()
+                BinaryOp::Add
+                | BinaryOp::Subtract
+                | BinaryOp::Multiply
+                | BinaryOp::Divide
+                | BinaryOp::Remainder => lt.is_numeric(),
+                BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => {
+                    lt.is_integer() || lt == ScalarType::Bool
                 }
-                BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor => lt.is_integer() || lt == ScalarType::Bool,
                 BinaryOp::Equal | BinaryOp::NotEqual => true,
                 _ => lt.is_numeric(),
             };
@@ -1540,7 +1712,11 @@ impl Checker<'_> {
                 return None;
             }
         }
-        let ty = if op.is_comparison() { ScalarType::Bool } else { lt };
+        let ty = if op.is_comparison() {
+            ScalarType::Bool
+        } else {
+            lt
+        };
         Some(binary_expression(op, left, right, ty, span))
     }
 
@@ -1730,7 +1906,11 @@ impl Checker<'_> {
                 .with_hint(if dimensions == 1 {
                     format!("write `{}[i]`", name.name)
                 } else {
-                    format!("index every dimension: `{}{}`", name.name, "[i]".repeat(dimensions))
+                    format!(
+                        "index every dimension: `{}{}`",
+                        name.name,
+                        "[i]".repeat(dimensions)
+                    )
                 }),
             );
             return None;
@@ -1791,7 +1971,9 @@ impl Checker<'_> {
         }
         let arguments_ref: Vec<&ast::Expression> = arguments.iter().collect();
         match self.globals.get(&callee.name).copied() {
-            Some(Global::Function(index)) if self.functions[index].kind == ast::FunctionKind::Device => {
+            Some(Global::Function(index))
+                if self.functions[index].kind == ast::FunctionKind::Device =>
+            {
                 let Some(signature) = self.signatures.get(&callee.name).cloned() else {
                     for argument in arguments {
                         let _ = self.expression(argument, None);
@@ -1936,7 +2118,9 @@ impl Checker<'_> {
                             self.report(
                                 Diagnostic::error(
                                     "E0402",
-                                    format!("`{callee}` writes to this buffer, but it is read-only"),
+                                    format!(
+                                        "`{callee}` writes to this buffer, but it is read-only"
+                                    ),
                                     argument.span,
                                     "read-only buffer",
                                 )
@@ -2018,7 +2202,10 @@ impl Checker<'_> {
                     self.report(
                         Diagnostic::error(
                             "E0503",
-                            format!("the dimension of `{}` must be a constant 0, 1 or 2", query.name()),
+                            format!(
+                                "the dimension of `{}` must be a constant 0, 1 or 2",
+                                query.name()
+                            ),
                             arguments[0].span,
                             "invalid dimension",
                         )
@@ -2035,7 +2222,11 @@ impl Checker<'_> {
                 )
             }
             Builtin::Math(function) => {
-                let (values, ty) = self.unify(&arguments, expected, &format!("each argument of `{}`", function.name()))?;
+                let (values, ty) = self.unify(
+                    &arguments,
+                    expected,
+                    &format!("each argument of `{}`", function.name()),
+                )?;
                 let valid = ty.is_float() || (function.accepts_integers() && ty.is_integer());
                 if !valid {
                     let what = if function.accepts_integers() {
@@ -2065,7 +2256,8 @@ impl Checker<'_> {
             }
             Builtin::Select => {
                 let condition = self.condition(arguments[0]);
-                let (values, ty) = self.unify(&arguments[1..], expected, "both choices of `select`")?;
+                let (values, ty) =
+                    self.unify(&arguments[1..], expected, "both choices of `select`")?;
                 let mut values = values.into_iter();
                 let (accept, reject) = (values.next()?, values.next()?);
                 make(
@@ -2081,7 +2273,13 @@ impl Checker<'_> {
             Builtin::SubGroup(op) => {
                 let values = match op {
                     SubGroupOp::LocalId | SubGroupOp::Size => {
-                        return make(ExpressionKind::SubGroup { op, arguments: Vec::new() }, ScalarType::U32)
+                        return make(
+                            ExpressionKind::SubGroup {
+                                op,
+                                arguments: Vec::new(),
+                            },
+                            ScalarType::U32,
+                        )
                     }
                     SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => {
                         let value = self.expression(arguments[0], expected);
@@ -2093,12 +2291,20 @@ impl Checker<'_> {
                 let ty = values[0].ty;
                 if !matches!(
                     ty,
-                    ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64
+                    ScalarType::I32
+                        | ScalarType::U32
+                        | ScalarType::I64
+                        | ScalarType::U64
+                        | ScalarType::F32
+                        | ScalarType::F64
                 ) {
                     self.report(
                         Diagnostic::error(
                             "E0311",
-                            format!("`{}` works on 32- and 64-bit integers and floats, found `{ty}`", op.name()),
+                            format!(
+                                "`{}` works on 32- and 64-bit integers and floats, found `{ty}`",
+                                op.name()
+                            ),
                             arguments[0].span,
                             "unsupported type",
                         )
@@ -2106,7 +2312,13 @@ impl Checker<'_> {
                     );
                     return None;
                 }
-                make(ExpressionKind::SubGroup { op, arguments: values }, ty)
+                make(
+                    ExpressionKind::SubGroup {
+                        op,
+                        arguments: values,
+                    },
+                    ty,
+                )
             }
         }
     }
@@ -2124,7 +2336,10 @@ impl Checker<'_> {
             self.report(
                 Diagnostic::error(
                     "E0403",
-                    format!("the first argument of `{}` must be a memory element", callee.name),
+                    format!(
+                        "the first argument of `{}` must be a memory element",
+                        callee.name
+                    ),
                     target.span,
                     "not a buffer or local array element",
                 )
@@ -2161,9 +2376,17 @@ impl Checker<'_> {
         let valid = match op {
             AtomicOp::Add => matches!(
                 element,
-                ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64 | ScalarType::F32 | ScalarType::F64
+                ScalarType::I32
+                    | ScalarType::U32
+                    | ScalarType::I64
+                    | ScalarType::U64
+                    | ScalarType::F32
+                    | ScalarType::F64
             ),
-            _ => matches!(element, ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64),
+            _ => matches!(
+                element,
+                ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64
+            ),
         };
         if !valid {
             let allowed = if op == AtomicOp::Add {
@@ -2174,7 +2397,10 @@ impl Checker<'_> {
             self.report(
                 Diagnostic::error(
                     "E0310",
-                    format!("`{}` does not support elements of type `{element}`", callee.name),
+                    format!(
+                        "`{}` does not support elements of type `{element}`",
+                        callee.name
+                    ),
                     target.span,
                     format!("`{element}` element"),
                 )
@@ -2214,7 +2440,13 @@ fn statement_if(condition: Expression, accept: Block, reject: Block, span: Span)
     )
 }
 
-fn binary_expression(op: BinaryOp, left: Expression, right: Expression, ty: ScalarType, span: Span) -> Expression {
+fn binary_expression(
+    op: BinaryOp,
+    left: Expression,
+    right: Expression,
+    ty: ScalarType,
+    span: Span,
+) -> Expression {
     Expression {
         kind: ExpressionKind::Binary {
             op,

@@ -104,7 +104,9 @@ pub fn evaluate(expression: &Expression) -> Result<Value, ConstantError> {
                 (UnaryOp::Negate, Value::Integer(bits)) => {
                     Value::Integer(truncate(sign_extend(bits, ty).wrapping_neg(), ty))
                 }
-                (UnaryOp::BitNot, Value::Integer(bits)) => Value::Integer(truncate(i128::from(!bits), ty)),
+                (UnaryOp::BitNot, Value::Integer(bits)) => {
+                    Value::Integer(truncate(i128::from(!bits), ty))
+                }
                 _ => return Err(ConstantError::NotConstant(expression.span)),
             })
         }
@@ -247,7 +249,13 @@ mod tests {
         assert_eq!(sign_extend(0xff, ScalarType::I8), -1);
         assert_eq!(sign_extend(0xff, ScalarType::U8), 255);
         assert_eq!(integer_range(ScalarType::I16), (-32768, 32767));
-        assert_eq!(cast(Value::Float(300.7), ScalarType::F32, ScalarType::U8), Value::Integer(255));
-        assert_eq!(cast(Value::Integer(0xff), ScalarType::I8, ScalarType::I32), Value::Integer(0xffff_ffff));
+        assert_eq!(
+            cast(Value::Float(300.7), ScalarType::F32, ScalarType::U8),
+            Value::Integer(255)
+        );
+        assert_eq!(
+            cast(Value::Integer(0xff), ScalarType::I8, ScalarType::I32),
+            Value::Integer(0xffff_ffff)
+        );
     }
 }

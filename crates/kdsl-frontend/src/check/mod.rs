@@ -93,7 +93,8 @@ impl<'file> Checker<'file> {
     /// Reports an error, with a note naming the instance when inside a generic kernel.
     pub(crate) fn report(&mut self, mut diagnostic: Diagnostic) {
         if let Some((span, name)) = &self.instance_note {
-            diagnostic = diagnostic.with_label(*span, format!("in the instance `{name}` created here"));
+            diagnostic =
+                diagnostic.with_label(*span, format!("in the instance `{name}` created here"));
         }
         let duplicate = self.diagnostics.iter().any(|d| {
             d.code == diagnostic.code
@@ -131,11 +132,12 @@ impl<'file> Checker<'file> {
         // Kernels and instances, in source order.
         for item in &self.file.items {
             match item {
-                Item::Function(function) if function.kind == AstFunctionKind::Kernel => {
-                    if function.type_parameters.is_empty() {
-                        if let Some(lowered) = self.check_function(function, &function.name.name) {
-                            module.functions.push(lowered);
-                        }
+                Item::Function(function)
+                    if function.kind == AstFunctionKind::Kernel
+                        && function.type_parameters.is_empty() =>
+                {
+                    if let Some(lowered) = self.check_function(function, &function.name.name) {
+                        module.functions.push(lowered);
                     }
                 }
                 Item::Instance(instance) => {
@@ -294,7 +296,11 @@ impl<'file> Checker<'file> {
     }
 
     /// Resolves the type of a value: a scalar, or an error naming `what`.
-    pub(crate) fn resolve_scalar_type(&mut self, ty: &ast::TypeExpression, what: &str) -> Option<ScalarType> {
+    pub(crate) fn resolve_scalar_type(
+        &mut self,
+        ty: &ast::TypeExpression,
+        what: &str,
+    ) -> Option<ScalarType> {
         match self.resolve_type(ty)? {
             ResolvedType::Scalar(scalar) => Some(scalar),
             ResolvedType::Array(array) => {
@@ -309,13 +315,19 @@ impl<'file> Checker<'file> {
         }
     }
 
-    fn resolve_parameter(&mut self, parameter: &ast::Parameter, kernel: bool) -> Option<ParameterType> {
+    fn resolve_parameter(
+        &mut self,
+        parameter: &ast::Parameter,
+        kernel: bool,
+    ) -> Option<ParameterType> {
         match &parameter.ty {
             ast::ParameterTypeExpression::Value(ty) => {
                 let scalar = self.resolve_scalar_type(ty, "a parameter passed by value");
                 if scalar.is_none() && matches!(ty, ast::TypeExpression::Array { .. }) {
                     if let Some(last) = self.diagnostics.last_mut() {
-                        last.hints.push("pass arrays as buffers: `global [T]` or `global mut [T]`".into());
+                        last.hints.push(
+                            "pass arrays as buffers: `global [T]` or `global mut [T]`".into(),
+                        );
                     }
                 }
                 let scalar = scalar?;
@@ -390,7 +402,7 @@ impl<'file> Checker<'file> {
             Some(ty) => Some(self.resolve_scalar_type(ty, "a function result")?),
             None => None,
         };
-        ok.then(|| Signature {
+        ok.then_some(Signature {
             id,
             parameters,
             return_type,
@@ -465,7 +477,7 @@ impl<'file> Checker<'file> {
     /// Returns the value of constant `index`, evaluating it (and the constants it uses) once.
     fn constant_value(&mut self, index: usize) -> Option<(ScalarType, Literal)> {
         match &self.constant_states[index] {
-            ConstantState::Done(value) => return value.clone(),
+            ConstantState::Done(value) => return *value,
             ConstantState::InProgress => {
                 let item = self.constants[index];
                 self.report(
@@ -495,15 +507,18 @@ impl<'file> Checker<'file> {
         self.type_arguments = saved_types;
         self.instance_note = saved_note;
         if matches!(self.constant_states[index], ConstantState::InProgress) {
-            self.constant_states[index] = ConstantState::Done(value.clone());
+            self.constant_states[index] = ConstantState::Done(value);
         }
         match &self.constant_states[index] {
-            ConstantState::Done(value) => value.clone(),
+            ConstantState::Done(value) => *value,
             _ => None,
         }
     }
 
-    fn evaluate_constant_item(&mut self, item: &ast::ConstantItem) -> Option<(ScalarType, Literal)> {
+    fn evaluate_constant_item(
+        &mut self,
+        item: &ast::ConstantItem,
+    ) -> Option<(ScalarType, Literal)> {
         let ty = self.resolve_scalar_type(&item.ty, "a constant");
         let value = self.constant_expression(&item.value, ty)?;
         let ty = ty?;
@@ -569,7 +584,10 @@ impl<'file> Checker<'file> {
             self.report(
                 Diagnostic::error(
                     "E0502",
-                    format!("array length must be between 1 and {}, found {number}", u32::MAX),
+                    format!(
+                        "array length must be between 1 and {}, found {number}",
+                        u32::MAX
+                    ),
                     length.span,
                     "invalid length",
                 )
@@ -631,7 +649,8 @@ impl<'file> Checker<'file> {
                             stack.push((callee, 0, span));
                         }
                         Mark::Active => {
-                            let start = stack.iter().position(|(f, _, _)| *f == callee).unwrap_or(0);
+                            let start =
+                                stack.iter().position(|(f, _, _)| *f == callee).unwrap_or(0);
                             // The cycle: each function with the call that leads to the next.
                             let mut cycle: Vec<(usize, Span)> = Vec::new();
                             for position in start..stack.len() {
@@ -668,12 +687,22 @@ impl<'file> Checker<'file> {
                     names[0]
                 )
             };
-            let mut diagnostic = Diagnostic::error("E0508", message, first.name.span, "recursion is not allowed");
+            let mut diagnostic = Diagnostic::error(
+                "E0508",
+                message,
+                first.name.span,
+                "recursion is not allowed",
+            );
             for (function, call) in &cycle {
-                diagnostic =
-                    diagnostic.with_label(*call, format!("`{}` makes this call", self.functions[*function].name.name));
+                diagnostic = diagnostic.with_label(
+                    *call,
+                    format!("`{}` makes this call", self.functions[*function].name.name),
+                );
             }
-            self.report(diagnostic.with_hint("GPU kernels have no call stack: rewrite the recursion as a loop"));
+            self.report(
+                diagnostic
+                    .with_hint("GPU kernels have no call stack: rewrite the recursion as a loop"),
+            );
         }
         order
     }
@@ -768,7 +797,9 @@ pub(crate) fn block_has_errors(block: &ast::Block) -> bool {
         ast::StatementKind::If { accept, reject, .. } => {
             block_has_errors(accept) || reject.as_ref().is_some_and(block_has_errors)
         }
-        ast::StatementKind::While { body, .. } | ast::StatementKind::For { body, .. } => block_has_errors(body),
+        ast::StatementKind::While { body, .. } | ast::StatementKind::For { body, .. } => {
+            block_has_errors(body)
+        }
         ast::StatementKind::Block(block) => block_has_errors(block),
         _ => false,
     })
