@@ -1238,7 +1238,8 @@ impl Checker<'_> {
             }
             E::Error => {}
             _ => {
-                if self.expression(expression, None).is_some() {
+                // In a function with syntax errors this is usually a fragment left by recovery.
+                if self.expression(expression, None).is_some() && !self.suppress_unknown_names {
                     self.report(
                         Diagnostic::error(
                             "E0511",
