@@ -1,1 +1,225 @@
-//! LLVM code generation. Placeholder until the lowering lands.
+//! LLVM code generation for kdsl: one lowering from [`kdsl_ir::Module`] to LLVM IR, driven
+//! by a small per-target description, then LLVM 22's `default<O3>` pipeline and the target's
+//! backend.
+//!
+//! | target  | output                       | arch (default)                          |
+//! |---------|------------------------------|-----------------------------------------|
+//! | SPIR-V  | SPIR-V binary (Kernel)       | none: the device driver finalizes it    |
+//! | PTX     | PTX text                     | `sm_XX` (`sm_75`)                       |
+//! | AMDGPU  | HSA code object (ELF, lld)   | `gfxNNN` or `gfxN-generic` (`gfx90a`)   |
+//!
+//! ```no_run
+//! # fn demo(module: &kdsl_ir::Module) -> Result<(), kdsl_codegen::CodegenError> {
+//! use kdsl_codegen::{compile, Options, TargetSpec};
+//! let artifact = compile(module, &TargetSpec::ptx(Some("sm_90")), &Options::default())?;
+//! println!("{}", String::from_utf8_lossy(&artifact.image.bytes));
+//! # Ok(()) }
+//! ```
+//!
+//! Language-level problems are the front end's job; this crate reports only what a target
+//! cannot do (as [`kdsl_ir::Diagnostic`]s naming the target), bad target names, missing
+//! tools, and internal failures. It never panics on valid IR and never hands LLVM something
+//! its backend would abort on.
+
+mod emit;
+mod library;
+mod llvm;
+mod lower;
+mod support;
+pub mod target;
+
+pub use target::{amdgpu, nvptx, spirv};
+
+use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
+use kdsl_ir::{Diagnostic, Module};
+
+/// Which target to compile for, and for which processor.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TargetSpec {
+    pub kind: TargetKind,
+    /// `sm_90` for PTX, `gfx90a` or `gfx9-generic` for AMDGPU; ignored (and best left `None`)
+    /// for SPIR-V. `None` picks the target's default processor.
+    pub arch: Option<String>,
+}
+
+impl TargetSpec {
+    pub fn new(kind: TargetKind, arch: Option<String>) -> TargetSpec {
+        TargetSpec { kind, arch }
+    }
+
+    pub fn spirv() -> TargetSpec {
+        TargetSpec::new(TargetKind::Spirv, None)
+    }
+
+    pub fn ptx(arch: Option<&str>) -> TargetSpec {
+        TargetSpec::new(TargetKind::Ptx, arch.map(str::to_string))
+    }
+
+    pub fn amdgpu(arch: Option<&str>) -> TargetSpec {
+        TargetSpec::new(TargetKind::Amdgpu, arch.map(str::to_string))
+    }
+
+    /// The processor the spec resolves to: the given one or the target's default
+    /// (empty for SPIR-V).
+    pub fn resolved_arch(&self) -> String {
+        match self.kind {
+            TargetKind::Spirv => String::new(),
+            TargetKind::Ptx => self
+                .arch
+                .clone()
+                .unwrap_or_else(|| nvptx::DEFAULT_ARCH.to_string()),
+            TargetKind::Amdgpu => self
+                .arch
+                .clone()
+                .unwrap_or_else(|| amdgpu::DEFAULT_ARCH.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for TargetSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let arch = self.resolved_arch();
+        if arch.is_empty() {
+            write!(f, "{}", self.kind)
+        } else {
+            write!(f, "{}:{arch}", self.kind)
+        }
+    }
+}
+
+/// Code generation options. Each target module has its own options as well.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// LLVM optimization level, 0 to 3 (higher values count as 3). Default 3.
+    pub opt_level: u8,
+    pub spirv: spirv::Options,
+    pub nvptx: nvptx::Options,
+    pub amdgpu: amdgpu::Options,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            opt_level: 3,
+            spirv: spirv::Options::default(),
+            nvptx: nvptx::Options::default(),
+            amdgpu: amdgpu::Options::default(),
+        }
+    }
+}
+
+impl Options {
+    pub fn with_opt_level(opt_level: u8) -> Options {
+        Options {
+            opt_level,
+            ..Options::default()
+        }
+    }
+}
+
+/// The result of compiling a module for one target.
+#[derive(Clone, Debug)]
+pub struct Artifact {
+    pub image: Image,
+    /// The optimized LLVM IR the image was generated from (for `--emit llvm`).
+    pub llvm_ir: String,
+    /// What the image needs from the device: SPIR-V capabilities and extensions, or the
+    /// target processor's features. Informational.
+    pub requirements: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodegenError {
+    /// The module uses something the target cannot do; each diagnostic has a span and names the target.
+    #[error("{}", summarize(.0))]
+    Unsupported(Vec<Diagnostic>),
+    #[error(transparent)]
+    Spirv(#[from] spirv::Error),
+    #[error(transparent)]
+    Nvptx(#[from] nvptx::Error),
+    #[error(transparent)]
+    Amdgpu(#[from] amdgpu::Error),
+    /// A bug in kdsl or LLVM, such as IR that fails LLVM's verifier; carries LLVM's message.
+    #[error("internal code generation error for {target}: {message}")]
+    Internal { target: String, message: String },
+}
+
+fn summarize(diagnostics: &[Diagnostic]) -> String {
+    diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+impl CodegenError {
+    /// Every error as diagnostics, for uniform rendering next to front-end errors. Errors
+    /// without a source location get an empty span.
+    pub fn into_diagnostics(self) -> Vec<Diagnostic> {
+        match self {
+            CodegenError::Unsupported(diagnostics) => diagnostics,
+            CodegenError::Internal { .. } => vec![Diagnostic::error(
+                "E0902",
+                self.to_string(),
+                kdsl_ir::Span::default(),
+                "internal compiler error",
+            )
+            .with_hint("this is a bug in kdsl; please report it with the source file")],
+            other => vec![Diagnostic::error(
+                "E0801",
+                other.to_string(),
+                kdsl_ir::Span::default(),
+                "while generating code",
+            )],
+        }
+    }
+}
+
+/// Compiles every kernel of `module` for one target.
+pub fn compile(
+    module: &Module,
+    target: &TargetSpec,
+    options: &Options,
+) -> Result<Artifact, CodegenError> {
+    let description = target::describe(target, options)?;
+    support::check(module, &description)?;
+    emit::compile(module, &description, options)
+}
+
+/// The optimized LLVM IR for one target, without running the backend.
+pub fn emit_llvm_ir(
+    module: &Module,
+    target: &TargetSpec,
+    options: &Options,
+) -> Result<String, CodegenError> {
+    let description = target::describe(target, options)?;
+    support::check(module, &description)?;
+    emit::llvm_ir(module, &description, options)
+}
+
+/// Compiles `module` for every target in `targets` into one bundle with the kernels' metadata.
+/// Diagnostics from several targets are collected before failing.
+pub fn compile_bundle(
+    source_name: &str,
+    module: &Module,
+    targets: &[TargetSpec],
+    options: &Options,
+) -> Result<Bundle, CodegenError> {
+    let mut images = Vec::with_capacity(targets.len());
+    let mut diagnostics = Vec::new();
+    for target in targets {
+        match compile(module, target, options) {
+            Ok(artifact) => images.push(artifact.image),
+            Err(CodegenError::Unsupported(found)) => diagnostics.extend(found),
+            Err(other) => return Err(other),
+        }
+    }
+    if !diagnostics.is_empty() {
+        return Err(CodegenError::Unsupported(diagnostics));
+    }
+    Ok(Bundle {
+        source_name: source_name.to_string(),
+        kernels: module.kernels().map(KernelInfo::from_function).collect(),
+        images,
+    })
+}

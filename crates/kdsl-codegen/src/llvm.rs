@@ -1,0 +1,175 @@
+//! LLVM plumbing that inkwell does not wrap: process-wide initialization, synchronization
+//! scopes on atomics and fences, and instruction flags.
+
+use crate::target::{spirv, TargetDescription};
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::llvm_sys;
+use inkwell::targets::{
+    CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
+};
+use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue, PointerValue};
+use inkwell::OptimizationLevel;
+use std::ffi::CString;
+use std::sync::Once;
+
+static INITIALIZE: Once = Once::new();
+
+/// Initializes every LLVM target and sets the global backend options once per process:
+/// the SPIR-V extensions the lowering may use (there is no per-module spelling for them).
+pub(crate) fn initialize() {
+    INITIALIZE.call_once(|| {
+        Target::initialize_all(&InitializationConfig::default());
+        let extensions: Vec<String> = spirv::EXTENSIONS.iter().map(|e| format!("+{e}")).collect();
+        let arguments = [
+            CString::new("kdsl").expect("no NUL"),
+            CString::new(format!("--spirv-ext={}", extensions.join(","))).expect("no NUL"),
+        ];
+        let pointers: Vec<*const std::ffi::c_char> = arguments.iter().map(|a| a.as_ptr()).collect();
+        let overview = CString::new("kdsl code generator").expect("no NUL");
+        // SAFETY: the strings outlive the call, which copies what it keeps; the option is
+        // registered by the SPIR-V target linked into LLVM.
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                pointers.len() as i32,
+                pointers.as_ptr(),
+                overview.as_ptr(),
+            );
+        }
+    });
+}
+
+pub(crate) fn optimization_level(opt_level: u8) -> OptimizationLevel {
+    match opt_level {
+        0 => OptimizationLevel::None,
+        1 => OptimizationLevel::Less,
+        2 => OptimizationLevel::Default,
+        _ => OptimizationLevel::Aggressive,
+    }
+}
+
+pub(crate) fn target_machine(
+    target: &TargetDescription,
+    opt_level: u8,
+) -> Result<TargetMachine, String> {
+    initialize();
+    let triple = TargetTriple::create(target.triple);
+    let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string_lossy().into_owned())?;
+    let reloc = match target.output {
+        crate::target::OutputFormat::AmdgpuCodeObject { .. } => RelocMode::PIC,
+        _ => RelocMode::Default,
+    };
+    llvm_target
+        .create_target_machine(
+            &triple,
+            &target.cpu,
+            &target.cpu_features,
+            optimization_level(opt_level),
+            reloc,
+            CodeModel::Default,
+        )
+        .ok_or_else(|| format!("LLVM cannot create a target machine for {}", target.triple))
+}
+
+/// The id of a synchronization scope name such as `"workgroup"` in `context`.
+fn sync_scope_id(context: &Context, scope: &str) -> u32 {
+    // SAFETY: the context is live and the name is passed with its length.
+    unsafe {
+        llvm_sys::core::LLVMGetSyncScopeID(
+            context.raw(),
+            scope.as_ptr() as *const std::ffi::c_char,
+            scope.len(),
+        )
+    }
+}
+
+/// `atomicrmw <op> ptr, value syncscope(scope) monotonic`, for integer and float values.
+pub(crate) fn atomic_rmw<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    op: llvm_sys::LLVMAtomicRMWBinOp,
+    pointer: PointerValue<'ctx>,
+    value: BasicValueEnum<'ctx>,
+    scope: &str,
+) -> BasicValueEnum<'ctx> {
+    let scope = sync_scope_id(context, scope);
+    // SAFETY: the builder is positioned (callers only build inside blocks) and the operands
+    // belong to the same context; the result is a first-class value.
+    unsafe {
+        let result = llvm_sys::core::LLVMBuildAtomicRMWSyncScope(
+            builder.as_mut_ptr(),
+            op,
+            pointer.as_value_ref(),
+            value.as_value_ref(),
+            llvm_sys::LLVMAtomicOrdering::LLVMAtomicOrderingMonotonic,
+            scope,
+        );
+        BasicValueEnum::new(result)
+    }
+}
+
+/// `cmpxchg ptr, expected, desired syncscope(scope) monotonic monotonic`; returns the old value.
+pub(crate) fn compare_exchange<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    pointer: PointerValue<'ctx>,
+    expected: BasicValueEnum<'ctx>,
+    desired: BasicValueEnum<'ctx>,
+    scope: &str,
+) -> Result<BasicValueEnum<'ctx>, inkwell::builder::BuilderError> {
+    let pair = builder.build_cmpxchg(
+        pointer,
+        expected,
+        desired,
+        inkwell::AtomicOrdering::Monotonic,
+        inkwell::AtomicOrdering::Monotonic,
+    )?;
+    if let Some(instruction) = pair.as_instruction() {
+        set_sync_scope(context, instruction, scope);
+    }
+    builder.build_extract_value(pair, 0, "old")
+}
+
+/// `fence syncscope(scope) <ordering>`.
+pub(crate) fn fence<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    ordering: inkwell::AtomicOrdering,
+    scope: &str,
+) -> Result<(), inkwell::builder::BuilderError> {
+    let instruction = builder.build_fence(ordering, false, "")?;
+    set_sync_scope(context, instruction, scope);
+    Ok(())
+}
+
+fn set_sync_scope(context: &Context, instruction: InstructionValue<'_>, scope: &str) {
+    let scope = sync_scope_id(context, scope);
+    // SAFETY: the instruction is an atomic (fence, cmpxchg) of this context.
+    unsafe { llvm_sys::core::LLVMSetAtomicSyncScopeID(instruction.as_value_ref(), scope) }
+}
+
+/// Allows the backend to contract `a * b + c` into an FMA, as nvcc and OpenCL compilers do
+/// by default.
+pub(crate) fn allow_contraction(value: BasicValueEnum<'_>) {
+    // SAFETY: only floating-point instructions (checked first) take fast-math flags.
+    unsafe {
+        let value = value.as_value_ref();
+        if llvm_sys::core::LLVMIsAInstruction(value).is_null()
+            || llvm_sys::core::LLVMCanValueUseFastMathFlags(value) == 0
+        {
+            return;
+        }
+        llvm_sys::core::LLVMSetFastMathFlags(value, llvm_sys::LLVMFastMathAllowContract);
+    }
+}
+
+/// Marks a `zext` as taking a non-negative operand.
+pub(crate) fn set_non_negative(value: BasicValueEnum<'_>) {
+    // SAFETY: only a `zext` instruction (checked first) takes the flag.
+    unsafe {
+        let value = value.as_value_ref();
+        if !llvm_sys::core::LLVMIsAZExtInst(value).is_null() {
+            llvm_sys::core::LLVMSetNNeg(value, 1);
+        }
+    }
+}

@@ -1,0 +1,688 @@
+//! Work-item queries, barriers, sub-group operations and math functions, each lowered by
+//! the strategy the target description names.
+
+use super::{enum_attribute, FunctionLowering, LowerError, Result};
+use crate::llvm;
+use crate::target::{
+    BarrierLowering, LaneIdSource, MathStrategy, ShufflePrimitive, SubGroupLowering,
+    WorkItemLowering,
+};
+use inkwell::attributes::AttributeLoc;
+use inkwell::intrinsics::Intrinsic;
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue,
+};
+use inkwell::AtomicOrdering;
+use kdsl_ir::{Expression, FenceFlags, MathFunction, ScalarType, SubGroupOp, WorkItemQuery};
+
+/// Every id and size is below 2^31 under the index width rule (see docs/language.md).
+const INDEX_LIMIT: u64 = 1 << 31;
+
+/// OpenCL's `CLK_LOCAL_MEM_FENCE` and `CLK_GLOBAL_MEM_FENCE`.
+const CLK_LOCAL_MEM_FENCE: u64 = 1;
+const CLK_GLOBAL_MEM_FENCE: u64 = 2;
+
+/// How a sub-group exchange picks the source lane.
+#[derive(Clone, Copy)]
+enum Exchange<'ctx> {
+    /// From lane `n`.
+    Index(IntValue<'ctx>),
+    /// From lane `own id ^ mask`.
+    Xor(IntValue<'ctx>),
+}
+
+/// The Itanium mangling of a scalar type, as in OpenCL builtin names.
+fn itanium_code(ty: ScalarType) -> &'static str {
+    match ty {
+        ScalarType::Bool => "b",
+        ScalarType::I8 => "c",
+        ScalarType::U8 => "h",
+        ScalarType::I16 => "s",
+        ScalarType::U16 => "t",
+        ScalarType::I32 => "i",
+        ScalarType::U32 => "j",
+        ScalarType::I64 => "l",
+        ScalarType::U64 => "m",
+        ScalarType::F16 => "Dh",
+        ScalarType::F32 => "f",
+        ScalarType::F64 => "d",
+    }
+}
+
+/// `_Z<len><name><parameter codes>`.
+fn mangle(name: &str, parameters: &str) -> String {
+    format!("_Z{}{name}{parameters}", name.len())
+}
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// The declaration of an LLVM intrinsic, overloaded on `overloads`.
+    fn intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+    ) -> Result<FunctionValue<'ctx>> {
+        Intrinsic::find(name)
+            .and_then(|intrinsic| intrinsic.get_declaration(self.module, overloads))
+            .ok_or_else(|| LowerError(format!("LLVM 22 has no intrinsic `{name}` for these types")))
+    }
+
+    /// Declares (once) an external function: a target builtin or a math-library function.
+    /// `pure` ones neither read nor write memory; every one is `convergent` unless pure.
+    fn external_function(
+        &self,
+        name: &str,
+        result: Option<BasicTypeEnum<'ctx>>,
+        parameters: &[BasicTypeEnum<'ctx>],
+        pure: bool,
+    ) -> FunctionValue<'ctx> {
+        if let Some(existing) = self.module.get_function(name) {
+            return existing;
+        }
+        let parameters: Vec<BasicMetadataTypeEnum> = parameters.iter().map(|&p| p.into()).collect();
+        let function_type = match result {
+            Some(result) => result.fn_type(&parameters, false),
+            None => self.context.void_type().fn_type(&parameters, false),
+        };
+        let function = self.module.add_function(name, function_type, None);
+        function.set_call_conventions(self.target.device_calling_convention);
+        let context = self.context;
+        function.add_attribute(
+            AttributeLoc::Function,
+            enum_attribute(context, "nounwind", 0),
+        );
+        if pure {
+            function.add_attribute(
+                AttributeLoc::Function,
+                enum_attribute(context, "willreturn", 0),
+            );
+            // `memory(none)`.
+            function.add_attribute(AttributeLoc::Function, enum_attribute(context, "memory", 0));
+        } else {
+            function.add_attribute(
+                AttributeLoc::Function,
+                enum_attribute(context, "convergent", 0),
+            );
+        }
+        function
+    }
+
+    fn call_function(
+        &self,
+        function: FunctionValue<'ctx>,
+        arguments: &[BasicValueEnum<'ctx>],
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        let arguments: Vec<BasicMetadataValueEnum> = arguments.iter().map(|&a| a.into()).collect();
+        let call = self.builder.build_call(function, &arguments, "")?;
+        call.set_call_convention(function.get_call_conventions());
+        Ok(call.try_as_basic_value().basic())
+    }
+
+    fn call_value(
+        &self,
+        function: FunctionValue<'ctx>,
+        arguments: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        self.call_function(function, arguments)?.ok_or_else(|| {
+            LowerError(format!(
+                "`{}` returns no value",
+                function.get_name().to_string_lossy()
+            ))
+        })
+    }
+
+    fn call_intrinsic(
+        &self,
+        name: &str,
+        overloads: &[BasicTypeEnum<'ctx>],
+        arguments: &[BasicValueEnum<'ctx>],
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let function = self.intrinsic(name, overloads)?;
+        self.call_value(function, arguments)
+    }
+
+    fn i32_constant(&self, value: u64) -> IntValue<'ctx> {
+        self.context.i32_type().const_int(value, false)
+    }
+
+    /// `a * b + c` on ids and sizes, which never wrap under the index width rule.
+    fn multiply_add(
+        &self,
+        a: IntValue<'ctx>,
+        b: IntValue<'ctx>,
+        c: IntValue<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let product = self.builder.build_int_nuw_mul(a, b, "")?;
+        Ok(self.builder.build_int_nuw_add(product, c, "")?)
+    }
+
+    /// A work-item query as a `u32`.
+    pub(super) fn work_item(
+        &mut self,
+        query: WorkItemQuery,
+        dimension: u8,
+    ) -> Result<IntValue<'ctx>> {
+        let axis = ["x", "y", "z"]
+            .get(usize::from(dimension))
+            .copied()
+            .ok_or_else(|| LowerError(format!("work-item dimension {dimension}")))?;
+        match self.target.work_items {
+            WorkItemLowering::OpenClBuiltins => self.opencl_work_item(query, dimension),
+            WorkItemLowering::NvvmSpecialRegisters => {
+                let register = |name: &str| -> Result<IntValue<'ctx>> {
+                    Ok(self
+                        .call_intrinsic(
+                            &format!("llvm.nvvm.read.ptx.sreg.{name}.{axis}"),
+                            &[],
+                            &[],
+                        )?
+                        .into_int_value())
+                };
+                match query {
+                    WorkItemQuery::LocalId => register("tid"),
+                    WorkItemQuery::LocalSize => register("ntid"),
+                    WorkItemQuery::GroupId => register("ctaid"),
+                    WorkItemQuery::NumGroups => register("nctaid"),
+                    WorkItemQuery::GlobalId => {
+                        let (group, size, local) =
+                            (register("ctaid")?, register("ntid")?, register("tid")?);
+                        self.multiply_add(group, size, local)
+                    }
+                    WorkItemQuery::GlobalSize => {
+                        let (groups, size) = (register("nctaid")?, register("ntid")?);
+                        Ok(self.builder.build_int_nuw_mul(groups, size, "")?)
+                    }
+                }
+            }
+            WorkItemLowering::AmdgpuDispatchPacket => {
+                let local_id = |this: &Self| -> Result<IntValue<'ctx>> {
+                    Ok(this
+                        .call_intrinsic(&format!("llvm.amdgcn.workitem.id.{axis}"), &[], &[])?
+                        .into_int_value())
+                };
+                let group_id = |this: &Self| -> Result<IntValue<'ctx>> {
+                    Ok(this
+                        .call_intrinsic(&format!("llvm.amdgcn.workgroup.id.{axis}"), &[], &[])?
+                        .into_int_value())
+                };
+                match query {
+                    WorkItemQuery::LocalId => local_id(self),
+                    WorkItemQuery::GroupId => group_id(self),
+                    WorkItemQuery::LocalSize => self.dispatch_group_size(dimension),
+                    WorkItemQuery::GlobalSize => self.dispatch_grid_size(dimension),
+                    WorkItemQuery::GlobalId => {
+                        let group = group_id(self)?;
+                        let size = self.dispatch_group_size(dimension)?;
+                        let local = local_id(self)?;
+                        self.multiply_add(group, size, local)
+                    }
+                    WorkItemQuery::NumGroups => {
+                        // Launches are whole work-groups; rounding up keeps this exact anyway.
+                        let grid = self.dispatch_grid_size(dimension)?;
+                        let size = self.dispatch_group_size(dimension)?;
+                        let one = self.i32_constant(1);
+                        let size_minus_one = self.builder.build_int_nuw_sub(size, one, "")?;
+                        let padded = self.builder.build_int_nuw_add(grid, size_minus_one, "")?;
+                        Ok(self.builder.build_int_unsigned_div(padded, size, "")?)
+                    }
+                }
+            }
+        }
+    }
+
+    fn opencl_work_item(&mut self, query: WorkItemQuery, dimension: u8) -> Result<IntValue<'ctx>> {
+        let name = match query {
+            WorkItemQuery::GlobalId => "get_global_id",
+            WorkItemQuery::LocalId => "get_local_id",
+            WorkItemQuery::GroupId => "get_group_id",
+            WorkItemQuery::LocalSize => "get_local_size",
+            WorkItemQuery::GlobalSize => "get_global_size",
+            WorkItemQuery::NumGroups => "get_num_groups",
+        };
+        let i64_type = self.context.i64_type();
+        let function = self.external_function(
+            &mangle(name, "j"),
+            Some(i64_type.into()),
+            &[self.context.i32_type().into()],
+            true,
+        );
+        let value = self.call_value(function, &[self.i32_constant(u64::from(dimension)).into()])?;
+        // `size_t` results below 2^31 (sizes at least 1): lets the optimizer narrow the
+        // arithmetic and drop sign checks.
+        let lower = u64::from(matches!(
+            query,
+            WorkItemQuery::LocalSize | WorkItemQuery::GlobalSize | WorkItemQuery::NumGroups
+        ));
+        if let Some(instruction) = value.as_instruction_value() {
+            let range = self.context.metadata_node(&[
+                i64_type.const_int(lower, false).into(),
+                i64_type.const_int(INDEX_LIMIT, false).into(),
+            ]);
+            instruction
+                .set_metadata(range, self.context.get_kind_id("range"))
+                .map_err(|e| LowerError(e.to_string()))?;
+        }
+        Ok(self
+            .builder
+            .build_int_truncate(value.into_int_value(), self.context.i32_type(), "")?)
+    }
+
+    /// Reads a field of the HSA kernel dispatch packet.
+    fn dispatch_field(
+        &self,
+        offset: u64,
+        ty: inkwell::types::IntType<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let packet = self
+            .call_intrinsic("llvm.amdgcn.dispatch.ptr", &[], &[])?
+            .into_pointer_value();
+        // SAFETY: the offset lies inside the 64-byte dispatch packet.
+        let field = unsafe {
+            self.builder.build_in_bounds_gep(
+                self.context.i8_type(),
+                packet,
+                &[self.context.i64_type().const_int(offset, false)],
+                "",
+            )?
+        };
+        let value = self.builder.build_load(ty, field, "")?;
+        if let Some(instruction) = value.as_instruction_value() {
+            let bytes = ty.get_bit_width() / 8;
+            instruction
+                .set_alignment(bytes)
+                .map_err(|e| LowerError(e.to_string()))?;
+            let invariant = self.context.metadata_node(&[]);
+            instruction
+                .set_metadata(invariant, self.context.get_kind_id("invariant.load"))
+                .map_err(|e| LowerError(e.to_string()))?;
+        }
+        Ok(value.into_int_value())
+    }
+
+    /// `workgroup_size_{x,y,z}`: `u16` at byte 4 + 2 * dimension of the dispatch packet.
+    fn dispatch_group_size(&self, dimension: u8) -> Result<IntValue<'ctx>> {
+        let size = self.dispatch_field(4 + 2 * u64::from(dimension), self.context.i16_type())?;
+        Ok(self
+            .builder
+            .build_int_z_extend(size, self.context.i32_type(), "")?)
+    }
+
+    /// `grid_size_{x,y,z}`: `u32` at byte 12 + 4 * dimension of the dispatch packet.
+    fn dispatch_grid_size(&self, dimension: u8) -> Result<IntValue<'ctx>> {
+        self.dispatch_field(12 + 4 * u64::from(dimension), self.context.i32_type())
+    }
+
+    pub(super) fn barrier(&mut self, fence: FenceFlags) -> Result<()> {
+        match self.target.barrier {
+            BarrierLowering::OpenClBuiltin => {
+                let flags = if fence.local { CLK_LOCAL_MEM_FENCE } else { 0 }
+                    | if fence.global {
+                        CLK_GLOBAL_MEM_FENCE
+                    } else {
+                        0
+                    };
+                let function = self.external_function(
+                    &mangle("barrier", "j"),
+                    None,
+                    &[self.context.i32_type().into()],
+                    false,
+                );
+                self.call_function(function, &[self.i32_constant(flags).into()])?;
+            }
+            BarrierLowering::NvvmBarrier => {
+                let function = self.intrinsic("llvm.nvvm.barrier.cta.sync.aligned.all", &[])?;
+                self.call_function(function, &[self.i32_constant(0).into()])?;
+            }
+            BarrierLowering::AmdgpuFencedBarrier => {
+                let scope = self.target.sync_scopes.work_group;
+                llvm::fence(self.context, &self.builder, AtomicOrdering::Release, scope)?;
+                let function = self.intrinsic("llvm.amdgcn.s.barrier", &[])?;
+                self.call_function(function, &[])?;
+                llvm::fence(self.context, &self.builder, AtomicOrdering::Acquire, scope)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn sub_group(
+        &mut self,
+        op: SubGroupOp,
+        arguments: &[Expression],
+        ty: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let mut values = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            values.push(self.expression(argument)?);
+        }
+        let argument = |index: usize| {
+            values
+                .get(index)
+                .copied()
+                .ok_or_else(|| LowerError(format!("{} lacks argument {index}", op.name())))
+        };
+        match self.target.sub_groups {
+            SubGroupLowering::OpenClBuiltins => {
+                let i32_type: BasicTypeEnum = self.context.i32_type().into();
+                let value_type = self.types.value(ty);
+                let code = itanium_code(ty);
+                let (name, parameters, arguments): (
+                    String,
+                    Vec<BasicTypeEnum>,
+                    Vec<BasicValueEnum>,
+                ) = match op {
+                    SubGroupOp::LocalId => (mangle("get_sub_group_local_id", "v"), vec![], vec![]),
+                    SubGroupOp::Size => (mangle("get_sub_group_size", "v"), vec![], vec![]),
+                    SubGroupOp::Shuffle => (
+                        mangle("sub_group_shuffle", &format!("{code}j")),
+                        vec![value_type, i32_type],
+                        vec![argument(0)?, argument(1)?],
+                    ),
+                    SubGroupOp::ShuffleXor => (
+                        mangle("sub_group_shuffle_xor", &format!("{code}j")),
+                        vec![value_type, i32_type],
+                        vec![argument(0)?, argument(1)?],
+                    ),
+                    SubGroupOp::ReduceAdd | SubGroupOp::ReduceMin | SubGroupOp::ReduceMax => {
+                        let operation = match op {
+                            SubGroupOp::ReduceAdd => "add",
+                            SubGroupOp::ReduceMin => "min",
+                            _ => "max",
+                        };
+                        (
+                            mangle(&format!("sub_group_reduce_{operation}"), code),
+                            vec![value_type],
+                            vec![argument(0)?],
+                        )
+                    }
+                };
+                let result = match op {
+                    SubGroupOp::LocalId | SubGroupOp::Size => i32_type,
+                    _ => value_type,
+                };
+                let function = self.external_function(&name, Some(result), &parameters, false);
+                self.call_value(function, &arguments)
+            }
+            SubGroupLowering::Shuffles {
+                lane_id,
+                shuffle,
+                size,
+            } => match op {
+                SubGroupOp::LocalId => Ok(self.lane_id(lane_id, size)?.into()),
+                SubGroupOp::Size => Ok(self.i32_constant(u64::from(size)).into()),
+                SubGroupOp::Shuffle => {
+                    let lane = argument(1)?.into_int_value();
+                    self.exchange(
+                        argument(0)?,
+                        ty,
+                        Exchange::Index(lane),
+                        lane_id,
+                        shuffle,
+                        size,
+                    )
+                }
+                SubGroupOp::ShuffleXor => {
+                    let mask = argument(1)?.into_int_value();
+                    self.exchange(
+                        argument(0)?,
+                        ty,
+                        Exchange::Xor(mask),
+                        lane_id,
+                        shuffle,
+                        size,
+                    )
+                }
+                SubGroupOp::ReduceAdd | SubGroupOp::ReduceMin | SubGroupOp::ReduceMax => {
+                    // A butterfly: after log2(size) exchanges every lane holds the result.
+                    let mut value = argument(0)?;
+                    let mut distance = size / 2;
+                    while distance >= 1 {
+                        let mask = self.i32_constant(u64::from(distance));
+                        let other =
+                            self.exchange(value, ty, Exchange::Xor(mask), lane_id, shuffle, size)?;
+                        value = self.combine(op, ty, value, other)?;
+                        distance /= 2;
+                    }
+                    Ok(value)
+                }
+            },
+        }
+    }
+
+    fn lane_id(&self, source: LaneIdSource, size: u32) -> Result<IntValue<'ctx>> {
+        match source {
+            LaneIdSource::NvvmLaneId => Ok(self
+                .call_intrinsic("llvm.nvvm.read.ptx.sreg.laneid", &[], &[])?
+                .into_int_value()),
+            LaneIdSource::AmdgpuMbcnt => {
+                let all = self.context.i32_type().const_all_ones();
+                let low = self.call_intrinsic(
+                    "llvm.amdgcn.mbcnt.lo",
+                    &[],
+                    &[all.into(), self.i32_constant(0).into()],
+                )?;
+                if size <= 32 {
+                    return Ok(low.into_int_value());
+                }
+                Ok(self
+                    .call_intrinsic("llvm.amdgcn.mbcnt.hi", &[], &[all.into(), low])?
+                    .into_int_value())
+            }
+        }
+    }
+
+    /// Exchanges a value between lanes, 32 bits at a time.
+    fn exchange(
+        &self,
+        value: BasicValueEnum<'ctx>,
+        ty: ScalarType,
+        exchange: Exchange<'ctx>,
+        lane_id: LaneIdSource,
+        shuffle: ShufflePrimitive,
+        size: u32,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let i32_type = self.context.i32_type();
+        let bits_type = match ty.bit_width() {
+            32 => i32_type,
+            64 => self.context.i64_type(),
+            other => {
+                return Err(LowerError(format!(
+                    "sub-group exchange of {other}-bit values"
+                )));
+            }
+        };
+        let bits = if ty.is_float() {
+            b.build_bit_cast(value, bits_type, "")?.into_int_value()
+        } else {
+            value.into_int_value()
+        };
+        let source_address = match (shuffle, exchange) {
+            (ShufflePrimitive::AmdgpuDsBpermute, Exchange::Index(lane)) => {
+                Some(b.build_left_shift(lane, self.i32_constant(2), "")?)
+            }
+            (ShufflePrimitive::AmdgpuDsBpermute, Exchange::Xor(mask)) => {
+                let own = self.lane_id(lane_id, size)?;
+                let lane = b.build_xor(own, mask, "")?;
+                Some(b.build_left_shift(lane, self.i32_constant(2), "")?)
+            }
+            (ShufflePrimitive::NvvmShflSync, _) => None,
+        };
+        let word = |word: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
+            let result = match (shuffle, exchange) {
+                (ShufflePrimitive::NvvmShflSync, Exchange::Index(lane)) => self.call_intrinsic(
+                    "llvm.nvvm.shfl.sync.idx.i32",
+                    &[],
+                    &[
+                        i32_type.const_all_ones().into(),
+                        word.into(),
+                        lane.into(),
+                        self.i32_constant(31).into(),
+                    ],
+                )?,
+                (ShufflePrimitive::NvvmShflSync, Exchange::Xor(mask)) => self.call_intrinsic(
+                    "llvm.nvvm.shfl.sync.bfly.i32",
+                    &[],
+                    &[
+                        i32_type.const_all_ones().into(),
+                        word.into(),
+                        mask.into(),
+                        self.i32_constant(31).into(),
+                    ],
+                )?,
+                (ShufflePrimitive::AmdgpuDsBpermute, _) => {
+                    let address = source_address
+                        .ok_or_else(|| LowerError("no ds_bpermute address".into()))?;
+                    self.call_intrinsic(
+                        "llvm.amdgcn.ds.bpermute",
+                        &[],
+                        &[address.into(), word.into()],
+                    )?
+                }
+            };
+            Ok(result.into_int_value())
+        };
+        let exchanged = if ty.bit_width() == 64 {
+            let low = b.build_int_truncate(bits, i32_type, "")?;
+            let shifted = b.build_right_shift(bits, bits_type.const_int(32, false), false, "")?;
+            let high = b.build_int_truncate(shifted, i32_type, "")?;
+            let (low, high) = (word(low)?, word(high)?);
+            let low = b.build_int_z_extend(low, bits_type, "")?;
+            let high = b.build_int_z_extend(high, bits_type, "")?;
+            let high = b.build_left_shift(high, bits_type.const_int(32, false), "")?;
+            b.build_or(high, low, "")?
+        } else {
+            word(bits)?
+        };
+        Ok(if ty.is_float() {
+            b.build_bit_cast(exchanged, self.types.value(ty), "")?
+        } else {
+            exchanged.into()
+        })
+    }
+
+    /// One step of a sub-group reduction.
+    fn combine(
+        &self,
+        op: SubGroupOp,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if op == SubGroupOp::ReduceAdd {
+            return if ty.is_float() {
+                Ok(self
+                    .builder
+                    .build_float_add(left.into_float_value(), right.into_float_value(), "")?
+                    .into())
+            } else {
+                Ok(self
+                    .builder
+                    .build_int_add(left.into_int_value(), right.into_int_value(), "")?
+                    .into())
+            };
+        }
+        let function = if op == SubGroupOp::ReduceMin {
+            MathFunction::Min
+        } else {
+            MathFunction::Max
+        };
+        self.min_max(function, ty, left, right)
+    }
+
+    /// `min` or `max` of two values of `ty`.
+    fn min_max(
+        &self,
+        function: MathFunction,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let minimum = function == MathFunction::Min;
+        let name = match (ty.is_float(), ty.is_signed_integer(), minimum) {
+            (true, _, true) => "llvm.minnum",
+            (true, _, false) => "llvm.maxnum",
+            (false, true, true) => "llvm.smin",
+            (false, true, false) => "llvm.smax",
+            (false, false, true) => "llvm.umin",
+            (false, false, false) => "llvm.umax",
+        };
+        self.call_intrinsic(name, &[self.types.value(ty)], &[left, right])
+    }
+
+    pub(super) fn math(
+        &mut self,
+        function: MathFunction,
+        arguments: &[Expression],
+        ty: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let mut values = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            values.push(self.expression(argument)?);
+        }
+        if values.len() != function.arity() {
+            return Err(LowerError(format!(
+                "`{}` takes {} arguments, got {}",
+                function.name(),
+                function.arity(),
+                values.len()
+            )));
+        }
+        let value_type = self.types.value(ty);
+        match self.target.math_strategy(function, ty) {
+            MathStrategy::Intrinsic(name) => self.call_intrinsic(name, &[value_type], &values),
+            MathStrategy::Library { name, promote_half } => {
+                let (call_type, arguments) = if promote_half {
+                    let f32_type = self.context.f32_type();
+                    let mut promoted = Vec::with_capacity(values.len());
+                    for value in &values {
+                        promoted.push(
+                            self.builder
+                                .build_float_ext(value.into_float_value(), f32_type, "")?
+                                .into(),
+                        );
+                    }
+                    (f32_type.into(), promoted)
+                } else {
+                    (value_type, values)
+                };
+                let parameters = vec![call_type; arguments.len()];
+                let declaration = self.external_function(&name, Some(call_type), &parameters, true);
+                let result = self.call_value(declaration, &arguments)?;
+                if promote_half {
+                    Ok(self
+                        .builder
+                        .build_float_trunc(
+                            result.into_float_value(),
+                            value_type.into_float_type(),
+                            "",
+                        )?
+                        .into())
+                } else {
+                    Ok(result)
+                }
+            }
+            MathStrategy::Expanded => match function {
+                MathFunction::Abs if ty.is_signed_integer() => {
+                    let poison_on_minimum = self.context.bool_type().const_zero();
+                    self.call_intrinsic(
+                        "llvm.abs",
+                        &[value_type],
+                        &[values[0], poison_on_minimum.into()],
+                    )
+                }
+                MathFunction::Abs => Ok(values[0]),
+                MathFunction::Min | MathFunction::Max => {
+                    self.min_max(function, ty, values[0], values[1])
+                }
+                MathFunction::Clamp => {
+                    let lower = self.min_max(MathFunction::Max, ty, values[0], values[1])?;
+                    self.min_max(MathFunction::Min, ty, lower, values[2])
+                }
+                other => Err(LowerError(format!(
+                    "`{}` on `{ty}` has no lowering",
+                    other.name()
+                ))),
+            },
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Expressions: literals, operators, casts, selects and device-function calls.
+
+use super::{FunctionLowering, LowerError, ParameterValue, Result};
+use crate::llvm;
+use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
+use inkwell::{FloatPredicate, IntPredicate};
+use kdsl_ir::{
+    Argument, BinaryOp, Expression, ExpressionKind, Literal, LogicalOp, ScalarType, UnaryOp,
+};
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// Evaluates an expression statement; calls without a result produce no value.
+    pub(super) fn evaluate(&mut self, expression: &Expression) -> Result<()> {
+        if let ExpressionKind::Call {
+            function,
+            arguments,
+        } = &expression.kind
+        {
+            self.call(*function, arguments)?;
+        } else {
+            self.expression(expression)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn expression(&mut self, expression: &Expression) -> Result<BasicValueEnum<'ctx>> {
+        let ty = expression.ty;
+        match &expression.kind {
+            ExpressionKind::Literal(literal) => Ok(self.literal(*literal, ty)),
+            ExpressionKind::Parameter(id) => match self.parameters.get(id.0 as usize) {
+                Some(ParameterValue::Scalar(value)) => Ok(*value),
+                _ => Err(LowerError(format!("parameter %{} is not a scalar", id.0))),
+            },
+            ExpressionKind::Variable(id) => {
+                let storage = self.variables[id.0 as usize];
+                Ok(self.builder.build_load(storage.ty, storage.pointer, "")?)
+            }
+            ExpressionKind::Load(place) => self.load(place),
+            ExpressionKind::Unary { op, operand } => {
+                let value = self.expression(operand)?;
+                self.unary(*op, value, ty)
+            }
+            ExpressionKind::Binary { op, left, right } => {
+                let operand_type = left.ty;
+                let left_value = self.expression(left)?;
+                let right_value = self.expression(right)?;
+                self.binary(*op, operand_type, left_value, right_value, right.ty)
+            }
+            ExpressionKind::ShortCircuit { op, left, right } => {
+                self.short_circuit(*op, left, right)
+            }
+            ExpressionKind::Cast { value } => {
+                let from = value.ty;
+                let value = self.expression(value)?;
+                self.cast(value, from, ty)
+            }
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                let condition = self.expression(condition)?.into_int_value();
+                let accept = self.expression(accept)?;
+                let reject = self.expression(reject)?;
+                Ok(self.builder.build_select(condition, accept, reject, "")?)
+            }
+            ExpressionKind::Call {
+                function,
+                arguments,
+            } => self
+                .call(*function, arguments)?
+                .ok_or_else(|| LowerError("a call without a result is used as a value".into())),
+            ExpressionKind::WorkItem { query, dimension } => {
+                Ok(self.work_item(*query, *dimension)?.into())
+            }
+            ExpressionKind::Math {
+                function,
+                arguments,
+            } => self.math(*function, arguments, ty),
+            ExpressionKind::Atomic {
+                op,
+                place,
+                value,
+                comparand,
+            } => self.atomic(*op, place, value, comparand.as_deref()),
+            ExpressionKind::SubGroup { op, arguments } => self.sub_group(*op, arguments, ty),
+        }
+    }
+
+    pub(super) fn literal(&self, literal: Literal, ty: ScalarType) -> BasicValueEnum<'ctx> {
+        let llvm_type = self.types.value(ty);
+        match literal {
+            Literal::Bool(value) => self
+                .context
+                .bool_type()
+                .const_int(u64::from(value), false)
+                .into(),
+            Literal::Integer(bits) if ty.is_float() => llvm_type
+                .into_float_type()
+                .const_float(if ty.is_signed_integer() {
+                    bits as i64 as f64
+                } else {
+                    bits as f64
+                })
+                .into(),
+            Literal::Integer(bits) => llvm_type.into_int_type().const_int(bits, false).into(),
+            Literal::Float(value) if ty.is_float() => {
+                llvm_type.into_float_type().const_float(value).into()
+            }
+            Literal::Float(value) => llvm_type
+                .into_int_type()
+                .const_int(value as i64 as u64, false)
+                .into(),
+        }
+    }
+
+    fn unary(
+        &mut self,
+        op: UnaryOp,
+        value: BasicValueEnum<'ctx>,
+        ty: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        Ok(match op {
+            UnaryOp::Negate if ty.is_float() => self
+                .builder
+                .build_float_neg(value.into_float_value(), "")?
+                .into(),
+            UnaryOp::Negate => self
+                .builder
+                .build_int_neg(value.into_int_value(), "")?
+                .into(),
+            UnaryOp::Not | UnaryOp::BitNot => {
+                self.builder.build_not(value.into_int_value(), "")?.into()
+            }
+        })
+    }
+
+    /// `ty` is the operands' type (the left one for shifts, whose amount has `amount_type`).
+    pub(super) fn binary(
+        &mut self,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+        amount_type: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if ty.is_float() {
+            return self.float_binary(op, left.into_float_value(), right.into_float_value());
+        }
+        let left = left.into_int_value();
+        let mut right = right.into_int_value();
+        let signed = ty.is_signed_integer();
+        let b = &self.builder;
+        let value: IntValue = match op {
+            BinaryOp::Add => b.build_int_add(left, right, "")?,
+            BinaryOp::Subtract => b.build_int_sub(left, right, "")?,
+            BinaryOp::Multiply => b.build_int_mul(left, right, "")?,
+            BinaryOp::Divide if signed => b.build_int_signed_div(left, right, "")?,
+            BinaryOp::Divide => b.build_int_unsigned_div(left, right, "")?,
+            BinaryOp::Remainder if signed => b.build_int_signed_rem(left, right, "")?,
+            BinaryOp::Remainder => b.build_int_unsigned_rem(left, right, "")?,
+            BinaryOp::BitAnd => b.build_and(left, right, "")?,
+            BinaryOp::BitOr => b.build_or(left, right, "")?,
+            BinaryOp::BitXor => b.build_xor(left, right, "")?,
+            BinaryOp::ShiftLeft | BinaryOp::ShiftRight => {
+                // The amount takes the left operand's width; amounts are never negative in
+                // defined programs, so widening by zero-extension is exact.
+                let width = left.get_type().get_bit_width();
+                let amount_width = right.get_type().get_bit_width();
+                if amount_width > width {
+                    right = b.build_int_truncate(right, left.get_type(), "")?;
+                } else if amount_width < width {
+                    right = if amount_type.is_signed_integer() {
+                        b.build_int_s_extend(right, left.get_type(), "")?
+                    } else {
+                        b.build_int_z_extend(right, left.get_type(), "")?
+                    };
+                }
+                if op == BinaryOp::ShiftLeft {
+                    b.build_left_shift(left, right, "")?
+                } else {
+                    b.build_right_shift(left, right, signed, "")?
+                }
+            }
+            comparison => {
+                let predicate = match (comparison, signed) {
+                    (BinaryOp::Equal, _) => IntPredicate::EQ,
+                    (BinaryOp::NotEqual, _) => IntPredicate::NE,
+                    (BinaryOp::Less, true) => IntPredicate::SLT,
+                    (BinaryOp::Less, false) => IntPredicate::ULT,
+                    (BinaryOp::LessEqual, true) => IntPredicate::SLE,
+                    (BinaryOp::LessEqual, false) => IntPredicate::ULE,
+                    (BinaryOp::Greater, true) => IntPredicate::SGT,
+                    (BinaryOp::Greater, false) => IntPredicate::UGT,
+                    (BinaryOp::GreaterEqual, true) => IntPredicate::SGE,
+                    (_, _) => IntPredicate::UGE,
+                };
+                b.build_int_compare(predicate, left, right, "")?
+            }
+        };
+        Ok(value.into())
+    }
+
+    fn float_binary(
+        &mut self,
+        op: BinaryOp,
+        left: FloatValue<'ctx>,
+        right: FloatValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let value: BasicValueEnum = match op {
+            BinaryOp::Add => b.build_float_add(left, right, "")?.into(),
+            BinaryOp::Subtract => b.build_float_sub(left, right, "")?.into(),
+            BinaryOp::Multiply => b.build_float_mul(left, right, "")?.into(),
+            BinaryOp::Divide => b.build_float_div(left, right, "")?.into(),
+            BinaryOp::Remainder => b.build_float_rem(left, right, "")?.into(),
+            comparison => {
+                // Ordered comparisons (false with NaN), except `!=`, which is true with NaN.
+                let predicate = match comparison {
+                    BinaryOp::Equal => FloatPredicate::OEQ,
+                    BinaryOp::NotEqual => FloatPredicate::UNE,
+                    BinaryOp::Less => FloatPredicate::OLT,
+                    BinaryOp::LessEqual => FloatPredicate::OLE,
+                    BinaryOp::Greater => FloatPredicate::OGT,
+                    BinaryOp::GreaterEqual => FloatPredicate::OGE,
+                    other => {
+                        return Err(LowerError(format!("operator {other:?} on floats")));
+                    }
+                };
+                b.build_float_compare(predicate, left, right, "")?.into()
+            }
+        };
+        if matches!(op, BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply) {
+            llvm::allow_contraction(value);
+        }
+        Ok(value)
+    }
+
+    fn short_circuit(
+        &mut self,
+        op: LogicalOp,
+        left: &Expression,
+        right: &Expression,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let left = self.expression(left)?.into_int_value();
+        let left_block = self
+            .builder
+            .get_insert_block()
+            .ok_or_else(|| LowerError("the builder has no block".into()))?;
+        let right_block = self.new_block("rhs");
+        let join = self.new_block("logic");
+        match op {
+            LogicalOp::And => self
+                .builder
+                .build_conditional_branch(left, right_block, join)?,
+            LogicalOp::Or => self
+                .builder
+                .build_conditional_branch(left, join, right_block)?,
+        };
+        self.builder.position_at_end(right_block);
+        let right = self.expression(right)?;
+        let right_end = self
+            .builder
+            .get_insert_block()
+            .ok_or_else(|| LowerError("the builder has no block".into()))?;
+        self.builder.build_unconditional_branch(join)?;
+        self.builder.position_at_end(join);
+        let phi = self.builder.build_phi(self.context.bool_type(), "")?;
+        let short = self
+            .context
+            .bool_type()
+            .const_int(u64::from(op == LogicalOp::Or), false);
+        phi.add_incoming(&[(&short, left_block), (&right, right_end)]);
+        Ok(phi.as_basic_value())
+    }
+
+    pub(super) fn cast(
+        &mut self,
+        value: BasicValueEnum<'ctx>,
+        from: ScalarType,
+        to: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if from == to {
+            return Ok(value);
+        }
+        let b = &self.builder;
+        let target_type = self.types.value(to);
+        Ok(match (from.is_float(), to.is_float()) {
+            (true, true) => {
+                let value = value.into_float_value();
+                let target = target_type.into_float_type();
+                if from.bit_width() < to.bit_width() {
+                    b.build_float_ext(value, target, "")?.into()
+                } else {
+                    b.build_float_trunc(value, target, "")?.into()
+                }
+            }
+            (true, false) if to == ScalarType::Bool => {
+                let value = value.into_float_value();
+                b.build_float_compare(
+                    FloatPredicate::UNE,
+                    value,
+                    value.get_type().const_zero(),
+                    "",
+                )?
+                .into()
+            }
+            (true, false) => {
+                let value = value.into_float_value();
+                let target = target_type.into_int_type();
+                if to.is_signed_integer() {
+                    b.build_float_to_signed_int(value, target, "")?.into()
+                } else {
+                    b.build_float_to_unsigned_int(value, target, "")?.into()
+                }
+            }
+            (false, true) => {
+                let value = value.into_int_value();
+                let target = target_type.into_float_type();
+                if from.is_signed_integer() {
+                    b.build_signed_int_to_float(value, target, "")?.into()
+                } else {
+                    b.build_unsigned_int_to_float(value, target, "")?.into()
+                }
+            }
+            (false, false) if to == ScalarType::Bool => {
+                let value = value.into_int_value();
+                b.build_int_compare(IntPredicate::NE, value, value.get_type().const_zero(), "")?
+                    .into()
+            }
+            (false, false) => {
+                let value = value.into_int_value();
+                let target = target_type.into_int_type();
+                if from.bit_width() > to.bit_width() {
+                    b.build_int_truncate(value, target, "")?.into()
+                } else if from.bit_width() == to.bit_width() {
+                    value.into()
+                } else if from.is_signed_integer() {
+                    b.build_int_s_extend(value, target, "")?.into()
+                } else {
+                    b.build_int_z_extend(value, target, "")?.into()
+                }
+            }
+        })
+    }
+
+    fn call(
+        &mut self,
+        function: kdsl_ir::FunctionId,
+        arguments: &[Argument],
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        let callee = *self
+            .functions
+            .get(function.0 as usize)
+            .ok_or_else(|| LowerError(format!("function #{} does not exist", function.0)))?;
+        let mut values: Vec<BasicMetadataValueEnum> = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            values.push(match argument {
+                Argument::Value(value) => self.expression(value)?.into(),
+                Argument::Buffer(id) => match self.parameters.get(id.0 as usize) {
+                    Some(ParameterValue::Buffer(pointer)) => (*pointer).into(),
+                    _ => return Err(LowerError(format!("parameter %{} is not a buffer", id.0))),
+                },
+            });
+        }
+        let call = self.builder.build_call(callee, &values, "")?;
+        call.set_call_convention(self.target.device_calling_convention);
+        Ok(call.try_as_basic_value().basic())
+    }
+}

@@ -1,0 +1,153 @@
+//! Memory: element addresses, loads, stores and atomics. There are no bounds checks:
+//! an index outside its buffer or array is undefined behaviour, as in OpenCL and CUDA.
+
+use super::{FunctionLowering, LowerError, ParameterValue, Result};
+use crate::llvm;
+use inkwell::llvm_sys::LLVMAtomicRMWBinOp;
+use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
+use kdsl_ir::{AddressSpace, AtomicOp, Expression, Place, PlaceBase, ScalarType};
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// An index as a 64-bit offset. A signed index of a valid access is never negative, so
+    /// it is zero-extended with `nneg`; that keeps address arithmetic in unsigned form.
+    fn index(&mut self, index: &Expression) -> Result<IntValue<'ctx>> {
+        let value = self.expression(index)?.into_int_value();
+        let i64_type = self.context.i64_type();
+        if value.get_type().get_bit_width() >= 64 {
+            return Ok(value);
+        }
+        let extended = self.builder.build_int_z_extend(value, i64_type, "")?;
+        if index.ty.is_signed_integer() {
+            llvm::set_non_negative(extended.as_basic_value_enum());
+        }
+        Ok(extended)
+    }
+
+    /// The address of a place's element.
+    fn address(&mut self, place: &Place) -> Result<PointerValue<'ctx>> {
+        let mut indices = Vec::with_capacity(place.indices.len() + 1);
+        let (base, ty) = match place.base {
+            PlaceBase::Parameter(id) => match self.parameters.get(id.0 as usize) {
+                Some(ParameterValue::Buffer(pointer)) => {
+                    (*pointer, self.types.memory(place.element))
+                }
+                _ => return Err(LowerError(format!("parameter %{} is not a buffer", id.0))),
+            },
+            PlaceBase::Variable(id) => {
+                let storage = self.variables[id.0 as usize];
+                indices.push(self.context.i64_type().const_zero());
+                (storage.pointer, storage.ty)
+            }
+        };
+        for index in &place.indices {
+            let index = self.index(index)?;
+            indices.push(index);
+        }
+        // SAFETY: `inbounds` holds for every valid access (an out-of-bounds index is
+        // undefined behaviour in kdsl), and the indices match `ty`'s nesting.
+        let pointer = unsafe { self.builder.build_in_bounds_gep(ty, base, &indices, "")? };
+        Ok(pointer)
+    }
+
+    pub(super) fn load(&mut self, place: &Place) -> Result<BasicValueEnum<'ctx>> {
+        let pointer = self.address(place)?;
+        let memory_type = self.types.memory(place.element);
+        let value = self.builder.build_load(memory_type, pointer, "")?;
+        set_alignment(value, place.element)?;
+        if place.element == ScalarType::Bool {
+            let byte = value.into_int_value();
+            return Ok(self
+                .builder
+                .build_int_truncate(byte, self.context.bool_type(), "")?
+                .into());
+        }
+        Ok(value)
+    }
+
+    pub(super) fn store(&mut self, place: &Place, value: BasicValueEnum<'ctx>) -> Result<()> {
+        let pointer = self.address(place)?;
+        let value = if place.element == ScalarType::Bool {
+            self.builder
+                .build_int_z_extend(value.into_int_value(), self.context.i8_type(), "")?
+                .into()
+        } else {
+            value
+        };
+        let store = self.builder.build_store(pointer, value)?;
+        store
+            .set_alignment(place.element.size_in_bytes())
+            .map_err(|e| LowerError(e.to_string()))?;
+        Ok(())
+    }
+
+    /// A relaxed read-modify-write: device scope on global memory, work-group scope on local
+    /// memory. Barriers order memory; atomics only make the update indivisible.
+    pub(super) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        place: &Place,
+        value: &Expression,
+        comparand: Option<&Expression>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let pointer = self.address(place)?;
+        let value = self.expression(value)?;
+        let scope = if place.space == AddressSpace::Local {
+            self.target.sync_scopes.work_group
+        } else {
+            self.target.sync_scopes.device
+        };
+        let ty = place.element;
+        if op == AtomicOp::CompareExchange {
+            let expected = comparand
+                .ok_or_else(|| LowerError("compare-exchange without an expected value".into()))?;
+            let expected = self.expression(expected)?;
+            return Ok(llvm::compare_exchange(
+                self.context,
+                &self.builder,
+                pointer,
+                expected,
+                value,
+                scope,
+            )?);
+        }
+        let signed = ty.is_signed_integer();
+        let binary_op = match op {
+            AtomicOp::Add if ty.is_float() => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFAdd,
+            AtomicOp::Add => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpAdd,
+            AtomicOp::Subtract if ty.is_float() => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFSub,
+            AtomicOp::Subtract => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpSub,
+            AtomicOp::Min if ty.is_float() => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFMin,
+            AtomicOp::Min if signed => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpMin,
+            AtomicOp::Min => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUMin,
+            AtomicOp::Max if ty.is_float() => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpFMax,
+            AtomicOp::Max if signed => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpMax,
+            AtomicOp::Max => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpUMax,
+            AtomicOp::And => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpAnd,
+            AtomicOp::Or => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpOr,
+            AtomicOp::Xor => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpXor,
+            AtomicOp::Exchange => LLVMAtomicRMWBinOp::LLVMAtomicRMWBinOpXchg,
+            AtomicOp::CompareExchange => {
+                return Err(LowerError(
+                    "compare-exchange reached the read-modify-write path".into(),
+                ))
+            }
+        };
+        Ok(llvm::atomic_rmw(
+            self.context,
+            &self.builder,
+            binary_op,
+            pointer,
+            value,
+            scope,
+        ))
+    }
+}
+
+fn set_alignment(value: BasicValueEnum<'_>, element: ScalarType) -> Result<()> {
+    if let Some(instruction) = value.as_instruction_value() {
+        instruction
+            .set_alignment(element.size_in_bytes())
+            .map_err(|e| LowerError(e.to_string()))?;
+    }
+    Ok(())
+}

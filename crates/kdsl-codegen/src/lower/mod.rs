@@ -1,0 +1,385 @@
+//! The one lowering from kdsl IR to LLVM IR. Target differences come from the
+//! [`TargetDescription`]; this module and its children never test which target it is.
+//!
+//! - `mod.rs`: declarations (kernel ABI, parameter attributes, local-memory globals) and types.
+//! - `statement.rs`: structured control flow and variables.
+//! - `expression.rs`: operators, casts, calls.
+//! - `memory.rs`: places, loads, stores, atomics.
+//! - `builtins.rs`: work-item queries, barriers, sub-groups, math.
+
+mod builtins;
+mod expression;
+mod memory;
+mod statement;
+
+use crate::target::TargetDescription;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::basic_block::BasicBlock;
+use inkwell::builder::{Builder, BuilderError};
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::values::{BasicValueEnum, FunctionValue, PointerValue};
+use inkwell::AddressSpace as LlvmAddressSpace;
+use kdsl_ir::{AddressSpace, Function, FunctionKind, ParameterType, ScalarType, VariableType};
+
+/// An internal lowering failure: a bug, reported with LLVM's or the builder's message.
+#[derive(Debug)]
+pub(crate) struct LowerError(pub String);
+
+impl From<BuilderError> for LowerError {
+    fn from(error: BuilderError) -> Self {
+        LowerError(format!("LLVM builder: {error}"))
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, LowerError>;
+
+/// The LLVM name of a device function: prefixed so that it never collides with a kernel,
+/// a library function or an OpenCL builtin.
+fn device_function_name(name: &str) -> String {
+    format!("kdsl.{name}")
+}
+
+/// Lowers every function of `ir` into `module`, whose triple and data layout are set.
+pub(crate) fn lower_module<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    ir: &kdsl_ir::Module,
+    target: &TargetDescription,
+) -> Result<()> {
+    let types = Types { context };
+    for (flag, value) in &target.module_flags {
+        module.add_basic_value_flag(
+            flag,
+            inkwell::module::FlagBehavior::Error,
+            context.i32_type().const_int(u64::from(*value), false),
+        );
+    }
+    let mut functions = Vec::with_capacity(ir.functions.len());
+    for function in &ir.functions {
+        functions.push(declare_function(context, module, &types, target, function));
+    }
+    for (function, value) in ir.functions.iter().zip(&functions) {
+        let builder = context.create_builder();
+        let mut lowering = FunctionLowering::new(
+            context, module, builder, target, &functions, function, *value,
+        )?;
+        lowering.lower_body()?;
+    }
+    Ok(())
+}
+
+/// LLVM types of kdsl scalars.
+#[derive(Clone, Copy)]
+pub(crate) struct Types<'ctx> {
+    pub context: &'ctx Context,
+}
+
+impl<'ctx> Types<'ctx> {
+    /// The type of a value in registers (`bool` is `i1`).
+    pub fn value(&self, ty: ScalarType) -> BasicTypeEnum<'ctx> {
+        let c = self.context;
+        match ty {
+            ScalarType::Bool => c.bool_type().into(),
+            ScalarType::I8 | ScalarType::U8 => c.i8_type().into(),
+            ScalarType::I16 | ScalarType::U16 => c.i16_type().into(),
+            ScalarType::I32 | ScalarType::U32 => c.i32_type().into(),
+            ScalarType::I64 | ScalarType::U64 => c.i64_type().into(),
+            ScalarType::F16 => c.f16_type().into(),
+            ScalarType::F32 => c.f32_type().into(),
+            ScalarType::F64 => c.f64_type().into(),
+        }
+    }
+
+    /// The type of a value in memory and at the kernel ABI (`bool` is a byte).
+    pub fn memory(&self, ty: ScalarType) -> BasicTypeEnum<'ctx> {
+        match ty {
+            ScalarType::Bool => self.context.i8_type().into(),
+            other => self.value(other),
+        }
+    }
+
+    /// A fixed-size array, outermost dimension first.
+    pub fn array(&self, ty: &kdsl_ir::ArrayType) -> BasicTypeEnum<'ctx> {
+        let mut result = self.memory(ty.element);
+        for &dimension in ty.dimensions.iter().rev() {
+            result = result.array_type(dimension).into();
+        }
+        result
+    }
+
+    pub fn pointer(&self, space: u16) -> inkwell::types::PointerType<'ctx> {
+        self.context.ptr_type(LlvmAddressSpace::from(space))
+    }
+}
+
+fn enum_attribute(context: &Context, name: &str, value: u64) -> Attribute {
+    context.create_enum_attribute(Attribute::get_named_enum_kind_id(name), value)
+}
+
+fn declare_function<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    types: &Types<'ctx>,
+    target: &TargetDescription,
+    function: &Function,
+) -> FunctionValue<'ctx> {
+    let is_kernel = function.kind == FunctionKind::Kernel;
+    let parameter_types: Vec<BasicMetadataTypeEnum> = function
+        .parameters
+        .iter()
+        .map(|parameter| match parameter.ty {
+            ParameterType::Scalar { ty } if is_kernel => types.memory(ty).into(),
+            ParameterType::Scalar { ty } => types.value(ty).into(),
+            ParameterType::Buffer { space, .. } => {
+                types.pointer(target.address_spaces.of(space)).into()
+            }
+        })
+        .collect();
+    let function_type = match function.return_type {
+        Some(ty) => types.value(ty).fn_type(&parameter_types, false),
+        None => context.void_type().fn_type(&parameter_types, false),
+    };
+    let (name, linkage, convention) = if is_kernel {
+        (
+            function.name.clone(),
+            Linkage::External,
+            target.kernel_calling_convention,
+        )
+    } else {
+        (
+            device_function_name(&function.name),
+            Linkage::Internal,
+            target.device_calling_convention,
+        )
+    };
+    let value = module.add_function(&name, function_type, Some(linkage));
+    value.set_call_conventions(convention);
+    value.add_attribute(
+        AttributeLoc::Function,
+        enum_attribute(context, "nounwind", 0),
+    );
+    // Barriers and sub-group operations must not be moved across control flow.
+    value.add_attribute(
+        AttributeLoc::Function,
+        enum_attribute(context, "convergent", 0),
+    );
+    if is_kernel {
+        for (key, attribute_value) in &target.kernel_attributes {
+            value.add_attribute(
+                AttributeLoc::Function,
+                context.create_string_attribute(key, attribute_value),
+            );
+        }
+    } else {
+        value.add_attribute(
+            AttributeLoc::Function,
+            enum_attribute(context, "alwaysinline", 0),
+        );
+    }
+    for (index, parameter) in function.parameters.iter().enumerate() {
+        let location = AttributeLoc::Param(index as u32);
+        value.add_attribute(location, enum_attribute(context, "noundef", 0));
+        if let ParameterType::Buffer {
+            element, writable, ..
+        } = parameter.ty
+        {
+            // The language forbids overlapping buffers in a launch when one is writable, so
+            // a kernel's buffers never alias. A device function may get one buffer twice.
+            if is_kernel {
+                value.add_attribute(location, enum_attribute(context, "noalias", 0));
+            }
+            // `captures(none)`: the pointer does not escape.
+            value.add_attribute(location, enum_attribute(context, "captures", 0));
+            if !writable {
+                value.add_attribute(location, enum_attribute(context, "readonly", 0));
+            }
+            value.add_attribute(
+                location,
+                enum_attribute(context, "align", u64::from(element.size_in_bytes())),
+            );
+        }
+    }
+    value
+}
+
+/// Where a parameter's value lives.
+#[derive(Clone, Copy)]
+pub(crate) enum ParameterValue<'ctx> {
+    Scalar(BasicValueEnum<'ctx>),
+    Buffer(PointerValue<'ctx>),
+}
+
+/// Where a variable lives.
+#[derive(Clone, Copy)]
+pub(crate) struct VariableStorage<'ctx> {
+    pub pointer: PointerValue<'ctx>,
+    /// The scalar or array type stored at `pointer`.
+    pub ty: BasicTypeEnum<'ctx>,
+}
+
+/// The branch targets of the innermost loops.
+#[derive(Clone, Copy)]
+pub(crate) struct LoopTargets<'ctx> {
+    pub continuing: BasicBlock<'ctx>,
+    pub exit: BasicBlock<'ctx>,
+}
+
+/// The state of lowering one function.
+pub(crate) struct FunctionLowering<'a, 'ctx> {
+    pub context: &'ctx Context,
+    pub module: &'a Module<'ctx>,
+    pub builder: Builder<'ctx>,
+    pub target: &'a TargetDescription,
+    pub types: Types<'ctx>,
+    pub functions: &'a [FunctionValue<'ctx>],
+    pub function: &'a Function,
+    pub value: FunctionValue<'ctx>,
+    pub parameters: Vec<ParameterValue<'ctx>>,
+    pub variables: Vec<VariableStorage<'ctx>>,
+    pub loops: Vec<LoopTargets<'ctx>>,
+}
+
+impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        context: &'ctx Context,
+        module: &'a Module<'ctx>,
+        builder: Builder<'ctx>,
+        target: &'a TargetDescription,
+        functions: &'a [FunctionValue<'ctx>],
+        function: &'a Function,
+        value: FunctionValue<'ctx>,
+    ) -> Result<Self> {
+        let types = Types { context };
+        let entry = context.append_basic_block(value, "entry");
+        builder.position_at_end(entry);
+        let mut parameters = Vec::with_capacity(function.parameters.len());
+        for (index, parameter) in function.parameters.iter().enumerate() {
+            let llvm = value
+                .get_nth_param(index as u32)
+                .ok_or_else(|| LowerError(format!("parameter {index} is missing")))?;
+            llvm.set_name(&parameter.name);
+            parameters.push(match parameter.ty {
+                ParameterType::Scalar {
+                    ty: ScalarType::Bool,
+                } if function.kind == FunctionKind::Kernel => {
+                    // Kernel `bool`s arrive as a byte.
+                    let byte = llvm.into_int_value();
+                    let truth = builder.build_int_compare(
+                        inkwell::IntPredicate::NE,
+                        byte,
+                        byte.get_type().const_zero(),
+                        &parameter.name,
+                    )?;
+                    ParameterValue::Scalar(truth.into())
+                }
+                ParameterType::Scalar { .. } => ParameterValue::Scalar(llvm),
+                ParameterType::Buffer { .. } => ParameterValue::Buffer(llvm.into_pointer_value()),
+            });
+        }
+        let mut variables = Vec::with_capacity(function.variables.len());
+        for variable in &function.variables {
+            let ty = match &variable.ty {
+                VariableType::Scalar { ty } => types.value(*ty),
+                VariableType::Array { ty } => types.array(ty),
+            };
+            let pointer = match variable.space {
+                AddressSpace::Local => {
+                    let space = target.address_spaces.local;
+                    let global = module.add_global(
+                        ty,
+                        Some(LlvmAddressSpace::from(space)),
+                        &format!("{}.{}", function.name, variable.name),
+                    );
+                    global.set_linkage(Linkage::Internal);
+                    global.set_initializer(&poison(ty));
+                    global.set_alignment(alignment_of(&variable.ty));
+                    global.as_pointer_value()
+                }
+                _ => {
+                    let pointer = builder.build_alloca(ty, &variable.name)?;
+                    if let Some(instruction) = pointer.as_instruction() {
+                        instruction
+                            .set_alignment(alignment_of(&variable.ty))
+                            .map_err(|e| LowerError(e.to_string()))?;
+                    }
+                    pointer
+                }
+            };
+            variables.push(VariableStorage { pointer, ty });
+        }
+        Ok(FunctionLowering {
+            context,
+            module,
+            builder,
+            target,
+            types,
+            functions,
+            function,
+            value,
+            parameters,
+            variables,
+            loops: Vec::new(),
+        })
+    }
+
+    fn lower_body(&mut self) -> Result<()> {
+        let body = self.context.append_basic_block(self.value, "body");
+        self.builder.build_unconditional_branch(body)?;
+        self.builder.position_at_end(body);
+        self.block(&self.function.body)?;
+        if !self.is_terminated() {
+            match self.function.return_type {
+                None => {
+                    self.builder.build_return(None)?;
+                }
+                // The front end rejects a function that can fall off its end without a value.
+                Some(_) => {
+                    self.builder.build_unreachable()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the current block already ends in a branch or return.
+    pub fn is_terminated(&self) -> bool {
+        self.builder
+            .get_insert_block()
+            .and_then(|block| block.get_terminator())
+            .is_some()
+    }
+
+    /// Continues in a fresh block without predecessors after a `break`, `continue` or
+    /// `return`, so that statements after them still have somewhere to go.
+    pub fn continue_in_dead_block(&mut self) {
+        let dead = self.context.append_basic_block(self.value, "dead");
+        self.builder.position_at_end(dead);
+    }
+
+    pub fn new_block(&self, name: &str) -> BasicBlock<'ctx> {
+        self.context.append_basic_block(self.value, name)
+    }
+}
+
+fn poison(ty: BasicTypeEnum<'_>) -> BasicValueEnum<'_> {
+    match ty {
+        BasicTypeEnum::ArrayType(t) => t.get_poison().into(),
+        BasicTypeEnum::FloatType(t) => t.get_poison().into(),
+        BasicTypeEnum::IntType(t) => t.get_poison().into(),
+        BasicTypeEnum::PointerType(t) => t.get_poison().into(),
+        BasicTypeEnum::StructType(t) => t.get_poison().into(),
+        BasicTypeEnum::VectorType(t) => t.get_poison().into(),
+        BasicTypeEnum::ScalableVectorType(t) => t.get_poison().into(),
+    }
+}
+
+/// Arrays are 16-byte aligned so the backend may use wide accesses; scalars naturally.
+fn alignment_of(ty: &VariableType) -> u32 {
+    match ty {
+        VariableType::Scalar { ty } => ty.size_in_bytes(),
+        VariableType::Array { ty } => ty.element.size_in_bytes().max(16),
+    }
+}

@@ -1,0 +1,229 @@
+//! Checks a module against the target's feature table before lowering, so that the backend
+//! never meets something it would reject or abort on. Each problem is a diagnostic with the
+//! span of its first use in a function, naming the target.
+
+use crate::target::TargetDescription;
+use crate::CodegenError;
+use kdsl_ir::*;
+use std::collections::HashSet;
+
+pub(crate) const UNSUPPORTED: &str = "E0601";
+pub(crate) const LOCAL_MEMORY_LIMIT: &str = "E0602";
+
+pub(crate) fn check(module: &Module, target: &TargetDescription) -> Result<(), CodegenError> {
+    let mut checker = Checker {
+        target,
+        diagnostics: Vec::new(),
+        reported: HashSet::new(),
+    };
+    for function in &module.functions {
+        checker.reported.clear();
+        checker.function(function);
+    }
+    if checker.diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(CodegenError::Unsupported(checker.diagnostics))
+    }
+}
+
+struct Checker<'a> {
+    target: &'a TargetDescription,
+    diagnostics: Vec<Diagnostic>,
+    /// Features already reported in the current function.
+    reported: HashSet<&'static str>,
+}
+
+impl Checker<'_> {
+    fn unsupported(&mut self, feature: &'static str, span: Span, hint: &str) {
+        if !self.reported.insert(feature) {
+            return;
+        }
+        let target = self.target.display_name();
+        self.diagnostics.push(
+            Diagnostic::error(
+                UNSUPPORTED,
+                format!("{feature} is not supported on target `{target}`"),
+                span,
+                format!("needs {feature}"),
+            )
+            .with_hint(hint.to_string()),
+        );
+    }
+
+    fn scalar(&mut self, ty: ScalarType, span: Span) {
+        let features = self.target.features;
+        if ty == ScalarType::F16 && !features.half {
+            self.unsupported(
+                "`f16` arithmetic",
+                span,
+                "choose a newer processor (sm_53 or later) or compute in `f32`",
+            );
+        }
+        if ty == ScalarType::F64 && !features.double {
+            self.unsupported("`f64` arithmetic", span, "compute in `f32`");
+        }
+    }
+
+    fn function(&mut self, function: &Function) {
+        for parameter in &function.parameters {
+            let ty = match parameter.ty {
+                ParameterType::Scalar { ty } => ty,
+                ParameterType::Buffer { element, .. } => element,
+            };
+            self.scalar(ty, parameter.span);
+        }
+        for variable in &function.variables {
+            let ty = match &variable.ty {
+                VariableType::Scalar { ty } => *ty,
+                VariableType::Array { ty } => ty.element,
+            };
+            self.scalar(ty, variable.span);
+        }
+        if function.kind == FunctionKind::Kernel {
+            if let Some(limit) = self.target.features.max_local_memory_bytes {
+                let used = function.local_memory_bytes();
+                if used > limit {
+                    self.diagnostics.push(
+                        Diagnostic::error(
+                            LOCAL_MEMORY_LIMIT,
+                            format!(
+                                "kernel `{}` declares {used} bytes of local memory, more than the {limit} bytes target `{}` allows",
+                                function.name,
+                                self.target.display_name()
+                            ),
+                            function.span,
+                            "this kernel",
+                        )
+                        .with_hint("make the `local` arrays smaller"),
+                    );
+                }
+            }
+        }
+        self.block(&function.body);
+    }
+
+    fn block(&mut self, block: &Block) {
+        for statement in block {
+            match &statement.kind {
+                StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
+                    self.expression(value)
+                }
+                StatementKind::Store { place, value } => {
+                    self.place(place);
+                    self.expression(value);
+                }
+                StatementKind::If {
+                    condition,
+                    accept,
+                    reject,
+                } => {
+                    self.expression(condition);
+                    self.block(accept);
+                    self.block(reject);
+                }
+                StatementKind::Loop { body, continuing } => {
+                    self.block(body);
+                    self.block(continuing);
+                }
+                StatementKind::Return { value: Some(value) } => self.expression(value),
+                StatementKind::Return { value: None }
+                | StatementKind::Break
+                | StatementKind::Continue
+                | StatementKind::Barrier { .. } => {}
+            }
+        }
+    }
+
+    fn place(&mut self, place: &Place) {
+        for index in &place.indices {
+            self.expression(index);
+        }
+    }
+
+    fn expression(&mut self, expression: &Expression) {
+        self.scalar(expression.ty, expression.span);
+        let features = self.target.features;
+        match &expression.kind {
+            ExpressionKind::Literal(_)
+            | ExpressionKind::Parameter(_)
+            | ExpressionKind::Variable(_)
+            | ExpressionKind::WorkItem { .. } => {}
+            ExpressionKind::Load(place) => self.place(place),
+            ExpressionKind::Unary { operand, .. } => self.expression(operand),
+            ExpressionKind::Cast { value } => self.expression(value),
+            ExpressionKind::Binary { left, right, .. }
+            | ExpressionKind::ShortCircuit { left, right, .. } => {
+                self.expression(left);
+                self.expression(right);
+            }
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.expression(condition);
+                self.expression(accept);
+                self.expression(reject);
+            }
+            ExpressionKind::Call { arguments, .. } => {
+                for argument in arguments {
+                    if let Argument::Value(value) = argument {
+                        self.expression(value);
+                    }
+                }
+            }
+            ExpressionKind::Math { arguments, .. } => {
+                for argument in arguments {
+                    self.expression(argument);
+                }
+            }
+            ExpressionKind::SubGroup { arguments, .. } => {
+                if !features.sub_groups {
+                    self.unsupported(
+                        "sub-group operations",
+                        expression.span,
+                        "use local memory and `barrier()` instead",
+                    );
+                }
+                for argument in arguments {
+                    self.expression(argument);
+                }
+            }
+            ExpressionKind::Atomic {
+                op,
+                place,
+                value,
+                comparand,
+            } => {
+                let ty = place.element;
+                if *op == AtomicOp::Add && ty == ScalarType::F32 && !features.float_atomic_add {
+                    self.unsupported(
+                        "`atomic_add` on `f32`",
+                        expression.span,
+                        "accumulate in local memory and add integers",
+                    );
+                }
+                if *op == AtomicOp::Add && ty == ScalarType::F64 && !features.double_atomic_add {
+                    self.unsupported(
+                        "`atomic_add` on `f64`",
+                        expression.span,
+                        "choose a newer processor (sm_60 or later) or accumulate in `f32`",
+                    );
+                }
+                if matches!(ty, ScalarType::I64 | ScalarType::U64) && !features.int64_atomics {
+                    self.unsupported(
+                        "64-bit integer atomics",
+                        expression.span,
+                        "use 32-bit counters",
+                    );
+                }
+                self.place(place);
+                self.expression(value);
+                if let Some(comparand) = comparand {
+                    self.expression(comparand);
+                }
+            }
+        }
+    }
+}

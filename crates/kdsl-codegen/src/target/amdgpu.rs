@@ -1,0 +1,153 @@
+//! AMDGPU HSA code objects for HIP: `amdgcn-amd-amdhsa`, one `gfxNNN` (or generic
+//! `gfxN-generic`) processor per image, linked by `ld.lld -shared`.
+//!
+//! Kernels use `amdgpu_kernel`; `constant` buffers live in address space 4 and private
+//! memory in 5. Work-group and grid sizes come from the HSA dispatch packet. Sub-groups are
+//! wavefronts (64 lanes before gfx10, 32 from gfx10 on). Math functions come from libclc.
+//! Generic processors need code object version 6; specific ones get version 5.
+
+use super::{
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
+    ShufflePrimitive, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+};
+use crate::library::{LibraryNaming, MathLibrary};
+use kdsl_bundle::TargetKind;
+use std::path::PathBuf;
+
+/// CDNA2 (MI200), a common HPC part; pass `gfx9-generic` etc. for wider coverage.
+pub const DEFAULT_ARCH: &str = "gfx90a";
+
+/// The HSA-capable processors LLVM 22's AMDGPU backend knows, from GCN 3 (gfx8) on.
+pub const KNOWN_ARCHES: &[&str] = &[
+    "gfx801",
+    "gfx802",
+    "gfx803",
+    "gfx805",
+    "gfx810",
+    "gfx9-generic",
+    "gfx9-4-generic",
+    "gfx900",
+    "gfx902",
+    "gfx904",
+    "gfx906",
+    "gfx908",
+    "gfx909",
+    "gfx90a",
+    "gfx90c",
+    "gfx942",
+    "gfx950",
+    "gfx10-1-generic",
+    "gfx1010",
+    "gfx1011",
+    "gfx1012",
+    "gfx1013",
+    "gfx10-3-generic",
+    "gfx1030",
+    "gfx1031",
+    "gfx1032",
+    "gfx1033",
+    "gfx1034",
+    "gfx1035",
+    "gfx1036",
+    "gfx11-generic",
+    "gfx1100",
+    "gfx1101",
+    "gfx1102",
+    "gfx1103",
+    "gfx1150",
+    "gfx1151",
+    "gfx1152",
+    "gfx1153",
+    "gfx12-generic",
+    "gfx1200",
+    "gfx1201",
+];
+
+/// LDS one work-group may use on every processor listed.
+const MAX_LDS_BYTES: u64 = 64 * 1024;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The linker; when `None`, `ld.lld-22` or `ld.lld` in `PATH` or LLVM 22's `bin`.
+    pub linker: Option<PathBuf>,
+    /// libclc's `amdgcn-amd-amdhsa.bc`; when `None`, `/usr/lib/clc/amdgcn-amd-amdhsa.bc`.
+    pub libclc: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unknown AMD GPU processor `{0}`; expected one of {known}", known = KNOWN_ARCHES.join(", "))]
+    UnknownArch(String),
+    #[error("ld.lld (LLVM 22's linker) was not found in PATH or /usr/lib/llvm-22/bin; it links AMDGPU code objects (install lld-22, see scripts/setup.sh)")]
+    LinkerNotFound,
+    #[error("linking the AMDGPU code object with `{linker}` failed: {message}")]
+    LinkFailed { linker: String, message: String },
+    #[error("libclc for AMDGPU (`{0}`) was not found; it provides math functions (install libclc-22, see scripts/setup.sh)")]
+    LibclcNotFound(String),
+}
+
+/// Whether the processor runs 32-lane wavefronts by default (RDNA, gfx10 and later).
+fn is_wave32(arch: &str) -> bool {
+    arch.starts_with("gfx1") && !arch.starts_with("gfx1-")
+}
+
+pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
+    if !KNOWN_ARCHES.contains(&arch) {
+        return Err(Error::UnknownArch(arch.to_string()));
+    }
+    let linker = match &options.linker {
+        Some(linker) => linker.clone(),
+        None => super::find_tool(&["ld.lld-22", "ld.lld"]).ok_or(Error::LinkerNotFound)?,
+    };
+    let libclc = options
+        .libclc
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("/usr/lib/clc/amdgcn-amd-amdhsa.bc"));
+    if !libclc.is_file() {
+        return Err(Error::LibclcNotFound(libclc.display().to_string()));
+    }
+    let code_object_version = if arch.ends_with("-generic") { 600 } else { 500 };
+    Ok(TargetDescription {
+        kind: TargetKind::Amdgpu,
+        arch: arch.to_string(),
+        triple: "amdgcn-amd-amdhsa",
+        cpu: arch.to_string(),
+        cpu_features: String::new(),
+        address_spaces: AddressSpaces {
+            global: 1,
+            constant: 4,
+            local: 3,
+            private: 5,
+        },
+        kernel_calling_convention: calling_convention::AMDGPU_KERNEL,
+        device_calling_convention: calling_convention::C,
+        work_items: WorkItemLowering::AmdgpuDispatchPacket,
+        barrier: BarrierLowering::AmdgpuFencedBarrier,
+        sub_groups: SubGroupLowering::Shuffles {
+            lane_id: LaneIdSource::AmdgpuMbcnt,
+            shuffle: ShufflePrimitive::AmdgpuDsBpermute,
+            size: if is_wave32(arch) { 32 } else { 64 },
+        },
+        math_library: MathLibrary {
+            naming: LibraryNaming::OpenCl,
+            bitcode: Some(libclc),
+        },
+        sync_scopes: SyncScopes {
+            device: "agent",
+            work_group: "workgroup",
+        },
+        features: FeatureSupport {
+            half: true,
+            double: true,
+            float_atomic_add: true,
+            double_atomic_add: true,
+            int64_atomics: true,
+            sub_groups: true,
+            max_local_memory_bytes: Some(MAX_LDS_BYTES),
+        },
+        module_flags: vec![("amdhsa_code_object_version", code_object_version)],
+        // Launches are whole work-groups (HIP grids, SYCL nd-ranges).
+        kernel_attributes: vec![("uniform-work-group-size", "true")],
+        output: OutputFormat::AmdgpuCodeObject { linker },
+    })
+}

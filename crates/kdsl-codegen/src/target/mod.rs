@@ -1,0 +1,250 @@
+//! Target descriptions: everything the one lowering needs to know about a target, as data.
+//!
+//! The lowering never asks "is this NVPTX?"; it asks the description how a work-item query,
+//! a barrier, a sub-group operation or a math function lowers, which address space a buffer
+//! lives in, and whether a feature exists. Each target module builds its description from
+//! the processor name and its own options, and reports its own errors.
+
+pub mod amdgpu;
+pub mod nvptx;
+pub mod spirv;
+
+use crate::library::MathLibrary;
+use crate::{CodegenError, Options, TargetSpec};
+use kdsl_bundle::TargetKind;
+use kdsl_ir::{AddressSpace, MathFunction, ScalarType};
+
+/// LLVM calling-convention numbers (`llvm/IR/CallingConv.h`).
+pub(crate) mod calling_convention {
+    pub const C: u32 = 0;
+    pub const PTX_KERNEL: u32 = 71;
+    pub const SPIR_FUNC: u32 = 75;
+    pub const SPIR_KERNEL: u32 = 76;
+    pub const AMDGPU_KERNEL: u32 = 91;
+}
+
+/// LLVM address-space numbers for each kind of kdsl memory.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AddressSpaces {
+    pub global: u16,
+    /// Where `constant` buffers live. Targets without a faster constant path use the global
+    /// space and rely on `readonly noalias` instead.
+    pub constant: u16,
+    /// Work-group local memory (`local` arrays).
+    pub local: u16,
+    /// Per-work-item memory; must equal the data layout's alloca address space.
+    pub private: u16,
+}
+
+impl AddressSpaces {
+    pub fn of(&self, space: AddressSpace) -> u16 {
+        match space {
+            AddressSpace::Global => self.global,
+            AddressSpace::Constant => self.constant,
+            AddressSpace::Local => self.local,
+            AddressSpace::Private => self.private,
+        }
+    }
+}
+
+/// How `get_global_id` and friends lower.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WorkItemLowering {
+    /// OpenCL builtins such as `_Z13get_global_idj` returning a 64-bit `size_t`, which the
+    /// SPIR-V backend turns into `BuiltIn` variables; truncated to 32 bits under the index
+    /// width rule.
+    OpenClBuiltins,
+    /// NVVM special registers (`tid`, `ntid`, `ctaid`, `nctaid`), all 32-bit.
+    NvvmSpecialRegisters,
+    /// AMDGPU work-item and work-group id intrinsics, with sizes read from the HSA
+    /// dispatch packet (`llvm.amdgcn.dispatch.ptr`).
+    AmdgpuDispatchPacket,
+}
+
+/// How `barrier()` lowers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum BarrierLowering {
+    /// `barrier(flags)` (`_Z7barrierj`) with `CLK_LOCAL_MEM_FENCE` / `CLK_GLOBAL_MEM_FENCE`.
+    OpenClBuiltin,
+    /// `llvm.nvvm.barrier.cta.sync.aligned.all(0)` (`bar.sync 0`), which also orders memory.
+    NvvmBarrier,
+    /// Work-group release fence, `llvm.amdgcn.s.barrier`, work-group acquire fence.
+    AmdgpuFencedBarrier,
+}
+
+/// How the lane id of a sub-group is read on targets that expand sub-group operations.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LaneIdSource {
+    /// `llvm.nvvm.read.ptx.sreg.laneid`.
+    NvvmLaneId,
+    /// `llvm.amdgcn.mbcnt.lo` (and `.hi` for 64-lane waves).
+    AmdgpuMbcnt,
+}
+
+/// The 32-bit lane-exchange primitive sub-group operations are built from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ShufflePrimitive {
+    /// `llvm.nvvm.shfl.sync.idx.i32` / `.bfly.i32` with a full mask.
+    NvvmShflSync,
+    /// `llvm.amdgcn.ds.bpermute` (byte address = lane * 4).
+    AmdgpuDsBpermute,
+}
+
+/// How sub-group operations lower.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SubGroupLowering {
+    /// OpenCL `cl_khr_subgroups` builtins (`_Z20sub_group_reduce_addf`, ...), which the
+    /// SPIR-V backend turns into `OpGroup*` / `OpGroupNonUniform*` instructions. The size is
+    /// chosen by the device driver.
+    OpenClBuiltins,
+    /// Lane id and 32-bit shuffles from the target; 64-bit values are exchanged as two
+    /// halves, and reductions are butterflies of `log2(size)` exchanges.
+    Shuffles {
+        lane_id: LaneIdSource,
+        shuffle: ShufflePrimitive,
+        size: u32,
+    },
+}
+
+/// How a math function lowers for one argument type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum MathStrategy {
+    /// An LLVM intrinsic every backend lowers natively, such as `llvm.sqrt`.
+    Intrinsic(&'static str),
+    /// A call to the target's math library under this name; `promote_half` computes `f16`
+    /// in `f32`.
+    Library { name: String, promote_half: bool },
+    /// Expanded by the lowering from other operations (`clamp`, integer `abs`, ...).
+    Expanded,
+}
+
+/// What the target can do, for "unsupported on this target" diagnostics.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FeatureSupport {
+    /// `f16` arithmetic.
+    pub half: bool,
+    /// `f64` arithmetic.
+    pub double: bool,
+    /// `atomic_add` on `f32`.
+    pub float_atomic_add: bool,
+    /// `atomic_add` on `f64`.
+    pub double_atomic_add: bool,
+    /// 64-bit integer atomics.
+    pub int64_atomics: bool,
+    /// Sub-group operations.
+    pub sub_groups: bool,
+    /// The most work-group local memory a kernel may declare statically, if known.
+    pub max_local_memory_bytes: Option<u64>,
+}
+
+/// The synchronization-scope names of the target's LLVM backend.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SyncScopes {
+    /// For atomics on global memory.
+    pub device: &'static str,
+    /// For atomics on local memory and barrier fences.
+    pub work_group: &'static str,
+}
+
+/// How the backend's output becomes the image.
+#[derive(Clone, Debug)]
+pub(crate) enum OutputFormat {
+    /// An object file that is the SPIR-V binary; checked with rspirv.
+    SpirvBinary,
+    /// Assembly text (PTX).
+    PtxAssembly,
+    /// An ELF object linked into a shared HSA code object by `ld.lld`.
+    AmdgpuCodeObject { linker: std::path::PathBuf },
+}
+
+/// Everything the lowering and the emitter know about one target.
+#[derive(Clone, Debug)]
+pub(crate) struct TargetDescription {
+    pub kind: TargetKind,
+    /// The processor (`sm_90`, `gfx90a`), empty for SPIR-V.
+    pub arch: String,
+    pub triple: &'static str,
+    /// LLVM `-mcpu`.
+    pub cpu: String,
+    /// LLVM `-mattr`.
+    pub cpu_features: String,
+    pub address_spaces: AddressSpaces,
+    pub kernel_calling_convention: u32,
+    pub device_calling_convention: u32,
+    pub work_items: WorkItemLowering,
+    pub barrier: BarrierLowering,
+    pub sub_groups: SubGroupLowering,
+    /// The math library and its naming scheme; `None` when math functions are builtins the
+    /// driver provides (SPIR-V).
+    pub math_library: MathLibrary,
+    pub sync_scopes: SyncScopes,
+    pub features: FeatureSupport,
+    /// Integer module flags (`nvvm-reflect-ftz`, `amdhsa_code_object_version`).
+    pub module_flags: Vec<(&'static str, u32)>,
+    /// String attributes every kernel gets.
+    pub kernel_attributes: Vec<(&'static str, &'static str)>,
+    pub output: OutputFormat,
+}
+
+impl TargetDescription {
+    /// The target as users name it in messages: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
+    pub fn display_name(&self) -> String {
+        if self.arch.is_empty() {
+            self.kind.name().to_string()
+        } else {
+            format!("{}:{}", self.kind, self.arch)
+        }
+    }
+
+    /// How `function` lowers for arguments of type `ty`.
+    pub fn math_strategy(&self, function: MathFunction, ty: ScalarType) -> MathStrategy {
+        use MathFunction::*;
+        if ty.is_integer() {
+            return MathStrategy::Expanded;
+        }
+        match function {
+            Sqrt => MathStrategy::Intrinsic("llvm.sqrt"),
+            Fma => MathStrategy::Intrinsic("llvm.fma"),
+            Abs => MathStrategy::Intrinsic("llvm.fabs"),
+            Floor => MathStrategy::Intrinsic("llvm.floor"),
+            Ceil => MathStrategy::Intrinsic("llvm.ceil"),
+            Round => MathStrategy::Intrinsic("llvm.round"),
+            Min => MathStrategy::Intrinsic("llvm.minnum"),
+            Max => MathStrategy::Intrinsic("llvm.maxnum"),
+            Clamp => MathStrategy::Expanded,
+            Rsqrt | Exp | Exp2 | Log | Log2 | Sin | Cos | Tan | Tanh | Pow => {
+                let (name, promote_half) = self.math_library.function_name(function, ty);
+                MathStrategy::Library { name, promote_half }
+            }
+        }
+    }
+}
+
+/// Builds the description of `spec`'s target.
+pub(crate) fn describe(
+    spec: &TargetSpec,
+    options: &Options,
+) -> Result<TargetDescription, CodegenError> {
+    match spec.kind {
+        TargetKind::Spirv => Ok(spirv::describe(spec.arch.as_deref(), &options.spirv)?),
+        TargetKind::Ptx => Ok(nvptx::describe(&spec.resolved_arch(), &options.nvptx)?),
+        TargetKind::Amdgpu => Ok(amdgpu::describe(&spec.resolved_arch(), &options.amdgpu)?),
+    }
+}
+
+/// Finds an executable in `PATH` or in LLVM 22's `bin` directory.
+pub(crate) fn find_tool(names: &[&str]) -> Option<std::path::PathBuf> {
+    let mut directories: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|path| std::env::split_paths(&path).collect())
+        .unwrap_or_default();
+    if let Some(prefix) = std::env::var_os("LLVM_SYS_221_PREFIX") {
+        directories.push(std::path::PathBuf::from(prefix).join("bin"));
+    }
+    directories.push("/usr/lib/llvm-22/bin".into());
+    names.iter().find_map(|name| {
+        directories
+            .iter()
+            .map(|directory| directory.join(name))
+            .find(|candidate| candidate.is_file())
+    })
+}

@@ -1,0 +1,129 @@
+//! PTX for the CUDA driver: `nvptx64-nvidia-cuda`, one `sm_XX` processor per image.
+//!
+//! Kernels use the `ptx_kernel` calling convention (LLVM 22 no longer needs
+//! `nvvm.annotations`). Both `global` and `constant` buffers are global-space pointers;
+//! read-only ones are `readonly noalias`, so loads become `ld.global.nc`. Math functions
+//! come from libdevice (`__nv_sinf`), or from libclc when libdevice is not installed.
+
+use super::{
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
+    ShufflePrimitive, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+};
+use crate::library::{
+    first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,
+};
+use kdsl_bundle::TargetKind;
+use std::path::PathBuf;
+
+/// `sm_75` (Turing) is the oldest processor current CUDA (13) still compiles for.
+pub const DEFAULT_ARCH: &str = "sm_75";
+
+/// The processors LLVM 22's NVPTX backend knows, from `sm_50` on.
+pub const KNOWN_ARCHES: &[&str] = &[
+    "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80",
+    "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
+    "sm_101", "sm_101a", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
+    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
+];
+
+/// The static shared memory one kernel may declare (48 KiB on every processor).
+const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// libdevice.10.bc; when `None`, `$KDSL_LIBDEVICE`, the kdsl prefix, CUDA's usual
+    /// places, and finally libclc's `nvptx64--nvidiacl.bc` are searched.
+    pub libdevice: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("unknown NVIDIA processor `{0}`; expected one of {known}", known = KNOWN_ARCHES.join(", "))]
+    UnknownArch(String),
+    #[error("no math library for PTX: libdevice.10.bc was not found (set KDSL_LIBDEVICE or run scripts/setup.sh) and libclc's nvptx64--nvidiacl.bc is missing")]
+    NoMathLibrary,
+}
+
+/// The compute capability of `sm_XY[a|f]` as `XY`.
+fn compute_capability(arch: &str) -> Option<u32> {
+    arch.strip_prefix("sm_")?
+        .trim_end_matches(['a', 'f'])
+        .parse()
+        .ok()
+}
+
+pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
+    if !KNOWN_ARCHES.contains(&arch) {
+        return Err(Error::UnknownArch(arch.to_string()));
+    }
+    let capability = compute_capability(arch).ok_or_else(|| Error::UnknownArch(arch.into()))?;
+    Ok(TargetDescription {
+        kind: TargetKind::Ptx,
+        arch: arch.to_string(),
+        triple: "nvptx64-nvidia-cuda",
+        cpu: arch.to_string(),
+        cpu_features: String::new(),
+        address_spaces: AddressSpaces {
+            global: 1,
+            constant: 1,
+            local: 3,
+            private: 0,
+        },
+        kernel_calling_convention: calling_convention::PTX_KERNEL,
+        device_calling_convention: calling_convention::C,
+        work_items: WorkItemLowering::NvvmSpecialRegisters,
+        barrier: BarrierLowering::NvvmBarrier,
+        sub_groups: SubGroupLowering::Shuffles {
+            lane_id: LaneIdSource::NvvmLaneId,
+            shuffle: ShufflePrimitive::NvvmShflSync,
+            size: 32,
+        },
+        math_library: math_library(options)?,
+        sync_scopes: SyncScopes {
+            device: "device",
+            work_group: "block",
+        },
+        features: FeatureSupport {
+            half: capability >= 53,
+            double: true,
+            float_atomic_add: true,
+            double_atomic_add: capability >= 60,
+            int64_atomics: true,
+            sub_groups: true,
+            max_local_memory_bytes: Some(MAX_STATIC_SHARED_BYTES),
+        },
+        // libdevice asks `__nvvm_reflect("__CUDA_FTZ")`: keep denormals, as nvcc does by default.
+        module_flags: vec![("nvvm-reflect-ftz", 0)],
+        kernel_attributes: Vec::new(),
+        output: OutputFormat::PtxAssembly,
+    })
+}
+
+fn math_library(options: &Options) -> Result<MathLibrary, Error> {
+    let libdevice = "nvidia/cu13/nvvm/libdevice/libdevice.10.bc";
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    candidates.extend(options.libdevice.clone());
+    candidates.extend(std::env::var_os("KDSL_LIBDEVICE").map(PathBuf::from));
+    if let Some(prefix) = kdsl_prefix() {
+        candidates.extend(in_python_site_packages(&prefix, libdevice));
+    }
+    if let Some(cuda) = std::env::var_os("CUDA_PATH").or_else(|| std::env::var_os("CUDA_HOME")) {
+        candidates.push(PathBuf::from(cuda).join("nvvm/libdevice/libdevice.10.bc"));
+    }
+    candidates.push("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc".into());
+    candidates.push("/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc".into());
+    if let Some(path) = first_existing(candidates) {
+        return Ok(MathLibrary {
+            naming: LibraryNaming::Libdevice,
+            bitcode: Some(path),
+        });
+    }
+    let libclc = PathBuf::from("/usr/lib/clc/nvptx64--nvidiacl.bc");
+    if libclc.is_file() {
+        return Ok(MathLibrary {
+            naming: LibraryNaming::OpenCl,
+            bitcode: Some(libclc),
+        });
+    }
+    Err(Error::NoMathLibrary)
+}

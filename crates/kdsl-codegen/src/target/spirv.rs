@@ -1,0 +1,116 @@
+//! SPIR-V for OpenCL, SYCL and Level Zero: `spirv64-unknown-unknown`, Kernel capability,
+//! Physical64 addressing, OpenCL memory model.
+//!
+//! Kernels are `spir_kernel`, device functions `spir_func`. Work-item queries, barriers and
+//! sub-group operations are OpenCL builtin calls the LLVM SPIR-V backend recognizes; math
+//! functions become `OpenCL.std` extended instructions. Float atomic add needs
+//! `SPV_EXT_shader_atomic_float_add`, which kdsl enables once per process (see
+//! `crate::llvm::initialize`).
+
+use super::{
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, OutputFormat,
+    SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+};
+use crate::library::{LibraryNaming, MathLibrary};
+use kdsl_bundle::TargetKind;
+
+/// SPIR-V has no options yet; the struct keeps the API uniform across targets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Options {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "SPIR-V takes no processor name, but `{0}` was given (the device driver finalizes SPIR-V)"
+    )]
+    ArchGiven(String),
+    #[error("the SPIR-V backend produced a module rspirv cannot parse: {0}")]
+    Unparsable(String),
+    #[error("the SPIR-V module lacks entry point(s) for kernel(s) {0}")]
+    MissingEntryPoints(String),
+}
+
+/// The SPIR-V extensions the lowering may need; enabled for the whole process.
+pub(crate) const EXTENSIONS: &[&str] = &["SPV_EXT_shader_atomic_float_add"];
+
+pub(crate) fn describe(arch: Option<&str>, _options: &Options) -> Result<TargetDescription, Error> {
+    if let Some(arch) = arch.filter(|a| !a.is_empty()) {
+        return Err(Error::ArchGiven(arch.to_string()));
+    }
+    Ok(TargetDescription {
+        kind: TargetKind::Spirv,
+        arch: String::new(),
+        triple: "spirv64-unknown-unknown",
+        cpu: String::new(),
+        cpu_features: String::new(),
+        address_spaces: AddressSpaces {
+            global: 1,
+            constant: 2,
+            local: 3,
+            private: 0,
+        },
+        kernel_calling_convention: calling_convention::SPIR_KERNEL,
+        device_calling_convention: calling_convention::SPIR_FUNC,
+        work_items: WorkItemLowering::OpenClBuiltins,
+        barrier: BarrierLowering::OpenClBuiltin,
+        sub_groups: SubGroupLowering::OpenClBuiltins,
+        math_library: MathLibrary {
+            naming: LibraryNaming::OpenCl,
+            bitcode: None,
+        },
+        sync_scopes: SyncScopes {
+            device: "device",
+            work_group: "workgroup",
+        },
+        features: FeatureSupport {
+            half: true,
+            double: true,
+            float_atomic_add: true,
+            double_atomic_add: true,
+            int64_atomics: true,
+            sub_groups: true,
+            max_local_memory_bytes: None,
+        },
+        module_flags: Vec::new(),
+        kernel_attributes: Vec::new(),
+        output: OutputFormat::SpirvBinary,
+    })
+}
+
+/// What a SPIR-V module declares and needs.
+#[derive(Debug, Default)]
+pub(crate) struct ModuleSummary {
+    pub entry_points: Vec<String>,
+    pub capabilities: Vec<String>,
+    pub extensions: Vec<String>,
+}
+
+/// Parses the binary with rspirv and checks that every kernel is an entry point.
+pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary, Error> {
+    let module = rspirv::dr::load_bytes(binary).map_err(|e| Error::Unparsable(e.to_string()))?;
+    let mut summary = ModuleSummary::default();
+    for entry in &module.entry_points {
+        if let Some(rspirv::dr::Operand::LiteralString(name)) = entry.operands.get(2) {
+            summary.entry_points.push(name.clone());
+        }
+    }
+    for capability in &module.capabilities {
+        if let Some(rspirv::dr::Operand::Capability(c)) = capability.operands.first() {
+            summary.capabilities.push(format!("{c:?}"));
+        }
+    }
+    for extension in &module.extensions {
+        if let Some(rspirv::dr::Operand::LiteralString(name)) = extension.operands.first() {
+            summary.extensions.push(name.clone());
+        }
+    }
+    let missing: Vec<String> = kernels
+        .iter()
+        .filter(|kernel| !summary.entry_points.contains(kernel))
+        .map(|kernel| format!("`{kernel}`"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::MissingEntryPoints(missing.join(", ")));
+    }
+    Ok(summary)
+}
