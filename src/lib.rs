@@ -1,3 +1,127 @@
-//! kdsl: portable GPU kernels. Placeholder facade.
+//! kdsl: portable GPU kernels.
+//!
+//! One `.krn` source compiles to SPIR-V (SYCL, OpenCL, Level Zero), PTX (CUDA) and AMDGPU code
+//! objects (HIP); [`runtime`] loads the result on whichever device is present.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let source = std::fs::read_to_string("examples/saxpy.krn")?;
+//! let bundle = kdsl::compile("saxpy.krn", &source, &kdsl::default_targets(), &Default::default())?;
+//! let device = kdsl::runtime::Device::default()?;
+//! let saxpy = device.load(&bundle)?.kernel("saxpy")?;
+//! # let _ = saxpy;
+//! # Ok(()) }
+//! ```
+
 pub use kdsl_bundle as bundle;
+pub use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
+pub use kdsl_codegen::{Artifact, TargetSpec};
 pub use kdsl_ir as ir;
+pub use kdsl_ir::{Diagnostic, Module};
+pub use kdsl_runtime as runtime;
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// LLVM optimization level, 0 to 3.
+    pub opt_level: u8,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        CompileOptions { opt_level: 3 }
+    }
+}
+
+/// Why a source did not compile: diagnostics to show the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", summary(.diagnostics))]
+pub struct CompileError {
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+fn summary(diagnostics: &[Diagnostic]) -> String {
+    match diagnostics {
+        [] => "compilation failed".to_string(),
+        [only] => format!("error[{}]: {}", only.code, only.message),
+        [first, rest @ ..] => format!(
+            "error[{}]: {} (and {} more)",
+            first.code,
+            first.message,
+            rest.len()
+        ),
+    }
+}
+
+impl CompileError {
+    /// The diagnostics rendered with `file:line:col`, snippets, labels and hints.
+    pub fn render(&self, file_name: &str, source: &str, color: bool) -> String {
+        kdsl_frontend::render_diagnostics(file_name, source, &self.diagnostics, color)
+    }
+}
+
+impl From<kdsl_codegen::CodegenError> for CompileError {
+    fn from(error: kdsl_codegen::CodegenError) -> Self {
+        CompileError {
+            diagnostics: error.into_diagnostics(),
+        }
+    }
+}
+
+impl From<Vec<Diagnostic>> for CompileError {
+    fn from(diagnostics: Vec<Diagnostic>) -> Self {
+        CompileError { diagnostics }
+    }
+}
+
+/// Parses and type-checks a source, giving its IR.
+pub fn check(source: &str) -> Result<Module, CompileError> {
+    Ok(kdsl_frontend::compile_to_ir(source)?)
+}
+
+fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
+    kdsl_codegen::Options::with_opt_level(options.opt_level)
+}
+
+/// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
+/// and for sm_90 (H100, H200), and AMDGPU for the default processor and for gfx1100.
+pub fn default_targets() -> Vec<TargetSpec> {
+    vec![
+        TargetSpec::spirv(),
+        TargetSpec::ptx(None),
+        TargetSpec::ptx(Some("sm_90")),
+        TargetSpec::amdgpu(None),
+        TargetSpec::amdgpu(Some("gfx1100")),
+    ]
+}
+
+/// Compiles a source for one target, giving the image and its optimized LLVM IR.
+pub fn compile_for_target(
+    source: &str,
+    target: &TargetSpec,
+    options: &CompileOptions,
+) -> Result<Artifact, CompileError> {
+    let module = check(source)?;
+    Ok(kdsl_codegen::compile(
+        &module,
+        target,
+        &codegen_options(options),
+    )?)
+}
+
+/// Compiles a source for several targets into one bundle with the kernels' metadata.
+/// Every target is tried, so the diagnostics of all of them are reported together.
+pub fn compile(
+    source_name: &str,
+    source: &str,
+    targets: &[TargetSpec],
+    options: &CompileOptions,
+) -> Result<Bundle, CompileError> {
+    let module = check(source)?;
+    Ok(kdsl_codegen::compile_bundle(
+        source_name,
+        &module,
+        targets,
+        &codegen_options(options),
+    )?)
+}

@@ -1,1 +1,288 @@
-fn main() {}
+//! The `kdsl` command: compile `.krn` files into bundles, check them, list devices.
+
+use clap::{Parser, Subcommand, ValueEnum};
+use kdsl::{CompileError, CompileOptions, TargetKind, TargetSpec};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(
+    name = "kdsl",
+    version,
+    about = "Portable GPU kernels: compile .krn files for SYCL, CUDA and HIP devices"
+)]
+struct Command {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Subcommand)]
+enum Action {
+    /// Compile a .krn file into a bundle (or, with --emit, into one artifact for inspection).
+    Compile {
+        /// The .krn source file.
+        file: PathBuf,
+        /// Targets, comma separated: spirv, ptx, amdgpu.
+        #[arg(long, value_delimiter = ',', default_value = "spirv,ptx,amdgpu")]
+        target: Vec<String>,
+        /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
+        #[arg(long, value_delimiter = ',')]
+        arch: Vec<String>,
+        /// The output file (default: the source's name with .kbundle, or the artifact's extension).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Write a single artifact instead of a bundle: the image, LLVM IR, or kdsl IR.
+        #[arg(long, value_enum)]
+        emit: Option<Emit>,
+        /// LLVM optimization level, 0 to 3.
+        #[arg(short = 'O', long = "opt-level", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+        opt_level: u8,
+    },
+    /// Only parse and type-check a .krn file.
+    Check {
+        /// The .krn source file.
+        file: PathBuf,
+    },
+    /// List the devices kdsl can launch kernels on, and the bundle target each takes.
+    Devices,
+    /// Show what a bundle holds: its kernels, their parameters, and its images.
+    Inspect {
+        /// The .kbundle file.
+        bundle: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Emit {
+    /// The SPIR-V binary.
+    Spirv,
+    /// PTX text.
+    Ptx,
+    /// The AMDGPU HSA code object.
+    Hsaco,
+    /// Optimized LLVM IR for the first target.
+    Llvm,
+    /// The kdsl IR after type checking.
+    Ir,
+}
+
+fn main() -> ExitCode {
+    let command = Command::parse();
+    let result = match command.action {
+        Action::Compile {
+            file,
+            target,
+            arch,
+            output,
+            emit,
+            opt_level,
+        } => compile(&file, &target, &arch, output, emit, opt_level),
+        Action::Check { file } => check(&file),
+        Action::Devices => devices(),
+        Action::Inspect { bundle } => inspect(&bundle),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprint!("{message}");
+            if !message.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the lexer.
+fn read_source(file: &Path) -> Result<String, String> {
+    let bytes =
+        std::fs::read(file).map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+fn render(error: &CompileError, file: &Path, source: &str) -> String {
+    error.render(
+        &file.display().to_string(),
+        source,
+        std::io::stderr().is_terminal(),
+    )
+}
+
+fn target_specs(targets: &[String], arches: &[String]) -> Result<Vec<TargetSpec>, String> {
+    let mut specs = Vec::new();
+    for name in targets {
+        let kind = TargetKind::from_name(name.trim()).ok_or_else(|| {
+            format!(
+                "error: unknown target `{name}`\n  = hint: the targets are spirv, ptx and amdgpu"
+            )
+        })?;
+        let matching: Vec<&String> = arches
+            .iter()
+            .filter(|arch| match kind {
+                TargetKind::Spirv => false,
+                TargetKind::Ptx => arch.starts_with("sm_"),
+                TargetKind::Amdgpu => arch.starts_with("gfx"),
+            })
+            .collect();
+        if matching.is_empty() {
+            specs.push(TargetSpec::new(kind, None));
+        } else {
+            specs.extend(
+                matching
+                    .into_iter()
+                    .map(|arch| TargetSpec::new(kind, Some(arch.clone()))),
+            );
+        }
+    }
+    if let Some(stray) = arches
+        .iter()
+        .find(|a| !a.starts_with("sm_") && !a.starts_with("gfx"))
+    {
+        return Err(format!(
+            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
+        ));
+    }
+    Ok(specs)
+}
+
+fn compile(
+    file: &Path,
+    targets: &[String],
+    arches: &[String],
+    output: Option<PathBuf>,
+    emit: Option<Emit>,
+    opt_level: u8,
+) -> Result<(), String> {
+    let source = read_source(file)?;
+    let name = file.display().to_string();
+    let options = CompileOptions { opt_level };
+    if emit == Some(Emit::Ir) {
+        let module = kdsl::check(&source).map_err(|e| render(&e, file, &source))?;
+        return write_output(
+            &output.unwrap_or_else(|| file.with_extension("kir")),
+            module.to_string().as_bytes(),
+        );
+    }
+    let mut specs = target_specs(targets, arches)?;
+    if let Some(emit) = emit {
+        let wanted = match emit {
+            Emit::Spirv => Some(TargetKind::Spirv),
+            Emit::Ptx => Some(TargetKind::Ptx),
+            Emit::Hsaco => Some(TargetKind::Amdgpu),
+            Emit::Llvm | Emit::Ir => None,
+        };
+        if let Some(kind) = wanted {
+            specs.retain(|s| s.kind == kind);
+            if specs.is_empty() {
+                specs.push(TargetSpec::new(
+                    kind,
+                    arches.iter().find(|a| matches_kind(a, kind)).cloned(),
+                ));
+            }
+        }
+        let spec = specs
+            .into_iter()
+            .next()
+            .ok_or("error: no target to emit for")?;
+        let artifact = kdsl::compile_for_target(&source, &spec, &options)
+            .map_err(|e| render(&e, file, &source))?;
+        let (bytes, extension) = match emit {
+            Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
+            Emit::Spirv => (artifact.image.bytes, "spv"),
+            Emit::Ptx => (artifact.image.bytes, "ptx"),
+            Emit::Hsaco => (artifact.image.bytes, "hsaco"),
+            Emit::Ir => unreachable!("handled above"),
+        };
+        return write_output(
+            &output.unwrap_or_else(|| file.with_extension(extension)),
+            &bytes,
+        );
+    }
+    let bundle =
+        kdsl::compile(&name, &source, &specs, &options).map_err(|e| render(&e, file, &source))?;
+    let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
+    bundle.write(&output).map_err(|e| format!("error: {e}"))?;
+    eprintln!(
+        "wrote {} ({} kernel{}; {})",
+        output.display(),
+        bundle.kernels.len(),
+        if bundle.kernels.len() == 1 { "" } else { "s" },
+        bundle.describe_images()
+    );
+    Ok(())
+}
+
+fn matches_kind(arch: &str, kind: TargetKind) -> bool {
+    match kind {
+        TargetKind::Spirv => false,
+        TargetKind::Ptx => arch.starts_with("sm_"),
+        TargetKind::Amdgpu => arch.starts_with("gfx"),
+    }
+}
+
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(path, bytes)
+        .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
+}
+
+fn check(file: &Path) -> Result<(), String> {
+    let source = read_source(file)?;
+    let module = kdsl::check(&source).map_err(|e| render(&e, file, &source))?;
+    let kernels: Vec<&str> = module.kernels().map(|k| k.name.as_str()).collect();
+    eprintln!(
+        "{}: ok ({} kernel{}: {})",
+        file.display(),
+        kernels.len(),
+        if kernels.len() == 1 { "" } else { "s" },
+        kernels.join(", ")
+    );
+    Ok(())
+}
+
+fn devices() -> Result<(), String> {
+    let devices = kdsl::runtime::devices();
+    if devices.is_empty() {
+        return Err(format!(
+            "no devices found: {}",
+            kdsl::runtime::device_report().why_none()
+        ));
+    }
+    for device in devices {
+        println!("{device}");
+    }
+    Ok(())
+}
+
+fn inspect(path: &Path) -> Result<(), String> {
+    let bundle = kdsl::Bundle::read(path).map_err(|e| format!("error: {e}"))?;
+    println!("{} (from {})", path.display(), bundle.source_name);
+    println!("images: {}", bundle.describe_images());
+    for kernel in &bundle.kernels {
+        let parameters: Vec<String> = kernel
+            .parameters
+            .iter()
+            .map(|p| match p {
+                kdsl::bundle::ParameterInfo::Scalar { name, ty } => format!("{name}: {ty}"),
+                kdsl::bundle::ParameterInfo::Buffer {
+                    name,
+                    element,
+                    space,
+                    writable,
+                } => {
+                    format!(
+                        "{name}: {space}{} [{element}]",
+                        if *writable { " mut" } else { "" }
+                    )
+                }
+            })
+            .collect();
+        println!(
+            "kernel {}({}) local memory {} bytes",
+            kernel.name,
+            parameters.join(", "),
+            kernel.local_memory_bytes
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,205 @@
+//! The `kdsl` command as a user runs it: exit codes, rendered diagnostics, written artifacts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn kdsl(arguments: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kdsl"))
+        .args(arguments)
+        .current_dir(workspace())
+        .output()
+        .expect("the kdsl binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let folder = std::env::temp_dir().join(format!("kdsl-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    folder.join(name)
+}
+
+#[test]
+fn check_accepts_every_example() {
+    for entry in std::fs::read_dir(workspace().join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "krn") {
+            let output = kdsl(&["check", path.to_str().unwrap()]);
+            assert!(
+                output.status.success(),
+                "{}: {}",
+                path.display(),
+                stderr(&output)
+            );
+            assert!(stderr(&output).contains(": ok ("), "{}", stderr(&output));
+        }
+    }
+}
+
+#[test]
+fn errors_are_rendered_with_location_snippet_and_hint_and_several_at_once() {
+    let output = kdsl(&["check", "tests/errors/several_errors.krn"]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a diagnostic is a plain failure, not a panic"
+    );
+    let text = stderr(&output);
+    assert!(
+        text.contains("tests/errors/several_errors.krn:4:5"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/errors/several_errors.krn:19:24"),
+        "{text}"
+    );
+    assert!(text.contains("= hint:"), "{text}");
+    assert!(
+        text.contains("let x: f32 = 1;"),
+        "the snippet is shown: {text}"
+    );
+    assert!(
+        text.matches("error[").count() >= 5,
+        "several errors in one run: {text}"
+    );
+}
+
+#[test]
+fn arbitrary_bytes_give_diagnostics_not_panics() {
+    let path = scratch("garbage.krn");
+    let mut bytes: Vec<u8> = (0..4096u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    bytes.extend_from_slice(b"kernel k(");
+    std::fs::write(&path, &bytes).unwrap();
+    for command in ["check", "compile"] {
+        let output = kdsl(&[command, path.to_str().unwrap()]);
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{command}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("garbage.krn:"),
+            "{}",
+            stderr(&output)
+        );
+    }
+}
+
+#[test]
+fn compile_writes_a_bundle_with_every_requested_image_and_kernel_metadata() {
+    let out = scratch("histogram.kbundle");
+    let output = kdsl(&[
+        "compile",
+        "examples/histogram.krn",
+        "--target",
+        "spirv,ptx,amdgpu",
+        "--arch",
+        "sm_75,sm_90,gfx90a,gfx9-generic",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&out);
+    assert_eq!(
+        bundle.describe_images(),
+        "spirv, ptx:sm_75, ptx:sm_90, amdgpu:gfx90a, amdgpu:gfx9-generic"
+    );
+    let inspect = kdsl(&["inspect", out.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(
+        text.contains("kernel histogram(bins: global mut [u32], data: global [u8], n: u32) local memory 1024 bytes"),
+        "{text}"
+    );
+}
+
+fn kdsl_bundle_from(path: &Path) -> kdsl_bundle::Bundle {
+    kdsl_bundle::Bundle::read(path).expect("the written bundle reads back")
+}
+
+#[test]
+fn emit_writes_single_artifacts() {
+    let cases: [(&str, &str, &[u8]); 5] = [
+        ("spirv", "saxpy.spv", &[0x03, 0x02, 0x23, 0x07]),
+        ("ptx", "saxpy.ptx", b"//"),
+        ("hsaco", "saxpy.hsaco", b"\x7fELF"),
+        ("llvm", "saxpy.ll", b"; ModuleID"),
+        ("ir", "saxpy.kir", b""),
+    ];
+    for (emit, file, starts_with) in cases {
+        let out = scratch(file);
+        let output = kdsl(&[
+            "compile",
+            "examples/saxpy.krn",
+            "--emit",
+            emit,
+            "--arch",
+            "sm_90,gfx90a",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(
+            output.status.success(),
+            "--emit {emit}: {}",
+            stderr(&output)
+        );
+        let bytes = std::fs::read(&out).unwrap();
+        assert!(
+            bytes.starts_with(starts_with),
+            "--emit {emit} wrote {:?}",
+            &bytes[..bytes.len().min(16)]
+        );
+        assert!(!bytes.is_empty());
+    }
+    let ptx = std::fs::read_to_string(scratch("saxpy.ptx")).unwrap();
+    assert!(ptx.contains(".target sm_90"), "{ptx}");
+    let ir = std::fs::read_to_string(scratch("saxpy.kir")).unwrap();
+    assert!(ir.contains("saxpy"), "{ir}");
+}
+
+#[test]
+fn bad_command_lines_are_errors_with_hints() {
+    let output = kdsl(&["compile", "examples/saxpy.krn", "--target", "metal"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("unknown target `metal`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = kdsl(&["compile", "examples/saxpy.krn", "--arch", "pentium"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("unknown processor `pentium`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = kdsl(&["check", "no/such/file.krn"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("cannot read `no/such/file.krn`"),
+        "{}",
+        stderr(&output)
+    );
+    let output = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--target",
+        "ptx",
+        "--arch",
+        "sm_1",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "an unknown sm is a diagnostic: {}",
+        stderr(&output)
+    );
+}

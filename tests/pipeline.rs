@@ -1,0 +1,125 @@
+//! The whole pipeline through the facade crate, as a program embedding kdsl uses it: source
+//! text to bundle to a launched kernel on the default device, and compile errors as values.
+
+use kdsl::runtime::{args, Device, Launch};
+use kdsl::{CompileOptions, TargetKind};
+
+const SOURCE: &str = r#"
+const SCALE: f32 = 0.5;
+
+fn clamp_to_unit(x: f32) -> f32 {
+    return clamp(x, 0.0, 1.0);
+}
+
+kernel blend<T>(output: global mut [T], left: global [T], right: global [T], weight: T, n: u32) {
+    let i = get_global_id(0);
+    if i < n {
+        output[i] = fma(weight, left[i] - right[i], right[i]);
+    }
+}
+instance blend_f32 = blend<f32>;
+instance blend_f64 = blend<f64>;
+
+kernel squash(values: global mut [f32], n: u32) {
+    for i in get_global_id(0)..n step get_global_size(0) {
+        values[i] = clamp_to_unit(values[i] * SCALE);
+    }
+}
+"#;
+
+#[test]
+fn compiles_for_every_target_and_runs_on_the_default_device() {
+    let bundle = kdsl::compile(
+        "pipeline.krn",
+        SOURCE,
+        &kdsl::default_targets(),
+        &CompileOptions::default(),
+    )
+    .unwrap_or_else(|error| panic!("{}", error.render("pipeline.krn", SOURCE, false)));
+    let names: Vec<&str> = bundle.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["blend_f32", "blend_f64", "squash"]);
+    for kind in TargetKind::ALL {
+        assert!(bundle.images_for(kind).next().is_some(), "no {kind} image");
+    }
+
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    let program = device.load(&bundle).unwrap();
+
+    let n = 10_000usize;
+    let left: Vec<f64> = (0..n).map(|i| i as f64 * 0.25).collect();
+    let right: Vec<f64> = (0..n).map(|i| 100.0 - i as f64).collect();
+    let weight = 0.75f64;
+    let left_buffer = device.buffer_from(&left).unwrap();
+    let right_buffer = device.buffer_from(&right).unwrap();
+    let mut output = device.alloc::<f64>(n).unwrap();
+    program
+        .kernel("blend_f64")
+        .unwrap()
+        .launch(
+            &Launch::covering(n, 64),
+            &args![&mut output, &left_buffer, &right_buffer, weight, n as u32],
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    let result = output.read_to_vec().unwrap();
+    for i in 0..n {
+        let expected = weight.mul_add(left[i] - right[i], right[i]);
+        assert!(
+            (result[i] - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+            "blend_f64[{i}] = {}, expected {expected}",
+            result[i]
+        );
+    }
+
+    // Fewer work-items than elements: the strided loop covers the rest.
+    let values: Vec<f32> = (0..n).map(|i| i as f32 / 2500.0 - 1.0).collect();
+    let mut buffer = device.buffer_from(&values).unwrap();
+    program
+        .kernel("squash")
+        .unwrap()
+        .launch(&Launch::covering(1024, 64), &args![&mut buffer, n as u32])
+        .unwrap()
+        .wait()
+        .unwrap();
+    let squashed = buffer.read_to_vec().unwrap();
+    for i in 0..n {
+        assert_eq!(
+            squashed[i],
+            (values[i] * 0.5).clamp(0.0, 1.0),
+            "squash[{i}]"
+        );
+    }
+}
+
+#[test]
+fn compile_errors_are_values_with_rendered_diagnostics() {
+    let source =
+        "kernel broken(out: global [f32]) {\n    out[0] = 1.0;\n    let y = undefined_name;\n}\n";
+    let error = kdsl::compile(
+        "broken.krn",
+        source,
+        &[kdsl::TargetSpec::spirv()],
+        &CompileOptions::default(),
+    )
+    .expect_err("the source has errors");
+    assert_eq!(error.diagnostics.len(), 2, "{:?}", error.diagnostics);
+    let rendered = error.render("broken.krn", source, false);
+    assert!(rendered.contains("broken.krn:2:5"), "{rendered}");
+    assert!(rendered.contains("broken.krn:3:13"), "{rendered}");
+    assert!(rendered.contains("hint"), "{rendered}");
+}
+
+#[test]
+fn an_unknown_processor_is_an_error_not_a_crash() {
+    let error = kdsl::compile(
+        "saxpy.krn",
+        "kernel k(n: u32) {}",
+        &[kdsl::TargetSpec::amdgpu(Some("gfx_not_a_gpu"))],
+        &CompileOptions::default(),
+    )
+    .expect_err("gfx_not_a_gpu is no processor");
+    let rendered = error.render("saxpy.krn", "kernel k(n: u32) {}", false);
+    assert!(rendered.contains("gfx_not_a_gpu"), "{rendered}");
+}
