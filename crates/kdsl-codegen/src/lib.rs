@@ -27,6 +27,7 @@ mod llvm;
 mod lower;
 mod support;
 pub mod target;
+mod tool;
 
 pub use target::{amdgpu, nvptx, spirv};
 

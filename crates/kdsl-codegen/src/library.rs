@@ -3,9 +3,13 @@
 //! OpenCL builtins become `OpenCL.std` extended instructions the driver implements.
 
 use inkwell::context::Context;
-use inkwell::memory_buffer::MemoryBuffer;
+use inkwell::llvm_sys;
+use inkwell::llvm_sys::prelude::{LLVMMemoryBufferRef, LLVMModuleRef, LLVMValueRef};
 use inkwell::module::{Linkage, Module};
+use inkwell::values::AsValueRef;
 use kdsl_ir::{MathFunction, ScalarType};
+use std::collections::HashSet;
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 
 /// How library functions are named.
@@ -46,9 +50,9 @@ impl MathLibrary {
         (name, promote_half)
     }
 
-    /// Links the library into `module` if the module calls anything not defined in it,
-    /// then internalizes every definition except `keep` so that the optimizer drops what is
-    /// unused.
+    /// Links the library functions `module` calls (and what they call) into it, then
+    /// internalizes every definition except `keep`, so that the optimizer inlines and drops
+    /// them freely. The library is loaded lazily: only the bodies that are linked are read.
     pub fn link_into<'ctx>(
         &self,
         context: &'ctx Context,
@@ -58,14 +62,28 @@ impl MathLibrary {
         let Some(path) = &self.bitcode else {
             return Ok(());
         };
-        let needs_library = module.get_functions().any(|function| {
-            function.count_basic_blocks() == 0
-                && !function.get_name().to_bytes().starts_with(b"llvm.")
-        });
-        if !needs_library {
+        let needed: HashSet<String> = module
+            .get_functions()
+            .filter(|function| is_declaration(function.as_value_ref()))
+            .map(|function| function.get_name().to_string_lossy().into_owned())
+            .filter(|name| !name.starts_with("llvm."))
+            .collect();
+        if needed.is_empty() {
             return Ok(());
         }
-        let library = parse_bitcode(context, path)?;
+        let library = load_lazily(context, path)?;
+        // Local definitions are linked only when something linked refers to them.
+        for function in library.get_functions() {
+            let name = function.get_name().to_string_lossy();
+            if !is_declaration(function.as_value_ref()) && !needed.contains(name.as_ref()) {
+                function.set_linkage(Linkage::Internal);
+            }
+        }
+        for global in library.get_globals() {
+            if !is_declaration(global.as_value_ref()) {
+                global.set_linkage(Linkage::Internal);
+            }
+        }
         library.set_triple(&module.get_triple());
         library.set_data_layout(&module.get_data_layout());
         module
@@ -73,24 +91,61 @@ impl MathLibrary {
             .map_err(|e| format!("cannot link `{}`: {}", path.display(), e.to_string_lossy()))?;
         for function in module.get_functions() {
             let name = function.get_name().to_string_lossy();
-            if function.count_basic_blocks() > 0 && !keep.iter().any(|k| *k == name) {
+            if !is_declaration(function.as_value_ref()) && !keep.iter().any(|k| *k == name) {
                 function.set_linkage(Linkage::Internal);
-            }
-        }
-        for global in module.get_globals() {
-            if global.get_initializer().is_some() {
-                global.set_linkage(Linkage::Internal);
             }
         }
         Ok(())
     }
 }
 
-fn parse_bitcode<'ctx>(context: &'ctx Context, path: &Path) -> Result<Module<'ctx>, String> {
-    let buffer = MemoryBuffer::create_from_file(path)
-        .map_err(|e| format!("cannot read `{}`: {}", path.display(), e.to_string_lossy()))?;
-    Module::parse_bitcode_from_buffer(&buffer, context)
-        .map_err(|e| format!("cannot parse `{}`: {}", path.display(), e.to_string_lossy()))
+fn is_declaration(value: LLVMValueRef) -> bool {
+    // SAFETY: `value` is a live global value (function or variable).
+    unsafe { llvm_sys::core::LLVMIsDeclaration(value) != 0 }
+}
+
+/// Opens a bitcode file as a lazily materialized module.
+fn load_lazily<'ctx>(context: &'ctx Context, path: &Path) -> Result<Module<'ctx>, String> {
+    let c_path = CString::new(path.as_os_str().as_encoded_bytes())
+        .map_err(|_| format!("`{}` contains a NUL byte", path.display()))?;
+    let mut buffer: LLVMMemoryBufferRef = std::ptr::null_mut();
+    let mut message: *mut std::ffi::c_char = std::ptr::null_mut();
+    // SAFETY: out-pointers are valid; on failure LLVM allocates `message`, which is freed.
+    let failed = unsafe {
+        llvm_sys::core::LLVMCreateMemoryBufferWithContentsOfFile(
+            c_path.as_ptr(),
+            &mut buffer,
+            &mut message,
+        )
+    };
+    if failed != 0 {
+        // SAFETY: LLVM returned a NUL-terminated message it allocated.
+        let text = unsafe { take_message(message) };
+        return Err(format!("cannot read `{}`: {text}", path.display()));
+    }
+    let mut raw_module: LLVMModuleRef = std::ptr::null_mut();
+    // SAFETY: the lazy module takes ownership of `buffer`, which must outlive it; it is
+    // never freed here. The context outlives the module by `'ctx`.
+    let failed = unsafe {
+        llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2(context.raw(), buffer, &mut raw_module)
+    };
+    if failed != 0 || raw_module.is_null() {
+        return Err(format!("cannot parse `{}` as LLVM bitcode", path.display()));
+    }
+    // SAFETY: `raw_module` is a fresh module of `context`, owned by the returned value.
+    Ok(unsafe { Module::new(raw_module) })
+}
+
+/// Copies and frees a message LLVM allocated.
+unsafe fn take_message(message: *mut std::ffi::c_char) -> String {
+    if message.is_null() {
+        return "unknown error".to_string();
+    }
+    let text = std::ffi::CStr::from_ptr(message)
+        .to_string_lossy()
+        .into_owned();
+    llvm_sys::core::LLVMDisposeMessage(message);
+    text
 }
 
 /// The first of `candidates` that is a file.

@@ -1,7 +1,7 @@
-//! LLVM plumbing that inkwell does not wrap: process-wide initialization, synchronization
-//! scopes on atomics and fences, and instruction flags.
+//! LLVM plumbing that inkwell does not wrap: target initialization, synchronization scopes
+//! on atomics and fences, and instruction flags.
 
-use crate::target::{spirv, TargetDescription};
+use crate::target::{OutputFormat, TargetDescription};
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys;
@@ -10,33 +10,13 @@ use inkwell::targets::{
 };
 use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue, PointerValue};
 use inkwell::OptimizationLevel;
-use std::ffi::CString;
 use std::sync::Once;
 
 static INITIALIZE: Once = Once::new();
 
-/// Initializes every LLVM target and sets the global backend options once per process:
-/// the SPIR-V extensions the lowering may use (there is no per-module spelling for them).
+/// Initializes every LLVM target once per process.
 pub(crate) fn initialize() {
-    INITIALIZE.call_once(|| {
-        Target::initialize_all(&InitializationConfig::default());
-        let extensions: Vec<String> = spirv::EXTENSIONS.iter().map(|e| format!("+{e}")).collect();
-        let arguments = [
-            CString::new("kdsl").expect("no NUL"),
-            CString::new(format!("--spirv-ext={}", extensions.join(","))).expect("no NUL"),
-        ];
-        let pointers: Vec<*const std::ffi::c_char> = arguments.iter().map(|a| a.as_ptr()).collect();
-        let overview = CString::new("kdsl code generator").expect("no NUL");
-        // SAFETY: the strings outlive the call, which copies what it keeps; the option is
-        // registered by the SPIR-V target linked into LLVM.
-        unsafe {
-            llvm_sys::support::LLVMParseCommandLineOptions(
-                pointers.len() as i32,
-                pointers.as_ptr(),
-                overview.as_ptr(),
-            );
-        }
-    });
+    INITIALIZE.call_once(|| Target::initialize_all(&InitializationConfig::default()));
 }
 
 pub(crate) fn optimization_level(opt_level: u8) -> OptimizationLevel {
@@ -56,7 +36,7 @@ pub(crate) fn target_machine(
     let triple = TargetTriple::create(target.triple);
     let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string_lossy().into_owned())?;
     let reloc = match target.output {
-        crate::target::OutputFormat::AmdgpuCodeObject { .. } => RelocMode::PIC,
+        OutputFormat::AmdgpuCodeObject { .. } => RelocMode::PIC,
         _ => RelocMode::Default,
     };
     llvm_target

@@ -1,24 +1,441 @@
-use kdsl_codegen::*;
+//! Every example and test kernel compiled for every target, checked by the target's own
+//! validator (`spirv-val`, `ptxas`, `llvm-readobj`), plus snapshots of the optimized LLVM IR
+//! and the target-support diagnostics. A missing validator fails the test: run
+//! `scripts/setup.sh`.
 
-#[test]
-fn scratch() {
-    let source = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/saxpy.krn"
-    ))
-    .unwrap();
-    let module = kdsl_frontend::compile_to_ir(&source).unwrap();
-    for spec in [
-        TargetSpec::spirv(),
-        TargetSpec::ptx(Some("sm_90")),
-        TargetSpec::amdgpu(None),
-    ] {
-        match compile(&module, &spec, &Options::default()) {
-            Ok(a) => {
-                println!("=== {spec}\n{}\n{:?}", a.llvm_ir, a.requirements);
-                std::fs::write(format!("/tmp/cg/out-{}", spec.kind), &a.image.bytes).unwrap();
+use kdsl_bundle::{Bundle, TargetKind};
+use kdsl_codegen::{compile, compile_bundle, emit_llvm_ir, CodegenError, Options, TargetSpec};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
+fn kernel_sources() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for directory in ["examples", "tests/kernels"] {
+        let directory = repository_root().join(directory);
+        let entries = std::fs::read_dir(&directory)
+            .unwrap_or_else(|e| panic!("cannot list {}: {e}", directory.display()));
+        for entry in entries {
+            let path = entry.expect("directory entry").path();
+            if path.extension().is_some_and(|e| e == "krn") {
+                files.push(path);
             }
-            Err(e) => println!("=== {spec} ERROR {e}"),
         }
     }
+    files.sort();
+    assert!(
+        files.len() >= 13,
+        "expected the examples and test kernels, found {files:?}"
+    );
+    files
+        .into_iter()
+        .map(|path| {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let source = std::fs::read_to_string(&path).expect("readable kernel file");
+            (stem, source)
+        })
+        .collect()
+}
+
+fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
+    kdsl_frontend::compile_to_ir(source).unwrap_or_else(|diagnostics| {
+        panic!(
+            "{name}.krn does not compile:\n{}",
+            kdsl_frontend::render_diagnostics(&format!("{name}.krn"), source, &diagnostics, false)
+        )
+    })
+}
+
+fn kernel_names(module: &kdsl_ir::Module) -> Vec<String> {
+    module.kernels().map(|k| k.name.clone()).collect()
+}
+
+/// A validator from `PATH` or LLVM 22's directory; fails with a pointer to the set-up script.
+fn tool(names: &[&str]) -> PathBuf {
+    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    directories.push("/usr/lib/llvm-22/bin".into());
+    for name in names {
+        for directory in &directories {
+            let candidate = directory.join(name);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    panic!("validator {names:?} not found in PATH or /usr/lib/llvm-22/bin; run scripts/setup.sh")
+}
+
+fn ptxas() -> PathBuf {
+    let prefix = std::env::var_os("KDSL_PREFIX")
+        .map(PathBuf::from)
+        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
+        .expect("KDSL_PREFIX is not set; run scripts/setup.sh (or use cargo, which sets it)");
+    let lib = prefix.join("lib");
+    let found = std::fs::read_dir(&lib).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
+            .find(|p| p.is_file())
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "ptxas not found under {}/python3.*/site-packages/nvidia/cu13/bin; run scripts/setup.sh",
+            lib.display()
+        )
+    })
+}
+
+fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "kdsl-codegen-test-{}-{}-{name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, bytes).expect("writable temporary directory");
+    path
+}
+
+fn run(command: &mut Command, what: &str) -> String {
+    let output = command
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {command:?}: {e}"));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{what} failed:\n{text}");
+    text
+}
+
+fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_codegen::Artifact {
+    compile(module, spec, &Options::default())
+        .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
+}
+
+#[test]
+fn every_kernel_is_valid_spirv() {
+    let spirv_val = tool(&["spirv-val"]);
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        let artifact = compile_ok(&name, &module, &TargetSpec::spirv());
+        let bytes = &artifact.image.bytes;
+        assert_eq!(
+            &bytes[..4],
+            &[0x03, 0x02, 0x23, 0x07],
+            "{name}: SPIR-V magic"
+        );
+        assert!(artifact
+            .requirements
+            .contains(&"capability Kernel".to_string()));
+        // The backend keeps no state between modules: compiling again gives the same bytes.
+        let again = compile_ok(&name, &module, &TargetSpec::spirv());
+        assert_eq!(
+            &again.image.bytes, bytes,
+            "{name}: SPIR-V differs between two compiles"
+        );
+        let file = scratch_file(&format!("{name}.spv"), bytes);
+        run(
+            Command::new(&spirv_val).arg(&file),
+            &format!("spirv-val on {name}"),
+        );
+        let _ = std::fs::remove_file(file);
+        // Only the extension the lowering enables may appear, and only where float atomics are.
+        let extensions: Vec<&String> = artifact
+            .requirements
+            .iter()
+            .filter(|r| r.starts_with("extension"))
+            .collect();
+        for extension in &extensions {
+            assert_eq!(
+                extension.as_str(),
+                "extension SPV_EXT_shader_atomic_float_add"
+            );
+        }
+        assert_eq!(
+            !extensions.is_empty(),
+            name == "atomics",
+            "{name}: {extensions:?}"
+        );
+    }
+}
+
+#[test]
+fn every_kernel_assembles_with_ptxas() {
+    let ptxas = ptxas();
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        for arch in [None, Some("sm_90")] {
+            let spec = TargetSpec::ptx(arch);
+            let artifact = compile_ok(&name, &module, &spec);
+            let text = String::from_utf8(artifact.image.bytes.clone()).expect("PTX is text");
+            let resolved = spec.resolved_arch();
+            assert!(
+                text.contains(&format!(".target {resolved}")),
+                "{name}: {resolved}"
+            );
+            for kernel in kernel_names(&module) {
+                assert!(
+                    text.contains(&format!(".entry {kernel}(")),
+                    "{name}: entry {kernel}"
+                );
+            }
+            let file = scratch_file(&format!("{name}.ptx"), text.as_bytes());
+            run(
+                Command::new(&ptxas)
+                    .arg(format!("-arch={resolved}"))
+                    .arg(&file)
+                    .arg("-o")
+                    .arg("/dev/null"),
+                &format!("ptxas -arch={resolved} on {name}"),
+            );
+            let _ = std::fs::remove_file(file);
+        }
+    }
+}
+
+#[test]
+fn every_kernel_links_into_amdgpu_code_objects() {
+    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        for arch in ["gfx90a", "gfx9-generic", "gfx1100"] {
+            let artifact = compile_ok(&name, &module, &TargetSpec::amdgpu(Some(arch)));
+            assert_eq!(&artifact.image.bytes[..4], b"\x7fELF", "{name}: ELF magic");
+            let file = scratch_file(&format!("{name}.hsaco"), &artifact.image.bytes);
+            let notes = run(
+                Command::new(&readobj).arg("--notes").arg(&file),
+                &format!("llvm-readobj --notes on {name} for {arch}"),
+            );
+            let symbols = run(
+                Command::new(&readobj).arg("--symbols").arg(&file),
+                &format!("llvm-readobj --symbols on {name} for {arch}"),
+            );
+            let _ = std::fs::remove_file(file);
+            assert!(
+                notes.contains("amdhsa.kernels"),
+                "{name} {arch}: no amdhsa.kernels"
+            );
+            assert!(
+                notes.contains(&format!("amdgcn-amd-amdhsa--{arch}")),
+                "{name}: target {arch} missing from the notes"
+            );
+            let wavefront = if arch == "gfx1100" { 32 } else { 64 };
+            assert!(
+                notes.contains(&format!(".wavefront_size: {wavefront}")),
+                "{name} {arch}"
+            );
+            for kernel in kernel_names(&module) {
+                assert!(
+                    notes.contains(&format!(".name:           {kernel}\n")),
+                    "{name} {arch}: kernel {kernel} not in amdhsa.kernels"
+                );
+                assert!(
+                    symbols.contains(&format!("Name: {kernel}.kd")),
+                    "{name} {arch}: kernel descriptor {kernel}.kd missing"
+                );
+            }
+        }
+    }
+}
+
+/// The optimized LLVM IR of every kernel file for one processor per target.
+#[test]
+fn optimized_llvm_ir_snapshots() {
+    let targets = [
+        ("spirv", TargetSpec::spirv()),
+        ("ptx", TargetSpec::ptx(Some("sm_90"))),
+        ("amdgpu", TargetSpec::amdgpu(Some("gfx90a"))),
+    ];
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        for (label, spec) in &targets {
+            let ir = emit_llvm_ir(&module, spec, &Options::default())
+                .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"));
+            insta::assert_snapshot!(format!("{name}.{label}"), ir);
+        }
+    }
+}
+
+/// What the generated code looks like where performance depends on it.
+#[test]
+fn hot_paths_use_the_fast_instructions() {
+    let saxpy = module_of(
+        "saxpy",
+        &std::fs::read_to_string(repository_root().join("examples/saxpy.krn")).unwrap(),
+    );
+    let ptx = compile_ok("saxpy", &saxpy, &TargetSpec::ptx(Some("sm_90")));
+    let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    assert!(
+        ptx.contains("ld.global.nc.b32") || ptx.contains("ld.global.nc.f32"),
+        "read-only loads: {ptx}"
+    );
+    assert!(ptx.contains("fma.rn.f32"), "contracted multiply-add: {ptx}");
+    assert!(!ptx.contains("cvta"), "no generic pointers: {ptx}");
+
+    let reduction = module_of(
+        "reduction",
+        &std::fs::read_to_string(repository_root().join("examples/reduction.krn")).unwrap(),
+    );
+    let ptx = compile_ok("reduction", &reduction, &TargetSpec::ptx(Some("sm_90")));
+    let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    assert!(ptx.contains("bar.sync"), "{ptx}");
+    assert!(
+        ptx.contains("ld.shared") && ptx.contains("st.shared"),
+        "{ptx}"
+    );
+
+    let spirv_ir = emit_llvm_ir(&saxpy, &TargetSpec::spirv(), &Options::default()).unwrap();
+    assert!(
+        spirv_ir.contains("noalias") && spirv_ir.contains("readonly"),
+        "{spirv_ir}"
+    );
+    assert!(spirv_ir.contains("spir_kernel void @saxpy"), "{spirv_ir}");
+}
+
+#[test]
+fn unsupported_features_are_diagnostics_naming_the_target() {
+    let source = "kernel sum(total: global mut [f64], input: global [f64]) {\n    atomic_add(total[0], input[get_global_id(0)]);\n}\n";
+    let module = module_of("f64_atomic", source);
+    let error = compile(
+        &module,
+        &TargetSpec::ptx(Some("sm_52")),
+        &Options::default(),
+    )
+    .expect_err("sm_52 has no f64 atomic add");
+    let CodegenError::Unsupported(diagnostics) = error else {
+        panic!("expected diagnostics, got {error:?}");
+    };
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let diagnostic = &diagnostics[0];
+    assert_eq!(diagnostic.code, "E0601");
+    assert!(
+        diagnostic.message.contains("ptx:sm_52"),
+        "{}",
+        diagnostic.message
+    );
+    let span = diagnostic.primary_span().expect("a span");
+    assert_eq!(
+        &source[span.range()],
+        "atomic_add(total[0], input[get_global_id(0)])"
+    );
+    // The same module is fine where the feature exists.
+    compile(
+        &module,
+        &TargetSpec::ptx(Some("sm_60")),
+        &Options::default(),
+    )
+    .expect("sm_60 has it");
+
+    let big = "kernel big(output: global mut [f32]) {\n    local tile: [f32; 20000];\n    tile[get_local_id(0)] = 1.0;\n    barrier();\n    output[0] = tile[0];\n}\n";
+    let module = module_of("big", big);
+    for spec in [TargetSpec::ptx(None), TargetSpec::amdgpu(None)] {
+        let error =
+            compile(&module, &spec, &Options::default()).expect_err("too much local memory");
+        let diagnostics = error.into_diagnostics();
+        assert_eq!(diagnostics[0].code, "E0602", "{diagnostics:?}");
+        assert!(
+            diagnostics[0].message.contains("80000 bytes"),
+            "{}",
+            diagnostics[0].message
+        );
+    }
+    // SPIR-V leaves the limit to the device.
+    compile(&module, &TargetSpec::spirv(), &Options::default()).expect("SPIR-V has no fixed limit");
+}
+
+#[test]
+fn bad_target_names_are_errors() {
+    let module = module_of(
+        "saxpy",
+        &std::fs::read_to_string(repository_root().join("examples/saxpy.krn")).unwrap(),
+    );
+    for (spec, expected) in [
+        (
+            TargetSpec::ptx(Some("sm_999")),
+            "unknown NVIDIA processor `sm_999`",
+        ),
+        (
+            TargetSpec::amdgpu(Some("gfx42")),
+            "unknown AMD GPU processor `gfx42`",
+        ),
+        (
+            TargetSpec::new(TargetKind::Spirv, Some("sm_90".into())),
+            "SPIR-V takes no processor name",
+        ),
+    ] {
+        let message = compile(&module, &spec, &Options::default())
+            .expect_err("invalid target")
+            .to_string();
+        assert!(message.contains(expected), "{message}");
+    }
+    let options = Options {
+        amdgpu: kdsl_codegen::amdgpu::Options {
+            linker: Some("/nonexistent/ld.lld".into()),
+            libclc: None,
+        },
+        ..Options::default()
+    };
+    let message = compile(&module, &TargetSpec::amdgpu(None), &options)
+        .expect_err("no linker")
+        .to_string();
+    assert!(message.contains("/nonexistent/ld.lld"), "{message}");
+}
+
+#[test]
+fn bundles_hold_every_image_and_the_kernel_metadata() {
+    let source = std::fs::read_to_string(repository_root().join("examples/generic.krn")).unwrap();
+    let module = module_of("generic", &source);
+    let targets = [
+        TargetSpec::spirv(),
+        TargetSpec::ptx(Some("sm_90")),
+        TargetSpec::ptx(None),
+        TargetSpec::amdgpu(Some("gfx90a")),
+        TargetSpec::amdgpu(Some("gfx1100")),
+    ];
+    let bundle = compile_bundle("generic.krn", &module, &targets, &Options::default()).unwrap();
+    assert_eq!(
+        bundle.describe_images(),
+        "spirv, ptx:sm_90, ptx:sm_75, amdgpu:gfx90a, amdgpu:gfx1100"
+    );
+    let names: Vec<&str> = bundle.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["axpby_f32", "axpby_f64"]);
+    assert_eq!(bundle.kernels[0].parameters.len(), 5);
+    let reread = Bundle::from_bytes(&bundle.to_bytes()).unwrap();
+    assert_eq!(reread, bundle);
+}
+
+/// Compile time per example and target (printed with `--nocapture`), with a generous bound
+/// that catches pathological slowdowns.
+#[test]
+fn compile_times() {
+    let mut report = String::new();
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        for spec in [
+            TargetSpec::spirv(),
+            TargetSpec::ptx(Some("sm_90")),
+            TargetSpec::amdgpu(Some("gfx90a")),
+        ] {
+            let start = Instant::now();
+            compile_ok(&name, &module, &spec);
+            let elapsed = start.elapsed();
+            report.push_str(&format!(
+                "{name:>12} {spec:<14} {:>6} ms\n",
+                elapsed.as_millis()
+            ));
+            assert!(elapsed.as_secs() < 60, "{name} for {spec} took {elapsed:?}");
+        }
+    }
+    println!("{report}");
 }

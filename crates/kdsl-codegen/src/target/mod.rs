@@ -149,8 +149,8 @@ pub(crate) struct SyncScopes {
 /// How the backend's output becomes the image.
 #[derive(Clone, Debug)]
 pub(crate) enum OutputFormat {
-    /// An object file that is the SPIR-V binary; checked with rspirv.
-    SpirvBinary,
+    /// A SPIR-V binary from `llc` (see [`spirv`] for why a child process); checked with rspirv.
+    SpirvBinary { llc: std::path::PathBuf },
     /// Assembly text (PTX).
     PtxAssembly,
     /// An ELF object linked into a shared HSA code object by `ld.lld`.

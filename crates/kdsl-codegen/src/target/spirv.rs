@@ -4,8 +4,13 @@
 //! Kernels are `spir_kernel`, device functions `spir_func`. Work-item queries, barriers and
 //! sub-group operations are OpenCL builtin calls the LLVM SPIR-V backend recognizes; math
 //! functions become `OpenCL.std` extended instructions. Float atomic add needs
-//! `SPV_EXT_shader_atomic_float_add`, which kdsl enables once per process (see
-//! `crate::llvm::initialize`).
+//! `SPV_EXT_shader_atomic_float_add`, which is enabled for every module.
+//!
+//! The backend runs in an `llc-22` child process rather than in this process: LLVM 22's
+//! SPIR-V backend keeps module analysis results in a static (llvm/llvm-project#160613,
+//! fixed after 22), so a second module compiled in one process can get duplicate ids, and
+//! two threads would race. Its extensions are also only settable as process-wide options.
+//! The child process isolates both; the module it gets is already optimized.
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, OutputFormat,
@@ -13,10 +18,13 @@ use super::{
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
+use std::path::{Path, PathBuf};
 
-/// SPIR-V has no options yet; the struct keeps the API uniform across targets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Options {}
+pub struct Options {
+    /// LLVM 22's `llc`; when `None`, `llc-22` in `PATH`, or `llc` in LLVM 22's `bin`.
+    pub llc: Option<PathBuf>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -24,19 +32,28 @@ pub enum Error {
         "SPIR-V takes no processor name, but `{0}` was given (the device driver finalizes SPIR-V)"
     )]
     ArchGiven(String),
+    #[error("llc from LLVM 22 was not found (`llc-22` in PATH or /usr/lib/llvm-22/bin/llc); it runs the SPIR-V backend (install llvm-22, see scripts/setup.sh)")]
+    LlcNotFound,
+    #[error("the SPIR-V backend (`{llc}`) failed: {message}")]
+    BackendFailed { llc: String, message: String },
     #[error("the SPIR-V backend produced a module rspirv cannot parse: {0}")]
     Unparsable(String),
     #[error("the SPIR-V module lacks entry point(s) for kernel(s) {0}")]
     MissingEntryPoints(String),
 }
 
-/// The SPIR-V extensions the lowering may need; enabled for the whole process.
+/// The SPIR-V extensions the lowering may need. The backend uses one only where the module
+/// needs it, and [`crate::support`] rejects what none of them covers.
 pub(crate) const EXTENSIONS: &[&str] = &["SPV_EXT_shader_atomic_float_add"];
 
-pub(crate) fn describe(arch: Option<&str>, _options: &Options) -> Result<TargetDescription, Error> {
+pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDescription, Error> {
     if let Some(arch) = arch.filter(|a| !a.is_empty()) {
         return Err(Error::ArchGiven(arch.to_string()));
     }
+    let llc = match &options.llc {
+        Some(llc) => llc.clone(),
+        None => find_llc().ok_or(Error::LlcNotFound)?,
+    };
     Ok(TargetDescription {
         kind: TargetKind::Spirv,
         arch: String::new(),
@@ -73,7 +90,34 @@ pub(crate) fn describe(arch: Option<&str>, _options: &Options) -> Result<TargetD
         },
         module_flags: Vec::new(),
         kernel_attributes: Vec::new(),
-        output: OutputFormat::SpirvBinary,
+        output: OutputFormat::SpirvBinary { llc },
+    })
+}
+
+/// LLVM 22's `llc`: never an unversioned `llc` from `PATH`, which may be another LLVM.
+fn find_llc() -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(prefix) = std::env::var_os("LLVM_SYS_221_PREFIX") {
+        candidates.push(PathBuf::from(prefix).join("bin/llc"));
+    }
+    candidates.push(PathBuf::from("/usr/lib/llvm-22/bin/llc"));
+    super::find_tool(&["llc-22"]).or_else(|| candidates.into_iter().find(|c| c.is_file()))
+}
+
+/// Runs the SPIR-V backend on optimized bitcode and returns the SPIR-V binary.
+pub(crate) fn run_backend(llc: &Path, bitcode: &[u8], opt_level: u8) -> Result<Vec<u8>, Error> {
+    let extensions: Vec<String> = EXTENSIONS.iter().map(|e| format!("+{e}")).collect();
+    let arguments = [
+        format!("-O{}", opt_level.min(3)),
+        format!("--spirv-ext={}", extensions.join(",")),
+        "-filetype=obj".to_string(),
+        "-o".to_string(),
+        "-".to_string(),
+        "-".to_string(),
+    ];
+    crate::tool::run(llc, &arguments, bitcode).map_err(|message| Error::BackendFailed {
+        llc: llc.display().to_string(),
+        message,
     })
 }
 
