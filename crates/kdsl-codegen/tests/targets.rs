@@ -390,6 +390,54 @@ fn bad_target_names_are_errors() {
         .expect_err("no linker")
         .to_string();
     assert!(message.contains("/nonexistent/ld.lld"), "{message}");
+    let options = Options {
+        nvptx: kdsl_codegen::nvptx::Options {
+            libdevice: Some("/nonexistent/libdevice.10.bc".into()),
+        },
+        ..Options::default()
+    };
+    let message = compile(&module, &TargetSpec::ptx(None), &options)
+        .expect_err("no libdevice")
+        .to_string();
+    assert!(
+        message.contains("/nonexistent/libdevice.10.bc"),
+        "{message}"
+    );
+}
+
+/// Without optimization the output must still be valid: device functions are still
+/// inlined (`alwaysinline`) and nothing relies on the optimizer for correctness.
+#[test]
+fn unoptimized_builds_are_valid_too() {
+    let spirv_val = tool(&["spirv-val"]);
+    let ptxas = ptxas();
+    let options = Options::with_opt_level(0);
+    for (name, source) in kernel_sources() {
+        if !["language", "sub_groups", "atomics", "math", "softmax"].contains(&name.as_str()) {
+            continue;
+        }
+        let module = module_of(&name, &source);
+        let spirv = compile(&module, &TargetSpec::spirv(), &options).unwrap();
+        let file = scratch_file(&format!("{name}-O0.spv"), &spirv.image.bytes);
+        run(
+            Command::new(&spirv_val).arg(&file),
+            &format!("spirv-val on {name} at -O0"),
+        );
+        let _ = std::fs::remove_file(file);
+        let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
+        let file = scratch_file(&format!("{name}-O0.ptx"), &ptx.image.bytes);
+        run(
+            Command::new(&ptxas)
+                .arg("-arch=sm_90")
+                .arg(&file)
+                .arg("-o")
+                .arg("/dev/null"),
+            &format!("ptxas on {name} at -O0"),
+        );
+        let _ = std::fs::remove_file(file);
+        let amdgpu = compile(&module, &TargetSpec::amdgpu(Some("gfx1100")), &options).unwrap();
+        assert_eq!(&amdgpu.image.bytes[..4], b"\x7fELF", "{name} at -O0");
+    }
 }
 
 #[test]

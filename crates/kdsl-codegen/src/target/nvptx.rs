@@ -40,6 +40,8 @@ pub struct Options {
 pub enum Error {
     #[error("unknown NVIDIA processor `{0}`; expected one of {known}", known = KNOWN_ARCHES.join(", "))]
     UnknownArch(String),
+    #[error("the libdevice file `{0}` given in the options does not exist")]
+    LibdeviceNotFound(String),
     #[error("no math library for PTX: libdevice.10.bc was not found (set KDSL_LIBDEVICE or run scripts/setup.sh) and libclc's nvptx64--nvidiacl.bc is missing")]
     NoMathLibrary,
 }
@@ -101,8 +103,16 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
 
 fn math_library(options: &Options) -> Result<MathLibrary, Error> {
     let libdevice = "nvidia/cu13/nvvm/libdevice/libdevice.10.bc";
+    if let Some(path) = &options.libdevice {
+        if !path.is_file() {
+            return Err(Error::LibdeviceNotFound(path.display().to_string()));
+        }
+        return Ok(MathLibrary {
+            naming: LibraryNaming::Libdevice,
+            bitcode: Some(path.clone()),
+        });
+    }
     let mut candidates: Vec<PathBuf> = Vec::new();
-    candidates.extend(options.libdevice.clone());
     candidates.extend(std::env::var_os("KDSL_LIBDEVICE").map(PathBuf::from));
     if let Some(prefix) = kdsl_prefix() {
         candidates.extend(in_python_site_packages(&prefix, libdevice));
