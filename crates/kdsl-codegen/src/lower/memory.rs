@@ -132,14 +132,23 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 ))
             }
         };
-        Ok(llvm::atomic_rmw(
+        let old = llvm::atomic_rmw(
             self.context,
             &self.builder,
             binary_op,
             pointer,
             value,
             scope,
-        ))
+        );
+        if let Some(instruction) = old.as_instruction_value() {
+            for kind in &self.target.atomic_metadata {
+                let empty = self.context.metadata_node(&[]);
+                instruction
+                    .set_metadata(empty, self.context.get_kind_id(kind))
+                    .map_err(|e| LowerError(e.to_string()))?;
+            }
+        }
+        Ok(old)
     }
 }
 

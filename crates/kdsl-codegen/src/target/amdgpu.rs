@@ -5,6 +5,8 @@
 //! memory in 5. Work-group and grid sizes come from the HSA dispatch packet. Sub-groups are
 //! wavefronts (64 lanes before gfx10, 32 from gfx10 on). Math functions come from libclc.
 //! Generic processors need code object version 6; specific ones get version 5.
+//! Atomics carry `amdgpu.no.fine.grained.memory` and `amdgpu.no.remote.memory`: kdsl
+//! buffers are device allocations, so native float atomics are correct (as in HIP).
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
@@ -147,6 +149,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         module_flags: vec![("amdhsa_code_object_version", code_object_version)],
         // Launches are whole work-groups (HIP grids, SYCL nd-ranges).
+        atomic_metadata: vec!["amdgpu.no.fine.grained.memory", "amdgpu.no.remote.memory"],
         kernel_attributes: vec![("uniform-work-group-size", "true")],
         output: OutputFormat::AmdgpuCodeObject { linker },
     })

@@ -181,6 +181,9 @@ pub(crate) struct TargetDescription {
     pub features: FeatureSupport,
     /// Integer module flags (`nvvm-reflect-ftz`, `amdhsa_code_object_version`).
     pub module_flags: Vec<(&'static str, u32)>,
+    /// Empty metadata kinds every `atomicrmw` gets, such as AMDGPU's promise that buffers
+    /// are not fine-grained host memory (which lets it use native float atomics).
+    pub atomic_metadata: Vec<&'static str>,
     /// String attributes every kernel gets.
     pub kernel_attributes: Vec<(&'static str, &'static str)>,
     pub output: OutputFormat,

@@ -96,6 +96,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         // libdevice asks `__nvvm_reflect("__CUDA_FTZ")`: keep denormals, as nvcc does by default.
         module_flags: vec![("nvvm-reflect-ftz", 0)],
+        atomic_metadata: Vec::new(),
         kernel_attributes: Vec::new(),
         output: OutputFormat::PtxAssembly,
     })

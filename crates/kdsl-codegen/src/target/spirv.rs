@@ -89,6 +89,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             max_local_memory_bytes: None,
         },
         module_flags: Vec::new(),
+        atomic_metadata: Vec::new(),
         kernel_attributes: Vec::new(),
         output: OutputFormat::SpirvBinary { llc },
     })
