@@ -37,7 +37,10 @@ fn main() {
         if let (true, Some(prefix)) = (has_sycl, prefix.as_deref()) {
             // The runtime's own rpath does not reach other packages' binaries: the facade's
             // examples and tests find libsycl.so through this one.
-            println!("cargo:rustc-link-arg=-Wl,-rpath,{}", prefix.join("lib").display());
+            println!(
+                "cargo:rustc-link-arg=-Wl,-rpath,{}",
+                prefix.join("lib").display()
+            );
         }
         if !has_sycl {
             fail(&format!(

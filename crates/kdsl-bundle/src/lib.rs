@@ -192,7 +192,9 @@ impl Bundle {
             .ok()
             .and_then(|len| len.checked_add(20))
             .filter(|&end| end <= bytes.len())
-            .ok_or_else(|| BundleError::Corrupt("the metadata runs past the end of the file".into()))?;
+            .ok_or_else(|| {
+                BundleError::Corrupt("the metadata runs past the end of the file".into())
+            })?;
         let metadata: BundleMetadata = serde_json::from_slice(&bytes[20..metadata_end])?;
         let payload = &bytes[metadata_end..];
         let mut images = Vec::with_capacity(metadata.images.len());
@@ -288,7 +290,10 @@ mod tests {
 
     #[test]
     fn rejects_garbage_and_truncation_without_panicking() {
-        assert!(matches!(Bundle::from_bytes(b"nope"), Err(BundleError::BadMagic)));
+        assert!(matches!(
+            Bundle::from_bytes(b"nope"),
+            Err(BundleError::BadMagic)
+        ));
         let bytes = sample().to_bytes();
         for cut in 0..bytes.len() {
             assert!(Bundle::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");

@@ -129,7 +129,10 @@ pub enum StatementKind {
         value: Expression,
     },
     /// Write one element of a buffer or array.
-    Store { place: Place, value: Expression },
+    Store {
+        place: Place,
+        value: Expression,
+    },
     If {
         condition: Expression,
         accept: Block,
@@ -137,14 +140,23 @@ pub enum StatementKind {
     },
     /// Runs `body` then `continuing` forever, until a `Break` or `Return`.
     /// `Continue` inside `body` jumps to `continuing`. `while` and `for` lower to this.
-    Loop { body: Block, continuing: Block },
+    Loop {
+        body: Block,
+        continuing: Block,
+    },
     Break,
     Continue,
-    Return { value: Option<Expression> },
+    Return {
+        value: Option<Expression>,
+    },
     /// Work-group barrier with the given memory fences.
-    Barrier { fence: FenceFlags },
+    Barrier {
+        fence: FenceFlags,
+    },
     /// An expression evaluated for its effect (a call or an atomic whose result is unused).
-    Evaluate { value: Expression },
+    Evaluate {
+        value: Expression,
+    },
 }
 
 /// Which memories a barrier makes consistent across the work-group.
@@ -209,7 +221,9 @@ pub enum ExpressionKind {
         right: Box<Expression>,
     },
     /// An explicit conversion between scalar types (`as`).
-    Cast { value: Box<Expression> },
+    Cast {
+        value: Box<Expression>,
+    },
     /// `select(condition, if_true, if_false)`; both arms are evaluated.
     Select {
         condition: Box<Expression>,

@@ -58,7 +58,12 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    pub fn error(code: &str, message: impl Into<String>, span: Span, label: impl Into<String>) -> Self {
+    pub fn error(
+        code: &str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Self {
         Diagnostic {
             severity: Severity::Error,
             code: code.to_string(),
