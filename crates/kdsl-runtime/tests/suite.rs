@@ -84,6 +84,7 @@ device_tests! {
     dimension_order,
     buffers_and_memory_kinds,
     misuse_is_reported_and_the_queue_stays_usable,
+    out_of_memory_is_a_typed_error,
     saxpy,
     reduce_sum,
     transpose,
@@ -384,6 +385,33 @@ mod cases {
             )?;
         }
         Ok(())
+    }
+
+    /// Asking for more memory than any device has is `OutOfMemory`, and the device still works.
+    pub fn out_of_memory_is_a_typed_error(device: &Device) -> CaseResult {
+        let too_many = (device.info().global_memory_bytes as usize / 4)
+            .saturating_mul(64)
+            .max(1 << 40);
+        match device.alloc::<f32>(too_many) {
+            Err(RuntimeError::OutOfMemory { bytes, message }) => {
+                if bytes < (too_many as u64) * 4 && bytes != u64::MAX {
+                    return Err(format!("OutOfMemory names {bytes} bytes: {message}"));
+                }
+            }
+            Err(other) => return Err(format!("wrong error: {other}")),
+            Ok(_) => return Err(format!("{too_many} floats were allocated")),
+        }
+        match device.alloc::<f64>(usize::MAX / 4) {
+            Err(RuntimeError::OutOfMemory { .. }) => {}
+            other => return Err(format!("an overflowing size gave {other:?}")),
+        }
+        let mut buffer = device.alloc::<u32>(1000).map_err(fail)?;
+        buffer.fill(7).map_err(fail)?;
+        check_equal(
+            "fill after OutOfMemory",
+            &buffer.read_to_vec().map_err(fail)?,
+            &vec![7u32; 1000],
+        )
     }
 
     pub fn misuse_is_reported_and_the_queue_stays_usable(device: &Device) -> CaseResult {
