@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The main job on a fresh machine: installs what is missing, builds kdsl, compiles every
+# example kernel to SPIR-V, PTX and AMDGPU bundles (target/kdsl-bundles), lists the devices,
+# and runs saxpy on the default device (a GPU before a CPU), checking the result.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+bash scripts/setup.sh
+source scripts/env.sh
+KDSL_PROFILE=release bash scripts/compile-examples.sh target/kdsl-bundles
+target/release/kdsl devices
+cargo run --quiet --release --example saxpy
