@@ -5,5 +5,5 @@ export LLVM_SYS_221_PREFIX=${LLVM_SYS_221_PREFIX:-/usr/lib/llvm-22}
 # The wheel's OpenCL ICD file names a placeholder path, so name the CPU device's library directly.
 export OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES:-$KDSL_PREFIX/lib/libintelocl.so}
 export LD_LIBRARY_PATH=$KDSL_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$KDSL_PREFIX/bin:/usr/lib/llvm-22/bin:$PATH
+export PATH=$kdsl_root/target/release:$KDSL_PREFIX/bin:/usr/lib/llvm-22/bin:$PATH
 unset kdsl_root
