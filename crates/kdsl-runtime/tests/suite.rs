@@ -85,6 +85,7 @@ device_tests! {
     buffers_and_memory_kinds,
     misuse_is_reported_and_the_queue_stays_usable,
     out_of_memory_is_a_typed_error,
+    a_corrupt_image_is_a_backend_error,
     saxpy,
     reduce_sum,
     transpose,
@@ -385,6 +386,28 @@ mod cases {
             )?;
         }
         Ok(())
+    }
+
+    /// An image the driver rejects (a SYCL exception, a CUDA or HIP error code) comes back as
+    /// `RuntimeError::Backend` with the driver's message; the device stays usable.
+    pub fn a_corrupt_image_is_a_backend_error(device: &Device) -> CaseResult {
+        let mut bundle = handmade_bundle();
+        for image in &mut bundle.images {
+            let keep = image.bytes.len() / 3;
+            image.bytes.truncate(keep);
+            image
+                .bytes
+                .extend_from_slice(b"\x07\x23\x02\x03 not a module");
+        }
+        match device
+            .load(&bundle)
+            .and_then(|program| program.kernel("saxpy"))
+        {
+            Err(RuntimeError::Backend { message, .. }) if !message.trim().is_empty() => {}
+            Err(other) => return Err(format!("wrong error for a corrupt image: {other}")),
+            Ok(_) => return Err("a corrupt image was accepted".into()),
+        }
+        handmade_saxpy(device)
     }
 
     /// Asking for more memory than any device has is `OutOfMemory`, and the device still works.
