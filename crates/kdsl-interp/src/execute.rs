@@ -1,0 +1,865 @@
+//! Execution of a kernel: work-groups, work-items, statements and expressions.
+
+use crate::sync::{Rendezvous, RendezvousFailure};
+use crate::value;
+use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
+use kdsl_ir::Expression;
+use kdsl_ir::{
+    AddressSpace, Argument, Block, ExpressionKind, Function, FunctionKind, Literal, LogicalOp,
+    Module, ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind,
+    SubGroupOp, VariableType, WorkItemQuery,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+
+/// A kernel argument as the executor takes it: scalar bits, or a buffer's elements as bits.
+pub(crate) enum KernelParameter {
+    Scalar(u64),
+    Buffer(Vec<u64>),
+}
+
+/// The most elements one private array may have (each work-item allocates its own).
+const MAX_PRIVATE_ARRAY_ELEMENTS: u64 = 1 << 24;
+/// The most elements one local array may have.
+const MAX_LOCAL_ARRAY_ELEMENTS: u64 = 1 << 26;
+/// Stack for each thread that runs work-items: deep expressions recurse.
+const WORK_ITEM_STACK_BYTES: usize = 4 << 20;
+
+/// Memory shared between work-items: buffers and local arrays, one atomic cell per element.
+struct SharedMemory {
+    cells: Vec<AtomicU64>,
+}
+
+impl SharedMemory {
+    fn from_bits(bits: Vec<u64>) -> SharedMemory {
+        SharedMemory {
+            cells: bits.into_iter().map(AtomicU64::new).collect(),
+        }
+    }
+
+    fn into_bits(self) -> Vec<u64> {
+        self.cells.into_iter().map(AtomicU64::into_inner).collect()
+    }
+}
+
+/// Runs every work-group of the launch; returns each buffer parameter's final content.
+pub(crate) fn run(
+    module: &Module,
+    kernel: &Function,
+    launch: &InterpLaunch,
+    parameters: Vec<KernelParameter>,
+) -> Result<Vec<Option<Vec<u64>>>, InterpError> {
+    let mut scalars = Vec::with_capacity(parameters.len());
+    let mut buffers = Vec::with_capacity(parameters.len());
+    for parameter in parameters {
+        match parameter {
+            KernelParameter::Scalar(bits) => {
+                scalars.push(bits);
+                buffers.push(None);
+            }
+            KernelParameter::Buffer(bits) => {
+                scalars.push(0);
+                buffers.push(Some(SharedMemory::from_bits(bits)));
+            }
+        }
+    }
+    for variable in &kernel.variables {
+        if let VariableType::Array { ty } = &variable.ty {
+            let limit = match variable.space {
+                AddressSpace::Local => MAX_LOCAL_ARRAY_ELEMENTS,
+                _ => MAX_PRIVATE_ARRAY_ELEMENTS,
+            };
+            if ty.element_count() > limit {
+                return Err(InterpError::Resources(format!(
+                    "array `{}` has {} elements, above the interpreter's limit of {limit}",
+                    variable.name,
+                    ty.element_count()
+                )));
+            }
+        }
+    }
+    let synchronizes = uses_synchronization(module, kernel, &mut Vec::new());
+    let launch_state = Launch {
+        module,
+        kernel,
+        launch,
+        scalars: &scalars,
+        buffers: &buffers,
+    };
+    let counts = launch.group_counts();
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("kdsl-interp".into())
+            .stack_size(WORK_ITEM_STACK_BYTES)
+            .spawn_scoped(scope, || {
+                for z in 0..counts[2] {
+                    for y in 0..counts[1] {
+                        for x in 0..counts[0] {
+                            launch_state.run_group([x, y, z], synchronizes)?;
+                        }
+                    }
+                }
+                Ok(())
+            })
+            .map_err(|error| InterpError::Resources(error.to_string()))?
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    outcome?;
+    Ok(buffers
+        .into_iter()
+        .map(|buffer| buffer.map(SharedMemory::into_bits))
+        .collect())
+}
+
+/// Whether the function (or a callee) has a barrier or a sub-group operation that exchanges
+/// values, so its work-items must run at the same time.
+fn uses_synchronization(module: &Module, function: &Function, visiting: &mut Vec<String>) -> bool {
+    if visiting.contains(&function.name) {
+        return false;
+    }
+    visiting.push(function.name.clone());
+    let found = block_synchronizes(module, &function.body, visiting);
+    visiting.pop();
+    found
+}
+
+fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>) -> bool {
+    block.iter().any(|statement| match &statement.kind {
+        StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
+            expression_synchronizes(module, value, visiting)
+        }
+        StatementKind::Store { place, value } => {
+            place_synchronizes(module, place, visiting)
+                || expression_synchronizes(module, value, visiting)
+        }
+        StatementKind::If {
+            condition,
+            accept,
+            reject,
+        } => {
+            expression_synchronizes(module, condition, visiting)
+                || block_synchronizes(module, accept, visiting)
+                || block_synchronizes(module, reject, visiting)
+        }
+        StatementKind::Loop { body, continuing } => {
+            block_synchronizes(module, body, visiting)
+                || block_synchronizes(module, continuing, visiting)
+        }
+        StatementKind::Return { value: Some(value) } => {
+            expression_synchronizes(module, value, visiting)
+        }
+        StatementKind::Barrier { .. } => true,
+        StatementKind::Break | StatementKind::Continue | StatementKind::Return { value: None } => {
+            false
+        }
+    })
+}
+
+fn place_synchronizes(module: &Module, place: &Place, visiting: &mut Vec<String>) -> bool {
+    place
+        .indices
+        .iter()
+        .any(|index| expression_synchronizes(module, index, visiting))
+}
+
+fn expression_synchronizes(
+    module: &Module,
+    expression: &Expression,
+    visiting: &mut Vec<String>,
+) -> bool {
+    let mut any = |expressions: &[&Expression]| {
+        expressions
+            .iter()
+            .any(|e| expression_synchronizes(module, e, visiting))
+    };
+    match &expression.kind {
+        ExpressionKind::Literal(_)
+        | ExpressionKind::Parameter(_)
+        | ExpressionKind::Variable(_)
+        | ExpressionKind::WorkItem { .. } => false,
+        ExpressionKind::Load(place) => place_synchronizes(module, place, visiting),
+        ExpressionKind::Unary { operand, .. } => any(&[operand]),
+        ExpressionKind::Cast { value } => any(&[value]),
+        ExpressionKind::Binary { left, right, .. }
+        | ExpressionKind::ShortCircuit { left, right, .. } => any(&[left, right]),
+        ExpressionKind::Select {
+            condition,
+            accept,
+            reject,
+        } => any(&[condition, accept, reject]),
+        ExpressionKind::Math { arguments, .. } => any(&arguments.iter().collect::<Vec<_>>()),
+        ExpressionKind::Atomic {
+            place,
+            value,
+            comparand,
+            ..
+        } => {
+            place_synchronizes(module, place, visiting)
+                || expression_synchronizes(module, value, visiting)
+                || comparand
+                    .as_ref()
+                    .is_some_and(|c| expression_synchronizes(module, c, visiting))
+        }
+        ExpressionKind::SubGroup { op, arguments } => {
+            !matches!(op, SubGroupOp::LocalId | SubGroupOp::Size)
+                || arguments
+                    .iter()
+                    .any(|a| expression_synchronizes(module, a, visiting))
+        }
+        ExpressionKind::Call {
+            function,
+            arguments,
+        } => {
+            arguments.iter().any(|argument| match argument {
+                Argument::Value(value) => expression_synchronizes(module, value, visiting),
+                Argument::Buffer(_) => false,
+            }) || module
+                .functions
+                .get(function.0 as usize)
+                .is_some_and(|callee| uses_synchronization(module, callee, visiting))
+        }
+    }
+}
+
+/// What every work-group of one launch shares.
+struct Launch<'a> {
+    module: &'a Module,
+    kernel: &'a Function,
+    launch: &'a InterpLaunch,
+    /// Scalar kernel arguments by parameter index (0 for buffers).
+    scalars: &'a [u64],
+    /// Buffer kernel arguments by parameter index (`None` for scalars).
+    buffers: &'a [Option<SharedMemory>],
+}
+
+/// One work-group while it runs.
+struct Group<'a> {
+    launch: &'a Launch<'a>,
+    group_id: [u32; 3],
+    /// Local arrays by kernel variable index.
+    locals: Vec<Option<SharedMemory>>,
+    /// Present when the work-items run as threads.
+    barrier: Option<Rendezvous>,
+    sub_groups: Vec<Rendezvous>,
+    aborted: AtomicBool,
+    first_error: Mutex<Option<InterpError>>,
+}
+
+impl<'a> Launch<'a> {
+    fn run_group(&self, group_id: [u32; 3], synchronizes: bool) -> Result<(), InterpError> {
+        let locals = self
+            .kernel
+            .variables
+            .iter()
+            .map(|variable| match (&variable.ty, variable.space) {
+                (VariableType::Array { ty }, AddressSpace::Local) => {
+                    let poison = value::truncate(LOCAL_MEMORY_POISON, ty.element);
+                    Some(SharedMemory::from_bits(vec![
+                        poison;
+                        ty.element_count() as usize
+                    ]))
+                }
+                _ => None,
+            })
+            .collect();
+        let group_size = self.launch.work_group_size() as usize;
+        let lanes = self.launch.sub_group_size as usize;
+        let sub_group_count = group_size.div_ceil(lanes);
+        let (barrier, sub_groups) = if synchronizes {
+            let sub_groups = (0..sub_group_count)
+                .map(|index| Rendezvous::new(lanes.min(group_size - index * lanes)))
+                .collect();
+            (Some(Rendezvous::new(group_size)), sub_groups)
+        } else {
+            (None, Vec::new())
+        };
+        let group = Group {
+            launch: self,
+            group_id,
+            locals,
+            barrier,
+            sub_groups,
+            aborted: AtomicBool::new(false),
+            first_error: Mutex::new(None),
+        };
+        let local = self.launch.local;
+        let work_items = (0..local[2]).flat_map(move |z| {
+            (0..local[1]).flat_map(move |y| (0..local[0]).map(move |x| [x, y, z]))
+        });
+        if synchronizes {
+            std::thread::scope(|scope| {
+                for local_id in work_items {
+                    let group = &group;
+                    let spawned = std::thread::Builder::new()
+                        .stack_size(WORK_ITEM_STACK_BYTES)
+                        .spawn_scoped(scope, move || group.run_work_item(local_id));
+                    if let Err(error) = spawned {
+                        group.fail(InterpError::Resources(error.to_string()));
+                        break;
+                    }
+                }
+            });
+        } else {
+            for local_id in work_items {
+                group.run_work_item(local_id);
+                if group.aborted.load(Ordering::Acquire) {
+                    break;
+                }
+            }
+        }
+        match group
+            .first_error
+            .into_inner()
+            .unwrap_or_else(|poison| poison.into_inner())
+        {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Why a work-item stopped early.
+enum Fault {
+    Error(Box<InterpError>),
+    /// Another work-item of the group failed.
+    Aborted,
+}
+
+type Execution<T> = Result<T, Fault>;
+
+/// How a statement ended.
+enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Option<u64>),
+}
+
+impl<'a> Group<'a> {
+    /// Records the group's first error and wakes every waiting work-item.
+    fn fail(&self, error: InterpError) {
+        {
+            let mut first = self
+                .first_error
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
+            if first.is_none() {
+                *first = Some(error);
+            }
+        }
+        self.aborted.store(true, Ordering::Release);
+        if let Some(barrier) = &self.barrier {
+            barrier.wake_all();
+        }
+        for sub_group in &self.sub_groups {
+            sub_group.wake_all();
+        }
+    }
+
+    fn run_work_item(&self, local_id: [u32; 3]) {
+        let launch = self.launch.launch;
+        let global_id = [0, 1, 2].map(|d| self.group_id[d] * launch.local[d] + local_id[d]);
+        let linear_local = (local_id[0]
+            + launch.local[0] * (local_id[1] + launch.local[1] * local_id[2]))
+            as usize;
+        let lanes = launch.sub_group_size as usize;
+        let group_size = launch.work_group_size() as usize;
+        let sub_group = linear_local / lanes;
+        let item = WorkItem {
+            group: self,
+            id: WorkItemId {
+                global: global_id,
+                local: local_id,
+                group: self.group_id,
+            },
+            linear_local,
+            sub_group,
+            lane: linear_local % lanes,
+            sub_group_size: lanes.min(group_size - sub_group * lanes) as u32,
+        };
+        let kernel = self.launch.kernel;
+        let outcome = item
+            .call(kernel, kernel_bindings(kernel, self.launch.scalars))
+            .and_then(|_| item.finish());
+        match outcome {
+            Ok(()) | Err(Fault::Aborted) => {}
+            Err(Fault::Error(error)) => self.fail(*error),
+        }
+    }
+}
+
+fn kernel_bindings(kernel: &Function, scalars: &[u64]) -> Vec<Binding> {
+    kernel
+        .parameters
+        .iter()
+        .enumerate()
+        .map(|(index, parameter)| match parameter.ty {
+            ParameterType::Scalar { .. } => Binding::Scalar(scalars[index]),
+            ParameterType::Buffer { .. } => Binding::Buffer(index),
+        })
+        .collect()
+}
+
+/// A parameter inside a running function.
+#[derive(Clone, Copy)]
+enum Binding {
+    Scalar(u64),
+    /// The kernel parameter index of the buffer.
+    Buffer(usize),
+}
+
+/// A variable inside a running function.
+enum Slot {
+    Scalar(u64),
+    Private(Vec<u64>),
+    /// A local array: its kernel variable index.
+    Local(usize),
+}
+
+struct Frame<'m> {
+    function: &'m Function,
+    parameters: Vec<Binding>,
+    variables: Vec<Slot>,
+}
+
+/// Where a place is: shared memory, or an element of a private array of the current frame.
+enum Location<'g> {
+    Shared(&'g AtomicU64),
+    Private { variable: usize, index: usize },
+}
+
+struct WorkItem<'g> {
+    group: &'g Group<'g>,
+    id: WorkItemId,
+    linear_local: usize,
+    sub_group: usize,
+    lane: usize,
+    sub_group_size: u32,
+}
+
+impl<'g> WorkItem<'g> {
+    fn error(&self, error: impl FnOnce(WorkItemId) -> InterpError) -> Fault {
+        Fault::Error(Box::new(error(self.id)))
+    }
+
+    fn undefined(&self, span: Span, message: String) -> Fault {
+        self.error(|work_item| InterpError::UndefinedBehaviour {
+            span,
+            work_item,
+            message,
+        })
+    }
+
+    fn rendezvous_failure(&self, failure: RendezvousFailure) -> Fault {
+        match failure {
+            RendezvousFailure::Aborted => Fault::Aborted,
+            RendezvousFailure::Divergent { span, message } => {
+                self.error(|work_item| InterpError::DivergentSynchronization {
+                    span,
+                    work_item,
+                    message,
+                })
+            }
+        }
+    }
+
+    /// Tells the group's meeting points that this work-item will not arrive again.
+    fn finish(&self) -> Execution<()> {
+        if let Some(barrier) = &self.group.barrier {
+            barrier
+                .finish("barrier")
+                .map_err(|failure| self.rendezvous_failure(failure))?;
+        }
+        if let Some(sub_group) = self.group.sub_groups.get(self.sub_group) {
+            sub_group
+                .finish("sub-group operation")
+                .map_err(|failure| self.rendezvous_failure(failure))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `function` with its parameters bound; returns its result, if it has one.
+    fn call(&self, function: &'g Function, parameters: Vec<Binding>) -> Execution<Option<u64>> {
+        let variables = function
+            .variables
+            .iter()
+            .enumerate()
+            .map(|(index, variable)| match (&variable.ty, variable.space) {
+                (VariableType::Scalar { .. }, _) => Slot::Scalar(0),
+                (VariableType::Array { .. }, AddressSpace::Local)
+                    if function.kind == FunctionKind::Kernel =>
+                {
+                    Slot::Local(index)
+                }
+                (VariableType::Array { ty }, _) => {
+                    Slot::Private(vec![0; ty.element_count() as usize])
+                }
+            })
+            .collect();
+        let mut frame = Frame {
+            function,
+            parameters,
+            variables,
+        };
+        match self.block(&mut frame, &function.body)? {
+            Flow::Return(value) => Ok(value),
+            _ => Ok(None),
+        }
+    }
+
+    fn block(&self, frame: &mut Frame<'g>, block: &'g [Statement]) -> Execution<Flow> {
+        for statement in block {
+            match self.statement(frame, statement)? {
+                Flow::Normal => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    fn statement(&self, frame: &mut Frame<'g>, statement: &'g Statement) -> Execution<Flow> {
+        match &statement.kind {
+            StatementKind::Assign { variable, value } => {
+                let value = self.expression(frame, value)?;
+                frame.variables[variable.0 as usize] = Slot::Scalar(value);
+            }
+            StatementKind::Store { place, value } => {
+                let location = self.locate(frame, place, statement.span)?;
+                let value = self.expression(frame, value)?;
+                match location {
+                    Location::Shared(cell) => cell.store(value, Ordering::Relaxed),
+                    Location::Private { variable, index } => {
+                        if let Slot::Private(elements) = &mut frame.variables[variable] {
+                            elements[index] = value;
+                        }
+                    }
+                }
+            }
+            StatementKind::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                let taken = if self.expression(frame, condition)? != 0 {
+                    accept
+                } else {
+                    reject
+                };
+                return self.block(frame, taken);
+            }
+            StatementKind::Loop { body, continuing } => loop {
+                match self.block(frame, body)? {
+                    Flow::Break => break,
+                    Flow::Return(value) => return Ok(Flow::Return(value)),
+                    Flow::Normal | Flow::Continue => {}
+                }
+                match self.block(frame, continuing)? {
+                    Flow::Break => break,
+                    Flow::Return(value) => return Ok(Flow::Return(value)),
+                    Flow::Normal | Flow::Continue => {}
+                }
+            },
+            StatementKind::Break => return Ok(Flow::Break),
+            StatementKind::Continue => return Ok(Flow::Continue),
+            StatementKind::Return { value } => {
+                let value = match value {
+                    Some(value) => Some(self.expression(frame, value)?),
+                    None => None,
+                };
+                return Ok(Flow::Return(value));
+            }
+            StatementKind::Barrier { .. } => {
+                if let Some(barrier) = &self.group.barrier {
+                    barrier
+                        .arrive(
+                            self.linear_local,
+                            0,
+                            statement.span,
+                            "barrier",
+                            &self.group.aborted,
+                        )
+                        .map_err(|failure| self.rendezvous_failure(failure))?;
+                }
+            }
+            StatementKind::Evaluate { value } => {
+                self.expression(frame, value)?;
+            }
+        }
+        Ok(Flow::Normal)
+    }
+
+    /// Evaluates the indices of `place` and checks them against its extents.
+    fn locate(
+        &self,
+        frame: &mut Frame<'g>,
+        place: &'g Place,
+        span: Span,
+    ) -> Execution<Location<'g>> {
+        let mut indices = Vec::with_capacity(place.indices.len());
+        for index in &place.indices {
+            let bits = self.expression(frame, index)?;
+            indices.push(value::integer_as_i128(bits, index.ty));
+        }
+        let out_of_bounds = |message: String| {
+            self.error(|work_item| InterpError::OutOfBounds {
+                span,
+                work_item,
+                message,
+            })
+        };
+        match place.base {
+            PlaceBase::Parameter(parameter) => {
+                let name = &frame.function.parameter(parameter).name;
+                let Binding::Buffer(buffer) = frame.parameters[parameter.0 as usize] else {
+                    return Err(self.undefined(span, format!("`{name}` is not a buffer")));
+                };
+                let Some(memory) = &self.group.launch.buffers[buffer] else {
+                    return Err(self.undefined(span, format!("`{name}` is not a buffer")));
+                };
+                let index = indices.first().copied().unwrap_or(0);
+                if index < 0 || index >= memory.cells.len() as i128 {
+                    return Err(out_of_bounds(format!(
+                        "index {index} into buffer `{name}` of {} elements",
+                        memory.cells.len()
+                    )));
+                }
+                Ok(Location::Shared(&memory.cells[index as usize]))
+            }
+            PlaceBase::Variable(variable) => {
+                let declaration = frame.function.variable(variable);
+                let VariableType::Array { ty } = &declaration.ty else {
+                    return Err(
+                        self.undefined(span, format!("`{}` is not an array", declaration.name))
+                    );
+                };
+                let mut linear: usize = 0;
+                for (dimension, (&index, &extent)) in indices.iter().zip(&ty.dimensions).enumerate()
+                {
+                    if index < 0 || index >= i128::from(extent) {
+                        return Err(out_of_bounds(format!(
+                            "index {index} in dimension {dimension} of array `{}` ({ty})",
+                            declaration.name
+                        )));
+                    }
+                    linear = linear * extent as usize + index as usize;
+                }
+                match &frame.variables[variable.0 as usize] {
+                    Slot::Local(local) => match &self.group.locals[*local] {
+                        Some(memory) => Ok(Location::Shared(&memory.cells[linear])),
+                        None => Err(self.undefined(
+                            span,
+                            format!("local array `{}` has no memory", declaration.name),
+                        )),
+                    },
+                    _ => Ok(Location::Private {
+                        variable: variable.0 as usize,
+                        index: linear,
+                    }),
+                }
+            }
+        }
+    }
+
+    fn read(&self, frame: &Frame<'g>, location: &Location<'g>) -> u64 {
+        match location {
+            Location::Shared(cell) => cell.load(Ordering::Relaxed),
+            Location::Private { variable, index } => match &frame.variables[*variable] {
+                Slot::Private(elements) => elements[*index],
+                _ => 0,
+            },
+        }
+    }
+
+    fn expression(&self, frame: &mut Frame<'g>, expression: &'g Expression) -> Execution<u64> {
+        let ty = expression.ty;
+        let span = expression.span;
+        Ok(match &expression.kind {
+            ExpressionKind::Literal(Literal::Bool(value)) => u64::from(*value),
+            ExpressionKind::Literal(Literal::Integer(bits)) => *bits,
+            ExpressionKind::Literal(Literal::Float(value)) => value::f64_to_float(*value, ty),
+            ExpressionKind::Parameter(parameter) => match frame.parameters[parameter.0 as usize] {
+                Binding::Scalar(bits) => bits,
+                Binding::Buffer(_) => 0,
+            },
+            ExpressionKind::Variable(variable) => match &frame.variables[variable.0 as usize] {
+                Slot::Scalar(bits) => *bits,
+                _ => 0,
+            },
+            ExpressionKind::Load(place) => {
+                let location = self.locate(frame, place, span)?;
+                self.read(frame, &location)
+            }
+            ExpressionKind::Unary { op, operand } => {
+                let operand_type = operand.ty;
+                let value = self.expression(frame, operand)?;
+                value::unary(*op, operand_type, value)
+            }
+            ExpressionKind::Binary { op, left, right } => {
+                let x = self.expression(frame, left)?;
+                let y = self.expression(frame, right)?;
+                value::binary(*op, left.ty, x, y, right.ty)
+                    .map_err(|message| self.undefined(span, message))?
+            }
+            ExpressionKind::ShortCircuit { op, left, right } => {
+                let x = self.expression(frame, left)?;
+                match (op, x != 0) {
+                    (LogicalOp::And, false) => 0,
+                    (LogicalOp::Or, true) => 1,
+                    _ => u64::from(self.expression(frame, right)? != 0),
+                }
+            }
+            ExpressionKind::Cast { value } => {
+                let from = value.ty;
+                let bits = self.expression(frame, value)?;
+                value::cast(bits, from, ty).map_err(|message| self.undefined(span, message))?
+            }
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                let condition = self.expression(frame, condition)?;
+                let accept = self.expression(frame, accept)?;
+                let reject = self.expression(frame, reject)?;
+                if condition != 0 {
+                    accept
+                } else {
+                    reject
+                }
+            }
+            ExpressionKind::Call {
+                function,
+                arguments,
+            } => {
+                let callee = self.group.launch.module.function(*function);
+                let mut bindings = Vec::with_capacity(arguments.len());
+                for argument in arguments {
+                    bindings.push(match argument {
+                        Argument::Value(value) => Binding::Scalar(self.expression(frame, value)?),
+                        Argument::Buffer(parameter) => frame.parameters[parameter.0 as usize],
+                    });
+                }
+                self.call(callee, bindings)?.unwrap_or(0)
+            }
+            ExpressionKind::WorkItem { query, dimension } => {
+                let d = usize::from(*dimension).min(2);
+                let launch = self.group.launch.launch;
+                match query {
+                    WorkItemQuery::GlobalId => u64::from(self.id.global[d]),
+                    WorkItemQuery::LocalId => u64::from(self.id.local[d]),
+                    WorkItemQuery::GroupId => u64::from(self.id.group[d]),
+                    WorkItemQuery::LocalSize => u64::from(launch.local[d]),
+                    WorkItemQuery::GlobalSize => u64::from(launch.global[d]),
+                    WorkItemQuery::NumGroups => u64::from(launch.global[d] / launch.local[d]),
+                }
+            }
+            ExpressionKind::Math {
+                function,
+                arguments,
+            } => {
+                let mut values = [0u64; 3];
+                for (slot, argument) in values.iter_mut().zip(arguments) {
+                    *slot = self.expression(frame, argument)?;
+                }
+                value::math(*function, ty, &values[..arguments.len().max(1)])
+            }
+            ExpressionKind::Atomic {
+                op,
+                place,
+                value,
+                comparand,
+            } => {
+                let location = self.locate(frame, place, span)?;
+                let operand = self.expression(frame, value)?;
+                let expected = match comparand {
+                    Some(comparand) => self.expression(frame, comparand)?,
+                    None => 0,
+                };
+                let element = place.element;
+                let update = |old| value::atomic_update(*op, element, old, operand, expected);
+                match location {
+                    Location::Shared(cell) => {
+                        match cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                            Some(update(old))
+                        }) {
+                            Ok(old) | Err(old) => old,
+                        }
+                    }
+                    Location::Private { variable, index } => match &mut frame.variables[variable] {
+                        Slot::Private(elements) => {
+                            let old = elements[index];
+                            elements[index] = update(old);
+                            old
+                        }
+                        _ => 0,
+                    },
+                }
+            }
+            ExpressionKind::SubGroup { op, arguments } => {
+                self.sub_group_operation(frame, *op, arguments, ty, span)?
+            }
+        })
+    }
+
+    fn sub_group_operation(
+        &self,
+        frame: &mut Frame<'g>,
+        op: SubGroupOp,
+        arguments: &'g [Expression],
+        ty: ScalarType,
+        span: Span,
+    ) -> Execution<u64> {
+        let mut values = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            values.push(self.expression(frame, argument)?);
+        }
+        match op {
+            SubGroupOp::LocalId => return Ok(self.lane as u64),
+            SubGroupOp::Size => return Ok(u64::from(self.sub_group_size)),
+            _ => {}
+        }
+        let Some(rendezvous) = self.group.sub_groups.get(self.sub_group) else {
+            return Err(self.undefined(span, "sub-group operation outside a sub-group".into()));
+        };
+        let own = values.first().copied().unwrap_or(0);
+        let lanes = rendezvous
+            .arrive(
+                self.lane,
+                own,
+                span,
+                "sub-group operation",
+                &self.group.aborted,
+            )
+            .map_err(|failure| self.rendezvous_failure(failure))?;
+        let source_lane = match op {
+            SubGroupOp::Shuffle => values.get(1).copied().unwrap_or(0),
+            SubGroupOp::ShuffleXor => self.lane as u64 ^ values.get(1).copied().unwrap_or(0),
+            SubGroupOp::ReduceAdd => {
+                return Ok(lanes[1..]
+                    .iter()
+                    .fold(lanes[0], |sum, &lane| value::add(ty, sum, lane)))
+            }
+            SubGroupOp::ReduceMin => {
+                return Ok(lanes[1..]
+                    .iter()
+                    .fold(lanes[0], |low, &lane| value::minimum(ty, low, lane)))
+            }
+            _ => {
+                return Ok(lanes[1..]
+                    .iter()
+                    .fold(lanes[0], |high, &lane| value::maximum(ty, high, lane)))
+            }
+        };
+        match lanes.get(source_lane as usize) {
+            Some(&value) => Ok(value),
+            None => Err(self.undefined(
+                span,
+                format!(
+                    "shuffle from lane {source_lane} of a sub-group of {} lanes",
+                    lanes.len()
+                ),
+            )),
+        }
+    }
+}

@@ -1,0 +1,531 @@
+//! A reference interpreter for the kdsl IR.
+//!
+//! [`run_kernel`] executes one kernel of a [`kdsl_ir::Module`] over a launch range on host
+//! data, and defines what a kernel computes: compiled code on any device is checked against it
+//! (`tests/differential.rs`). It knows nothing of LLVM.
+//!
+//! # Semantics
+//!
+//! - **Integers** wrap. Division and remainder truncate toward zero (remainder takes the
+//!   dividend's sign). Division or remainder by zero, signed `MIN / -1` and `MIN % -1`, and
+//!   shifts by a negative amount or by at least the bit width are
+//!   [`InterpError::UndefinedBehaviour`]. `>>` is arithmetic on signed types.
+//! - **Floats** are IEEE-754 with round-to-nearest-even. `f16` arithmetic and math are computed
+//!   in `f32` and rounded to `f16` (exact for `+ - * /`). Comparisons are ordered (false with a
+//!   NaN) except `!=`, which is true with a NaN. `%` on floats is C's `fmod`.
+//! - **Math** uses Rust's `f32`/`f64` functions (the platform's libm): `sqrt`, `fma`, `floor`,
+//!   `ceil`, `round` (halfway away from zero) and `abs` are exact; `exp exp2 log log2 sin cos tan
+//!   tanh pow` are within a few ULP of the true result, and so are device libraries (OpenCL
+//!   allows up to 4 ULP for `exp`, 16 for `pow`), so compare them with a relative tolerance (the
+//!   differential tests use 1e-5 for `f32` and 1e-12 for `f64`, relative to the magnitude of the
+//!   result or 1). Devices may also contract `a * b + c` into an `fma`. `rsqrt(x)` is
+//!   `1 / sqrt(x)`. `min`/`max` on floats return the other operand when one is a NaN (`minNum`);
+//!   `clamp(x, low, high)` is `min(max(x, low), high)`; `abs` of the most negative integer is itself.
+//! - **Casts**: integer to integer truncates or extends by the source's signedness; anything to
+//!   `bool` is `!= 0` (so NaN is `true`); `bool` to a number is 0 or 1; integer to float rounds to
+//!   nearest; float to float rounds to nearest. Float to integer truncates toward zero, like
+//!   LLVM's `fptosi`/`fptoui`; a NaN or a value whose truncation the target type cannot hold is
+//!   [`InterpError::UndefinedBehaviour`] (LLVM gives poison there, so no saturation is promised).
+//! - **Memory**: an index outside a buffer or an array dimension (negative ones included) is
+//!   [`InterpError::OutOfBounds`]. Private arrays and typed-but-unassigned scalars start at zero.
+//!   Local arrays are per work-group and start filled with a poison pattern, all bits set
+//!   ([`LOCAL_MEMORY_POISON`]: a NaN for floats, `-1` or the maximum for integers), so a kernel
+//!   that reads local memory it never wrote gives visibly wrong results.
+//! - **Atomics** are indivisible read-modify-writes (relaxed); they return the old value.
+//!   Compare-exchange stores `desired` only when the old value equals `expected`.
+//! - **Evaluation order**: operands left to right; `&&`/`||` evaluate the right side only when
+//!   needed; `select` evaluates both arms.
+//! - **Work-groups** run one after another. Each work-item of a group that uses `barrier()` or a
+//!   sub-group operation runs on its own thread, and `barrier()` waits for the whole group.
+//!   Sub-groups are consecutive linear local ids (`x + y * lx + z * lx * ly`) in chunks of
+//!   [`InterpLaunch::sub_group_size`]; the last chunk may be smaller, and `sub_group_size()`
+//!   returns its actual size. A sub-group operation waits for its whole sub-group. Shuffling
+//!   from a lane outside the sub-group is [`InterpError::UndefinedBehaviour`]. Reductions fold
+//!   lanes in order 0, 1, 2, ... (devices may use another order, so float sums differ slightly).
+//! - **Divergence**: a barrier or sub-group operation that some work-items of the group (or
+//!   sub-group) never reach, or work-items meeting at different such statements, is
+//!   [`InterpError::DivergentSynchronization`] instead of a hang.
+//! - Any error stops the launch; buffers then hold what was written before it.
+
+mod execute;
+mod sync;
+mod value;
+
+pub use half::f16;
+use kdsl_ir::{Module, ParameterType, ScalarType, Span};
+
+/// Every bit set: the initial content of each local-memory element, truncated to its width.
+pub const LOCAL_MEMORY_POISON: u64 = u64::MAX;
+
+/// The largest work-group the interpreter runs (one thread per work-item when it synchronizes).
+pub const MAX_WORK_GROUP_SIZE: u32 = 1024;
+
+/// The shape of a launch: dimension 0 is `get_global_id(0)`; unused dimensions are 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InterpLaunch {
+    /// Work-items in each dimension; each a multiple of `local`'s and below 2^31.
+    pub global: [u32; 3],
+    /// Work-items per work-group in each dimension; at most [`MAX_WORK_GROUP_SIZE`] in all.
+    pub local: [u32; 3],
+    /// Lanes per sub-group (the last sub-group of a work-group may have fewer).
+    pub sub_group_size: u32,
+}
+
+impl InterpLaunch {
+    /// The sub-group size a launch gets unless [`InterpLaunch::with_sub_group_size`] says otherwise.
+    pub const DEFAULT_SUB_GROUP_SIZE: u32 = 16;
+
+    /// A launch of up to three dimensions; missing dimensions are 1.
+    ///
+    /// # Panics
+    /// If `D` is above 3 (a programming error, not input).
+    pub fn new<const D: usize>(global: [u32; D], local: [u32; D]) -> InterpLaunch {
+        assert!(D <= 3, "a launch has at most three dimensions");
+        let mut launch = InterpLaunch {
+            global: [1; 3],
+            local: [1; 3],
+            sub_group_size: Self::DEFAULT_SUB_GROUP_SIZE,
+        };
+        launch.global[..D].copy_from_slice(&global);
+        launch.local[..D].copy_from_slice(&local);
+        launch
+    }
+
+    /// A one-dimensional launch covering `count` work-items with groups of `local`, rounded up.
+    pub fn covering(count: u32, local: u32) -> InterpLaunch {
+        let local = local.max(1);
+        InterpLaunch::new([count.div_ceil(local).max(1) * local], [local])
+    }
+
+    pub fn with_sub_group_size(mut self, sub_group_size: u32) -> InterpLaunch {
+        self.sub_group_size = sub_group_size;
+        self
+    }
+
+    /// Work-items per work-group.
+    pub fn work_group_size(&self) -> u64 {
+        self.local.iter().map(|&d| u64::from(d)).product()
+    }
+
+    /// Work-groups in each dimension.
+    pub fn group_counts(&self) -> [u32; 3] {
+        [0, 1, 2].map(|d| self.global[d] / self.local[d].max(1))
+    }
+
+    fn check(&self) -> Result<(), InterpError> {
+        let invalid = |message: String| Err(InterpError::InvalidLaunch(message));
+        for dimension in 0..3 {
+            let (global, local) = (self.global[dimension], self.local[dimension]);
+            if global == 0 || local == 0 {
+                return invalid(format!("dimension {dimension} has size 0"));
+            }
+            if global % local != 0 {
+                return invalid(format!(
+                    "global size {global} in dimension {dimension} is not a multiple of the work-group size {local}"
+                ));
+            }
+            if global >= 1 << 31 {
+                return invalid(format!(
+                    "global size {global} in dimension {dimension} is not below 2^31"
+                ));
+            }
+        }
+        if self.work_group_size() > u64::from(MAX_WORK_GROUP_SIZE) {
+            return invalid(format!(
+                "a work-group of {} work-items is above the interpreter's limit of {MAX_WORK_GROUP_SIZE}",
+                self.work_group_size()
+            ));
+        }
+        if self.sub_group_size == 0 {
+            return invalid("the sub-group size is 0".into());
+        }
+        Ok(())
+    }
+}
+
+/// Host data for one buffer parameter, typed by its element.
+#[derive(Clone, Debug, PartialEq)]
+pub enum HostBuffer {
+    I8(Vec<i8>),
+    U8(Vec<u8>),
+    I16(Vec<i16>),
+    U16(Vec<u16>),
+    I32(Vec<i32>),
+    U32(Vec<u32>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    F16(Vec<f16>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+}
+
+/// A scalar kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    Bool(bool),
+    I8(i8),
+    U8(u8),
+    I16(i16),
+    U16(u16),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F16(f16),
+    F32(f32),
+    F64(f64),
+}
+
+/// One argument of a launch, in the order of the kernel's parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InterpArgument {
+    /// For a `global` or `constant` buffer parameter. Writes land here.
+    Buffer(HostBuffer),
+    /// For a scalar parameter.
+    Scalar(ScalarValue),
+}
+
+/// A Rust type a [`HostBuffer`] can hold.
+pub trait HostElement: Copy + Sized {
+    /// The kernel-language type of one element.
+    const TYPE: ScalarType;
+    fn into_buffer(values: Vec<Self>) -> HostBuffer;
+    fn slice_of(buffer: &HostBuffer) -> Option<&[Self]>;
+}
+
+macro_rules! host_types {
+    ($($rust:ty => $variant:ident),* $(,)?) => {$(
+        impl HostElement for $rust {
+            const TYPE: ScalarType = ScalarType::$variant;
+            fn into_buffer(values: Vec<Self>) -> HostBuffer {
+                HostBuffer::$variant(values)
+            }
+            fn slice_of(buffer: &HostBuffer) -> Option<&[Self]> {
+                match buffer {
+                    HostBuffer::$variant(values) => Some(values),
+                    _ => None,
+                }
+            }
+        }
+        impl From<Vec<$rust>> for HostBuffer {
+            fn from(values: Vec<$rust>) -> HostBuffer {
+                HostBuffer::$variant(values)
+            }
+        }
+        impl From<$rust> for ScalarValue {
+            fn from(value: $rust) -> ScalarValue {
+                ScalarValue::$variant(value)
+            }
+        }
+    )*};
+}
+
+host_types! {
+    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
+    f16 => F16, f32 => F32, f64 => F64,
+}
+
+impl From<bool> for ScalarValue {
+    fn from(value: bool) -> ScalarValue {
+        ScalarValue::Bool(value)
+    }
+}
+
+macro_rules! each_buffer {
+    ($buffer:expr, $values:ident => $body:expr) => {
+        match $buffer {
+            HostBuffer::I8($values) => $body,
+            HostBuffer::U8($values) => $body,
+            HostBuffer::I16($values) => $body,
+            HostBuffer::U16($values) => $body,
+            HostBuffer::I32($values) => $body,
+            HostBuffer::U32($values) => $body,
+            HostBuffer::I64($values) => $body,
+            HostBuffer::U64($values) => $body,
+            HostBuffer::F16($values) => $body,
+            HostBuffer::F32($values) => $body,
+            HostBuffer::F64($values) => $body,
+        }
+    };
+}
+
+impl HostBuffer {
+    pub fn element_type(&self) -> ScalarType {
+        match self {
+            HostBuffer::I8(_) => ScalarType::I8,
+            HostBuffer::U8(_) => ScalarType::U8,
+            HostBuffer::I16(_) => ScalarType::I16,
+            HostBuffer::U16(_) => ScalarType::U16,
+            HostBuffer::I32(_) => ScalarType::I32,
+            HostBuffer::U32(_) => ScalarType::U32,
+            HostBuffer::I64(_) => ScalarType::I64,
+            HostBuffer::U64(_) => ScalarType::U64,
+            HostBuffer::F16(_) => ScalarType::F16,
+            HostBuffer::F32(_) => ScalarType::F32,
+            HostBuffer::F64(_) => ScalarType::F64,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        each_buffer!(self, values => values.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The elements, if they are of type `T`.
+    pub fn as_slice<T: HostElement>(&self) -> Option<&[T]> {
+        T::slice_of(self)
+    }
+
+    /// Element `index` as bits (see the `value` module's representation).
+    fn bits(&self, index: usize) -> u64 {
+        match self {
+            HostBuffer::I8(v) => u64::from(v[index] as u8),
+            HostBuffer::U8(v) => u64::from(v[index]),
+            HostBuffer::I16(v) => u64::from(v[index] as u16),
+            HostBuffer::U16(v) => u64::from(v[index]),
+            HostBuffer::I32(v) => u64::from(v[index] as u32),
+            HostBuffer::U32(v) => u64::from(v[index]),
+            HostBuffer::I64(v) => v[index] as u64,
+            HostBuffer::U64(v) => v[index],
+            HostBuffer::F16(v) => u64::from(v[index].to_bits()),
+            HostBuffer::F32(v) => u64::from(v[index].to_bits()),
+            HostBuffer::F64(v) => v[index].to_bits(),
+        }
+    }
+
+    fn set_bits(&mut self, index: usize, bits: u64) {
+        match self {
+            HostBuffer::I8(v) => v[index] = bits as i8,
+            HostBuffer::U8(v) => v[index] = bits as u8,
+            HostBuffer::I16(v) => v[index] = bits as i16,
+            HostBuffer::U16(v) => v[index] = bits as u16,
+            HostBuffer::I32(v) => v[index] = bits as i32,
+            HostBuffer::U32(v) => v[index] = bits as u32,
+            HostBuffer::I64(v) => v[index] = bits as i64,
+            HostBuffer::U64(v) => v[index] = bits,
+            HostBuffer::F16(v) => v[index] = f16::from_bits(bits as u16),
+            HostBuffer::F32(v) => v[index] = f32::from_bits(bits as u32),
+            HostBuffer::F64(v) => v[index] = f64::from_bits(bits),
+        }
+    }
+}
+
+impl ScalarValue {
+    pub fn ty(self) -> ScalarType {
+        match self {
+            ScalarValue::Bool(_) => ScalarType::Bool,
+            ScalarValue::I8(_) => ScalarType::I8,
+            ScalarValue::U8(_) => ScalarType::U8,
+            ScalarValue::I16(_) => ScalarType::I16,
+            ScalarValue::U16(_) => ScalarType::U16,
+            ScalarValue::I32(_) => ScalarType::I32,
+            ScalarValue::U32(_) => ScalarType::U32,
+            ScalarValue::I64(_) => ScalarType::I64,
+            ScalarValue::U64(_) => ScalarType::U64,
+            ScalarValue::F16(_) => ScalarType::F16,
+            ScalarValue::F32(_) => ScalarType::F32,
+            ScalarValue::F64(_) => ScalarType::F64,
+        }
+    }
+
+    fn bits(self) -> u64 {
+        match self {
+            ScalarValue::Bool(v) => u64::from(v),
+            ScalarValue::I8(v) => u64::from(v as u8),
+            ScalarValue::U8(v) => u64::from(v),
+            ScalarValue::I16(v) => u64::from(v as u16),
+            ScalarValue::U16(v) => u64::from(v),
+            ScalarValue::I32(v) => u64::from(v as u32),
+            ScalarValue::U32(v) => u64::from(v),
+            ScalarValue::I64(v) => v as u64,
+            ScalarValue::U64(v) => v,
+            ScalarValue::F16(v) => u64::from(v.to_bits()),
+            ScalarValue::F32(v) => u64::from(v.to_bits()),
+            ScalarValue::F64(v) => v.to_bits(),
+        }
+    }
+}
+
+impl InterpArgument {
+    /// A buffer argument holding `values`.
+    pub fn buffer<T: HostElement>(values: Vec<T>) -> InterpArgument {
+        InterpArgument::Buffer(T::into_buffer(values))
+    }
+
+    pub fn scalar(value: impl Into<ScalarValue>) -> InterpArgument {
+        InterpArgument::Scalar(value.into())
+    }
+
+    /// The elements of a buffer argument, if it is one of type `T`.
+    pub fn as_slice<T: HostElement>(&self) -> Option<&[T]> {
+        match self {
+            InterpArgument::Buffer(buffer) => buffer.as_slice(),
+            InterpArgument::Scalar(_) => None,
+        }
+    }
+}
+
+/// Which work-item an error happened in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WorkItemId {
+    pub global: [u32; 3],
+    pub local: [u32; 3],
+    pub group: [u32; 3],
+}
+
+impl std::fmt::Display for WorkItemId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [x, y, z] = self.global;
+        write!(f, "work-item ({x}, {y}, {z})")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InterpError {
+    #[error("the module is not valid IR: {0}")]
+    InvalidModule(String),
+    #[error("no kernel `{name}` in the module (it has: {})", available.join(", "))]
+    KernelNotFound {
+        name: String,
+        available: Vec<String>,
+    },
+    #[error("invalid launch: {0}")]
+    InvalidLaunch(String),
+    #[error("argument {index}: {message}")]
+    ArgumentMismatch { index: usize, message: String },
+    /// An operation with no defined result: see the crate documentation for the list.
+    #[error("undefined behaviour in {work_item} at bytes {}..{}: {message}", span.start, span.end)]
+    UndefinedBehaviour {
+        span: Span,
+        work_item: WorkItemId,
+        message: String,
+    },
+    #[error("out-of-bounds access in {work_item} at bytes {}..{}: {message}", span.start, span.end)]
+    OutOfBounds {
+        span: Span,
+        work_item: WorkItemId,
+        message: String,
+    },
+    /// A barrier or sub-group operation not reached by its whole group or sub-group.
+    #[error("divergent synchronization in {work_item} at bytes {}..{}: {message}", span.start, span.end)]
+    DivergentSynchronization {
+        span: Span,
+        work_item: WorkItemId,
+        message: String,
+    },
+    #[error("the interpreter could not start a work-item thread: {0}")]
+    Resources(String),
+}
+
+impl InterpError {
+    /// The source location of a run-time error, if it has one.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            InterpError::UndefinedBehaviour { span, .. }
+            | InterpError::OutOfBounds { span, .. }
+            | InterpError::DivergentSynchronization { span, .. } => Some(*span),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `kernel` of `module` over `launch`, reading and writing `arguments` (one per kernel
+/// parameter, in order). On success every buffer argument holds the kernel's writes.
+pub fn run_kernel(
+    module: &Module,
+    kernel: &str,
+    launch: &InterpLaunch,
+    arguments: &mut [InterpArgument],
+) -> Result<(), InterpError> {
+    kdsl_ir::validate(module).map_err(|errors| {
+        let messages: Vec<String> = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.function, e.message))
+            .collect();
+        InterpError::InvalidModule(messages.join("; "))
+    })?;
+    let function =
+        module
+            .kernels()
+            .find(|f| f.name == kernel)
+            .ok_or_else(|| InterpError::KernelNotFound {
+                name: kernel.to_string(),
+                available: module.kernels().map(|f| f.name.clone()).collect(),
+            })?;
+    launch.check()?;
+    check_arguments(function, arguments)?;
+
+    let parameters: Vec<execute::KernelParameter> = arguments
+        .iter()
+        .map(|argument| match argument {
+            InterpArgument::Scalar(value) => execute::KernelParameter::Scalar(value.bits()),
+            InterpArgument::Buffer(buffer) => execute::KernelParameter::Buffer(
+                (0..buffer.len()).map(|i| buffer.bits(i)).collect(),
+            ),
+        })
+        .collect();
+    let memories = execute::run(module, function, launch, parameters)?;
+    for (argument, memory) in arguments.iter_mut().zip(memories) {
+        if let (InterpArgument::Buffer(buffer), Some(memory)) = (argument, memory) {
+            for (index, bits) in memory.into_iter().enumerate() {
+                buffer.set_bits(index, bits);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_arguments(
+    function: &kdsl_ir::Function,
+    arguments: &[InterpArgument],
+) -> Result<(), InterpError> {
+    if arguments.len() != function.parameters.len() {
+        return Err(InterpError::ArgumentMismatch {
+            index: arguments.len().min(function.parameters.len()),
+            message: format!(
+                "kernel `{}` takes {} arguments, {} given",
+                function.name,
+                function.parameters.len(),
+                arguments.len()
+            ),
+        });
+    }
+    for (index, (parameter, argument)) in function.parameters.iter().zip(arguments).enumerate() {
+        let mismatch = |message: String| InterpError::ArgumentMismatch { index, message };
+        match (&parameter.ty, argument) {
+            (ParameterType::Scalar { ty }, InterpArgument::Scalar(value)) if value.ty() != *ty => {
+                return Err(mismatch(format!(
+                    "`{}` is a {ty}, given a {}",
+                    parameter.name,
+                    value.ty()
+                )))
+            }
+            (ParameterType::Buffer { element, .. }, InterpArgument::Buffer(buffer))
+                if buffer.element_type() != *element =>
+            {
+                return Err(mismatch(format!(
+                    "`{}` is a buffer of {element}, given a buffer of {}",
+                    parameter.name,
+                    buffer.element_type()
+                )))
+            }
+            (ParameterType::Scalar { ty }, InterpArgument::Buffer(_)) => {
+                return Err(mismatch(format!(
+                    "`{}` is a {ty} scalar, given a buffer",
+                    parameter.name
+                )))
+            }
+            (ParameterType::Buffer { .. }, InterpArgument::Scalar(_)) => {
+                return Err(mismatch(format!(
+                    "`{}` is a buffer, given a scalar",
+                    parameter.name
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! Helpers shared by the interpreter's tests.
+#![allow(dead_code)]
+
+use kdsl_ir::Module;
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn workspace() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Compiles a `.krn` source text to IR, failing the test with the diagnostics.
+pub fn compile(source: &str) -> Module {
+    match kdsl_frontend::compile_to_ir(source) {
+        Ok(module) => module,
+        Err(diagnostics) => panic!("the source does not compile: {diagnostics:#?}"),
+    }
+}
+
+/// Compiles a file relative to the repository root, such as `examples/saxpy.krn`.
+pub fn compile_file(path: &str) -> Module {
+    let path = workspace().join(path);
+    let source = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+    compile(&source)
+}
+
+/// A small deterministic generator (xorshift64*), so that failures reproduce.
+pub struct Random(u64);
+
+impl Random {
+    pub fn new(seed: u64) -> Random {
+        Random(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Uniform in [low, high).
+    pub fn f32_in(&mut self, low: f32, high: f32) -> f32 {
+        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        low + unit * (high - low)
+    }
+
+    /// Uniform in [low, high).
+    pub fn f64_in(&mut self, low: f64, high: f64) -> f64 {
+        let unit = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        low + unit * (high - low)
+    }
+
+    pub fn f32s(&mut self, count: usize, low: f32, high: f32) -> Vec<f32> {
+        (0..count).map(|_| self.f32_in(low, high)).collect()
+    }
+
+    pub fn f64s(&mut self, count: usize, low: f64, high: f64) -> Vec<f64> {
+        (0..count).map(|_| self.f64_in(low, high)).collect()
+    }
+
+    /// Uniform in [low, high).
+    pub fn i64_in(&mut self, low: i64, high: i64) -> i64 {
+        low + (self.next_u64() % (high - low) as u64) as i64
+    }
+}
+
+/// Fails unless every value is within `tolerance` of the reference, relative to its magnitude
+/// or 1, whichever is larger.
+pub fn assert_close(what: &str, got: &[f64], want: &[f64], tolerance: f64) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths differ");
+    for (index, (&got, &want)) in got.iter().zip(want).enumerate() {
+        let bound = tolerance * want.abs().max(1.0);
+        assert!(
+            (got - want).abs() <= bound || (got.is_nan() && want.is_nan()),
+            "{what}[{index}] = {got}, expected {want} (relative tolerance {tolerance})"
+        );
+    }
+}
