@@ -33,3 +33,206 @@ fn saxpy() {
     let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| a * x + y).collect();
     assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &want[..]);
 }
+
+#[test]
+fn reduce_sum() {
+    let module = compile_file("examples/reduction.krn");
+    let mut random = Random::new(2);
+    let n = 1000usize;
+    let input = random.f32s(n, -1.0, 1.0);
+    let groups = n.div_ceil(256);
+    let mut arguments = [
+        InterpArgument::buffer(vec![0.0f32; groups]),
+        InterpArgument::buffer(input.clone()),
+        InterpArgument::scalar(n as u32),
+    ];
+    let launch = InterpLaunch::covering(n as u32, 256);
+    run_kernel(&module, "reduce_sum", &launch, &mut arguments).unwrap();
+    let want: Vec<f64> = input
+        .chunks(256)
+        .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+        .collect();
+    let got = widen(arguments[0].as_slice::<f32>().unwrap());
+    assert_close("partial sums", &got, &want, 1e-5);
+}
+
+#[test]
+fn transpose() {
+    let module = compile_file("examples/transpose.krn");
+    let (width, height) = (40usize, 24usize);
+    let input: Vec<f32> = (0..width * height).map(|v| v as f32).collect();
+    let mut arguments = [
+        InterpArgument::buffer(vec![-1.0f32; width * height]),
+        InterpArgument::buffer(input),
+        InterpArgument::scalar(width as u32),
+        InterpArgument::scalar(height as u32),
+    ];
+    let launch = InterpLaunch::new([48, 32], [16, 16]);
+    run_kernel(&module, "transpose", &launch, &mut arguments).unwrap();
+    let got = arguments[0].as_slice::<f32>().unwrap();
+    for x in 0..width {
+        for y in 0..height {
+            assert_eq!(
+                got[x * height + y],
+                (y * width + x) as f32,
+                "at x {x}, y {y}"
+            );
+        }
+    }
+}
+
+#[test]
+fn matmul() {
+    let module = compile_file("examples/matmul.krn");
+    let mut random = Random::new(3);
+    let (m, n, k) = (20usize, 18usize, 37usize);
+    let a = random.f32s(m * k, -1.0, 1.0);
+    let b = random.f32s(k * n, -1.0, 1.0);
+    let mut arguments = [
+        InterpArgument::buffer(vec![0.0f32; m * n]),
+        InterpArgument::buffer(a.clone()),
+        InterpArgument::buffer(b.clone()),
+        InterpArgument::scalar(m as u32),
+        InterpArgument::scalar(n as u32),
+        InterpArgument::scalar(k as u32),
+    ];
+    let launch = InterpLaunch::new([32, 32], [16, 16]);
+    run_kernel(&module, "matmul", &launch, &mut arguments).unwrap();
+    let mut want = vec![0.0f64; m * n];
+    for row in 0..m {
+        for column in 0..n {
+            want[row * n + column] = (0..k)
+                .map(|i| f64::from(a[row * k + i]) * f64::from(b[i * n + column]))
+                .sum();
+        }
+    }
+    let got = widen(arguments[0].as_slice::<f32>().unwrap());
+    assert_close("c", &got, &want, 1e-5);
+}
+
+#[test]
+fn histogram() {
+    let module = compile_file("examples/histogram.krn");
+    let mut random = Random::new(4);
+    let n = 3000usize;
+    let data: Vec<u8> = (0..n).map(|_| (random.next_u64() % 37) as u8).collect();
+    let mut arguments = [
+        InterpArgument::buffer(vec![0u32; 256]),
+        InterpArgument::buffer(data.clone()),
+        InterpArgument::scalar(n as u32),
+    ];
+    let launch = InterpLaunch::covering(n as u32, 128);
+    run_kernel(&module, "histogram", &launch, &mut arguments).unwrap();
+    let mut want = vec![0u32; 256];
+    for &byte in &data {
+        want[usize::from(byte)] += 1;
+    }
+    assert_eq!(arguments[0].as_slice::<u32>().unwrap(), &want[..]);
+}
+
+#[test]
+fn stencil() {
+    let module = compile_file("examples/stencil.krn");
+    let mut random = Random::new(5);
+    let (width, height) = (21usize, 13usize);
+    let input = random.f32s(width * height, -1.0, 1.0);
+    let mut arguments = [
+        InterpArgument::buffer(vec![0.0f32; width * height]),
+        InterpArgument::buffer(input.clone()),
+        InterpArgument::scalar(width as u32),
+        InterpArgument::scalar(height as u32),
+    ];
+    let launch = InterpLaunch::new([24, 16], [8, 8]);
+    run_kernel(&module, "stencil", &launch, &mut arguments).unwrap();
+    let at = |x: usize, y: usize| f64::from(input[y * width + x]);
+    let mut want = vec![0.0f64; width * height];
+    for y in 0..height {
+        for x in 0..width {
+            want[y * width + x] = if x == 0 || y == 0 || x == width - 1 || y == height - 1 {
+                at(x, y)
+            } else {
+                0.2 * (at(x, y) + at(x - 1, y) + at(x + 1, y) + at(x, y - 1) + at(x, y + 1))
+            };
+        }
+    }
+    let got = widen(arguments[0].as_slice::<f32>().unwrap());
+    assert_close("output", &got, &want, 1e-6);
+}
+
+#[test]
+fn softmax_with_several_sub_group_sizes() {
+    let module = compile_file("examples/softmax.krn");
+    let mut random = Random::new(6);
+    let (rows, columns) = (3usize, 100usize);
+    let input = random.f32s(rows * columns, -4.0, 4.0);
+    let mut want = vec![0.0f64; rows * columns];
+    for row in 0..rows {
+        let values = &input[row * columns..(row + 1) * columns];
+        let largest = values.iter().fold(f64::MIN, |m, &v| m.max(f64::from(v)));
+        let sum: f64 = values.iter().map(|&v| (f64::from(v) - largest).exp()).sum();
+        for (column, &v) in values.iter().enumerate() {
+            want[row * columns + column] = (f64::from(v) - largest).exp() / sum;
+        }
+    }
+    for sub_group_size in [8, 16, 32] {
+        let mut arguments = [
+            InterpArgument::buffer(vec![0.0f32; rows * columns]),
+            InterpArgument::buffer(input.clone()),
+            InterpArgument::scalar(columns as u32),
+        ];
+        let launch =
+            InterpLaunch::new([64 * rows as u32], [64]).with_sub_group_size(sub_group_size);
+        run_kernel(&module, "softmax", &launch, &mut arguments).unwrap();
+        let got = widen(arguments[0].as_slice::<f32>().unwrap());
+        assert_close("softmax", &got, &want, 1e-5);
+    }
+}
+
+#[test]
+fn axpby_f32_and_f64() {
+    let module = compile_file("examples/generic.krn");
+    let mut random = Random::new(7);
+    let n = 200usize;
+    let x = random.f64s(n, -1.0, 1.0);
+    let y = random.f64s(n, -1.0, 1.0);
+    let (a, b) = (0.75, -1.25);
+    let mut arguments = [
+        InterpArgument::buffer(y.clone()),
+        InterpArgument::buffer(x.clone()),
+        InterpArgument::scalar(a),
+        InterpArgument::scalar(b),
+        InterpArgument::scalar(n as u32),
+    ];
+    run_kernel(
+        &module,
+        "axpby_f64",
+        &InterpLaunch::covering(n as u32, 32),
+        &mut arguments,
+    )
+    .unwrap();
+    let want: Vec<f64> = x.iter().zip(&y).map(|(x, y)| a * x + b * y).collect();
+    assert_eq!(arguments[0].as_slice::<f64>().unwrap(), &want[..]);
+
+    let x32: Vec<f32> = x.iter().map(|&v| v as f32).collect();
+    let y32: Vec<f32> = y.iter().map(|&v| v as f32).collect();
+    let mut arguments = [
+        InterpArgument::buffer(y32.clone()),
+        InterpArgument::buffer(x32.clone()),
+        InterpArgument::scalar(a as f32),
+        InterpArgument::scalar(b as f32),
+        InterpArgument::scalar(n as u32),
+    ];
+    run_kernel(
+        &module,
+        "axpby_f32",
+        &InterpLaunch::covering(n as u32, 32),
+        &mut arguments,
+    )
+    .unwrap();
+    let want: Vec<f32> = x32
+        .iter()
+        .zip(&y32)
+        .map(|(x, y)| a as f32 * x + b as f32 * y)
+        .collect();
+    assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &want[..]);
+}

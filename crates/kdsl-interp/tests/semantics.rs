@@ -1,0 +1,582 @@
+//! Targeted tests of the semantics the interpreter defines.
+
+mod common;
+
+use common::{compile, compile_file, Random};
+use kdsl_interp::{f16, run_kernel, InterpArgument, InterpError, InterpLaunch};
+
+/// Runs `kernel` from `source` and returns the arguments after the launch.
+fn run(
+    source: &str,
+    kernel: &str,
+    launch: InterpLaunch,
+    mut arguments: Vec<InterpArgument>,
+) -> Result<Vec<InterpArgument>, InterpError> {
+    let module = compile(source);
+    run_kernel(&module, kernel, &launch, &mut arguments).map(|()| arguments)
+}
+
+/// The source text an error points at.
+fn pointed_at<'a>(source: &'a str, error: &InterpError) -> &'a str {
+    let span = error.span().expect("the error has a span");
+    &source[span.range()]
+}
+
+fn one_item() -> InterpLaunch {
+    InterpLaunch::new([1], [1])
+}
+
+#[test]
+fn integer_arithmetic_wraps_and_divides_like_c() {
+    let source = "
+kernel k(out: global mut [i32], bytes: global mut [u8], big: i32, small: u8) {
+    out[0] = big + 1;
+    out[1] = -big - 2;
+    out[2] = -7 / 2;
+    out[3] = -7 % 2;
+    out[4] = 7 % -2;
+    out[5] = big * 2;
+    out[6] = -8 >> 1;
+    out[7] = ((0 - 1) as u32 >> 28) as i32;
+    out[8] = abs(-big - 1);
+    bytes[0] = small + 10;
+    bytes[1] = small * 3;
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32; 9]),
+            InterpArgument::buffer(vec![0u8; 2]),
+            InterpArgument::scalar(i32::MAX),
+            InterpArgument::scalar(250u8),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        arguments[0].as_slice::<i32>().unwrap(),
+        &[i32::MIN, i32::MAX, -3, -1, 1, -2, -4, 15, i32::MIN]
+    );
+    assert_eq!(arguments[1].as_slice::<u8>().unwrap(), &[4, 238]);
+}
+
+#[test]
+fn division_by_zero_and_overflow_are_undefined_behaviour() {
+    let source = "
+kernel k(out: global mut [i32], d: i32, n: i32) {
+    out[0] = n / d;
+}";
+    for (n, d) in [(5, 0), (i32::MIN, -1)] {
+        let error = run(
+            source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![0i32; 1]),
+                InterpArgument::scalar(d),
+                InterpArgument::scalar(n),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, InterpError::UndefinedBehaviour { .. }),
+            "{error}"
+        );
+        assert_eq!(pointed_at(source, &error), "n / d");
+    }
+}
+
+#[test]
+fn shifts_by_the_width_or_a_negative_amount_are_undefined_behaviour() {
+    let source = "
+kernel k(out: global mut [u32], amount: i32) {
+    out[0] = 1u32 << amount;
+}";
+    let ok = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0u32]),
+            InterpArgument::scalar(31),
+        ],
+    )
+    .unwrap();
+    assert_eq!(ok[0].as_slice::<u32>().unwrap(), &[1 << 31]);
+    for amount in [32, -1] {
+        let error = run(
+            source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![0u32]),
+                InterpArgument::scalar(amount),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(error, InterpError::UndefinedBehaviour { .. }));
+        assert_eq!(pointed_at(source, &error), "1u32 << amount");
+    }
+}
+
+#[test]
+fn casts_truncate_extend_and_round() {
+    let source = "
+kernel k(ints: global mut [i32], bytes: global mut [u8], halves: global mut [f16],
+         floats: global mut [f32], x: f32, nan: f32) {
+    ints[0] = x as i32;
+    ints[1] = (-x) as i32;
+    ints[2] = (300 as u8) as i32;
+    ints[3] = (-1 as i8) as i32;
+    ints[4] = ((-1 as i8) as u8) as i32;
+    ints[5] = (nan as bool) as i32;
+    ints[6] = (0.0 as bool) as i32;
+    ints[7] = (4294967295u32 as i64) as i32;
+    bytes[0] = 255.9 as u8;
+    bytes[1] = -0.5 as u8;
+    bytes[2] = (2 as bool) as u8;
+    halves[0] = 1.00048828125 as f16;
+    halves[1] = 70000.0 as f16;
+    halves[2] = (2049 as u32) as f16;
+    floats[0] = 16777217 as f32;
+    floats[1] = (1.5f64 as f16) as f32;
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32; 8]),
+            InterpArgument::buffer(vec![0u8; 3]),
+            InterpArgument::buffer(vec![f16::ZERO; 3]),
+            InterpArgument::buffer(vec![0.0f32; 2]),
+            InterpArgument::scalar(2.7f32),
+            InterpArgument::scalar(f32::NAN),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        arguments[0].as_slice::<i32>().unwrap(),
+        &[2, -2, 44, -1, 255, 1, 0, -1]
+    );
+    assert_eq!(arguments[1].as_slice::<u8>().unwrap(), &[255, 0, 1]);
+    // 1 + 2^-11 is halfway between two f16 values and rounds to even; 70000 overflows to
+    // infinity; 2049 rounds to 2048.
+    assert_eq!(
+        arguments[2].as_slice::<f16>().unwrap(),
+        &[f16::ONE, f16::INFINITY, f16::from_f32(2048.0)]
+    );
+    assert_eq!(arguments[3].as_slice::<f32>().unwrap(), &[16777216.0, 1.5]);
+}
+
+#[test]
+fn float_to_integer_casts_out_of_range_are_undefined_behaviour() {
+    let source = "
+kernel k(out: global mut [i32], bytes: global mut [u8], x: f32) {
+    out[0] = x as i32;
+    bytes[0] = (x - 2147483000.0 + 256.0) as u8;
+}";
+    for x in [3.0e9f32, f32::NAN, -2.2e9] {
+        let error = run(
+            source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![0i32]),
+                InterpArgument::buffer(vec![0u8]),
+                InterpArgument::scalar(x),
+            ],
+        )
+        .unwrap_err();
+        assert!(matches!(error, InterpError::UndefinedBehaviour { .. }));
+        assert_eq!(pointed_at(source, &error), "x as i32");
+    }
+}
+
+#[test]
+fn logic_short_circuits_and_select_evaluates_both_arms() {
+    let source = "
+kernel guarded(out: global mut [f32], input: global [f32], n: u32) {
+    let i = get_global_id(0);
+    if i < n && input[i] > 0.0 { out[i] = 1.0; }
+    if i >= n || input[i] < 0.0 { out[0] += 0.0; }
+}
+kernel selected(out: global mut [f32], input: global [f32], n: u32) {
+    let i = get_global_id(0);
+    let value = select(i < n, input[i], 0.0);
+    if i < n { out[i] = value; }
+}";
+    let arguments = || {
+        vec![
+            InterpArgument::buffer(vec![0.0f32; 4]),
+            InterpArgument::buffer(vec![1.0f32, -1.0, 2.0, 3.0]),
+            InterpArgument::scalar(4u32),
+        ]
+    };
+    let launch = InterpLaunch::new([8], [8]);
+    let done = run(source, "guarded", launch, arguments()).unwrap();
+    assert_eq!(done[0].as_slice::<f32>().unwrap(), &[1.0, 0.0, 1.0, 1.0]);
+    let error = run(source, "selected", launch, arguments()).unwrap_err();
+    let InterpError::OutOfBounds {
+        work_item, message, ..
+    } = &error
+    else {
+        panic!("expected an out-of-bounds error, got {error}");
+    };
+    assert!(work_item.global[0] >= 4, "{error}");
+    assert!(
+        message.contains("buffer `input` of 4 elements"),
+        "{message}"
+    );
+    assert_eq!(pointed_at(source, &error), "input[i]");
+}
+
+#[test]
+fn out_of_bounds_array_indices_are_reported_per_dimension() {
+    let source = "
+kernel k(out: global mut [f32], row: i32, column: u32) {
+    let mut grid: [[f32; 4]; 3];
+    grid[row][column] = 1.0;
+    out[0] = grid[2][3];
+}";
+    let case = |row: i32, column: u32| {
+        run(
+            source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![5.0f32]),
+                InterpArgument::scalar(row),
+                InterpArgument::scalar(column),
+            ],
+        )
+    };
+    assert_eq!(case(2, 3).unwrap()[0].as_slice::<f32>().unwrap(), &[1.0]);
+    // Private arrays start zeroed.
+    assert_eq!(case(0, 0).unwrap()[0].as_slice::<f32>().unwrap(), &[0.0]);
+    for (row, column) in [(3, 0), (-1, 0), (0, 4)] {
+        let error = case(row, column).unwrap_err();
+        assert!(matches!(error, InterpError::OutOfBounds { .. }), "{error}");
+        assert_eq!(pointed_at(source, &error), "grid[row][column] = 1.0;");
+    }
+}
+
+#[test]
+fn local_memory_starts_with_the_poison_pattern() {
+    let source = "
+kernel k(out: global mut [u32], floats: global mut [f32]) {
+    local words: [u32; 4];
+    local reals: [f32; 4];
+    out[0] = words[get_local_id(0)];
+    floats[0] = reals[get_local_id(0)];
+}";
+    let done = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0u32]),
+            InterpArgument::buffer(vec![0.0f32]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(done[0].as_slice::<u32>().unwrap(), &[u32::MAX]);
+    assert!(done[1].as_slice::<f32>().unwrap()[0].is_nan());
+}
+
+#[test]
+fn atomics_are_indivisible_under_contention() {
+    let source = "
+kernel k(counters: global mut [u32], floats: global mut [f32], tickets: global mut [u32]) {
+    local shared: [u32; 1];
+    let lid = get_local_id(0);
+    if lid == 0 { shared[0] = 0; }
+    barrier();
+    atomic_add(counters[0], 1);
+    atomic_max(counters[1], get_global_id(0));
+    atomic_min(counters[2], get_global_id(0));
+    atomic_add(floats[0], 1.0);
+    atomic_add(shared[0], 2);
+    let mut claimed = false;
+    while !claimed {
+        let seen = counters[3];
+        claimed = atomic_compare_exchange(counters[3], seen, seen + 1) == seen;
+    }
+    tickets[get_global_id(0)] = atomic_add(counters[4], 1);
+    barrier();
+    if lid == 0 { atomic_add(counters[5], shared[0]); }
+}";
+    let items = 512usize;
+    let done = run(
+        source,
+        "k",
+        InterpLaunch::new([items as u32], [128]),
+        vec![
+            InterpArgument::buffer(vec![0u32, 0, u32::MAX, 0, 0, 0]),
+            InterpArgument::buffer(vec![0.0f32]),
+            InterpArgument::buffer(vec![0u32; items]),
+        ],
+    )
+    .unwrap();
+    let n = items as u32;
+    assert_eq!(
+        done[0].as_slice::<u32>().unwrap(),
+        &[n, n - 1, 0, n, n, 2 * n]
+    );
+    assert_eq!(done[1].as_slice::<f32>().unwrap(), &[n as f32]);
+    // Every ticket was handed out exactly once.
+    let mut tickets = done[2].as_slice::<u32>().unwrap().to_vec();
+    tickets.sort_unstable();
+    assert_eq!(tickets, (0..n).collect::<Vec<_>>());
+}
+
+#[test]
+fn sub_group_operations_follow_consecutive_local_ids() {
+    let module = compile_file("tests/kernels/sub_groups.krn");
+    let mut random = Random::new(11);
+    let items = 128usize;
+    let input: Vec<i64> = (0..items).map(|_| random.i64_in(-1000, 1000)).collect();
+    for lanes in [8usize, 16, 32] {
+        let mut arguments = [
+            InterpArgument::buffer(vec![0i64; items]),
+            InterpArgument::buffer(input.clone()),
+            InterpArgument::buffer(vec![0u32; items]),
+        ];
+        let launch = InterpLaunch::new([items as u32], [64]).with_sub_group_size(lanes as u32);
+        run_kernel(&module, "sub_groups_i64", &launch, &mut arguments).unwrap();
+        let mut want = vec![0i64; items];
+        let mut want_lanes = vec![0u32; items];
+        for (chunk_index, chunk) in input.chunks(lanes).enumerate() {
+            let total: i64 = chunk.iter().sum();
+            let smallest = *chunk.iter().min().unwrap();
+            let largest = *chunk.iter().max().unwrap();
+            for lane in 0..lanes {
+                let i = chunk_index * lanes + lane;
+                want[i] = total
+                    + smallest
+                    + largest
+                    + chunk[lane ^ 1]
+                    + chunk[0]
+                    + chunk[lanes - 1 - lane];
+                want_lanes[i] = (lane * 1000 + lanes) as u32;
+            }
+        }
+        assert_eq!(
+            arguments[0].as_slice::<i64>().unwrap(),
+            &want[..],
+            "{lanes} lanes"
+        );
+        assert_eq!(arguments[2].as_slice::<u32>().unwrap(), &want_lanes[..]);
+    }
+}
+
+#[test]
+fn a_shuffle_from_outside_the_sub_group_is_undefined_behaviour() {
+    let source = "
+kernel k(out: global mut [u32]) {
+    out[get_global_id(0)] = sub_group_shuffle(get_global_id(0), sub_group_size());
+}";
+    let error = run(
+        source,
+        "k",
+        InterpLaunch::new([16], [16]).with_sub_group_size(8),
+        vec![InterpArgument::buffer(vec![0u32; 16])],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, InterpError::UndefinedBehaviour { .. }),
+        "{error}"
+    );
+}
+
+#[test]
+fn divergent_barriers_and_sub_group_operations_are_reported() {
+    let source = "
+kernel early_return(out: global mut [u32]) {
+    let lid = get_local_id(0);
+    if lid < 5 { return; }
+    barrier();
+    out[lid] = 1;
+}
+kernel split(out: global mut [u32]) {
+    let lid = get_local_id(0);
+    if lid % 2 == 0 { barrier(); } else { barrier(); }
+    out[lid] = 1;
+}
+kernel partial_reduce(out: global mut [u32]) {
+    let lid = get_local_id(0);
+    if lid % 16 < 3 { out[lid] = sub_group_reduce_add(lid); }
+}";
+    for kernel in ["early_return", "split", "partial_reduce"] {
+        let error = run(
+            source,
+            kernel,
+            InterpLaunch::new([64], [32]).with_sub_group_size(16),
+            vec![InterpArgument::buffer(vec![0u32; 64])],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, InterpError::DivergentSynchronization { .. }),
+            "{kernel}: {error}"
+        );
+    }
+}
+
+#[test]
+fn an_error_in_one_work_item_stops_a_waiting_group() {
+    let source = "
+kernel k(out: global mut [u32]) {
+    let lid = get_local_id(0);
+    out[lid * 100] = 1;
+    barrier();
+}";
+    let error = run(
+        source,
+        "k",
+        InterpLaunch::new([64], [64]),
+        vec![InterpArgument::buffer(vec![0u32; 64])],
+    )
+    .unwrap_err();
+    assert!(matches!(error, InterpError::OutOfBounds { .. }), "{error}");
+}
+
+#[test]
+fn device_functions_control_flow_and_work_items() {
+    let module = compile_file("tests/kernels/work_items.krn");
+    let launch = InterpLaunch::new([4, 6, 2], [2, 3, 1]);
+    let count = 4 * 6 * 2;
+    let mut arguments = [InterpArgument::buffer(vec![0u32; count * 18])];
+    run_kernel(&module, "work_items", &launch, &mut arguments).unwrap();
+    let got = arguments[0].as_slice::<u32>().unwrap();
+    for z in 0..2u32 {
+        for y in 0..6u32 {
+            for x in 0..4u32 {
+                let base = (((z * 6 + y) * 4 + x) * 18) as usize;
+                let want = [
+                    x,
+                    y,
+                    z,
+                    x % 2,
+                    y % 3,
+                    0,
+                    x / 2,
+                    y / 3,
+                    z,
+                    2,
+                    3,
+                    1,
+                    4,
+                    6,
+                    2,
+                    2,
+                    2,
+                    2,
+                ];
+                assert_eq!(&got[base..base + 18], &want, "work-item ({x}, {y}, {z})");
+            }
+        }
+    }
+
+    let source = "
+fn first_positive(values: global [i32], count: u32) -> i32 {
+    for k in 0..count {
+        if values[k] > 0 { return values[k]; }
+    }
+    return -1;
+}
+fn bump(counts: global mut [u32], index: u32) {
+    counts[index] += 1;
+}
+kernel k(out: global mut [i32], counts: global mut [u32], values: global [i32], n: u32) {
+    let mut steps = 0;
+    let mut k = 0u32;
+    while true {
+        k += 1;
+        if k > 10 { break; }
+        if k % 3 == 0 { continue; }
+        steps += 1;
+    }
+    out[0] = first_positive(values, n) * 100 + steps;
+    bump(counts, 1);
+}";
+    let done = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32]),
+            InterpArgument::buffer(vec![0u32; 2]),
+            InterpArgument::buffer(vec![-3i32, 0, 7, 9]),
+            InterpArgument::scalar(4u32),
+        ],
+    )
+    .unwrap();
+    assert_eq!(done[0].as_slice::<i32>().unwrap(), &[707]);
+    assert_eq!(done[1].as_slice::<u32>().unwrap(), &[0, 1]);
+}
+
+#[test]
+fn math_functions_match_the_standard_library() {
+    let module = compile_file("tests/kernels/math.krn");
+    let mut random = Random::new(12);
+    let items = 64usize;
+    let input = random.f64s(items + 1, 0.25, 3.0);
+    let mut arguments = [
+        InterpArgument::buffer(vec![0.0f64; items]),
+        InterpArgument::buffer(input.clone()),
+    ];
+    run_kernel(
+        &module,
+        "math_f64",
+        &InterpLaunch::new([items as u32], [16]),
+        &mut arguments,
+    )
+    .unwrap();
+    let got = arguments[0].as_slice::<f64>().unwrap();
+    for i in 0..items {
+        let (x, y) = (input[i], input[i + 1]);
+        let mut r = x.sqrt() + 1.0 / x.sqrt() + x.exp() + x.exp2() + x.ln() + x.log2();
+        r += x.sin() + x.cos() + x.tan() + x.tanh() + x.powf(y) + x.mul_add(y, r);
+        r += x.abs() + x.floor() + x.ceil() + x.round() + x.min(y) + x.max(y) + r.max(x).min(y);
+        let want = if x > y { r } else { -r };
+        assert_eq!(got[i], want, "at {i}");
+    }
+}
+
+#[test]
+fn misuse_is_a_typed_error() {
+    let module = compile_file("examples/saxpy.krn");
+    let mut arguments = vec![
+        InterpArgument::buffer(vec![0.0f32; 4]),
+        InterpArgument::buffer(vec![0.0f64; 4]),
+        InterpArgument::scalar(1.0f32),
+        InterpArgument::scalar(4u32),
+    ];
+    let launch = InterpLaunch::new([4], [4]);
+    let error = run_kernel(&module, "saxpy", &launch, &mut arguments).unwrap_err();
+    assert!(
+        matches!(error, InterpError::ArgumentMismatch { index: 1, .. }),
+        "{error}"
+    );
+    let error = run_kernel(&module, "nothing", &launch, &mut arguments).unwrap_err();
+    assert!(
+        matches!(error, InterpError::KernelNotFound { .. }),
+        "{error}"
+    );
+    arguments[1] = InterpArgument::buffer(vec![0.0f32; 4]);
+    for bad in [
+        InterpLaunch::new([6], [4]),
+        InterpLaunch::new([2048], [2048]),
+        InterpLaunch::new([4], [4]).with_sub_group_size(0),
+    ] {
+        let error = run_kernel(&module, "saxpy", &bad, &mut arguments).unwrap_err();
+        assert!(matches!(error, InterpError::InvalidLaunch(_)), "{error}");
+    }
+    arguments.pop();
+    let error = run_kernel(&module, "saxpy", &launch, &mut arguments).unwrap_err();
+    assert!(
+        matches!(error, InterpError::ArgumentMismatch { .. }),
+        "{error}"
+    );
+}
