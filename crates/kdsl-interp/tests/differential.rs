@@ -1,0 +1,941 @@
+//! Differential tests: each kernel runs on the interpreter (the reference) and, compiled, on
+//! every available device through `kdsl-runtime`; the outputs must agree (integers exactly,
+//! floats within the tolerances stated per case).
+//!
+//! Example bundles come from `KDSL_TEST_BUNDLES` (default `<workspace>/target/kdsl-bundles`, made
+//! by `scripts/compile-examples.sh`). Bundles of the feature kernels in `tests/kernels/` come
+//! from `<bundles>/tests/` when present; otherwise this test compiles them with an already
+//! built `target/debug/kdsl` into `target/kdsl-interp-bundles/`, or skips them saying why.
+//! A missing bundle folder skips the example cases with a message, and fails them when
+//! `KDSL_TEST_BUNDLES` is set. With no device, every test fails unless `KDSL_ALLOW_NO_DEVICE=1`.
+
+mod common;
+
+use common::{compile_file, workspace, Random};
+use kdsl_interp::{run_kernel, HostBuffer, InterpArgument, InterpLaunch, ScalarValue};
+use kdsl_ir::{Module, ParameterType};
+use kdsl_runtime::{Argument, Buffer, Bundle, Device, Launch, RuntimeError};
+
+use std::path::PathBuf;
+
+type CaseResult = Result<(), String>;
+/// Reads a launch's sub-group size from the device's outputs.
+type SubGroupSizeReader = fn(&[InterpArgument]) -> Option<u32>;
+/// Checks the interpreter's and the device's outputs together.
+type OutputCheck = fn(&[InterpArgument], &[InterpArgument]) -> CaseResult;
+
+/// How one output buffer of the interpreter and of the device must agree.
+#[derive(Clone, Copy)]
+enum Compare {
+    /// Bit for bit (integers; floats that are computed exactly).
+    Exact,
+    /// Floats within this tolerance relative to the reference's magnitude or 1, whichever is larger.
+    Close(f64),
+    /// Not compared: the kernel's result there depends on the order of racing work-items.
+    Racy,
+    /// A known disagreement under investigation (an expected failure): the test prints it while
+    /// it persists and fails once the outputs agree (within the tolerance), so the mark is removed.
+    KnownDifference { tolerance: f64, why: &'static str },
+}
+
+/// One kernel launch to run on both sides.
+struct Case {
+    kernel: &'static str,
+    launch: InterpLaunch,
+    arguments: Vec<InterpArgument>,
+    /// One entry per argument; scalars and read-only buffers are `Exact` (they must not change).
+    compare: Vec<Compare>,
+    /// Reads the sub-group size the device used from the device's outputs, for kernels whose
+    /// results depend on it.
+    sub_group_size: Option<SubGroupSizeReader>,
+    /// An extra check of both outputs, for results that are order-independent only as a whole.
+    check: Option<OutputCheck>,
+}
+
+impl Case {
+    fn new(kernel: &'static str, launch: InterpLaunch, arguments: Vec<InterpArgument>) -> Case {
+        let compare = vec![Compare::Exact; arguments.len()];
+        Case {
+            kernel,
+            launch,
+            arguments,
+            compare,
+            sub_group_size: None,
+            check: None,
+        }
+    }
+
+    fn compare(mut self, index: usize, how: Compare) -> Case {
+        self.compare[index] = how;
+        self
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices and bundles.
+
+fn devices_under_test() -> Vec<kdsl_runtime::DeviceInfo> {
+    let report = kdsl_runtime::device_report();
+    let devices: Vec<_> = match std::env::var("KDSL_TEST_DEVICE") {
+        Ok(filter) if !filter.trim().is_empty() => {
+            let filter = kdsl_runtime::DeviceFilter::parse(&filter)
+                .expect("KDSL_TEST_DEVICE is not a valid device filter");
+            filter
+                .matching(&report.devices)
+                .into_iter()
+                .cloned()
+                .collect()
+        }
+        _ => report.devices.clone(),
+    };
+    if devices.is_empty() {
+        let message = format!(
+            "no device to run the differential tests on: {}",
+            report.why_none()
+        );
+        if std::env::var("KDSL_ALLOW_NO_DEVICE").as_deref() == Ok("1") {
+            eprintln!("KDSL_ALLOW_NO_DEVICE=1, so passing without running: {message}");
+        } else {
+            panic!("{message}\n(set KDSL_ALLOW_NO_DEVICE=1 to allow this)");
+        }
+    }
+    devices
+}
+
+fn bundle_folder() -> (PathBuf, bool) {
+    match std::env::var("KDSL_TEST_BUNDLES") {
+        Ok(folder) if !folder.is_empty() => (PathBuf::from(folder), true),
+        _ => (workspace().join("target/kdsl-bundles"), false),
+    }
+}
+
+/// The bundle of `tests/kernels/<name>.krn`: from `<bundles>/tests/`, else compiled with the
+/// built CLI. `Err` says why there is none.
+fn test_kernel_bundle(name: &str) -> Result<Bundle, String> {
+    let (folder, _) = bundle_folder();
+    let prepared = folder.join("tests").join(format!("{name}.kbundle"));
+    if prepared.exists() {
+        return Bundle::read(&prepared).map_err(|e| e.to_string());
+    }
+    let cli = workspace().join("target/debug/kdsl");
+    if !cli.exists() {
+        return Err(format!(
+            "no {} and no built {} to compile tests/kernels/{name}.krn with",
+            prepared.display(),
+            cli.display()
+        ));
+    }
+    let output_folder = workspace().join("target/kdsl-interp-bundles");
+    std::fs::create_dir_all(&output_folder).map_err(|e| e.to_string())?;
+    let output = output_folder.join(format!("{name}.kbundle"));
+    let status = std::process::Command::new(&cli)
+        .arg("compile")
+        .arg(workspace().join(format!("tests/kernels/{name}.krn")))
+        .args(["--target", "spirv,ptx", "--arch", "sm_75,sm_90", "-o"])
+        .arg(&output)
+        .output()
+        .map_err(|e| format!("running {}: {e}", cli.display()))?;
+    if !status.status.success() {
+        return Err(format!(
+            "{} failed on tests/kernels/{name}.krn: {}",
+            cli.display(),
+            String::from_utf8_lossy(&status.stderr)
+        ));
+    }
+    Bundle::read(&output).map_err(|e| e.to_string())
+}
+
+fn example_bundle(name: &str) -> Result<Bundle, String> {
+    let (folder, _) = bundle_folder();
+    Bundle::read(folder.join(format!("{name}.kbundle"))).map_err(|e| e.to_string())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a case on a device.
+
+enum DeviceBuffer {
+    I8(Buffer<i8>),
+    U8(Buffer<u8>),
+    I16(Buffer<i16>),
+    U16(Buffer<u16>),
+    I32(Buffer<i32>),
+    U32(Buffer<u32>),
+    I64(Buffer<i64>),
+    U64(Buffer<u64>),
+    F32(Buffer<f32>),
+    F64(Buffer<f64>),
+}
+
+macro_rules! each_device_buffer {
+    ($buffer:expr, $inner:ident => $body:expr) => {
+        match $buffer {
+            DeviceBuffer::I8($inner) => $body,
+            DeviceBuffer::U8($inner) => $body,
+            DeviceBuffer::I16($inner) => $body,
+            DeviceBuffer::U16($inner) => $body,
+            DeviceBuffer::I32($inner) => $body,
+            DeviceBuffer::U32($inner) => $body,
+            DeviceBuffer::I64($inner) => $body,
+            DeviceBuffer::U64($inner) => $body,
+            DeviceBuffer::F32($inner) => $body,
+            DeviceBuffer::F64($inner) => $body,
+        }
+    };
+}
+
+fn upload(device: &Device, buffer: &HostBuffer) -> Result<DeviceBuffer, String> {
+    let fail = |e: RuntimeError| e.to_string();
+    Ok(match buffer {
+        HostBuffer::I8(v) => DeviceBuffer::I8(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::U8(v) => DeviceBuffer::U8(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::I16(v) => DeviceBuffer::I16(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::U16(v) => DeviceBuffer::U16(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::I32(v) => DeviceBuffer::I32(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::U32(v) => DeviceBuffer::U32(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::I64(v) => DeviceBuffer::I64(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::U64(v) => DeviceBuffer::U64(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::F32(v) => DeviceBuffer::F32(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::F64(v) => DeviceBuffer::F64(device.buffer_from(v).map_err(fail)?),
+        HostBuffer::F16(_) => return Err("skipped: the runtime has no f16 buffers".into()),
+    })
+}
+
+fn download(buffer: &DeviceBuffer) -> Result<HostBuffer, String> {
+    each_device_buffer!(buffer, inner => inner
+        .read_to_vec()
+        .map(HostBuffer::from)
+        .map_err(|e| e.to_string()))
+}
+
+fn runtime_scalar(value: ScalarValue) -> Result<kdsl_runtime::ScalarValue, String> {
+    use kdsl_runtime::ScalarValue as Runtime;
+    Ok(match value {
+        ScalarValue::Bool(v) => Runtime::Bool(v),
+        ScalarValue::I8(v) => Runtime::I8(v),
+        ScalarValue::U8(v) => Runtime::U8(v),
+        ScalarValue::I16(v) => Runtime::I16(v),
+        ScalarValue::U16(v) => Runtime::U16(v),
+        ScalarValue::I32(v) => Runtime::I32(v),
+        ScalarValue::U32(v) => Runtime::U32(v),
+        ScalarValue::I64(v) => Runtime::I64(v),
+        ScalarValue::U64(v) => Runtime::U64(v),
+        ScalarValue::F32(v) => Runtime::F32(v),
+        ScalarValue::F64(v) => Runtime::F64(v),
+        ScalarValue::F16(_) => return Err("skipped: the runtime has no f16 scalars".into()),
+    })
+}
+
+/// Launches the compiled kernel and returns the arguments as they are afterwards.
+fn run_on_device(
+    kernel: &kdsl_runtime::Kernel,
+    device: &Device,
+    module: &Module,
+    case: &Case,
+) -> Result<Vec<InterpArgument>, String> {
+    let function = module
+        .kernels()
+        .find(|f| f.name == case.kernel)
+        .ok_or_else(|| format!("no kernel `{}` in the IR", case.kernel))?;
+    let mut buffers = Vec::new();
+    for argument in &case.arguments {
+        buffers.push(match argument {
+            InterpArgument::Buffer(buffer) => Some(upload(device, buffer)?),
+            InterpArgument::Scalar(_) => None,
+        });
+    }
+    let mut arguments = Vec::new();
+    for ((argument, buffer), parameter) in case
+        .arguments
+        .iter()
+        .zip(&buffers)
+        .zip(&function.parameters)
+    {
+        let writable = matches!(parameter.ty, ParameterType::Buffer { writable: true, .. });
+        arguments.push(match (argument, buffer) {
+            (InterpArgument::Scalar(value), _) => Argument::scalar(runtime_scalar(*value)?),
+            (_, Some(buffer)) if writable => {
+                each_device_buffer!(buffer, inner => Argument::writable(inner))
+            }
+            (_, Some(buffer)) => each_device_buffer!(buffer, inner => Argument::read_only(inner)),
+            (_, None) => return Err("a buffer argument without a buffer".into()),
+        });
+    }
+    let dimensions = if case.launch.global[2] > 1 || case.launch.local[2] > 1 {
+        3
+    } else if case.launch.global[1] > 1 || case.launch.local[1] > 1 {
+        2
+    } else {
+        1
+    };
+    let global = case.launch.global.map(|d| d as usize);
+    let local = case.launch.local.map(|d| d as usize);
+    let launch = match dimensions {
+        1 => Launch::new([global[0]], [local[0]]),
+        2 => Launch::new([global[0], global[1]], [local[0], local[1]]),
+        _ => Launch::new(global, local),
+    };
+    kernel
+        .launch(&launch, &arguments)
+        .and_then(|event| event.wait())
+        .map_err(|e| format!("launching `{}`: {e}", case.kernel))?;
+    case.arguments
+        .iter()
+        .zip(&buffers)
+        .map(|(argument, buffer)| match buffer {
+            Some(buffer) => download(buffer).map(InterpArgument::Buffer),
+            None => Ok(argument.clone()),
+        })
+        .collect()
+}
+
+fn as_f64s(buffer: &InterpArgument) -> Option<Vec<f64>> {
+    match buffer {
+        InterpArgument::Buffer(HostBuffer::F32(v)) => {
+            Some(v.iter().map(|&x| f64::from(x)).collect())
+        }
+        InterpArgument::Buffer(HostBuffer::F64(v)) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn compare_outputs(
+    case: &Case,
+    reference: &[InterpArgument],
+    device: &[InterpArgument],
+) -> CaseResult {
+    for (index, how) in case.compare.iter().enumerate() {
+        let (want, got) = (&reference[index], &device[index]);
+        match how {
+            Compare::Racy => {}
+            Compare::KnownDifference { tolerance, why } => {
+                let close = Case {
+                    compare: vec![Compare::Close(*tolerance)],
+                    ..Case::new(case.kernel, case.launch, Vec::new())
+                };
+                match compare_outputs(&close, &reference[index..=index], &device[index..=index]) {
+                    Err(difference) => {
+                        eprintln!("KNOWN DIFFERENCE (expected failure): {why}: {difference}")
+                    }
+                    Ok(()) => {
+                        return Err(format!(
+                        "`{}` argument {index} now agrees; remove its KnownDifference mark ({why})",
+                        case.kernel
+                    ))
+                    }
+                }
+            }
+            Compare::Exact => {
+                if want != got {
+                    return Err(format!(
+                        "`{}` argument {index} differs: interpreter {}, device {}",
+                        case.kernel,
+                        first_difference(want, got).0,
+                        first_difference(want, got).1
+                    ));
+                }
+            }
+            Compare::Close(tolerance) => {
+                let (Some(want), Some(got)) = (as_f64s(want), as_f64s(got)) else {
+                    return Err(format!(
+                        "`{}` argument {index} is not a float buffer",
+                        case.kernel
+                    ));
+                };
+                let far = |(&want, &got): (&f64, &f64)| {
+                    let bound = tolerance * want.abs().max(1.0);
+                    !((got - want).abs() <= bound || (got.is_nan() && want.is_nan()))
+                };
+                let differing = want.iter().zip(&got).filter(|pair| far(*pair)).count();
+                if let Some(element) = want.iter().zip(&got).position(far) {
+                    return Err(format!(
+                        "`{}` argument {index}[{element}]: device {}, interpreter {} (relative tolerance {tolerance}; {differing} of {} elements differ)",
+                        case.kernel,
+                        got[element],
+                        want[element],
+                        want.len()
+                    ));
+                }
+            }
+        }
+    }
+    match case.check {
+        Some(check) => check(reference, device),
+        None => Ok(()),
+    }
+}
+
+/// Describes the first differing element of two arguments.
+fn first_difference(want: &InterpArgument, got: &InterpArgument) -> (String, String) {
+    let (InterpArgument::Buffer(want), InterpArgument::Buffer(got)) = (want, got) else {
+        return (format!("{want:?}"), format!("{got:?}"));
+    };
+    let describe = |buffer: &HostBuffer, index: usize| -> String {
+        macro_rules! at {
+            ($($variant:ident),*) => {
+                match buffer {
+                    $(HostBuffer::$variant(v) => format!("[{index}] = {:?}", v.get(index)),)*
+                }
+            };
+        }
+        at!(I8, U8, I16, U16, I32, U32, I64, U64, F16, F32, F64)
+    };
+    let index = (0..want.len().max(got.len()))
+        .find(|&i| describe(want, i) != describe(got, i))
+        .unwrap_or(0);
+    (describe(want, index), describe(got, index))
+}
+
+/// Runs every case of one source file on every device.
+fn differential(
+    source: &str,
+    bundle: fn() -> Result<Bundle, String>,
+    required: bool,
+    cases: Vec<Case>,
+) {
+    let module = compile_file(source);
+    let mut failures = Vec::new();
+    let bundle = match bundle() {
+        Ok(bundle) => Some(bundle),
+        Err(why) if required => panic!("{source}: {why}"),
+        Err(why) => {
+            eprintln!("{source}: skipped: {why}");
+            None
+        }
+    };
+    for info in devices_under_test() {
+        let Some(bundle) = &bundle else { break };
+        let device = match Device::open(&info) {
+            Ok(device) => device,
+            Err(error) => {
+                failures.push(format!("{}: opening the device failed: {error}", info.id()));
+                continue;
+            }
+        };
+        let program = match device.load(bundle) {
+            Ok(program) => program,
+            Err(RuntimeError::NoMatchingImage { bundle_has, .. }) if !required => {
+                eprintln!("{source}: skipped on {info}: its bundle has only {bundle_has}");
+                continue;
+            }
+            Err(error) => {
+                failures.push(format!("{}: loading {source}: {error}", info.id()));
+                continue;
+            }
+        };
+        for case in &cases {
+            let outcome = program
+                .kernel(case.kernel)
+                .map_err(|e| e.to_string())
+                .and_then(|kernel| run_on_device(&kernel, &device, &module, case))
+                .and_then(|on_device| {
+                    let sub_group_size = case
+                        .sub_group_size
+                        .map(|read| {
+                            read(&on_device).ok_or("the device's sub-group size is not readable")
+                        })
+                        .transpose()?;
+                    let mut launch = case.launch;
+                    if let Some(size) = sub_group_size {
+                        launch.sub_group_size = size;
+                    }
+                    let mut reference = case.arguments.clone();
+                    run_kernel(&module, case.kernel, &launch, &mut reference)
+                        .map_err(|e| format!("the interpreter failed: {e}"))?;
+                    compare_outputs(case, &reference, &on_device)?;
+                    Ok(sub_group_size)
+                });
+            match outcome {
+                Ok(Some(size)) => {
+                    eprintln!("{}: agrees on {info} (sub-group size {size})", case.kernel)
+                }
+                Ok(None) => eprintln!("{}: agrees on {info}", case.kernel),
+                Err(why) if why.starts_with("skipped:") => eprintln!("{}: {why}", case.kernel),
+                Err(why) => failures.push(format!("{} on {}: {why}", case.kernel, info.id())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{source}:\n{}", failures.join("\n"));
+}
+
+fn examples_required() -> bool {
+    bundle_folder().1
+}
+
+fn buffer<T: kdsl_interp::HostElement>(values: Vec<T>) -> InterpArgument {
+    InterpArgument::buffer(values)
+}
+
+fn scalar(value: impl Into<ScalarValue>) -> InterpArgument {
+    InterpArgument::scalar(value)
+}
+
+// ---------------------------------------------------------------------------------------------
+// The examples.
+
+#[test]
+fn saxpy() {
+    let mut random = Random::new(21);
+    let n = 1000usize;
+    let case = Case::new(
+        "saxpy",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(random.f32s(n + 24, -1.0, 1.0)),
+            buffer(random.f32s(n, -1.0, 1.0)),
+            scalar(1.5f32),
+            scalar(n as u32),
+        ],
+    )
+    // Devices may contract `a * x + y` into an fma.
+    .compare(0, Compare::Close(1e-6));
+    differential(
+        "examples/saxpy.krn",
+        || example_bundle("saxpy"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn reduce_sum() {
+    let mut random = Random::new(22);
+    let n = 1000usize;
+    let case = Case::new(
+        "reduce_sum",
+        InterpLaunch::covering(n as u32, 256),
+        vec![
+            buffer(vec![0.0f32; 4]),
+            buffer(random.f32s(n, -1.0, 1.0)),
+            scalar(n as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    differential(
+        "examples/reduction.krn",
+        || example_bundle("reduction"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn transpose() {
+    let mut random = Random::new(23);
+    let (width, height) = (40usize, 24usize);
+    let case = Case::new(
+        "transpose",
+        InterpLaunch::new([48, 32], [16, 16]),
+        vec![
+            buffer(vec![0.0f32; width * height]),
+            buffer(random.f32s(width * height, -1.0, 1.0)),
+            scalar(width as u32),
+            scalar(height as u32),
+        ],
+    );
+    differential(
+        "examples/transpose.krn",
+        || example_bundle("transpose"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn matmul() {
+    let mut random = Random::new(24);
+    let (m, n, k) = (20usize, 18usize, 37usize);
+    let case = Case::new(
+        "matmul",
+        InterpLaunch::new([32, 32], [16, 16]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    differential(
+        "examples/matmul.krn",
+        || example_bundle("matmul"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn histogram() {
+    let mut random = Random::new(25);
+    let n = 3000usize;
+    let data: Vec<u8> = (0..n).map(|_| (random.next_u64() % 200) as u8).collect();
+    let case = Case::new(
+        "histogram",
+        InterpLaunch::covering(n as u32, 128),
+        vec![buffer(vec![3u32; 256]), buffer(data), scalar(n as u32)],
+    );
+    differential(
+        "examples/histogram.krn",
+        || example_bundle("histogram"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn stencil() {
+    let mut random = Random::new(26);
+    let (width, height) = (21usize, 13usize);
+    let case = Case::new(
+        "stencil",
+        InterpLaunch::new([24, 16], [8, 8]),
+        vec![
+            buffer(vec![0.0f32; width * height]),
+            buffer(random.f32s(width * height, -1.0, 1.0)),
+            scalar(width as u32),
+            scalar(height as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-6));
+    differential(
+        "examples/stencil.krn",
+        || example_bundle("stencil"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn softmax() {
+    // The result does not depend on the sub-group size, so the interpreter uses its default.
+    let mut random = Random::new(27);
+    let (rows, columns) = (3usize, 100usize);
+    let case = Case::new(
+        "softmax",
+        InterpLaunch::new([64 * rows as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; rows * columns]),
+            buffer(random.f32s(rows * columns, -4.0, 4.0)),
+            scalar(columns as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    differential(
+        "examples/softmax.krn",
+        || example_bundle("softmax"),
+        examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn axpby() {
+    let mut random = Random::new(28);
+    let n = 300usize;
+    let cases = vec![
+        Case::new(
+            "axpby_f32",
+            InterpLaunch::covering(n as u32, 64),
+            vec![
+                buffer(random.f32s(n, -1.0, 1.0)),
+                buffer(random.f32s(n, -1.0, 1.0)),
+                scalar(0.75f32),
+                scalar(-1.25f32),
+                scalar(n as u32),
+            ],
+        )
+        .compare(0, Compare::Close(1e-6)),
+        Case::new(
+            "axpby_f64",
+            InterpLaunch::covering(n as u32, 64),
+            vec![
+                buffer(random.f64s(n, -1.0, 1.0)),
+                buffer(random.f64s(n, -1.0, 1.0)),
+                scalar(0.75f64),
+                scalar(-1.25f64),
+                scalar(n as u32),
+            ],
+        )
+        .compare(0, Compare::Close(1e-14)),
+    ];
+    differential(
+        "examples/generic.krn",
+        || example_bundle("generic"),
+        examples_required(),
+        cases,
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The feature kernels of tests/kernels.
+
+#[test]
+fn math() {
+    let mut random = Random::new(31);
+    let items = 128usize;
+    let launch = InterpLaunch::new([items as u32], [32]);
+    // Positive inputs keep sqrt, log and pow real. `exp`, `pow`, `tan` and friends may differ by
+    // a few ULP between libraries; the sum of 20 terms is compared relatively.
+    let mut cases = vec![
+        Case::new(
+            "math_f32",
+            launch,
+            vec![
+                buffer(vec![0.0f32; items]),
+                buffer(random.f32s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-5)),
+        Case::new(
+            "math_f64",
+            launch,
+            vec![
+                buffer(vec![0.0f64; items]),
+                buffer(random.f64s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-12)),
+    ];
+    macro_rules! integer_case {
+        ($name:literal, $ty:ty) => {{
+            let input: Vec<$ty> = (0..=items).map(|_| random.next_u64() as $ty).collect();
+            cases.push(Case::new(
+                $name,
+                launch,
+                vec![buffer(vec![0 as $ty; items]), buffer(input)],
+            ));
+        }};
+    }
+    integer_case!("math_i8", i8);
+    integer_case!("math_u8", u8);
+    integer_case!("math_i16", i16);
+    integer_case!("math_u16", u16);
+    integer_case!("math_i32", i32);
+    integer_case!("math_u32", u32);
+    integer_case!("math_i64", i64);
+    integer_case!("math_u64", u64);
+    eprintln!("math_f16: not run on devices (the runtime has no f16 buffers)");
+    differential(
+        "tests/kernels/math.krn",
+        || test_kernel_bundle("math"),
+        false,
+        cases,
+    );
+}
+
+#[test]
+fn operators() {
+    let mut random = Random::new(32);
+    let n = 100usize;
+    // Operands from 1 to 31 keep every division and shift defined.
+    let input: Vec<i32> = (0..=n).map(|_| random.i64_in(1, 32) as i32).collect();
+    let case = Case::new(
+        "operators",
+        InterpLaunch::covering(n as u32, 32),
+        vec![
+            buffer(vec![0i32; n]),
+            buffer(vec![0u32; n]),
+            buffer(random.f32s(n, -4.0, 4.0)),
+            buffer(vec![0u32; 4]),
+            buffer(input),
+            scalar(n as u32),
+            scalar(3u8),
+        ],
+    )
+    .compare(
+        2,
+        Compare::KnownDifference {
+            tolerance: 1e-5,
+            why: "on the Intel OpenCL CPU device `floats` comes back unchanged although the \
+                  kernel's LLVM IR stores to it; the interpreter agrees with a host re-computation",
+        },
+    )
+    // `counts[index] += 1` from many work-items at once is a data race.
+    .compare(3, Compare::Racy);
+    eprintln!("casts: not run on devices (it takes f16 buffers, which the runtime lacks)");
+    differential(
+        "tests/kernels/language.krn",
+        || test_kernel_bundle("language"),
+        false,
+        vec![case],
+    );
+}
+
+/// `float_atomics`: `results[i] = old_global + old_local + shared[lid % 64]`; only the old
+/// values of the contended `values[0]` depend on the order, and as a whole they must be
+/// `values[0] + k * operand` for k = 0..n.
+fn float_atomics_check(reference: &[InterpArgument], device: &[InterpArgument]) -> CaseResult {
+    let old_globals = |arguments: &[InterpArgument], original: &[f64]| -> Vec<f64> {
+        let results = as_f64s(&arguments[1]).unwrap_or_default();
+        let operand = match arguments[2] {
+            InterpArgument::Scalar(ScalarValue::F32(v)) => f64::from(v),
+            InterpArgument::Scalar(ScalarValue::F64(v)) => v,
+            _ => 0.0,
+        };
+        let mut olds: Vec<f64> = results
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| r - (2.0 * original[i] + operand))
+            .collect();
+        olds.sort_by(f64::total_cmp);
+        olds
+    };
+    // Every `values[i]` but the first is unchanged, so the original is readable from the output.
+    let mut original = as_f64s(&reference[0]).unwrap_or_default();
+    let n = original.len() as f64;
+    if let (Some(first), InterpArgument::Scalar(ScalarValue::F32(_) | ScalarValue::F64(_))) =
+        (original.first_mut(), &reference[2])
+    {
+        *first -= n;
+    }
+    let want = old_globals(reference, &original);
+    let got = old_globals(device, &original);
+    if want != got {
+        return Err(format!(
+            "the old values of the contended atomic differ as a set: interpreter {want:?}, device {got:?}"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn atomics() {
+    let mut random = Random::new(33);
+    let items = 128usize;
+    // One work-item per local slot (groups of 64): every result is order-independent.
+    let launch = InterpLaunch::new([items as u32], [64]);
+    let mut cases = Vec::new();
+    macro_rules! integer_case {
+        ($name:literal, $ty:ty) => {{
+            let values: Vec<$ty> = (0..items).map(|_| random.next_u64() as $ty).collect();
+            cases.push(Case::new(
+                $name,
+                launch,
+                vec![
+                    buffer(values),
+                    buffer(vec![0 as $ty; items]),
+                    scalar(random.next_u64() as $ty),
+                ],
+            ));
+        }};
+    }
+    integer_case!("atomics_i32", i32);
+    integer_case!("atomics_u32", u32);
+    integer_case!("atomics_i64", i64);
+    integer_case!("atomics_u64", u64);
+    // Small integers in floats: every sum is exact whatever the order. The operand is 1, as
+    // `float_atomics_check` assumes.
+    let values: Vec<f32> = (0..items).map(|i| (i % 7) as f32).collect();
+    let mut case = Case::new(
+        "atomics_f32",
+        launch,
+        vec![buffer(values), buffer(vec![0.0f32; items]), scalar(1.0f32)],
+    )
+    .compare(1, Compare::Racy);
+    case.check = Some(float_atomics_check);
+    cases.push(case);
+    let values: Vec<f64> = (0..items).map(|i| (i % 5) as f64).collect();
+    let mut case = Case::new(
+        "atomics_f64",
+        launch,
+        vec![buffer(values), buffer(vec![0.0f64; items]), scalar(1.0f64)],
+    )
+    .compare(1, Compare::Racy);
+    case.check = Some(float_atomics_check);
+    cases.push(case);
+    differential(
+        "tests/kernels/atomics.krn",
+        || test_kernel_bundle("atomics"),
+        false,
+        cases,
+    );
+}
+
+/// `lanes[i] = lane * 1000 + size`: work-item 0 is lane 0, so `lanes[0]` is the size.
+fn device_sub_group_size(outputs: &[InterpArgument]) -> Option<u32> {
+    outputs[2].as_slice::<u32>()?.first().copied()
+}
+
+#[test]
+fn sub_groups() {
+    let mut random = Random::new(34);
+    let items = 128usize;
+    let launch = InterpLaunch::new([items as u32], [64]);
+    let mut cases = Vec::new();
+    macro_rules! sub_group_case {
+        ($name:literal, $ty:ty, $input:expr, $compare:expr) => {{
+            let input: Vec<$ty> = $input;
+            let mut case = Case::new(
+                $name,
+                launch,
+                vec![
+                    buffer(vec![0 as $ty; items]),
+                    buffer(input),
+                    buffer(vec![0u32; items]),
+                ],
+            )
+            .compare(0, $compare);
+            case.sub_group_size = Some(device_sub_group_size);
+            cases.push(case);
+        }};
+    }
+    sub_group_case!(
+        "sub_groups_i32",
+        i32,
+        (0..items).map(|_| random.next_u64() as i32).collect(),
+        Compare::Exact
+    );
+    sub_group_case!(
+        "sub_groups_u32",
+        u32,
+        (0..items).map(|_| random.next_u64() as u32).collect(),
+        Compare::Exact
+    );
+    sub_group_case!(
+        "sub_groups_i64",
+        i64,
+        (0..items).map(|_| random.next_u64() as i64).collect(),
+        Compare::Exact
+    );
+    sub_group_case!(
+        "sub_groups_u64",
+        u64,
+        (0..items).map(|_| random.next_u64()).collect(),
+        Compare::Exact
+    );
+    // Reductions may add lanes in another order.
+    sub_group_case!(
+        "sub_groups_f32",
+        f32,
+        random.f32s(items, -1.0, 1.0),
+        Compare::Close(1e-5)
+    );
+    sub_group_case!(
+        "sub_groups_f64",
+        f64,
+        random.f64s(items, -1.0, 1.0),
+        Compare::Close(1e-12)
+    );
+    differential(
+        "tests/kernels/sub_groups.krn",
+        || test_kernel_bundle("sub_groups"),
+        false,
+        cases,
+    );
+}
+
+#[test]
+fn work_items() {
+    let case = Case::new(
+        "work_items",
+        InterpLaunch::new([4, 6, 2], [2, 3, 1]),
+        vec![buffer(vec![u32::MAX; 4 * 6 * 2 * 18])],
+    );
+    differential(
+        "tests/kernels/work_items.krn",
+        || test_kernel_bundle("work_items"),
+        false,
+        vec![case],
+    );
+}
