@@ -110,20 +110,23 @@ fn render(error: &CompileError, file: &Path, source: &str) -> String {
 }
 
 fn target_specs(targets: &[String], arches: &[String]) -> Result<Vec<TargetSpec>, String> {
+    if let Some(stray) = arches.iter().find(|a| arch_kind(a).is_none()) {
+        return Err(format!(
+            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
+        ));
+    }
     let mut specs = Vec::new();
+    let mut kinds = Vec::new();
     for name in targets {
         let kind = TargetKind::from_name(name.trim()).ok_or_else(|| {
             format!(
                 "error: unknown target `{name}`\n  = hint: the targets are spirv, ptx and amdgpu"
             )
         })?;
+        kinds.push(kind);
         let matching: Vec<&String> = arches
             .iter()
-            .filter(|arch| match kind {
-                TargetKind::Spirv => false,
-                TargetKind::Ptx => arch.starts_with("sm_"),
-                TargetKind::Amdgpu => arch.starts_with("gfx"),
-            })
+            .filter(|arch| arch_kind(arch) == Some(kind))
             .collect();
         if matching.is_empty() {
             specs.push(TargetSpec::new(kind, None));
@@ -135,15 +138,23 @@ fn target_specs(targets: &[String], arches: &[String]) -> Result<Vec<TargetSpec>
             );
         }
     }
-    if let Some(stray) = arches
-        .iter()
-        .find(|a| !a.starts_with("sm_") && !a.starts_with("gfx"))
-    {
-        return Err(format!(
-            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
-        ));
+    for arch in arches {
+        if let Some(kind) = arch_kind(arch).filter(|kind| !kinds.contains(kind)) {
+            eprintln!("warning: --arch {arch} is ignored: no {kind} target was requested (add `--target {kind}`)");
+        }
     }
     Ok(specs)
+}
+
+/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU.
+fn arch_kind(arch: &str) -> Option<TargetKind> {
+    if arch.starts_with("sm_") {
+        Some(TargetKind::Ptx)
+    } else if arch.starts_with("gfx") {
+        Some(TargetKind::Amdgpu)
+    } else {
+        None
+    }
 }
 
 fn compile(
@@ -177,7 +188,7 @@ fn compile(
             if specs.is_empty() {
                 specs.push(TargetSpec::new(
                     kind,
-                    arches.iter().find(|a| matches_kind(a, kind)).cloned(),
+                    arches.iter().find(|a| arch_kind(a) == Some(kind)).cloned(),
                 ));
             }
         }
@@ -211,14 +222,6 @@ fn compile(
         bundle.describe_images()
     );
     Ok(())
-}
-
-fn matches_kind(arch: &str, kind: TargetKind) -> bool {
-    match kind {
-        TargetKind::Spirv => false,
-        TargetKind::Ptx => arch.starts_with("sm_"),
-        TargetKind::Amdgpu => arch.starts_with("gfx"),
-    }
 }
 
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {

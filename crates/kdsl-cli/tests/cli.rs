@@ -181,6 +181,22 @@ fn bad_command_lines_are_errors_with_hints() {
         "{}",
         stderr(&output)
     );
+    let output = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--target",
+        "spirv",
+        "--arch",
+        "sm_90",
+        "-o",
+        scratch("spirv-only.kbundle").to_str().unwrap(),
+    ]);
+    assert!(output.status.success());
+    assert!(
+        stderr(&output).contains("warning: --arch sm_90 is ignored: no ptx target was requested"),
+        "{}",
+        stderr(&output)
+    );
     let output = kdsl(&["check", "no/such/file.krn"]);
     assert_eq!(output.status.code(), Some(1));
     assert!(
