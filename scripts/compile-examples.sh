@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Compiles every examples/*.krn into one bundle per file (SPIR-V, PTX for sm_75 and sm_90,
-# AMDGPU for gfx90a, gfx1100 and gfx9-generic) in the folder given as the first argument.
+# AMDGPU for gfx90a, gfx1100 and gfx9-generic) in the folder given as the first argument, and
+# the feature kernels of tests/kernels/*.krn into its tests/ subfolder (for the differential tests).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$root/target/kdsl-bundles}
 profile=${KDSL_PROFILE:-dev}
-mkdir -p "$out"
+mkdir -p "$out/tests"
 cd "$root"
 cargo build --quiet --profile "$profile" -p kdsl-cli
 binary_dir=target/debug
@@ -14,4 +15,8 @@ for source in examples/*.krn; do
   name=$(basename "$source" .krn)
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100,gfx9-generic -o "$out/$name.kbundle"
 done
-echo "compiled $(ls "$root"/examples/*.krn | wc -l) examples into $out"
+for source in tests/kernels/*.krn; do
+  name=$(basename "$source" .krn)
+  "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch sm_75,sm_90 -o "$out/tests/$name.kbundle"
+done
+echo "compiled $(ls "$root"/examples/*.krn | wc -l) examples and $(ls "$root"/tests/kernels/*.krn | wc -l) test kernels into $out"

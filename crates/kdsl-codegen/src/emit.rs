@@ -86,7 +86,7 @@ pub(crate) fn compile(
     let (bytes, requirements) = match &target.output {
         OutputFormat::SpirvBinary { llc } => {
             let bitcode = module.write_bitcode_to_memory();
-            let binary = spirv::run_backend(llc, bitcode.as_slice(), options.opt_level)?;
+            let binary = spirv::run_backend(llc, bitcode.as_slice())?;
             let kernels: Vec<String> = ir.kernels().map(|k| k.name.clone()).collect();
             let summary = spirv::inspect(&binary, &kernels)?;
             let requirements = summary
