@@ -42,3 +42,89 @@ extern "C" __global__ void matmul(float* __restrict__ c, const float* __restrict
     }
     if (row < m && column < n) c[(unsigned long long)row * n + column] = sum;
 }
+
+extern "C" __global__ void transpose(float* __restrict__ output, const float* __restrict__ input,
+                                     unsigned width, unsigned height) {
+    __shared__ float tile[TILE][TILE + 1];
+    unsigned local_x = threadIdx.x, local_y = threadIdx.y;
+    unsigned tile_x = blockIdx.x * TILE, tile_y = blockIdx.y * TILE;
+    unsigned x = tile_x + local_x, y = tile_y + local_y;
+    if (x < width && y < height) tile[local_y][local_x] = input[(unsigned long long)y * width + x];
+    __syncthreads();
+    unsigned out_row = tile_x + local_y, out_column = tile_y + local_x;
+    if (out_row < width && out_column < height)
+        output[(unsigned long long)out_row * height + out_column] = tile[local_x][local_y];
+}
+
+extern "C" __global__ void histogram(unsigned* __restrict__ bins, const unsigned char* __restrict__ data, unsigned n) {
+    __shared__ unsigned counts[256];
+    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) counts[b] = 0;
+    __syncthreads();
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) atomicAdd(&counts[data[i]], 1u);
+    __syncthreads();
+    for (unsigned b = threadIdx.x; b < 256; b += blockDim.x) {
+        unsigned count = counts[b];
+        if (count != 0) atomicAdd(&bins[b], count);
+    }
+}
+
+extern "C" __global__ void stencil(float* __restrict__ output, const float* __restrict__ input,
+                                   unsigned width, unsigned height) {
+    unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x < width && y < height) {
+        unsigned long long row = width;
+        unsigned long long index = (unsigned long long)y * row + x;
+        if (x == 0 || y == 0 || x == width - 1 || y == height - 1) {
+            output[index] = input[index];
+        } else {
+            float sum = input[index] + input[index - 1] + input[index + 1] + input[index - row] + input[index + row];
+            output[index] = 0.2f * sum;
+        }
+    }
+}
+
+__device__ float warp_reduce_max(float value) {
+    for (int offset = 16; offset > 0; offset >>= 1) value = fmaxf(value, __shfl_xor_sync(0xffffffffu, value, offset));
+    return value;
+}
+
+__device__ float warp_reduce_add(float value) {
+    for (int offset = 16; offset > 0; offset >>= 1) value += __shfl_xor_sync(0xffffffffu, value, offset);
+    return value;
+}
+
+extern "C" __global__ void softmax(float* __restrict__ output, const float* __restrict__ input, unsigned columns) {
+    __shared__ float partial_max[128];
+    __shared__ float partial_sum[128];
+    unsigned long long row_start = (unsigned long long)blockIdx.x * columns;
+    unsigned lid = threadIdx.x, group_size = blockDim.x;
+    unsigned sub_group = lid / 32, sub_group_count = group_size / 32;
+    bool is_leader = (lid % 32) == 0;
+    float thread_max = -3.4028235e38f;
+    for (unsigned column = lid; column < columns; column += group_size)
+        thread_max = fmaxf(thread_max, input[row_start + column]);
+    float sub_group_max = warp_reduce_max(thread_max);
+    if (is_leader) partial_max[sub_group] = sub_group_max;
+    __syncthreads();
+    float row_max = partial_max[0];
+    for (unsigned s = 1; s < sub_group_count; s++) row_max = fmaxf(row_max, partial_max[s]);
+    float thread_sum = 0.0f;
+    for (unsigned column = lid; column < columns; column += group_size) {
+        unsigned long long index = row_start + column;
+        float value = expf(input[index] - row_max);
+        output[index] = value;
+        thread_sum += value;
+    }
+    float sub_group_sum = warp_reduce_add(thread_sum);
+    if (is_leader) partial_sum[sub_group] = sub_group_sum;
+    __syncthreads();
+    float row_sum = 0.0f;
+    for (unsigned s = 0; s < sub_group_count; s++) row_sum += partial_sum[s];
+    float scale = 1.0f / row_sum;
+    for (unsigned column = lid; column < columns; column += group_size) {
+        unsigned long long index = row_start + column;
+        output[index] = output[index] * scale;
+    }
+}

@@ -202,12 +202,135 @@ fn matmul(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
     Ok(timing)
 }
 
+fn transpose(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let (width, height) = (8192usize, 8192usize);
+    let input = Random(0x5eed_0004).vector(width * height);
+    let input_buffer = device.buffer_from(&input).map_err(|e| e.to_string())?;
+    let mut output_buffer = device
+        .alloc::<f32>(width * height)
+        .map_err(|e| e.to_string())?;
+    let launch = Launch::new([width, height], [16, 16]);
+    let arguments = args![
+        &mut output_buffer,
+        &input_buffer,
+        width as u32,
+        height as u32
+    ];
+    let timing = time_launches(kernel, &launch, &arguments, options).map_err(|e| e.to_string())?;
+    let output = output_buffer.read_to_vec().map_err(|e| e.to_string())?;
+    for (index, &value) in output.iter().enumerate() {
+        let (x, y) = (index / height, index % height);
+        if value != input[y * width + x] {
+            return Err(format!(
+                "output[{index}] = {value}, expected {}",
+                input[y * width + x]
+            ));
+        }
+    }
+    Ok(timing)
+}
+
+fn histogram(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let n = 1usize << 26;
+    let mut random = Random(0x5eed_0005);
+    let data: Vec<u8> = (0..n).map(|_| (random.next_f32() * 256.0) as u8).collect();
+    let data_buffer = device.buffer_from(&data).map_err(|e| e.to_string())?;
+    let mut bins_buffer = device
+        .buffer_from(&[0u32; 256])
+        .map_err(|e| e.to_string())?;
+    let launch = Launch::covering(n, 256);
+    kernel
+        .launch(&launch, &args![&mut bins_buffer, &data_buffer, n as u32])
+        .and_then(|event| event.wait())
+        .map_err(|e| e.to_string())?;
+    let mut expected = [0u32; 256];
+    for &byte in &data {
+        expected[usize::from(byte)] += 1;
+    }
+    if bins_buffer.read_to_vec().map_err(|e| e.to_string())? != expected {
+        return Err("the bins differ from the host's count".to_string());
+    }
+    time_launches(
+        kernel,
+        &launch,
+        &args![&mut bins_buffer, &data_buffer, n as u32],
+        options,
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn stencil(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let (width, height) = (8192usize, 8192usize);
+    let input = Random(0x5eed_0006).vector(width * height);
+    let input_buffer = device.buffer_from(&input).map_err(|e| e.to_string())?;
+    let mut output_buffer = device
+        .alloc::<f32>(width * height)
+        .map_err(|e| e.to_string())?;
+    let launch = Launch::new([width, height], [32, 8]);
+    let arguments = args![
+        &mut output_buffer,
+        &input_buffer,
+        width as u32,
+        height as u32
+    ];
+    let timing = time_launches(kernel, &launch, &arguments, options).map_err(|e| e.to_string())?;
+    let output = output_buffer.read_to_vec().map_err(|e| e.to_string())?;
+    for y in (1..height - 1).step_by(97) {
+        for x in 1..width - 1 {
+            let index = y * width + x;
+            let sum = f64::from(input[index])
+                + f64::from(input[index - 1])
+                + f64::from(input[index + 1])
+                + f64::from(input[index - width])
+                + f64::from(input[index + width]);
+            close(&output[index..=index], &[0.2 * sum], 1e-5)
+                .map_err(|e| format!("({x}, {y}): {e}"))?;
+        }
+    }
+    Ok(timing)
+}
+
+fn softmax(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    let (rows, columns) = (65536usize, 1024usize);
+    let input: Vec<f32> = Random(0x5eed_0007)
+        .vector(rows * columns)
+        .iter()
+        .map(|v| v * 8.0 - 4.0)
+        .collect();
+    let input_buffer = device.buffer_from(&input).map_err(|e| e.to_string())?;
+    let mut output_buffer = device
+        .alloc::<f32>(rows * columns)
+        .map_err(|e| e.to_string())?;
+    let launch = Launch::new([rows * 256], [256]);
+    let arguments = args![&mut output_buffer, &input_buffer, columns as u32];
+    let timing = time_launches(kernel, &launch, &arguments, options).map_err(|e| e.to_string())?;
+    let output = output_buffer.read_to_vec().map_err(|e| e.to_string())?;
+    for row in (0..rows).step_by(4099) {
+        let values = &input[row * columns..(row + 1) * columns];
+        let max = values
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &v| m.max(f64::from(v)));
+        let sum: f64 = values.iter().map(|&v| (f64::from(v) - max).exp()).sum();
+        let expected: Vec<f64> = values
+            .iter()
+            .map(|&v| (f64::from(v) - max).exp() / sum)
+            .collect();
+        close(&output[row * columns..(row + 1) * columns], &expected, 1e-5)
+            .map_err(|e| format!("row {row}: {e}"))?;
+    }
+    Ok(timing)
+}
+
 type Case = fn(&Device, &Kernel, &Options) -> CaseResult;
 
-const CASES: [(&str, &str, Case); 3] = [
+const CASES: [(&str, &str, Case); 7] = [
     ("saxpy", "saxpy", saxpy),
     ("reduction", "reduce_sum", reduction),
     ("matmul", "matmul", matmul),
+    ("transpose", "transpose", transpose),
+    ("histogram", "histogram", histogram),
+    ("stencil", "stencil", stencil),
+    ("softmax", "softmax", softmax),
 ];
 
 fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
