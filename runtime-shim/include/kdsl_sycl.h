@@ -1,6 +1,8 @@
-// The C++ side of kdsl-runtime's SYCL backend. Rust calls these functions through the cxx bridge
-// in crates/kdsl-runtime/src/backend/sycl.rs; every function that can fail throws, and cxx turns
-// the exception into a Rust error carrying its message.
+// The C++ side of kdsl-runtime's SYCL backend as the Rust binary sees it. Rust calls these
+// functions through the cxx bridge in crates/kdsl-runtime/src/backend/sycl.rs; they are defined in
+// kdsl_sycl_loader.cpp, which opens libkdsl_sycl_shim.so (the SYCL code, kdsl_sycl.cpp) with dlopen
+// and forwards to it. Every function that can fail throws, and cxx turns the exception into a Rust
+// error carrying its message. Nothing here needs the SYCL headers or libsycl.
 #pragma once
 
 #include <cstddef>
@@ -8,6 +10,7 @@
 #include <exception>
 #include <memory>
 
+#include "kdsl_sycl_shim.h"
 #include "rust/cxx.h"
 
 // cxx calls this around every bridged function declared to return Result. The default catches only
@@ -30,28 +33,30 @@ namespace kdsl_sycl {
 struct DeviceDescription;
 struct KernelArgument;
 
-// Each opaque type hides its SYCL objects behind a pointer to an implementation defined in
-// kdsl_sycl.cpp, so only that file needs the SYCL headers.
-#define KDSL_SYCL_OPAQUE(Name)                              \
-  class Name {                                              \
-   public:                                                  \
-    struct Impl;                                            \
-    explicit Name(std::unique_ptr<Impl> impl);              \
-    ~Name();                                                \
-    Name(const Name &) = delete;                            \
-    Name &operator=(const Name &) = delete;                 \
-    Impl &impl() const { return *impl_; }                   \
-                                                            \
-   private:                                                 \
-    std::unique_ptr<Impl> impl_;                            \
+// Each opaque type owns one handle of the shim library and frees it on destruction.
+#define KDSL_SYCL_OPAQUE(Name, Handle)                  \
+  class Name {                                          \
+   public:                                              \
+    explicit Name(Handle *handle) : handle_(handle) {}  \
+    ~Name();                                            \
+    Name(const Name &) = delete;                        \
+    Name &operator=(const Name &) = delete;             \
+    Handle *handle() const { return handle_; }          \
+                                                        \
+   private:                                             \
+    Handle *handle_;                                    \
   };
 
-KDSL_SYCL_OPAQUE(Queue)
-KDSL_SYCL_OPAQUE(Program)
-KDSL_SYCL_OPAQUE(Kernel)
-KDSL_SYCL_OPAQUE(Event)
+KDSL_SYCL_OPAQUE(Queue, kdsl_sycl_queue)
+KDSL_SYCL_OPAQUE(Program, kdsl_sycl_program)
+KDSL_SYCL_OPAQUE(Kernel, kdsl_sycl_kernel)
+KDSL_SYCL_OPAQUE(Event, kdsl_sycl_event)
 
 #undef KDSL_SYCL_OPAQUE
+
+// Opens libkdsl_sycl_shim.so (and through it libsycl) once per process; throws, with the dynamic
+// loader's message, when that fails. list_devices and create_queue call it first.
+void load_runtime();
 
 rust::Vec<DeviceDescription> list_devices();
 std::unique_ptr<Queue> create_queue(std::size_t index);

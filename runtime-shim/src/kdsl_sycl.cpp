@@ -1,23 +1,23 @@
 // The SYCL backend of kdsl-runtime: device discovery, queues, SPIR-V kernel bundles, USM memory
 // and nd_range launches, on the Intel SYCL runtime (libsycl), compiled as plain host C++17.
+// It is built into libkdsl_sycl_shim.so, the only library that links libsycl, and exposes the C
+// interface of kdsl_sycl_shim.h; kdsl_sycl_loader.cpp opens it at run time.
 
-#include "kdsl_sycl.h"
+#include "kdsl_sycl_shim.h"
 
 #include <sycl/sycl.hpp>
 
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "kdsl-runtime/src/backend/sycl.rs.h"
-
-namespace kdsl_sycl {
+namespace {
 
 namespace syclex = sycl::ext::oneapi::experimental;
-
-namespace {
 
 // The argument kinds, as crates/kdsl-runtime/src/backend/sycl.rs encodes them.
 enum ArgumentKind : std::uint8_t {
@@ -76,11 +76,33 @@ T value_from_bits(std::uint64_t bits) {
 
 void *as_pointer(std::uint64_t address) { return reinterpret_cast<void *>(address); }
 
+thread_local std::string last_error;
+
+// Runs `body`, turning any exception into a nonzero result and the thread's last error.
+template <typename Body>
+int guarded(Body &&body) noexcept {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception &error) {
+    try {
+      last_error = error.what();
+    } catch (...) {
+    }
+  } catch (...) {
+    try {
+      last_error = "unknown C++ exception in the SYCL runtime";
+    } catch (...) {
+    }
+  }
+  return 1;
+}
+
 }  // namespace
 
-struct Queue::Impl {
+struct kdsl_sycl_queue {
  public:
-  explicit Impl(const sycl::device &device)
+  explicit kdsl_sycl_queue(const sycl::device &device)
       : errors_(std::make_shared<Errors>()),
         context_(device, make_handler(errors_)),
         queue_(context_, device, make_handler(errors_),
@@ -133,9 +155,9 @@ struct Queue::Impl {
   mutable sycl::queue queue_;
 };
 
-struct Program::Impl {
+struct kdsl_sycl_program {
  public:
-  explicit Impl(sycl::kernel_bundle<sycl::bundle_state::executable> bundle)
+  explicit kdsl_sycl_program(sycl::kernel_bundle<sycl::bundle_state::executable> bundle)
       : bundle_(std::move(bundle)) {}
   sycl::kernel_bundle<sycl::bundle_state::executable> &bundle() const { return bundle_; }
 
@@ -143,172 +165,31 @@ struct Program::Impl {
   mutable sycl::kernel_bundle<sycl::bundle_state::executable> bundle_;
 };
 
-struct Kernel::Impl {
+struct kdsl_sycl_kernel {
  public:
-  explicit Impl(sycl::kernel kernel) : kernel_(std::move(kernel)) {}
+  explicit kdsl_sycl_kernel(sycl::kernel kernel) : kernel_(std::move(kernel)) {}
   const sycl::kernel &kernel() const { return kernel_; }
 
  private:
   sycl::kernel kernel_;
 };
 
-struct Event::Impl {
+struct kdsl_sycl_event {
  public:
-  Impl(sycl::event event, const Queue &queue) : event_(std::move(event)), queue_(queue) {}
+  kdsl_sycl_event(sycl::event event, const kdsl_sycl_queue &queue)
+      : event_(std::move(event)), queue_(queue) {}
   sycl::event &event() const { return event_; }
-  const Queue &queue() const { return queue_; }
+  const kdsl_sycl_queue &queue() const { return queue_; }
 
  private:
   mutable sycl::event event_;
-  const Queue &queue_;  // the Rust side keeps the queue alive
+  const kdsl_sycl_queue &queue_;  // the Rust side keeps the queue alive
 };
 
-#define KDSL_SYCL_OPAQUE_MEMBERS(Name) \
-  Name::Name(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {} \
-  Name::~Name() = default;
-
-KDSL_SYCL_OPAQUE_MEMBERS(Queue)
-KDSL_SYCL_OPAQUE_MEMBERS(Program)
-KDSL_SYCL_OPAQUE_MEMBERS(Kernel)
-KDSL_SYCL_OPAQUE_MEMBERS(Event)
-
-#undef KDSL_SYCL_OPAQUE_MEMBERS
-
-rust::Vec<DeviceDescription> list_devices() {
-  rust::Vec<DeviceDescription> result;
-  std::vector<sycl::device> devices = sycl::device::get_devices();
-  for (std::size_t index = 0; index < devices.size(); ++index) {
-    sycl::device &device = devices[index];
-    DeviceDescription description;
-    description.index = index;
-    description.name = device.get_info<sycl::info::device::name>();
-    description.vendor = device.get_info<sycl::info::device::vendor>();
-    description.driver_version = device.get_info<sycl::info::device::driver_version>();
-    description.backend = backend_name(device.get_backend());
-    description.device_type = device_type_name(device.get_info<sycl::info::device::device_type>());
-    description.global_memory_bytes = device.get_info<sycl::info::device::global_mem_size>();
-    description.local_memory_bytes = device.get_info<sycl::info::device::local_mem_size>();
-    description.compute_units = device.get_info<sycl::info::device::max_compute_units>();
-    description.max_work_group_size = device.get_info<sycl::info::device::max_work_group_size>();
-    try {
-      description.supports_spirv = device.ext_oneapi_can_build(syclex::source_language::spirv);
-    } catch (...) {
-      description.supports_spirv = false;
-    }
-    result.push_back(std::move(description));
-  }
-  return result;
-}
-
-std::unique_ptr<Queue> create_queue(std::size_t index) {
-  std::vector<sycl::device> devices = sycl::device::get_devices();
-  if (index >= devices.size()) {
-    throw std::runtime_error("SYCL device index " + std::to_string(index) + " is out of range (" +
-                             std::to_string(devices.size()) + " devices)");
-  }
-  return std::make_unique<Queue>(std::make_unique<Queue::Impl>(devices[index]));
-}
-
-std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv) {
-  std::vector<std::byte> bytes(spirv.size());
-  std::memcpy(bytes.data(), spirv.data(), spirv.size());
-  auto source = syclex::create_kernel_bundle_from_source(queue.impl().context(),
-                                                         syclex::source_language::spirv, bytes);
-  std::string log;
-  try {
-    auto executable = syclex::build(source, syclex::properties{syclex::save_log{&log}});
-    return std::make_unique<Program>(std::make_unique<Program::Impl>(std::move(executable)));
-  } catch (const sycl::exception &error) {
-    std::string message = error.what();
-    if (!log.empty()) message += "\nbuild log:\n" + log;
-    throw std::runtime_error(message);
-  }
-}
-
-std::unique_ptr<Kernel> program_kernel(const Program &program, rust::Str name) {
-  std::string kernel_name(name.data(), name.size());
-  auto &bundle = program.impl().bundle();
-  if (!bundle.ext_oneapi_has_kernel(kernel_name)) {
-    throw std::runtime_error("the SPIR-V module has no kernel named `" + kernel_name + "`");
-  }
-  return std::make_unique<Kernel>(std::make_unique<Kernel::Impl>(bundle.ext_oneapi_get_kernel(kernel_name)));
-}
-
-std::uint64_t allocate(const Queue &queue, std::size_t bytes, std::uint8_t kind) {
-  void *pointer = nullptr;
-  switch (kind) {
-    case kDevice:
-      pointer = sycl::malloc_device(bytes, queue.impl().queue());
-      break;
-    case kShared:
-      pointer = sycl::malloc_shared(bytes, queue.impl().queue());
-      break;
-    case kHost:
-      pointer = sycl::malloc_host(bytes, queue.impl().queue());
-      break;
-    default:
-      throw std::runtime_error("unknown memory kind " + std::to_string(kind));
-  }
-  if (pointer == nullptr) {
-    throw std::runtime_error("out of memory: the SYCL runtime could not allocate " +
-                             std::to_string(bytes) + " bytes");
-  }
-  return reinterpret_cast<std::uint64_t>(pointer);
-}
-
-void release(const Queue &queue, std::uint64_t address) {
-  queue.impl().queue().wait();
-  sycl::free(as_pointer(address), queue.impl().context());
-}
-
-void copy_to_device(const Queue &queue, std::uint64_t address, rust::Slice<const std::uint8_t> data) {
-  queue.impl().queue().memcpy(as_pointer(address), data.data(), data.size()).wait();
-  queue.impl().check_asynchronous();
-}
-
-void copy_from_device(const Queue &queue, std::uint64_t address, rust::Slice<std::uint8_t> data) {
-  queue.impl().queue().memcpy(data.data(), as_pointer(address), data.size()).wait();
-  queue.impl().check_asynchronous();
-}
-
-void fill(const Queue &queue, std::uint64_t address, rust::Slice<const std::uint8_t> pattern,
-          std::size_t count) {
-  sycl::queue &q = queue.impl().queue();
-  void *pointer = as_pointer(address);
-  switch (pattern.size()) {
-    case 1:
-      q.memset(pointer, pattern[0], count).wait();
-      break;
-    case 2: {
-      std::uint16_t value;
-      std::memcpy(&value, pattern.data(), 2);
-      q.fill(static_cast<std::uint16_t *>(pointer), value, count).wait();
-      break;
-    }
-    case 4: {
-      std::uint32_t value;
-      std::memcpy(&value, pattern.data(), 4);
-      q.fill(static_cast<std::uint32_t *>(pointer), value, count).wait();
-      break;
-    }
-    case 8: {
-      std::uint64_t value;
-      std::memcpy(&value, pattern.data(), 8);
-      q.fill(static_cast<std::uint64_t *>(pointer), value, count).wait();
-      break;
-    }
-    default:
-      throw std::runtime_error("fill supports 1-, 2-, 4- and 8-byte patterns, not " +
-                               std::to_string(pattern.size()));
-  }
-  queue.impl().check_asynchronous();
-}
-
-void wait(const Queue &queue) { queue.impl().wait_and_check(); }
 
 namespace {
 
-void set_argument(sycl::handler &handler, int index, const KernelArgument &argument) {
+void set_argument(sycl::handler &handler, int index, const kdsl_sycl_kernel_argument &argument) {
   switch (argument.kind) {
     case kPointer:
       handler.set_arg(index, as_pointer(argument.bits));
@@ -356,75 +237,263 @@ void set_argument(sycl::handler &handler, int index, const KernelArgument &argum
 // means in the SPIR-V), while SYCL's last dimension is the fastest. So kdsl's [g0, g1, g2] becomes
 // sycl::range(g2, g1, g0); the suite's 2-D global_ids test checks this mapping.
 template <int Dimensions>
-sycl::nd_range<Dimensions> make_range(rust::Slice<const std::uint64_t> global,
-                                      rust::Slice<const std::uint64_t> local);
+sycl::nd_range<Dimensions> make_range(const std::uint64_t *global, const std::uint64_t *local);
 
 template <>
-sycl::nd_range<1> make_range<1>(rust::Slice<const std::uint64_t> global,
-                                rust::Slice<const std::uint64_t> local) {
+sycl::nd_range<1> make_range<1>(const std::uint64_t *global, const std::uint64_t *local) {
   return sycl::nd_range<1>(sycl::range<1>(global[0]), sycl::range<1>(local[0]));
 }
 
 template <>
-sycl::nd_range<2> make_range<2>(rust::Slice<const std::uint64_t> global,
-                                rust::Slice<const std::uint64_t> local) {
+sycl::nd_range<2> make_range<2>(const std::uint64_t *global, const std::uint64_t *local) {
   return sycl::nd_range<2>(sycl::range<2>(global[1], global[0]), sycl::range<2>(local[1], local[0]));
 }
 
 template <>
-sycl::nd_range<3> make_range<3>(rust::Slice<const std::uint64_t> global,
-                                rust::Slice<const std::uint64_t> local) {
+sycl::nd_range<3> make_range<3>(const std::uint64_t *global, const std::uint64_t *local) {
   return sycl::nd_range<3>(sycl::range<3>(global[2], global[1], global[0]),
                            sycl::range<3>(local[2], local[1], local[0]));
 }
 
 template <int Dimensions>
-sycl::event submit(sycl::queue &queue, const sycl::kernel &kernel,
-                   rust::Slice<const std::uint64_t> global, rust::Slice<const std::uint64_t> local,
-                   rust::Slice<const KernelArgument> arguments) {
+sycl::event submit(sycl::queue &queue, const sycl::kernel &kernel, const std::uint64_t *global,
+                   const std::uint64_t *local, const kdsl_sycl_kernel_argument *arguments,
+                   std::size_t argument_count) {
   return queue.submit([&](sycl::handler &handler) {
-    for (std::size_t index = 0; index < arguments.size(); ++index) {
+    for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
     handler.parallel_for(make_range<Dimensions>(global, local), kernel);
   });
 }
 
+void wait_for_event(const kdsl_sycl_event &event) {
+  event.event().wait_and_throw();
+  event.queue().check_asynchronous();
+}
+
 }  // namespace
 
-std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
-                              rust::Slice<const std::uint64_t> global,
-                              rust::Slice<const std::uint64_t> local,
-                              rust::Slice<const KernelArgument> arguments) {
-  if (global.size() != local.size() || global.empty() || global.size() > 3) {
-    throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
-  }
-  sycl::event event;
-  switch (global.size()) {
-    case 1:
-      event = submit<1>(queue.impl().queue(), kernel.impl().kernel(), global, local, arguments);
-      break;
-    case 2:
-      event = submit<2>(queue.impl().queue(), kernel.impl().kernel(), global, local, arguments);
-      break;
-    default:
-      event = submit<3>(queue.impl().queue(), kernel.impl().kernel(), global, local, arguments);
-      break;
-  }
-  queue.impl().check_asynchronous();
-  return std::make_unique<Event>(std::make_unique<Event::Impl>(std::move(event), queue));
+extern "C" {
+
+unsigned kdsl_sycl_interface_version(void) { return KDSL_SYCL_SHIM_INTERFACE_VERSION; }
+
+const char *kdsl_sycl_last_error(void) { return last_error.c_str(); }
+
+int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context) {
+  return guarded([&] {
+    std::vector<sycl::device> devices = sycl::device::get_devices();
+    for (std::size_t index = 0; index < devices.size(); ++index) {
+      sycl::device &device = devices[index];
+      std::string name = device.get_info<sycl::info::device::name>();
+      std::string vendor = device.get_info<sycl::info::device::vendor>();
+      std::string driver_version = device.get_info<sycl::info::device::driver_version>();
+      std::string backend = backend_name(device.get_backend());
+      std::string device_type =
+          device_type_name(device.get_info<sycl::info::device::device_type>());
+      kdsl_sycl_device_description description{};
+      description.index = index;
+      description.name = name.c_str();
+      description.vendor = vendor.c_str();
+      description.driver_version = driver_version.c_str();
+      description.backend = backend.c_str();
+      description.device_type = device_type.c_str();
+      description.global_memory_bytes = device.get_info<sycl::info::device::global_mem_size>();
+      description.local_memory_bytes = device.get_info<sycl::info::device::local_mem_size>();
+      description.compute_units = device.get_info<sycl::info::device::max_compute_units>();
+      description.max_work_group_size = device.get_info<sycl::info::device::max_work_group_size>();
+      try {
+        description.supports_spirv =
+            device.ext_oneapi_can_build(syclex::source_language::spirv) ? 1 : 0;
+      } catch (...) {
+        description.supports_spirv = 0;
+      }
+      const char *message = nullptr;
+      if (visitor(context, &description, &message) != 0) {
+        throw std::runtime_error(message != nullptr ? message : "device listing stopped");
+      }
+    }
+  });
 }
 
-void event_wait(const Event &event) {
-  event.impl().event().wait_and_throw();
-  event.impl().queue().impl().check_asynchronous();
+int kdsl_sycl_create_queue(std::size_t index, kdsl_sycl_queue **queue) {
+  return guarded([&] {
+    std::vector<sycl::device> devices = sycl::device::get_devices();
+    if (index >= devices.size()) {
+      throw std::runtime_error("SYCL device index " + std::to_string(index) +
+                               " is out of range (" + std::to_string(devices.size()) +
+                               " devices)");
+    }
+    *queue = new kdsl_sycl_queue(devices[index]);
+  });
 }
 
-std::uint64_t event_elapsed_ns(const Event &event) {
-  event_wait(event);
-  auto start = event.impl().event().get_profiling_info<sycl::info::event_profiling::command_start>();
-  auto end = event.impl().event().get_profiling_info<sycl::info::event_profiling::command_end>();
-  return end >= start ? end - start : 0;
+void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue) { delete queue; }
+
+int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const std::uint8_t *spirv,
+                            std::size_t size, kdsl_sycl_program **program) {
+  return guarded([&] {
+    std::vector<std::byte> bytes(size);
+    if (size > 0) std::memcpy(bytes.data(), spirv, size);
+    auto source = syclex::create_kernel_bundle_from_source(
+        queue->context(), syclex::source_language::spirv, bytes);
+    std::string log;
+    try {
+      auto executable = syclex::build(source, syclex::properties{syclex::save_log{&log}});
+      *program = new kdsl_sycl_program(std::move(executable));
+    } catch (const sycl::exception &error) {
+      std::string message = error.what();
+      if (!log.empty()) message += "\nbuild log:\n" + log;
+      throw std::runtime_error(message);
+    }
+  });
 }
 
-}  // namespace kdsl_sycl
+void kdsl_sycl_destroy_program(kdsl_sycl_program *program) { delete program; }
+
+int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
+                             std::size_t name_length, kdsl_sycl_kernel **kernel) {
+  return guarded([&] {
+    std::string kernel_name(name, name_length);
+    auto &bundle = program->bundle();
+    if (!bundle.ext_oneapi_has_kernel(kernel_name)) {
+      throw std::runtime_error("the SPIR-V module has no kernel named `" + kernel_name + "`");
+    }
+    *kernel = new kdsl_sycl_kernel(bundle.ext_oneapi_get_kernel(kernel_name));
+  });
+}
+
+void kdsl_sycl_destroy_kernel(kdsl_sycl_kernel *kernel) { delete kernel; }
+
+int kdsl_sycl_allocate(const kdsl_sycl_queue *queue, std::size_t bytes, std::uint8_t kind,
+                       std::uint64_t *address) {
+  return guarded([&] {
+    void *pointer = nullptr;
+    switch (kind) {
+      case kDevice:
+        pointer = sycl::malloc_device(bytes, queue->queue());
+        break;
+      case kShared:
+        pointer = sycl::malloc_shared(bytes, queue->queue());
+        break;
+      case kHost:
+        pointer = sycl::malloc_host(bytes, queue->queue());
+        break;
+      default:
+        throw std::runtime_error("unknown memory kind " + std::to_string(kind));
+    }
+    if (pointer == nullptr) {
+      throw std::runtime_error("out of memory: the SYCL runtime could not allocate " +
+                               std::to_string(bytes) + " bytes");
+    }
+    *address = reinterpret_cast<std::uint64_t>(pointer);
+  });
+}
+
+int kdsl_sycl_release(const kdsl_sycl_queue *queue, std::uint64_t address) {
+  return guarded([&] {
+    queue->queue().wait();
+    sycl::free(as_pointer(address), queue->context());
+  });
+}
+
+int kdsl_sycl_copy_to_device(const kdsl_sycl_queue *queue, std::uint64_t address,
+                             const std::uint8_t *data, std::size_t size) {
+  return guarded([&] {
+    queue->queue().memcpy(as_pointer(address), data, size).wait();
+    queue->check_asynchronous();
+  });
+}
+
+int kdsl_sycl_copy_from_device(const kdsl_sycl_queue *queue, std::uint64_t address,
+                               std::uint8_t *data, std::size_t size) {
+  return guarded([&] {
+    queue->queue().memcpy(data, as_pointer(address), size).wait();
+    queue->check_asynchronous();
+  });
+}
+
+int kdsl_sycl_fill(const kdsl_sycl_queue *queue, std::uint64_t address,
+                   const std::uint8_t *pattern, std::size_t pattern_size, std::size_t count) {
+  return guarded([&] {
+    sycl::queue &q = queue->queue();
+    void *pointer = as_pointer(address);
+    switch (pattern_size) {
+      case 1:
+        q.memset(pointer, pattern[0], count).wait();
+        break;
+      case 2: {
+        std::uint16_t value;
+        std::memcpy(&value, pattern, 2);
+        q.fill(static_cast<std::uint16_t *>(pointer), value, count).wait();
+        break;
+      }
+      case 4: {
+        std::uint32_t value;
+        std::memcpy(&value, pattern, 4);
+        q.fill(static_cast<std::uint32_t *>(pointer), value, count).wait();
+        break;
+      }
+      case 8: {
+        std::uint64_t value;
+        std::memcpy(&value, pattern, 8);
+        q.fill(static_cast<std::uint64_t *>(pointer), value, count).wait();
+        break;
+      }
+      default:
+        throw std::runtime_error("fill supports 1-, 2-, 4- and 8-byte patterns, not " +
+                                 std::to_string(pattern_size));
+    }
+    queue->check_asynchronous();
+  });
+}
+
+int kdsl_sycl_wait(const kdsl_sycl_queue *queue) {
+  return guarded([&] { queue->wait_and_check(); });
+}
+
+int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
+                     const std::uint64_t *global, const std::uint64_t *local,
+                     std::size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
+                     std::size_t argument_count, kdsl_sycl_event **event) {
+  return guarded([&] {
+    if (dimensions == 0 || dimensions > 3) {
+      throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
+    }
+    sycl::event submitted;
+    switch (dimensions) {
+      case 1:
+        submitted = submit<1>(queue->queue(), kernel->kernel(), global, local, arguments,
+                              argument_count);
+        break;
+      case 2:
+        submitted = submit<2>(queue->queue(), kernel->kernel(), global, local, arguments,
+                              argument_count);
+        break;
+      default:
+        submitted = submit<3>(queue->queue(), kernel->kernel(), global, local, arguments,
+                              argument_count);
+        break;
+    }
+    queue->check_asynchronous();
+    *event = new kdsl_sycl_event(std::move(submitted), *queue);
+  });
+}
+
+void kdsl_sycl_destroy_event(kdsl_sycl_event *event) { delete event; }
+
+int kdsl_sycl_event_wait(const kdsl_sycl_event *event) {
+  return guarded([&] { wait_for_event(*event); });
+}
+
+int kdsl_sycl_event_elapsed_ns(const kdsl_sycl_event *event, std::uint64_t *nanoseconds) {
+  return guarded([&] {
+    wait_for_event(*event);
+    auto start =
+        event->event().get_profiling_info<sycl::info::event_profiling::command_start>();
+    auto end = event->event().get_profiling_info<sycl::info::event_profiling::command_end>();
+    *nanoseconds = end >= start ? end - start : 0;
+  });
+}
+
+}  // extern "C"

@@ -1,5 +1,10 @@
 //! The SYCL backend: the C++ shim in `runtime-shim/`, bridged with cxx.
 //!
+//! The bridge's C++ side (`kdsl_sycl_loader.cpp`) opens `libkdsl_sycl_shim.so`, which holds the
+//! SYCL code and is the only library that links libsycl, with dlopen on first use: from
+//! `KDSL_SYCL_SHIM` if set, else the path build.rs built it at, else next to the executable. A
+//! machine without the SYCL runtime therefore gets a discovery note, not a loader failure.
+//!
 //! Each opened device instance owns its own `sycl::context` and an in-order, profiling queue, so
 //! USM allocations of one instance are invalid in another (the runtime checks this before a
 //! launch). SPIR-V is built with `create_kernel_bundle_from_source(source_language::spirv)`.
@@ -44,6 +49,7 @@ mod ffi {
         type Kernel;
         type Event;
 
+        fn load_runtime() -> Result<()>;
         fn list_devices() -> Result<Vec<DeviceDescription>>;
         fn create_queue(index: usize) -> Result<UniquePtr<Queue>>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
@@ -94,6 +100,16 @@ fn backend_error(error: cxx::Exception) -> RuntimeError {
 
 /// Lists the SYCL devices that can build SPIR-V (OpenCL and Level Zero devices).
 pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
+    if let Err(error) = ffi::load_runtime() {
+        return (
+            Vec::new(),
+            Some(format!(
+                "SYCL: the SYCL runtime could not be loaded: {}; run `bash scripts/setup.sh` to \
+                 install it, or set KDSL_SYCL_SHIM to the path of libkdsl_sycl_shim.so",
+                error.what()
+            )),
+        );
+    }
     let descriptions = match ffi::list_devices() {
         Ok(list) => list,
         Err(error) => {

@@ -1,0 +1,91 @@
+// The C interface of libkdsl_sycl_shim.so, the shared library that holds kdsl-runtime's SYCL code
+// and is the only thing that links libsycl. The loader (kdsl_sycl_loader.cpp, inside every Rust
+// binary) opens it with dlopen, so a machine without the SYCL runtime gets an error at device
+// discovery instead of a failure in the dynamic loader.
+//
+// Conventions: functions returning int return 0 on success and nonzero on failure, in which case
+// kdsl_sycl_last_error() returns the message (per thread, valid until the thread's next call).
+// No C++ exception leaves this library. Handles are freed with their destroy function.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Bumped whenever a signature or struct below changes; the loader refuses any other version.
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 1u
+
+typedef struct kdsl_sycl_queue kdsl_sycl_queue;
+typedef struct kdsl_sycl_program kdsl_sycl_program;
+typedef struct kdsl_sycl_kernel kdsl_sycl_kernel;
+typedef struct kdsl_sycl_event kdsl_sycl_event;
+
+// The strings are valid only during the visitor call that receives them.
+typedef struct kdsl_sycl_device_description {
+  size_t index;
+  const char *name;
+  const char *vendor;
+  const char *driver_version;
+  const char *backend;
+  const char *device_type;
+  uint64_t global_memory_bytes;
+  uint64_t local_memory_bytes;
+  uint32_t compute_units;
+  uint64_t max_work_group_size;
+  int supports_spirv;
+} kdsl_sycl_device_description;
+
+// Returns 0 to continue; anything else stops the listing, which then fails with `message` as
+// the error (the visitor sets it; it may stay null).
+typedef int (*kdsl_sycl_device_visitor)(void *context,
+                                        const kdsl_sycl_device_description *description,
+                                        const char **message);
+
+// One kernel argument: `kind` is the ArgumentKind code of kdsl_sycl.cpp, `bits` the value.
+typedef struct kdsl_sycl_kernel_argument {
+  uint8_t kind;
+  uint64_t bits;
+} kdsl_sycl_kernel_argument;
+
+unsigned kdsl_sycl_interface_version(void);
+const char *kdsl_sycl_last_error(void);
+
+int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context);
+
+int kdsl_sycl_create_queue(size_t index, kdsl_sycl_queue **queue);
+void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue);
+
+int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, size_t size,
+                            kdsl_sycl_program **program);
+void kdsl_sycl_destroy_program(kdsl_sycl_program *program);
+
+int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
+                             size_t name_length, kdsl_sycl_kernel **kernel);
+void kdsl_sycl_destroy_kernel(kdsl_sycl_kernel *kernel);
+
+int kdsl_sycl_allocate(const kdsl_sycl_queue *queue, size_t bytes, uint8_t kind,
+                       uint64_t *address);
+int kdsl_sycl_release(const kdsl_sycl_queue *queue, uint64_t address);
+int kdsl_sycl_copy_to_device(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *data,
+                             size_t size);
+int kdsl_sycl_copy_from_device(const kdsl_sycl_queue *queue, uint64_t address, uint8_t *data,
+                               size_t size);
+int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *pattern,
+                   size_t pattern_size, size_t count);
+int kdsl_sycl_wait(const kdsl_sycl_queue *queue);
+
+// `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first).
+int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
+                     const uint64_t *global, const uint64_t *local, size_t dimensions,
+                     const kdsl_sycl_kernel_argument *arguments, size_t argument_count,
+                     kdsl_sycl_event **event);
+void kdsl_sycl_destroy_event(kdsl_sycl_event *event);
+int kdsl_sycl_event_wait(const kdsl_sycl_event *event);
+int kdsl_sycl_event_elapsed_ns(const kdsl_sycl_event *event, uint64_t *nanoseconds);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
