@@ -34,14 +34,6 @@ fn main() {
         let has_sycl = prefix.as_deref().is_some_and(|p| {
             p.join("include/sycl/sycl.hpp").exists() && p.join("lib").join("libsycl.so").exists()
         });
-        if let (true, Some(prefix)) = (has_sycl, prefix.as_deref()) {
-            // The runtime's own rpath does not reach other packages' binaries: the facade's
-            // examples and tests find libsycl.so through this one.
-            println!(
-                "cargo:rustc-link-arg=-Wl,-rpath,{}",
-                prefix.join("lib").display()
-            );
-        }
         if !has_sycl {
             fail(&format!(
                 "the `sycl` feature needs the Intel SYCL runtime in KDSL_PREFIX ({}), which lacks \
