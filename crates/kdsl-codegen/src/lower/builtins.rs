@@ -509,26 +509,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         };
         let word = |word: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
             let result = match (shuffle, exchange) {
-                (ShufflePrimitive::NvvmShflSync, Exchange::Index(lane)) => self.call_intrinsic(
-                    "llvm.nvvm.shfl.sync.idx.i32",
-                    &[],
-                    &[
-                        i32_type.const_all_ones().into(),
-                        word.into(),
-                        lane.into(),
-                        self.i32_constant(31).into(),
-                    ],
-                )?,
-                (ShufflePrimitive::NvvmShflSync, Exchange::Xor(mask)) => self.call_intrinsic(
-                    "llvm.nvvm.shfl.sync.bfly.i32",
-                    &[],
-                    &[
-                        i32_type.const_all_ones().into(),
-                        word.into(),
-                        mask.into(),
-                        self.i32_constant(31).into(),
-                    ],
-                )?,
+                (ShufflePrimitive::NvvmShflSync, exchange) => {
+                    let (intrinsic, operand) = match exchange {
+                        Exchange::Index(lane) => ("llvm.nvvm.shfl.sync.idx.i32", lane),
+                        Exchange::Xor(mask) => ("llvm.nvvm.shfl.sync.bfly.i32", mask),
+                    };
+                    self.call_intrinsic(
+                        intrinsic,
+                        &[],
+                        &[
+                            i32_type.const_all_ones().into(),
+                            word.into(),
+                            operand.into(),
+                            self.i32_constant(31).into(),
+                        ],
+                    )?
+                }
                 (ShufflePrimitive::AmdgpuDsBpermute, _) => {
                     let address = source_address
                         .ok_or_else(|| LowerError("no ds_bpermute address".into()))?;
