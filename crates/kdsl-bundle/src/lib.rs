@@ -13,8 +13,10 @@
 //!
 //! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
 
+mod constants;
 mod metadata;
 
+pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{KernelInfo, ParameterInfo};
 
 use serde::{Deserialize, Serialize};
@@ -86,6 +88,9 @@ pub struct Bundle {
     pub source_name: String,
     pub kernels: Vec<KernelInfo>,
     pub images: Vec<Image>,
+    /// The module constants with the values the images were compiled with (those set by
+    /// `kdsl compile -D` included), in source order.
+    pub constants: Vec<ConstantInfo>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -111,6 +116,9 @@ struct BundleMetadata {
     source_name: String,
     kernels: Vec<KernelInfo>,
     images: Vec<ImageEntry>,
+    /// Absent in bundles written before constants were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    constants: Vec<ConstantInfo>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -124,6 +132,11 @@ struct ImageEntry {
 impl Bundle {
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The module constant `name` as compiled: `bundle.constant("BLOCK")?.value.as_u64()`.
+    pub fn constant(&self, name: &str) -> Option<&ConstantInfo> {
+        self.constants.iter().find(|c| c.name == name)
     }
 
     /// Every image of the given kind.
@@ -163,6 +176,7 @@ impl Bundle {
             source_name: self.source_name.clone(),
             kernels: self.kernels.clone(),
             images,
+            constants: self.constants.clone(),
         };
         let json = serde_json::to_vec_pretty(&metadata).expect("bundle metadata always serializes");
         let mut out = Vec::with_capacity(20 + json.len() + offset as usize);
@@ -220,6 +234,7 @@ impl Bundle {
             source_name: metadata.source_name,
             kernels: metadata.kernels,
             images,
+            constants: metadata.constants,
         })
     }
 
@@ -265,6 +280,7 @@ mod tests {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                work_group_size: Some([256, 1, 1]),
             }],
             images: vec![
                 Image {
@@ -278,6 +294,20 @@ mod tests {
                     bytes: b".version 7.8".to_vec(),
                 },
             ],
+            constants: vec![
+                ConstantInfo {
+                    name: "BLOCK".into(),
+                    ty: ScalarType::U32,
+                    value: ConstantValue::Unsigned(256),
+                    defined: true,
+                },
+                ConstantInfo {
+                    name: "SCALE".into(),
+                    ty: ScalarType::F32,
+                    value: ConstantValue::Float(0.5),
+                    defined: false,
+                },
+            ],
         }
     }
 
@@ -286,6 +316,33 @@ mod tests {
         let bundle = sample();
         assert_eq!(Bundle::from_bytes(&bundle.to_bytes()).unwrap(), bundle);
         assert_eq!(bundle.describe_images(), "spirv, ptx:sm_90");
+    }
+
+    #[test]
+    fn reads_constants_by_name() {
+        let bundle = sample();
+        assert_eq!(
+            bundle.constant("BLOCK").and_then(|c| c.value.as_u64()),
+            Some(256)
+        );
+        assert_eq!(
+            bundle.constant("SCALE").and_then(|c| c.value.as_f64()),
+            Some(0.5)
+        );
+        assert!(bundle.constant("MISSING").is_none());
+    }
+
+    #[test]
+    fn reads_bundles_written_before_constants_and_work_group_sizes() {
+        // The metadata of a format-1 bundle from before these fields existed.
+        let metadata = br#"{"source_name":"old.krn","kernels":[{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}],"images":[]}"#;
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        bytes.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(metadata);
+        let bundle = Bundle::from_bytes(&bytes).unwrap();
+        assert!(bundle.constants.is_empty());
+        assert_eq!(bundle.kernels[0].work_group_size, None);
     }
 
     #[test]
