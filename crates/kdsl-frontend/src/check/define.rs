@@ -247,7 +247,7 @@ impl<'file> Checker<'file> {
                 self.report(
                     Diagnostic::error(
                         "E0702",
-                        format!("{}: expected a `{ty}`, found {found}", define.shown()),
+                        format!("{}: expected `{ty}`, found {found}", define.shown()),
                         item.name.span,
                         declared_here,
                     )
