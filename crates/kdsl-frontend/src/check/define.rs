@@ -53,6 +53,9 @@ enum ValueProblem {
 struct WrittenValue {
     negated: bool,
     literal: ast::Literal,
+    /// A decimal integer too long for 128 bits read as a float (Rust writes `1e300_f64` out
+    /// in full), for float constants.
+    long_decimal: Option<f64>,
 }
 
 /// Reads the text of a definition's value with the language's own lexer, so literals have
@@ -67,14 +70,22 @@ fn read_value(text: &str) -> Option<WrittenValue> {
         [(_, Token::Minus, _), rest @ ..] => (true, rest),
         rest => (false, rest),
     };
+    let mut long_decimal = None;
     let literal = match rest {
-        [(_, Token::Integer(text), _)] => integer_literal(text),
+        [(_, Token::Integer(text), _)] => {
+            long_decimal = text.replace('_', "").parse::<f64>().ok();
+            integer_literal(text)
+        }
         [(_, Token::Float(text), _)] => float_literal(text),
         [(_, Token::True, _)] if !negated => ast::Literal::Bool(true),
         [(_, Token::False, _)] if !negated => ast::Literal::Bool(false),
         _ => return None,
     };
-    Some(WrittenValue { negated, literal })
+    Some(WrittenValue {
+        negated,
+        literal,
+        long_decimal,
+    })
 }
 
 /// The literal a written value gives a constant of type `ty`, by the rules of literals in
@@ -112,9 +123,12 @@ fn convert(value: &WrittenValue, ty: ScalarType) -> Result<Literal, ValueProblem
         }
         (literal, ty) => {
             let magnitude = match literal {
-                ast::Literal::Integer { value, .. } => value.map_or(f64::INFINITY, |v| v as f64),
-                ast::Literal::Float { value, .. } => *value,
-                ast::Literal::Bool(_) => unreachable!("handled above"),
+                ast::Literal::Integer { value: digits, .. } => digits
+                    .map(|v| v as f64)
+                    .or(value.long_decimal)
+                    .unwrap_or(f64::INFINITY),
+                ast::Literal::Float { value: number, .. } => *number,
+                ast::Literal::Bool(b) => return wrong(&format!("`{b}`")),
             };
             let number = if value.negated { -magnitude } else { magnitude };
             let in_range = match ty {
@@ -322,6 +336,7 @@ mod tests {
         assert_eq!(value("0.1", ScalarType::F32), Ok(Literal::Float(f64::from(0.1f32))));
         assert_eq!(value("true", ScalarType::Bool), Ok(Literal::Bool(true)));
         assert_eq!(value(" false ", ScalarType::Bool), Ok(Literal::Bool(false)));
+        assert_eq!(value(&1e300f64.to_string(), ScalarType::F64), Ok(Literal::Float(1e300)));
     }
 
     #[test]
