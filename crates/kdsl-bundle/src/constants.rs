@@ -207,11 +207,26 @@ mod tests {
             value(Literal::Integer(0xFD), ScalarType::U8),
             ConstantValue::Unsigned(253)
         );
-        assert_eq!(value(Literal::Integer(14), ScalarType::U32).as_u64(), Some(14));
-        assert_eq!(value(Literal::Integer(14), ScalarType::I64).as_u64(), Some(14));
-        assert_eq!(value(Literal::Integer(u64::MAX), ScalarType::I64).as_u64(), None);
-        assert_eq!(value(Literal::Float(0.25), ScalarType::F32).as_f64(), Some(0.25));
-        assert_eq!(value(Literal::Bool(false), ScalarType::Bool).as_bool(), Some(false));
+        assert_eq!(
+            value(Literal::Integer(14), ScalarType::U32).as_u64(),
+            Some(14)
+        );
+        assert_eq!(
+            value(Literal::Integer(14), ScalarType::I64).as_u64(),
+            Some(14)
+        );
+        assert_eq!(
+            value(Literal::Integer(u64::MAX), ScalarType::I64).as_u64(),
+            None
+        );
+        assert_eq!(
+            value(Literal::Float(0.25), ScalarType::F32).as_f64(),
+            Some(0.25)
+        );
+        assert_eq!(
+            value(Literal::Bool(false), ScalarType::Bool).as_bool(),
+            Some(false)
+        );
         assert_eq!(ConstantValue::Float(f64::NAN).to_string(), "nan");
         assert_eq!(ConstantValue::Float(1.5).to_string(), "1.5");
     }

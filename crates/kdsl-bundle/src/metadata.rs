@@ -108,7 +108,10 @@ impl KernelInfo {
 
 /// `256`, `16 x 16`, `8 x 8 x 4`: trailing dimensions of 1 left out.
 fn describe_size(size: &[u64; 3]) -> String {
-    let used = size.iter().rposition(|&d| d != 1).map_or(1, |last| last + 1);
+    let used = size
+        .iter()
+        .rposition(|&d| d != 1)
+        .map_or(1, |last| last + 1);
     size[..used]
         .iter()
         .map(u64::to_string)
@@ -168,13 +171,19 @@ mod tests {
             three_dimensional.check_work_group_size(&[4, 4, 4]),
             Err("the kernel requires work-groups of 4 x 4 x 2 (`#[work_group_size(4, 4, 2)]`), but the launch uses 4 x 4 x 4".into())
         );
-        assert!(three_dimensional.check_work_group_size(&[4, 4, 2, 2]).is_err());
-        assert_eq!(three_dimensional.check_work_group_size(&[4, 4, 2, 1]), Ok(()));
+        assert!(three_dimensional
+            .check_work_group_size(&[4, 4, 2, 2])
+            .is_err());
+        assert_eq!(
+            three_dimensional.check_work_group_size(&[4, 4, 2, 1]),
+            Ok(())
+        );
     }
 
     #[test]
     fn old_metadata_without_the_field_reads_as_no_requirement() {
-        let old = r#"{"name":"saxpy","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#;
+        let old =
+            r#"{"name":"saxpy","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#;
         let info: KernelInfo = serde_json::from_str(old).unwrap();
         assert_eq!(info.work_group_size, None);
         let new = serde_json::to_string(&kernel(Some([8, 4, 1]))).unwrap();

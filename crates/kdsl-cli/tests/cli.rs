@@ -322,7 +322,11 @@ fn wrong_defines_are_diagnostics() {
     );
 
     let output = kdsl(&["check", file, "-D", "BLOCK"]);
-    assert_eq!(output.status.code(), Some(2), "a malformed -D is a usage error");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a malformed -D is a usage error"
+    );
     assert!(
         stderr(&output).contains("expected NAME=VALUE"),
         "{}",

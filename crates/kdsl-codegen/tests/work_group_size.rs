@@ -19,7 +19,8 @@ fn module(source: &str) -> kdsl_ir::Module {
 }
 
 fn work_group_size_kernels() -> kdsl_ir::Module {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/kernels/work_group_size.krn");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/kernels/work_group_size.krn");
     module(&std::fs::read_to_string(path).unwrap())
 }
 
@@ -55,7 +56,12 @@ fn spirv_local_sizes(bytes: &[u8]) -> Vec<(String, Option<[u32; 3]>)> {
 
 #[test]
 fn spirv_entry_points_get_local_size_execution_modes() {
-    let artifact = compile(&work_group_size_kernels(), &TargetSpec::spirv(), &Options::default()).unwrap();
+    let artifact = compile(
+        &work_group_size_kernels(),
+        &TargetSpec::spirv(),
+        &Options::default(),
+    )
+    .unwrap();
     let mut found = spirv_local_sizes(&artifact.image.bytes);
     found.sort();
     let mut expected: Vec<(String, Option<[u32; 3]>)> = REQUIRED
@@ -65,14 +71,21 @@ fn spirv_entry_points_get_local_size_execution_modes() {
     expected.sort();
     assert_eq!(found, expected);
     let saxpy = compile(&module(SAXPY), &TargetSpec::spirv(), &Options::default()).unwrap();
-    assert_eq!(spirv_local_sizes(&saxpy.image.bytes), [("saxpy".to_string(), None)]);
+    assert_eq!(
+        spirv_local_sizes(&saxpy.image.bytes),
+        [("saxpy".to_string(), None)]
+    );
 }
 
 #[test]
 fn ptx_entries_get_reqntid() {
     for arch in [None, Some("sm_90")] {
-        let artifact =
-            compile(&work_group_size_kernels(), &TargetSpec::ptx(arch), &Options::default()).unwrap();
+        let artifact = compile(
+            &work_group_size_kernels(),
+            &TargetSpec::ptx(arch),
+            &Options::default(),
+        )
+        .unwrap();
         let ptx = String::from_utf8(artifact.image.bytes).unwrap();
         for (name, [x, y, z]) in REQUIRED {
             let entry = ptx
@@ -85,7 +98,9 @@ fn ptx_entries_get_reqntid() {
             );
         }
         let saxpy = compile(&module(SAXPY), &TargetSpec::ptx(arch), &Options::default()).unwrap();
-        assert!(!String::from_utf8(saxpy.image.bytes).unwrap().contains(".reqntid"));
+        assert!(!String::from_utf8(saxpy.image.bytes)
+            .unwrap()
+            .contains(".reqntid"));
     }
 }
 
@@ -100,7 +115,12 @@ fn amdgpu_notes(bytes: &[u8], arch: &str) -> String {
         .arg("--notes")
         .arg(&file)
         .output()
-        .or_else(|_| Command::new("llvm-readobj").arg("--notes").arg(&file).output())
+        .or_else(|_| {
+            Command::new("llvm-readobj")
+                .arg("--notes")
+                .arg(&file)
+                .output()
+        })
         .expect("llvm-readobj runs (scripts/setup.sh installs it)");
     let _ = std::fs::remove_file(&file);
     assert!(output.status.success());
@@ -136,8 +156,12 @@ fn amdgpu_code_objects_record_the_required_and_flat_sizes() {
                 "{arch} {name}: {kernel}"
             );
         }
-        let saxpy =
-            compile(&module(SAXPY), &TargetSpec::amdgpu(Some(arch)), &Options::default()).unwrap();
+        let saxpy = compile(
+            &module(SAXPY),
+            &TargetSpec::amdgpu(Some(arch)),
+            &Options::default(),
+        )
+        .unwrap();
         let notes = amdgpu_notes(&saxpy.image.bytes, arch);
         assert!(!notes.contains(".reqd_workgroup_size"), "{notes}");
         assert!(notes.contains(".max_flat_workgroup_size: 1024 "), "{notes}");
@@ -180,8 +204,15 @@ fn bundles_record_sizes_and_constants() {
     let block = bundle.constant("BLOCK").unwrap();
     assert_eq!((block.value.as_u64(), block.defined), (Some(64), false));
     assert_eq!(
-        bundle.kernel("block_sums").unwrap().check_work_group_size(&[64]),
+        bundle
+            .kernel("block_sums")
+            .unwrap()
+            .check_work_group_size(&[64]),
         Ok(())
     );
-    assert!(bundle.kernel("block_sums").unwrap().check_work_group_size(&[128]).is_err());
+    assert!(bundle
+        .kernel("block_sums")
+        .unwrap()
+        .check_work_group_size(&[128])
+        .is_err());
 }

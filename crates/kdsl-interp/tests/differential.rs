@@ -922,7 +922,10 @@ fn work_group_size() {
     let sums = Case::new(
         "block_sums",
         InterpLaunch::new([n as u32], [64]),
-        vec![buffer(vec![0.0f32; n / 64]), buffer(random.f32s(n, -1.0, 1.0))],
+        vec![
+            buffer(vec![0.0f32; n / 64]),
+            buffer(random.f32s(n, -1.0, 1.0)),
+        ],
     )
     // Devices may add in another order.
     .compare(0, Compare::Close(1e-5));

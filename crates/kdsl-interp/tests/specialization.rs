@@ -45,7 +45,11 @@ fn a_defined_constant_changes_what_the_kernel_computes() {
     assert_eq!(sums.len(), 16);
     assert_eq!(sums, expected_sums(16));
     // The defined value is what the module records for the bundle.
-    let block = defined.constants.iter().find(|c| c.name == "BLOCK").unwrap();
+    let block = defined
+        .constants
+        .iter()
+        .find(|c| c.name == "BLOCK")
+        .unwrap();
     assert_eq!(block.value, kdsl_ir::Literal::Integer(16));
     assert!(block.defined);
 }
@@ -55,7 +59,10 @@ fn another_work_group_size_is_an_invalid_launch() {
     let module = work_group_size_kernels(&[]);
     match block_sums(&module, 32) {
         Err(InterpError::InvalidLaunch(message)) => {
-            assert!(message.contains("`block_sums` requires work-groups of [64, 1, 1]"), "{message}");
+            assert!(
+                message.contains("`block_sums` requires work-groups of [64, 1, 1]"),
+                "{message}"
+            );
             assert!(message.contains("[32, 1, 1]"), "{message}");
         }
         other => panic!("expected an invalid launch, got {other:?}"),
@@ -85,7 +92,11 @@ fn work_group_size_constants_shape_the_local_arrays() {
         for x in 0..width {
             let (tile_x, tile_y) = (x / 8 * 8, y / 4 * 4);
             let source = (tile_y + 3 - (y - tile_y)) * width + tile_x + 7 - (x - tile_x);
-            assert_eq!(output[(y * width + x) as usize], input[source as usize], "({x}, {y})");
+            assert_eq!(
+                output[(y * width + x) as usize],
+                input[source as usize],
+                "({x}, {y})"
+            );
         }
     }
     // group_shape: the constants equal the launched sizes in all three dimensions.
@@ -98,5 +109,8 @@ fn work_group_size_constants_shape_the_local_arrays() {
     )
     .unwrap();
     let output = arguments[0].as_slice::<u32>().unwrap();
-    assert!(output.chunks(2).all(|pair| pair == [422, 422]), "{output:?}");
+    assert!(
+        output.chunks(2).all(|pair| pair == [422, 422]),
+        "{output:?}"
+    );
 }

@@ -7,7 +7,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
-    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
+    TargetDescription, WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,

@@ -10,8 +10,11 @@ use kdsl_ir::{Diagnostic, Literal, ScalarType};
 const WORK_GROUP_SIZE: &str = "work_group_size";
 
 /// The constants a kernel with a required work-group size sees, one per dimension.
-pub(crate) const WORK_GROUP_SIZE_NAMES: [&str; 3] =
-    ["WORK_GROUP_SIZE_X", "WORK_GROUP_SIZE_Y", "WORK_GROUP_SIZE_Z"];
+pub(crate) const WORK_GROUP_SIZE_NAMES: [&str; 3] = [
+    "WORK_GROUP_SIZE_X",
+    "WORK_GROUP_SIZE_Y",
+    "WORK_GROUP_SIZE_Z",
+];
 
 /// What a function's attributes say about its work-group size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,7 +88,10 @@ impl Checker<'_> {
                 self.report(
                     attribute_error(
                         attribute,
-                        format!("`#[{WORK_GROUP_SIZE}]` on the device function `{}`", item.name.name),
+                        format!(
+                            "`#[{WORK_GROUP_SIZE}]` on the device function `{}`",
+                            item.name.name
+                        ),
                         "allowed on kernels only",
                     )
                     .with_label(item.name.span, "a device function")
@@ -98,7 +104,10 @@ impl Checker<'_> {
                 self.report(
                     attribute_error(
                         attribute,
-                        format!("kernel `{}` has two `#[{WORK_GROUP_SIZE}]` attributes", item.name.name),
+                        format!(
+                            "kernel `{}` has two `#[{WORK_GROUP_SIZE}]` attributes",
+                            item.name.name
+                        ),
                         "given again here",
                     )
                     .with_label(first.span, "first given here")
@@ -136,7 +145,8 @@ impl Checker<'_> {
         let mut size = [1u32; 3];
         let mut valid = true;
         for (dimension, argument) in arguments.iter().enumerate() {
-            let Some((ty, value)) = self.constant_expression(argument, Some(ScalarType::U32)) else {
+            let Some((ty, value)) = self.constant_expression(argument, Some(ScalarType::U32))
+            else {
                 valid = false;
                 continue;
             };

@@ -325,41 +325,66 @@ mod tests {
     fn reads_literals_of_every_kind() {
         assert_eq!(value("14", ScalarType::U32), Ok(Literal::Integer(14)));
         assert_eq!(value("0x10", ScalarType::U8), Ok(Literal::Integer(16)));
-        assert_eq!(value("1_000u32", ScalarType::U32), Ok(Literal::Integer(1000)));
         assert_eq!(
-            value("-3", ScalarType::I16),
-            Ok(Literal::Integer(0xFFFD))
+            value("1_000u32", ScalarType::U32),
+            Ok(Literal::Integer(1000))
         );
+        assert_eq!(value("-3", ScalarType::I16), Ok(Literal::Integer(0xFFFD)));
         assert_eq!(value("-128", ScalarType::I8), Ok(Literal::Integer(0x80)));
         assert_eq!(value("2", ScalarType::F32), Ok(Literal::Float(2.0)));
         assert_eq!(value("-1.5e-1", ScalarType::F64), Ok(Literal::Float(-0.15)));
-        assert_eq!(value("0.1", ScalarType::F32), Ok(Literal::Float(f64::from(0.1f32))));
+        assert_eq!(
+            value("0.1", ScalarType::F32),
+            Ok(Literal::Float(f64::from(0.1f32)))
+        );
         assert_eq!(value("true", ScalarType::Bool), Ok(Literal::Bool(true)));
         assert_eq!(value(" false ", ScalarType::Bool), Ok(Literal::Bool(false)));
-        assert_eq!(value(&1e300f64.to_string(), ScalarType::F64), Ok(Literal::Float(1e300)));
+        assert_eq!(
+            value(&1e300f64.to_string(), ScalarType::F64),
+            Ok(Literal::Float(1e300))
+        );
     }
 
     #[test]
     fn refuses_wrong_kinds_and_ranges() {
-        assert_eq!(value("300", ScalarType::U8), Err("`u8` holds 0 to 255".into()));
-        assert_eq!(value("-1", ScalarType::U32), Err("`u32` holds 0 to 4294967295".into()));
-        assert_eq!(value("1.5", ScalarType::U32), Err("found a floating-point number".into()));
+        assert_eq!(
+            value("300", ScalarType::U8),
+            Err("`u8` holds 0 to 255".into())
+        );
+        assert_eq!(
+            value("-1", ScalarType::U32),
+            Err("`u32` holds 0 to 4294967295".into())
+        );
+        assert_eq!(
+            value("1.5", ScalarType::U32),
+            Err("found a floating-point number".into())
+        );
         assert_eq!(value("true", ScalarType::F32), Err("found `true`".into()));
         assert_eq!(value("1", ScalarType::Bool), Err("found a number".into()));
         assert_eq!(
             value("2u64", ScalarType::U32),
             Err("found a literal with the suffix `u64`".into())
         );
-        assert_eq!(value("1e39", ScalarType::F32), Err("`f32` holds finite values only".into()));
+        assert_eq!(
+            value("1e39", ScalarType::F32),
+            Err("`f32` holds finite values only".into())
+        );
         for text in ["", "-", "abc", "1 2", "2*3", "-true", "\"4\"", "1..2"] {
-            assert_eq!(value(text, ScalarType::U32), Err("not a literal".into()), "{text}");
+            assert_eq!(
+                value(text, ScalarType::U32),
+                Err("not a literal".into()),
+                "{text}"
+            );
         }
     }
 
     #[test]
     fn parses_name_value_pairs() {
         assert_eq!(Define::parse("N=14"), Some(Define::new("N", "14")));
-        assert_eq!(Define::parse(" SCALE = 0.5 "), Some(Define::new("SCALE", "0.5")));
+        assert_eq!(
+            Define::parse(" SCALE = 0.5 "),
+            Some(Define::new("SCALE", "0.5"))
+        );
         assert_eq!(Define::parse("N"), None);
     }
 }
