@@ -13,7 +13,9 @@
 //!
 //! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
 
+pub mod base64;
 mod metadata;
+pub mod syclbin;
 
 pub use metadata::{KernelInfo, ParameterInfo};
 
@@ -98,6 +100,18 @@ pub enum BundleError {
     Corrupt(String),
     #[error("the bundle metadata is malformed: {0}")]
     Metadata(#[from] serde_json::Error),
+    #[error("not a SYCLBIN file: {0}")]
+    NotSyclbin(&'static str),
+    #[error("{container} version {found} is not supported (this build reads version {supported})")]
+    UnsupportedSyclbinVersion {
+        container: &'static str,
+        found: u32,
+        supported: u32,
+    },
+    #[error("the {image} image has no entry point named `{entry_point}` (SYCLBIN images must be compiled with the `__sycl_kernel_` entry point prefix)")]
+    MissingEntryPoint { entry_point: String, image: String },
+    #[error("the SYCLBIN file holds no kdsl kernel metadata (`[kdsl/metadata]`): it was not written by kdsl")]
+    NoKdslMetadata,
     #[error("cannot read or write the bundle file `{path}`: {source}")]
     Io {
         path: String,
