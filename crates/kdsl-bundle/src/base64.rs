@@ -125,7 +125,10 @@ mod tests {
             })
         );
         assert_eq!(decode("A"), Err(DecodeError::InvalidLength { length: 1 }));
-        assert_eq!(decode("AAAAA"), Err(DecodeError::InvalidLength { length: 5 }));
+        assert_eq!(
+            decode("AAAAA"),
+            Err(DecodeError::InvalidLength { length: 5 })
+        );
         // 'E' is 4: bit 2 of the second character lies beyond the one byte.
         assert_eq!(decode("AE"), Err(DecodeError::TrailingBits));
     }

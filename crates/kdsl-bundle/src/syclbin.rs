@@ -346,8 +346,9 @@ impl Syclbin {
         let mut metadata_table = Vec::new();
         let mut binary_table = Vec::new();
 
-        let global = write_property_sets(&[PropertySet::new(GLOBAL_METADATA)
-            .with("state", PropertyValue::U32(self.state.value()))]);
+        let global =
+            write_property_sets(&[PropertySet::new(GLOBAL_METADATA)
+                .with("state", PropertyValue::U32(self.state.value()))]);
         let global_range = append_aligned(&mut metadata_table, &global);
 
         let mut module_headers = Vec::new();
@@ -361,7 +362,10 @@ impl Syclbin {
             push_u64(&mut module_headers, metadata.0);
             push_u64(&mut module_headers, metadata.1);
             push_u32(&mut module_headers, module.ir_modules.len() as u32);
-            push_u32(&mut module_headers, (ir_headers.len() / MODULE_HEADER_SIZE) as u32);
+            push_u32(
+                &mut module_headers,
+                (ir_headers.len() / MODULE_HEADER_SIZE) as u32,
+            );
             push_u32(&mut module_headers, module.native_images.len() as u32);
             push_u32(
                 &mut module_headers,
@@ -383,7 +387,10 @@ impl Syclbin {
                         "target",
                         PropertyValue::Bytes(native.target.as_bytes().to_vec()),
                     )
-                    .with("arch", PropertyValue::Bytes(native.arch.as_bytes().to_vec()));
+                    .with(
+                        "arch",
+                        PropertyValue::Bytes(native.arch.as_bytes().to_vec()),
+                    );
                 let metadata =
                     append_aligned(&mut metadata_table, &write_property_sets(&[properties]));
                 let binary = append_aligned(&mut binary_table, &native.bytes);
@@ -449,7 +456,9 @@ impl AbstractModule {
     fn property_sets(&self) -> Vec<PropertySet> {
         let mut kernel_names = PropertySet::new(KERNEL_NAMES);
         for name in &self.kernel_names {
-            kernel_names.properties.push((name.clone(), PropertyValue::U32(1)));
+            kernel_names
+                .properties
+                .push((name.clone(), PropertyValue::U32(1)));
         }
         let mut sets = vec![kernel_names];
         if let Some(kdsl) = &self.kdsl {
@@ -550,15 +559,17 @@ pub fn parse_property_sets(bytes: &[u8]) -> Result<Vec<PropertySet>, BundleError
                 number + 1
             ))
         })?;
-        let (key, typed) = line.split_once('=').ok_or_else(|| {
-            corrupt(format!("property set line {}: no `=`", number + 1))
-        })?;
-        let (kind, value) = typed.split_once('|').ok_or_else(|| {
-            corrupt(format!("property `{key}`: no `|` after the value type"))
-        })?;
+        let (key, typed) = line
+            .split_once('=')
+            .ok_or_else(|| corrupt(format!("property set line {}: no `=`", number + 1)))?;
+        let (kind, value) = typed
+            .split_once('|')
+            .ok_or_else(|| corrupt(format!("property `{key}`: no `|` after the value type")))?;
         let value = match kind {
             "1" => PropertyValue::U32(value.parse().map_err(|_| {
-                corrupt(format!("property `{key}`: `{value}` is not a 32-bit integer"))
+                corrupt(format!(
+                    "property `{key}`: `{value}` is not a 32-bit integer"
+                ))
             })?),
             "2" => PropertyValue::Bytes(decode_byte_array(key, value)?),
             other => {
@@ -573,8 +584,8 @@ pub fn parse_property_sets(bytes: &[u8]) -> Result<Vec<PropertySet>, BundleError
 }
 
 fn decode_byte_array(key: &str, text: &str) -> Result<Vec<u8>, BundleError> {
-    let payload = base64::decode(text)
-        .map_err(|e| corrupt(format!("property `{key}`: bad base64: {e}")))?;
+    let payload =
+        base64::decode(text).map_err(|e| corrupt(format!("property `{key}`: bad base64: {e}")))?;
     let (size, bytes) = payload
         .split_first_chunk::<8>()
         .ok_or_else(|| corrupt(format!("property `{key}`: no bit count")))?;
@@ -764,7 +775,9 @@ fn parse_syclbin(image: &[u8]) -> Result<Syclbin, BundleError> {
         };
         ir_modules.push(IrModule {
             ir_type,
-            bytes: binary_table.slice(fields.second.0, fields.second.1)?.to_vec(),
+            bytes: binary_table
+                .slice(fields.second.0, fields.second.1)?
+                .to_vec(),
         });
     }
     let mut native_images = Vec::with_capacity(native_count);
@@ -783,7 +796,9 @@ fn parse_syclbin(image: &[u8]) -> Result<Syclbin, BundleError> {
         native_images.push(NativeImage {
             target: text("target")?,
             arch: text("arch")?,
-            bytes: binary_table.slice(fields.second.0, fields.second.1)?.to_vec(),
+            bytes: binary_table
+                .slice(fields.second.0, fields.second.1)?
+                .to_vec(),
         });
     }
 
@@ -852,7 +867,9 @@ fn parse_kdsl_metadata(set: &PropertySet) -> Result<KdslMetadata, BundleError> {
     }
     let bytes = |key: &str| match set.get(key) {
         Some(PropertyValue::Bytes(bytes)) => Ok(bytes.as_slice()),
-        _ => Err(corrupt(format!("`[kdsl/metadata]` has no byte-array `{key}`"))),
+        _ => Err(corrupt(format!(
+            "`[kdsl/metadata]` has no byte-array `{key}`"
+        ))),
     };
     let source_name = String::from_utf8(bytes("source")?.to_vec())
         .map_err(|_| corrupt("`[kdsl/metadata]`: `source` is not UTF-8"))?;
@@ -943,7 +960,10 @@ mod tests {
         assert_eq!(bytes[32..36], [7, 0, 8, 0]);
         assert_eq!((u64_at(56), u64_at(64)), (72, bytes.len() as u64 - 72));
         assert_eq!(&bytes[72..76], b"IBYS", "0x53594249 little-endian");
-        assert_eq!((u32_at(76), u32_at(80), u32_at(84), u32_at(88)), (1, 1, 1, 2));
+        assert_eq!(
+            (u32_at(76), u32_at(80), u32_at(84), u32_at(88)),
+            (1, 1, 1, 2)
+        );
         let metadata_start = 72 + 56 + 4 * 32;
         let global = metadata_start + u64_at(72 + 40) as usize;
         let global_size = u64_at(72 + 48) as usize;
