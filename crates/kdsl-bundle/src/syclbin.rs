@@ -649,7 +649,7 @@ fn offload_binary_image(bytes: &[u8]) -> Result<&[u8], BundleError> {
         what: "file",
     };
     let version = file.u32(4)?;
-    if version != OFFLOAD_BINARY_VERSION {
+    if !(1..=OFFLOAD_BINARY_VERSION).contains(&version) {
         return Err(BundleError::UnsupportedSyclbinVersion {
             container: "OffloadBinary",
             found: version,
@@ -662,7 +662,16 @@ fn offload_binary_image(bytes: &[u8]) -> Result<&[u8], BundleError> {
         what: "OffloadBinary",
     };
     let entries_offset = container.u64(16)?;
-    let entry_count = container.u64(24)?;
+    // Version 1 has one entry and stores the entry's size where version 2 stores the count.
+    let entry_count = match (version, container.u64(24)?) {
+        (1, size) if size == OFFLOAD_ENTRY_SIZE as u64 => 1,
+        (1, size) => {
+            return Err(corrupt(format!(
+            "OffloadBinary version 1 with an entry size of {size} bytes, not {OFFLOAD_ENTRY_SIZE}"
+        )))
+        }
+        (_, count) => count,
+    };
     let entries_size = entry_count
         .checked_mul(OFFLOAD_ENTRY_SIZE as u64)
         .ok_or_else(|| corrupt(format!("{entry_count} OffloadBinary entries")))?;
@@ -993,15 +1002,26 @@ mod tests {
             Err(BundleError::NotSyclbin(_))
         ));
         let mut bytes = sample_bytes();
-        bytes[4] = 1;
+        bytes[4] = 3;
         assert!(matches!(
             Syclbin::from_bytes(&bytes),
             Err(BundleError::UnsupportedSyclbinVersion {
                 container: "OffloadBinary",
-                found: 1,
+                found: 3,
                 ..
             })
         ));
+        // OffloadBinary version 1 stores the entry size (40) instead of the entry count.
+        bytes[4] = 1;
+        assert!(matches!(
+            Syclbin::from_bytes(&bytes),
+            Err(BundleError::Corrupt(_))
+        ));
+        bytes[24] = 40;
+        assert_eq!(
+            Syclbin::from_bytes(&bytes).unwrap(),
+            Syclbin::from_bytes(&sample_bytes()).unwrap()
+        );
         let mut bytes = sample_bytes();
         bytes[76] = 2;
         assert!(matches!(

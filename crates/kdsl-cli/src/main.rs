@@ -229,6 +229,7 @@ fn compile(
             .map_err(|e| render(&e, file, &source))?;
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
         write_output(&output, &syclbin.to_bytes())?;
+        warn_about_arch_choice(&syclbin);
         let kernels = syclbin
             .modules
             .iter()
@@ -256,6 +257,22 @@ fn compile(
         bundle.describe_images()
     );
     Ok(())
+}
+
+/// SYCL runtimes take the first native image whose target fits the device and do not read its
+/// arch (docs/syclbin.md), so a second image for the same target is never chosen.
+fn warn_about_arch_choice(syclbin: &kdsl::Syclbin) {
+    for module in &syclbin.modules {
+        for (index, image) in module.native_images.iter().enumerate() {
+            let earlier = &module.native_images[..index];
+            if let Some(first) = earlier.iter().find(|other| other.target == image.target) {
+                eprintln!(
+                    "warning: the {} {} image will not be used by SYCL runtimes: they take the first {} image (here {}) without looking at its arch\n  = hint: for a SYCLBIN, pass one --arch per target",
+                    image.target, image.arch, image.target, first.arch
+                );
+            }
+        }
+    }
 }
 
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {

@@ -263,6 +263,31 @@ fn format_syclbin_writes_a_syclbin_file_that_inspect_shows() {
         assert!(text.contains(line), "missing {line:?} in:\n{text}");
     }
 
+    assert!(
+        !stderr(&output).contains("warning:"),
+        "one image per target: {}",
+        stderr(&output)
+    );
+    // Several PTX images: only the first is ever taken by a SYCL runtime.
+    let output = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--format",
+        "syclbin",
+        "--target",
+        "ptx",
+        "--arch",
+        "sm_75,sm_90",
+        "-o",
+        scratch("two-ptx.syclbin").to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("warning: the nvptx64-nvidia-cuda sm_90 image will not be used by SYCL runtimes: they take the first nvptx64-nvidia-cuda image (here sm_75)"),
+        "{}",
+        stderr(&output)
+    );
+
     // A damaged file is an error message, not a panic.
     let damaged = scratch("damaged.syclbin");
     std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
