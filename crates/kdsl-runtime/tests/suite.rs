@@ -13,6 +13,8 @@ use kdsl_runtime::{
     RuntimeError,
 };
 mod common;
+#[path = "suite/queues.rs"]
+mod queues;
 
 use common::handmade_bundle;
 use std::collections::HashMap;
@@ -95,6 +97,24 @@ device_tests! {
     softmax,
     axpby_f32,
     axpby_f64,
+}
+
+macro_rules! queue_tests {
+    ($($case:ident),* $(,)?) => {$(
+        #[test]
+        fn $case() {
+            on_every_device(stringify!($case), queues::$case);
+        }
+    )*};
+}
+
+queue_tests! {
+    asynchronous_transfers,
+    buffer_views_as_arguments,
+    queues_order_conflicting_work,
+    dropping_buffers_with_pending_work,
+    borrowed_memory_is_checked,
+    foreign_cuda_stream_and_memory,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.
