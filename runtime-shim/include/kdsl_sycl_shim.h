@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 2u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 3u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -63,6 +63,10 @@ int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue
 // in sycl::device::get_devices(). kdsl's own submissions to an out-of-order queue are chained in order.
 int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue, size_t *device_index);
 void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue);
+
+// Validates a SPIR-V module with SPIRV-Tools (linked into the shim) before any driver sees it:
+// 0 when valid, nonzero with the validator's message as the last error.
+int kdsl_sycl_validate_spirv(const uint8_t *spirv, size_t size);
 
 int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, size_t size,
                             kdsl_sycl_program **program);

@@ -50,7 +50,7 @@ pub use device::{
 pub use element::Element;
 pub use error::{Result, RuntimeError};
 pub use filter::DeviceFilter;
-pub use kdsl_bundle::{Bundle, KernelInfo, ParameterInfo};
-pub use launch::Launch;
+pub use kdsl_bundle::{Bundle, Image, KernelInfo, ParameterInfo, TargetKind};
+pub use launch::{Launch, MAX_WORK_ITEMS};
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;

@@ -57,6 +57,7 @@ mod ffi {
         fn create_queue(index: usize) -> Result<UniquePtr<Queue>>;
         fn create_sibling_queue(queue: &Queue) -> Result<UniquePtr<Queue>>;
         fn adopt_queue(sycl_queue: u64, device_index: &mut usize) -> Result<UniquePtr<Queue>>;
+        fn validate_spirv(spirv: &[u8]) -> Result<()>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
         fn program_kernel(program: &Program, name: &str) -> Result<UniquePtr<Kernel>>;
         fn allocate(queue: &Queue, bytes: usize, kind: u8) -> Result<u64>;
@@ -278,6 +279,12 @@ impl DeviceBackend for SyclDevice {
     }
 
     fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+        // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
+        // exit() or crash inside this process, so SPIRV-Tools validates it first.
+        ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
+            image: image.describe(),
+            why: error.what().to_string(),
+        })?;
         let program = ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
         Ok(Arc::new(SyclModule {
             program,

@@ -368,3 +368,54 @@ pub fn foreign_cuda_stream_and_memory(device: &Device) -> CaseResult {
     }
     outcome
 }
+
+/// Hostile SPIR-V (random bit flips in a valid image, past any checksum) never takes the
+/// process down: each load is accepted or a typed error, and the device keeps working.
+pub fn flipped_spirv_bits_are_survived(device: &Device) -> CaseResult {
+    if device.info().target != kdsl_runtime::DeviceTarget::Spirv {
+        return Err("skipped: the device does not take SPIR-V".into());
+    }
+    let mut random = Random::new(47);
+    let original = super::common::handmade_bundle();
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..200 {
+        let mut bundle = original.clone();
+        let image = bundle
+            .images
+            .iter_mut()
+            .find(|image| image.target == kdsl_runtime::TargetKind::Spirv)
+            .ok_or("the hand-made bundle has no SPIR-V")?;
+        let position = (random.next_u64() % image.bytes.len() as u64) as usize;
+        image.bytes[position] ^= 1 << (random.next_u64() % 8);
+        match device
+            .load(&bundle)
+            .and_then(|program| program.kernel("saxpy"))
+        {
+            Ok(_) => accepted += 1,
+            Err(RuntimeError::InvalidImage { .. } | RuntimeError::Backend { .. }) => refused += 1,
+            Err(other) => return Err(format!("a flipped image gave {other:?}")),
+        }
+    }
+    eprintln!("flipped SPIR-V images: {accepted} loaded, {refused} refused");
+    super::cases::handmade_saxpy(device)
+}
+
+/// A launch of 2^60 work-items is a typed error, not a queue that never drains.
+pub fn absurd_launches_are_refused(device: &Device) -> CaseResult {
+    let kernel = saxpy_kernel(device)?;
+    let x = device.buffer_from(&[1.0f32; 4]).map_err(fail)?;
+    let mut y = device.buffer_from(&[1.0f32; 4]).map_err(fail)?;
+    for launch in [
+        Launch::new([1 << 20, 1 << 20, 1 << 20], [1, 1, 1]),
+        Launch::new([1 << 62], [256]),
+    ] {
+        match kernel.launch(&launch, &args![&mut y, &x, 1.0f32, 4u32]) {
+            Err(RuntimeError::BadLaunch { why, .. }) if why.contains("2^40") => {}
+            other => return Err(format!("{launch:?} gave {other:?}")),
+        }
+    }
+    kernel
+        .launch(&Launch::new([4], [4]), &args![&mut y, &x, 1.0f32, 4u32])
+        .map_err(fail)?;
+    check_equal("y", &y.read_to_vec().map_err(fail)?, &[2.0f32; 4])
+}
