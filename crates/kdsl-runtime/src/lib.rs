@@ -47,7 +47,7 @@ pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, Pen
 pub use device::{
     device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget, DeviceType,
 };
-pub use element::Element;
+pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};
 pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, Image, KernelInfo, ParameterInfo, TargetKind};
