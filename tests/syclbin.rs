@@ -184,6 +184,8 @@ fn layout_follows_the_format_description() {
             "{kernels_json}"
         );
     }
+    let checksums = byte_array(lines.next().unwrap().strip_prefix("checksums=2|").unwrap());
+    let checksums = String::from_utf8(checksums).unwrap();
     assert_eq!(lines.next(), None);
 
     // Every image: its metadata, its place in the binary table, its entry point.
@@ -221,6 +223,16 @@ fn layout_follows_the_format_description() {
     let ptx = std::str::from_utf8(images[1].1).unwrap();
     assert!(ptx.contains(".target sm_90"), "{ptx}");
     assert!(ptx.contains(".entry __sycl_kernel_saxpy("), "{ptx}");
+
+    let expected_checksums: Vec<String> = images
+        .iter()
+        .map(|(_, bytes)| kdsl::bundle::image_checksum(bytes))
+        .collect();
+    assert_eq!(
+        checksums,
+        expected_checksums.join(","),
+        "IR module, then native images"
+    );
 
     let hsaco = images[2].1;
     assert_eq!(&hsaco[..4], b"\x7fELF");

@@ -55,7 +55,8 @@ pub const IR_MODULE_METADATA: &str = "SYCLBIN/ir module metadata";
 pub const NATIVE_IMAGE_METADATA: &str = "SYCLBIN/native device code image metadata";
 pub const KERNEL_NAMES: &str = "SYCL/kernel names";
 /// kdsl's own property set in the abstract module: `version=1|1`, `source=2|<file name>`,
-/// `kernels=2|<JSON array of KernelInfo>`.
+/// `kernels=2|<JSON array of KernelInfo>`, `checksums=2|<image checksums, comma separated>`
+/// (`fnv1a64:...` of each IR module, then each native image, checked on every read).
 pub const KDSL_METADATA: &str = "kdsl/metadata";
 pub const KDSL_METADATA_VERSION: u32 = 1;
 
@@ -453,6 +454,38 @@ impl AbstractModule {
             .collect()
     }
 
+    /// [`crate::image_checksum`] of every image: IR modules first, then native images.
+    fn image_checksums(&self) -> Vec<String> {
+        let irs = self.ir_modules.iter().map(|ir| &ir.bytes);
+        let natives = self.native_images.iter().map(|native| &native.bytes);
+        irs.chain(natives)
+            .map(|bytes| crate::image_checksum(bytes))
+            .collect()
+    }
+
+    /// Checks the images against the checksums `[kdsl/metadata]` recorded.
+    fn verify_checksums(&self, recorded: &[u8]) -> Result<(), BundleError> {
+        let recorded = std::str::from_utf8(recorded)
+            .map_err(|_| corrupt("`[kdsl/metadata]`: `checksums` is not UTF-8"))?;
+        let recorded: Vec<&str> = recorded.split(',').filter(|c| !c.is_empty()).collect();
+        let actual = self.image_checksums();
+        if recorded.len() != actual.len() {
+            return Err(corrupt(format!(
+                "`[kdsl/metadata]` has {} checksums for {} images",
+                recorded.len(),
+                actual.len()
+            )));
+        }
+        for (index, (recorded, actual)) in recorded.iter().zip(&actual).enumerate() {
+            if recorded != actual {
+                return Err(corrupt(format!(
+                    "image {index}'s checksum does not match its bytes: the file is damaged"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn property_sets(&self) -> Vec<PropertySet> {
         let mut kernel_names = PropertySet::new(KERNEL_NAMES);
         for name in &self.kernel_names {
@@ -471,7 +504,11 @@ impl AbstractModule {
                         "source",
                         PropertyValue::Bytes(kdsl.source_name.as_bytes().to_vec()),
                     )
-                    .with("kernels", PropertyValue::Bytes(kernels)),
+                    .with("kernels", PropertyValue::Bytes(kernels))
+                    .with(
+                        "checksums",
+                        PropertyValue::Bytes(self.image_checksums().join(",").into_bytes()),
+                    ),
             );
         }
         sets.extend(self.other_property_sets.iter().cloned());
@@ -835,7 +872,17 @@ fn parse_syclbin(image: &[u8]) -> Result<Syclbin, BundleError> {
                 KERNEL_NAMES => {
                     module.kernel_names = set.properties.into_iter().map(|(k, _)| k).collect()
                 }
-                KDSL_METADATA => module.kdsl = Some(parse_kdsl_metadata(&set)?),
+                KDSL_METADATA => {
+                    module.kdsl = Some(parse_kdsl_metadata(&set)?);
+                    match set.get("checksums") {
+                        Some(PropertyValue::Bytes(recorded)) => {
+                            module.verify_checksums(recorded)?
+                        }
+                        _ => {
+                            return Err(corrupt("`[kdsl/metadata]` has no byte-array `checksums`"))
+                        }
+                    }
+                }
                 _ => module.other_property_sets.push(set),
             }
         }
@@ -1093,5 +1140,35 @@ mod tests {
             }
         }
         assert!(rejected > 1_000, "only {rejected} of 20000 flips rejected");
+    }
+
+    #[test]
+    fn every_flipped_image_bit_is_found_by_the_checksums() {
+        let bytes = sample_bytes();
+        let syclbin = Syclbin::from_bytes(&bytes).unwrap();
+        let module = &syclbin.modules[0];
+        let images = module
+            .ir_modules
+            .iter()
+            .map(|ir| &ir.bytes)
+            .chain(module.native_images.iter().map(|native| &native.bytes));
+        for image in images {
+            let start = bytes
+                .windows(image.len())
+                .position(|window| window == image.as_slice())
+                .unwrap();
+            for position in start..start + image.len() {
+                for bit in 0..8 {
+                    let mut damaged = bytes.clone();
+                    damaged[position] ^= 1 << bit;
+                    match Syclbin::from_bytes(&damaged) {
+                        Err(BundleError::Corrupt(message)) => {
+                            assert!(message.contains("checksum"), "{message}")
+                        }
+                        other => panic!("byte {position} bit {bit}: {other:?}"),
+                    }
+                }
+            }
+        }
     }
 }
