@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 3u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 4u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -36,6 +36,8 @@ typedef struct kdsl_sycl_device_description {
   uint32_t compute_units;
   uint64_t max_work_group_size;
   int supports_spirv;
+  const uint32_t *sub_group_sizes;
+  size_t sub_group_size_count;
 } kdsl_sycl_device_description;
 
 // Returns 0 to continue; anything else stops the listing, which then fails with `message` as

@@ -363,6 +363,12 @@ int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context) {
       description.local_memory_bytes = device.get_info<sycl::info::device::local_mem_size>();
       description.compute_units = device.get_info<sycl::info::device::max_compute_units>();
       description.max_work_group_size = device.get_info<sycl::info::device::max_work_group_size>();
+      std::vector<std::uint32_t> sub_group_sizes;
+      for (std::size_t size : device.get_info<sycl::info::device::sub_group_sizes>()) {
+        sub_group_sizes.push_back(static_cast<std::uint32_t>(size));
+      }
+      description.sub_group_sizes = sub_group_sizes.data();
+      description.sub_group_size_count = sub_group_sizes.size();
       try {
         description.supports_spirv =
             device.ext_oneapi_can_build(syclex::source_language::spirv) ? 1 : 0;

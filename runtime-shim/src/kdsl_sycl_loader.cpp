@@ -196,6 +196,9 @@ struct DeviceCollector {
       converted.compute_units = description->compute_units;
       converted.max_work_group_size = description->max_work_group_size;
       converted.supports_spirv = description->supports_spirv != 0;
+      for (std::size_t index = 0; index < description->sub_group_size_count; ++index) {
+        converted.sub_group_sizes.push_back(description->sub_group_sizes[index]);
+      }
       collector->devices.push_back(std::move(converted));
       return 0;
     } catch (const std::exception &error) {

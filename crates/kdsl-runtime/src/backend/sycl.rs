@@ -37,6 +37,7 @@ mod ffi {
         compute_units: u32,
         max_work_group_size: u64,
         supports_spirv: bool,
+        sub_group_sizes: Vec<u32>,
     }
 
     struct KernelArgument {
@@ -162,6 +163,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
             local_memory_bytes: description.local_memory_bytes,
             compute_units: description.compute_units,
             max_work_group_size: description.max_work_group_size,
+            sub_group_sizes: description.sub_group_sizes.clone(),
             target: DeviceTarget::Spirv,
             limits: DeviceLimits {
                 max_work_group_size: description.max_work_group_size,
