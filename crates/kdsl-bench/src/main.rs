@@ -342,6 +342,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             arch: "sm_90".to_string(),
             bytes: ptx.to_vec(),
         }],
+        entry_point_prefix: String::new(),
     }
 }
 

@@ -90,6 +90,9 @@ pub struct Bundle {
     pub source_name: String,
     pub kernels: Vec<KernelInfo>,
     pub images: Vec<Image>,
+    /// What the images' entry points are called: this prefix and the kernel's name. Empty for
+    /// `.kbundle` compilations; `__sycl_kernel_` for images that come from a SYCLBIN file.
+    pub entry_point_prefix: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,6 +129,8 @@ pub enum BundleError {
 struct BundleMetadata {
     source_name: String,
     kernels: Vec<KernelInfo>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    entry_point_prefix: String,
     images: Vec<ImageEntry>,
 }
 
@@ -193,6 +198,7 @@ impl Bundle {
         let metadata = BundleMetadata {
             source_name: self.source_name.clone(),
             kernels: self.kernels.clone(),
+            entry_point_prefix: self.entry_point_prefix.clone(),
             images,
         };
         let json = serde_json::to_vec_pretty(&metadata).expect("bundle metadata always serializes");
@@ -267,16 +273,28 @@ impl Bundle {
             source_name: metadata.source_name,
             kernels: metadata.kernels,
             images,
+            entry_point_prefix: metadata.entry_point_prefix,
         })
     }
 
+    /// Reads a `.kbundle` file, or a SYCLBIN file kdsl wrote (its images keep their
+    /// `__sycl_kernel_` entry points, which `entry_point_prefix` records).
     pub fn read(path: impl AsRef<Path>) -> Result<Bundle, BundleError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| BundleError::Io {
             path: path.display().to_string(),
             source,
         })?;
-        Bundle::from_bytes(&bytes)
+        if syclbin::is_syclbin(&bytes) {
+            syclbin::Syclbin::from_bytes(&bytes)?.to_bundle()
+        } else {
+            Bundle::from_bytes(&bytes)
+        }
+    }
+
+    /// The entry point of kernel `name` in this bundle's images.
+    pub fn entry_point(&self, name: &str) -> String {
+        format!("{}{name}", self.entry_point_prefix)
     }
 
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), BundleError> {
@@ -325,6 +343,7 @@ mod tests {
                     bytes: b".version 7.8".to_vec(),
                 },
             ],
+            entry_point_prefix: String::new(),
         }
     }
 

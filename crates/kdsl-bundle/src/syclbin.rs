@@ -314,6 +314,7 @@ impl Syclbin {
             source_name: metadata.source_name.clone(),
             kernels: metadata.kernels.clone(),
             images,
+            entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
         })
     }
 
@@ -979,6 +980,7 @@ mod tests {
                     bytes: b"\x7fELF __sycl_kernel_saxpy.kd".to_vec(),
                 },
             ],
+            entry_point_prefix: String::new(),
         }
     }
 

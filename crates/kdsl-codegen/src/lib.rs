@@ -233,5 +233,6 @@ pub fn compile_bundle(
         source_name: source_name.to_string(),
         kernels: module.kernels().map(KernelInfo::from_function).collect(),
         images,
+        entry_point_prefix: options.entry_point_prefix.clone(),
     })
 }
