@@ -343,6 +343,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             bytes: ptx.to_vec(),
         }],
         constants: kdsl.constants.clone(),
+        entry_point_prefix: String::new(),
     }
 }
 

@@ -95,6 +95,9 @@ pub struct Bundle {
     /// The module constants with the values the images were compiled with (those set by
     /// `kdsl compile -D` included), in source order.
     pub constants: Vec<ConstantInfo>,
+    /// What the images' entry points are called: this prefix and the kernel's name. Empty for
+    /// `.kbundle` compilations; `__sycl_kernel_` for images that come from a SYCLBIN file.
+    pub entry_point_prefix: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -131,6 +134,8 @@ pub enum BundleError {
 struct BundleMetadata {
     source_name: String,
     kernels: Vec<KernelInfo>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    entry_point_prefix: String,
     images: Vec<ImageEntry>,
     /// Absent in bundles written before constants were recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -206,6 +211,7 @@ impl Bundle {
         let metadata = BundleMetadata {
             source_name: self.source_name.clone(),
             kernels: self.kernels.clone(),
+            entry_point_prefix: self.entry_point_prefix.clone(),
             images,
             constants: self.constants.clone(),
         };
@@ -282,16 +288,28 @@ impl Bundle {
             kernels: metadata.kernels,
             images,
             constants: metadata.constants,
+            entry_point_prefix: metadata.entry_point_prefix,
         })
     }
 
+    /// Reads a `.kbundle` file, or a SYCLBIN file kdsl wrote (its images keep their
+    /// `__sycl_kernel_` entry points, which `entry_point_prefix` records).
     pub fn read(path: impl AsRef<Path>) -> Result<Bundle, BundleError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| BundleError::Io {
             path: path.display().to_string(),
             source,
         })?;
-        Bundle::from_bytes(&bytes)
+        if syclbin::is_syclbin(&bytes) {
+            syclbin::Syclbin::from_bytes(&bytes)?.to_bundle()
+        } else {
+            Bundle::from_bytes(&bytes)
+        }
+    }
+
+    /// The entry point of kernel `name` in this bundle's images.
+    pub fn entry_point(&self, name: &str) -> String {
+        format!("{}{name}", self.entry_point_prefix)
     }
 
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), BundleError> {
@@ -355,6 +373,7 @@ mod tests {
                     defined: false,
                 },
             ],
+            entry_point_prefix: String::new(),
         }
     }
 

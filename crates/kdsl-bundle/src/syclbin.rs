@@ -316,6 +316,7 @@ impl Syclbin {
             images,
             // `[kdsl/metadata]` does not record module constants (yet).
             constants: Vec::new(),
+            entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
         })
     }
 
@@ -983,6 +984,7 @@ mod tests {
                 },
             ],
             constants: Vec::new(),
+            entry_point_prefix: String::new(),
         }
     }
 

@@ -234,5 +234,6 @@ pub fn compile_bundle(
         kernels: module.kernels().map(KernelInfo::from_function).collect(),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
+        entry_point_prefix: options.entry_point_prefix.clone(),
     })
 }

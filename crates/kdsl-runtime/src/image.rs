@@ -138,6 +138,7 @@ mod tests {
                     bytes: arch.as_bytes().to_vec(),
                 })
                 .collect(),
+            entry_point_prefix: String::new(),
         }
     }
 

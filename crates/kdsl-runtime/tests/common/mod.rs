@@ -64,5 +64,6 @@ pub fn handmade_bundle() -> Bundle {
                 bytes: include_bytes!("../data/handmade_sm_90.ptx").to_vec(),
             },
         ],
+        entry_point_prefix: String::new(),
     }
 }
