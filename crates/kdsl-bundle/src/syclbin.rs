@@ -984,7 +984,7 @@ mod tests {
                 },
             ],
             constants: Vec::new(),
-            entry_point_prefix: String::new(),
+            entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
         }
     }
 

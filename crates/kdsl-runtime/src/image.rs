@@ -130,6 +130,7 @@ mod tests {
         Bundle {
             source_name: "test.krn".into(),
             kernels: Vec::new(),
+            constants: Vec::new(),
             images: images
                 .iter()
                 .map(|(target, arch)| Image {
