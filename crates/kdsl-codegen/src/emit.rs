@@ -2,6 +2,7 @@
 //! backend, and turn its output into an image.
 
 use crate::target::{amdgpu, spirv, OutputFormat, TargetDescription};
+use crate::timings::{Stopwatch, TargetTimings};
 use crate::{llvm, lower, Artifact, CodegenError, Options};
 use inkwell::context::Context;
 use inkwell::module::Module;
@@ -25,15 +26,18 @@ fn entry_points(ir: &kdsl_ir::Module, options: &Options) -> Vec<String> {
         .collect()
 }
 
-/// Lowers and optimizes `ir` into a module of `context`.
+/// Lowers and optimizes `ir` into a module of `context`, recording the phases' times.
 fn optimized_module<'ctx>(
     context: &'ctx Context,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     options: &Options,
+    timings: &mut TargetTimings,
 ) -> Result<(Module<'ctx>, TargetMachine), CodegenError> {
+    let mut stopwatch = Stopwatch::start();
     let machine =
         llvm::target_machine(target, options.opt_level).map_err(|e| internal(target, e))?;
+    timings.target_machine += stopwatch.lap();
     let module = context.create_module("kdsl");
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
@@ -45,11 +49,13 @@ fn optimized_module<'ctx>(
             format!("LLVM rejected the lowered module: {}", e.to_string_lossy()),
         )
     })?;
+    timings.lowering += stopwatch.lap();
     let kernels = entry_points(ir, options);
     target
         .math_library
         .link_into(context, &module, &kernels)
         .map_err(|e| internal(target, e))?;
+    timings.library += stopwatch.lap();
     let pipeline = format!("default<O{}>", options.opt_level.min(3));
     module
         .run_passes(&pipeline, &machine, PassBuilderOptions::create())
@@ -59,6 +65,7 @@ fn optimized_module<'ctx>(
                 format!("the optimizer failed: {}", e.to_string_lossy()),
             )
         })?;
+    timings.optimization += stopwatch.lap();
     Ok((module, machine))
 }
 
@@ -68,7 +75,8 @@ pub(crate) fn llvm_ir(
     options: &Options,
 ) -> Result<String, CodegenError> {
     let context = Context::create();
-    let (module, _) = optimized_module(&context, ir, target, options)?;
+    let (module, _) =
+        optimized_module(&context, ir, target, options, &mut TargetTimings::default())?;
     Ok(module.print_to_string().to_string())
 }
 
@@ -77,9 +85,16 @@ pub(crate) fn compile(
     target: &TargetDescription,
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
+    let mut timings = TargetTimings {
+        target: target.display_name(),
+        backend_runs: "in process".to_string(),
+        ..TargetTimings::default()
+    };
     let context = Context::create();
-    let (module, machine) = optimized_module(&context, ir, target, options)?;
+    let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
+    let mut stopwatch = Stopwatch::start();
     let llvm_ir = module.print_to_string().to_string();
+    timings.other += stopwatch.lap();
     let backend = |file_type: FileType| -> Result<Vec<u8>, CodegenError> {
         machine
             .write_to_memory_buffer(&module, file_type)
@@ -93,8 +108,14 @@ pub(crate) fn compile(
     };
     let (bytes, requirements) = match &target.output {
         OutputFormat::SpirvBinary { llc } => {
-            let bitcode = module.write_bitcode_to_memory();
-            let binary = spirv::run_backend(llc, bitcode.as_slice())?;
+            let binary = if spirv::claim_in_process_backend() {
+                spirv::run_backend_in_process(target, &module).map_err(|e| internal(target, e))?
+            } else {
+                timings.backend_runs = format!("{} child process", llc.display());
+                let bitcode = module.write_bitcode_to_memory();
+                spirv::run_backend(llc, bitcode.as_slice())?
+            };
+            timings.backend += stopwatch.lap();
             let summary = spirv::inspect(&binary, &entry_points(ir, options))?;
             let requirements = summary
                 .capabilities
@@ -106,13 +127,16 @@ pub(crate) fn compile(
         }
         OutputFormat::PtxAssembly => {
             let mut text = backend(FileType::Assembly)?;
+            timings.backend += stopwatch.lap();
             // The CUDA driver takes PTX as a C string; no NUL may be inside it.
             text.retain(|&byte| byte != 0);
             (text, vec![format!("processor {}", target.arch)])
         }
         OutputFormat::AmdgpuCodeObject { linker } => {
             let object = backend(FileType::Object)?;
+            timings.backend += stopwatch.lap();
             let code_object = link_code_object(linker, &object)?;
+            timings.linking += stopwatch.lap();
             (code_object, vec![format!("processor {}", target.arch)])
         }
     };
@@ -124,6 +148,10 @@ pub(crate) fn compile(
         },
         llvm_ir,
         requirements,
+        timings: {
+            timings.other += stopwatch.lap();
+            timings
+        },
     })
 }
 
