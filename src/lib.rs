@@ -106,6 +106,15 @@ pub fn check_with(source: &str, options: &CompileOptions) -> Result<Module, Comp
     )?)
 }
 
+/// [`check_with`], also giving the warnings (such as an `unroll` that cannot be honoured).
+pub fn check_with_warnings(
+    source: &str,
+    options: &CompileOptions,
+) -> Result<(Module, Vec<Diagnostic>), CompileError> {
+    let (module, report) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
+    Ok((module?, report.warnings))
+}
+
 fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
     kdsl_codegen::Options::with_opt_level(options.opt_level)
 }

@@ -344,7 +344,14 @@ fn check(file: &Path, defines: &[Define]) -> Result<(), String> {
         defines: defines.to_vec(),
         ..CompileOptions::default()
     };
-    let module = kdsl::check_with(&source, &options).map_err(|e| render(&e, file, &source))?;
+    let (module, warnings) =
+        kdsl::check_with_warnings(&source, &options).map_err(|e| render(&e, file, &source))?;
+    if !warnings.is_empty() {
+        eprint!(
+            "{}",
+            render(&kdsl::CompileError::from(warnings), file, &source)
+        );
+    }
     let kernels: Vec<&str> = module.kernels().map(|k| k.name.as_str()).collect();
     eprintln!(
         "{}: ok ({} kernel{}: {})",
