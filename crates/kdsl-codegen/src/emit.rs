@@ -1,7 +1,8 @@
 //! The pipeline for one target: lower, verify, link the math library, optimize, run the
 //! backend, and turn its output into an image.
 
-use crate::target::{amdgpu, spirv, OutputFormat, TargetDescription};
+use crate::linker::StartedLinker;
+use crate::target::{spirv, OutputFormat, TargetDescription};
 use crate::timings::{Stopwatch, TargetTimings};
 use crate::{llvm, lower, Artifact, CodegenError, Options};
 use inkwell::context::Context;
@@ -9,8 +10,6 @@ use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{FileType, TargetMachine};
 use kdsl_bundle::Image;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 fn internal(target: &TargetDescription, message: impl Into<String>) -> CodegenError {
     CodegenError::Internal {
@@ -90,6 +89,11 @@ pub(crate) fn compile(
         backend_runs: "in process".to_string(),
         ..TargetTimings::default()
     };
+    // The AMDGPU linker starts now, so that its start-up overlaps code generation.
+    let linker = match &target.output {
+        OutputFormat::AmdgpuCodeObject { linker } => Some(StartedLinker::start(linker)?),
+        _ => None,
+    };
     let context = Context::create();
     let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
     let mut stopwatch = Stopwatch::start();
@@ -132,10 +136,11 @@ pub(crate) fn compile(
             text.retain(|&byte| byte != 0);
             (text, vec![format!("processor {}", target.arch)])
         }
-        OutputFormat::AmdgpuCodeObject { linker } => {
+        OutputFormat::AmdgpuCodeObject { .. } => {
             let object = backend(FileType::Object)?;
             timings.backend += stopwatch.lap();
-            let code_object = link_code_object(linker, &object)?;
+            let linker = linker.ok_or_else(|| internal(target, "the linker was not started"))?;
+            let code_object = linker.link(&object)?;
             timings.linking += stopwatch.lap();
             (code_object, vec![format!("processor {}", target.arch)])
         }
@@ -153,42 +158,4 @@ pub(crate) fn compile(
             timings
         },
     })
-}
-
-/// Links an AMDGPU relocatable object into a shared HSA code object with `ld.lld -shared`.
-fn link_code_object(linker: &Path, object: &[u8]) -> Result<Vec<u8>, amdgpu::Error> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let unique = format!(
-        "kdsl-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let directory = std::env::temp_dir();
-    let input = directory.join(format!("{unique}.o"));
-    let output = directory.join(format!("{unique}.hsaco"));
-    let failed = |message: String| amdgpu::Error::LinkFailed {
-        linker: linker.display().to_string(),
-        message,
-    };
-    let result = (|| {
-        std::fs::write(&input, object)
-            .map_err(|e| failed(format!("cannot write `{}`: {e}", input.display())))?;
-        let run = std::process::Command::new(linker)
-            .arg("-shared")
-            .arg(&input)
-            .arg("-o")
-            .arg(&output)
-            .output()
-            .map_err(|e| failed(format!("cannot run it: {e}")))?;
-        if !run.status.success() {
-            return Err(failed(
-                String::from_utf8_lossy(&run.stderr).trim().to_string(),
-            ));
-        }
-        std::fs::read(&output)
-            .map_err(|e| failed(format!("cannot read `{}`: {e}", output.display())))
-    })();
-    let _ = std::fs::remove_file(&input);
-    let _ = std::fs::remove_file(&output);
-    result
 }

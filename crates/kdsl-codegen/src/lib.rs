@@ -24,6 +24,7 @@
 mod emit;
 mod library;
 mod library_subset;
+mod linker;
 mod llvm;
 mod lower;
 mod support;
