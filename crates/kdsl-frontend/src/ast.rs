@@ -324,6 +324,6 @@ impl Expression {
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnrollRequest {
     /// The factor, a constant expression; `None` asks for a full unroll.
-    pub count: Option<Expression>,
+    pub count: Option<Box<Expression>>,
     pub span: Span,
 }
