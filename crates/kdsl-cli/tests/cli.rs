@@ -518,3 +518,70 @@ fn an_impossible_unroll_is_a_warning_and_the_file_still_compiles() {
     }
     assert!(output_path.is_file());
 }
+
+#[test]
+fn math_library_subsets_are_cached_on_disk_and_a_damaged_cache_is_rebuilt() {
+    let cache = scratch("library-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let compile = |output: &Path| {
+        let run = Command::new(env!("CARGO_BIN_EXE_kdsl"))
+            .args([
+                "compile",
+                "examples/softmax.krn",
+                "--target",
+                "ptx,amdgpu",
+                "-o",
+            ])
+            .arg(output)
+            .env("KDSL_CACHE_DIR", &cache)
+            .current_dir(workspace())
+            .output()
+            .expect("the kdsl binary runs");
+        assert!(run.status.success(), "{}", stderr(&run));
+    };
+    let cached_files = || -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&cache)
+            .map(|entries| entries.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    };
+    let first = scratch("cache-first.kbundle");
+    compile(&first);
+    // softmax calls exp: one subset for libdevice (PTX), one for libclc (AMDGPU).
+    let files = cached_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let second = scratch("cache-second.kbundle");
+    compile(&second);
+    assert_eq!(cached_files(), files, "the second run reuses the cache");
+    for file in &files {
+        std::fs::write(file, b"not bitcode").unwrap();
+    }
+    let third = scratch("cache-third.kbundle");
+    compile(&third);
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        assert!(
+            bytes.starts_with(b"BC"),
+            "{} was not rebuilt",
+            file.display()
+        );
+    }
+    // Valid bitcode cut in half: the header reads, the rest does not.
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        std::fs::write(file, &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let fourth = scratch("cache-fourth.kbundle");
+    compile(&fourth);
+    let images = |path: &Path| -> Vec<Vec<u8>> {
+        kdsl_bundle_from(path)
+            .images
+            .into_iter()
+            .map(|image| image.bytes)
+            .collect()
+    };
+    assert_eq!(images(&first), images(&second));
+    assert_eq!(images(&first), images(&third));
+    assert_eq!(images(&first), images(&fourth));
+}

@@ -7,7 +7,7 @@
 //! writable, only in memory). A cached file is keyed by the library's path, size and
 //! modification time, and one that does not parse is rebuilt.
 
-use crate::library::{load_lazily_from_buffer, load_lazily_from_file, MathLibrary};
+use crate::library::{load_lazily_from_file, MathLibrary};
 use inkwell::context::Context;
 use kdsl_ir::{MathFunction, ScalarType};
 use std::collections::{HashMap, HashSet};
@@ -89,11 +89,52 @@ fn extract(path: &Path, roots: &HashSet<String>) -> Result<Vec<u8>, String> {
     Ok(subset.write_bitcode_to_memory().as_slice().to_vec())
 }
 
-/// Whether `bytes` is bitcode LLVM reads.
+/// Whether `bytes` is whole, valid bitcode: parsed completely (not lazily, so that a damaged
+/// function body is found here and not while linking), with LLVM's errors caught instead of
+/// ending the process as its default diagnostic handler does.
 fn parses(bytes: &[u8]) -> bool {
+    use inkwell::llvm_sys::{bit_reader, core, prelude::LLVMModuleRef};
+    if !bytes.starts_with(b"BC\xC0\xDE") {
+        return false;
+    }
+    extern "C" fn record_error(
+        info: inkwell::llvm_sys::prelude::LLVMDiagnosticInfoRef,
+        failed: *mut std::ffi::c_void,
+    ) {
+        // SAFETY: `failed` is the `bool` registered below, alive during the parse.
+        unsafe {
+            if core::LLVMGetDiagInfoSeverity(info)
+                == inkwell::llvm_sys::LLVMDiagnosticSeverity::LLVMDSError
+            {
+                *(failed as *mut bool) = true;
+            }
+        }
+    }
     let context = Context::create();
-    let parsed = load_lazily_from_buffer(&context, bytes, "the cached math library").is_ok();
-    parsed
+    let mut failed = false;
+    let name = c"kdsl-cached-math-library";
+    // SAFETY: the handler and its flag outlive the parse; the buffer is a copy LLVM owns and
+    // is disposed of here (parsing does not take it); a parsed module is disposed of too.
+    unsafe {
+        core::LLVMContextSetDiagnosticHandler(
+            context.raw(),
+            Some(record_error),
+            &mut failed as *mut bool as *mut std::ffi::c_void,
+        );
+        let buffer = core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            bytes.as_ptr() as *const std::ffi::c_char,
+            bytes.len(),
+            name.as_ptr(),
+        );
+        let mut module: LLVMModuleRef = std::ptr::null_mut();
+        let error = bit_reader::LLVMParseBitcodeInContext2(context.raw(), buffer, &mut module);
+        core::LLVMDisposeMemoryBuffer(buffer);
+        if !module.is_null() {
+            core::LLVMDisposeModule(module);
+        }
+        core::LLVMContextSetDiagnosticHandler(context.raw(), None, std::ptr::null_mut());
+        error == 0 && !failed
+    }
 }
 
 fn cache_directory() -> Option<PathBuf> {
