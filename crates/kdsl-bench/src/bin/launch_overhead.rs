@@ -1,10 +1,12 @@
 //! Launch overhead of the kdsl runtime against raw `cuLaunchKernel`, in one run.
 //!
 //! The same PTX kernel (the example saxpy on 32 elements, one work-group) is launched many
-//! times back to back, once through `Kernel::launch` (argument checks, ordering bookkeeping,
-//! an event pair per launch) and once through `cuLaunchKernel` on a stream of the same primary
-//! context; each round ends with one synchronisation. Rounds alternate between the two sides;
-//! the median per-launch wall time of each side and their ratio (kdsl / raw) are printed.
+//! times back to back through `Kernel::launch` on the default queue (argument checks, ordering
+//! bookkeeping, an event pair per launch for timings), through `Queue::launch` on a queue
+//! without profiling (no events unless someone waits), and through `cuLaunchKernel` on a
+//! stream of the same primary context; each round ends with one synchronisation. Rounds
+//! alternate between the sides; the median per-launch wall time of each and the ratios to the
+//! raw driver call are printed.
 //!
 //! Usage: kdsl-bench-launch BUNDLE_DIR [--launches N] [--rounds N] [--json OUT]
 
@@ -82,9 +84,27 @@ fn run() -> Result<String, String> {
         )
     };
 
+    let unprofiled = device
+        .queue_without_profiling()
+        .map_err(|e| e.to_string())?;
     let mut kdsl_times = Vec::new();
+    let mut unprofiled_times = Vec::new();
     let mut raw_times = Vec::new();
     for _ in 0..rounds {
+        let start = Instant::now();
+        for _ in 0..launches {
+            unprofiled
+                .launch(
+                    &kernel,
+                    &Launch::new([n], [n]),
+                    &args![&mut y, &x, 2.0f32, n as u32],
+                    &[],
+                )
+                .map_err(|e| e.to_string())?;
+        }
+        unprofiled.synchronize().map_err(|e| e.to_string())?;
+        unprofiled_times.push(start.elapsed().as_secs_f64() * 1e6 / launches as f64);
+
         let start = Instant::now();
         for _ in 0..launches {
             kernel
@@ -125,17 +145,22 @@ fn run() -> Result<String, String> {
         let _ = result::module::unload(module);
     }
     let kdsl = median(&mut kdsl_times);
+    let fast = median(&mut unprofiled_times);
     let raw = median(&mut raw_times);
     let report = format!(
         "device: {}\n{launches} launches x {rounds} rounds of saxpy on {n} elements, median per launch\n\
-         kdsl Kernel::launch  {kdsl:8.3} us\nraw cuLaunchKernel   {raw:8.3} us\nkdsl / raw           {:8.3}\n",
+         kdsl, default queue (profiled)   {kdsl:8.3} us   kdsl / raw {:.3}\n\
+         kdsl, queue without profiling    {fast:8.3} us   kdsl / raw {:.3}\n\
+         raw cuLaunchKernel               {raw:8.3} us\n",
         device.info(),
-        kdsl / raw
+        kdsl / raw,
+        fast / raw
     );
     if let Some(path) = json {
         let text = format!(
-            "{{\"launches\": {launches}, \"rounds\": {rounds}, \"kdsl_us\": {kdsl:.4}, \"raw_us\": {raw:.4}, \"ratio\": {:.4}}}\n",
-            kdsl / raw
+            "{{\"launches\": {launches}, \"rounds\": {rounds}, \"kdsl_profiled_us\": {kdsl:.4}, \"kdsl_unprofiled_us\": {fast:.4}, \"raw_us\": {raw:.4}, \"profiled_ratio\": {:.4}, \"unprofiled_ratio\": {:.4}}}\n",
+            kdsl / raw,
+            fast / raw
         );
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
