@@ -60,20 +60,27 @@ void load_runtime();
 
 rust::Vec<DeviceDescription> list_devices();
 std::unique_ptr<Queue> create_queue(std::size_t index);
+std::unique_ptr<Queue> create_sibling_queue(const Queue &queue);
+// `sycl_queue` is the address of a `sycl::queue`; `device_index` receives its device's index.
+std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device_index);
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv);
 std::unique_ptr<Kernel> program_kernel(const Program &program, rust::Str name);
 std::uint64_t allocate(const Queue &queue, std::size_t bytes, std::uint8_t kind);
 void release(const Queue &queue, std::uint64_t address);
-void copy_to_device(const Queue &queue, std::uint64_t address, rust::Slice<const std::uint8_t> data);
-void copy_from_device(const Queue &queue, std::uint64_t address, rust::Slice<std::uint8_t> data);
-void fill(const Queue &queue, std::uint64_t address, rust::Slice<const std::uint8_t> pattern,
-          std::size_t count);
+// `wait_for` holds the addresses of Event objects (of this bridge) to wait for.
+std::unique_ptr<Event> copy(const Queue &queue, std::uint64_t destination, std::uint64_t source,
+                            std::size_t size, rust::Slice<const std::uint64_t> wait_for);
+std::unique_ptr<Event> fill(const Queue &queue, std::uint64_t address,
+                            rust::Slice<const std::uint8_t> pattern, std::size_t count,
+                            rust::Slice<const std::uint64_t> wait_for);
 void wait(const Queue &queue);
 std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
                               rust::Slice<const std::uint64_t> global,
                               rust::Slice<const std::uint64_t> local,
-                              rust::Slice<const KernelArgument> arguments);
+                              rust::Slice<const KernelArgument> arguments,
+                              rust::Slice<const std::uint64_t> wait_for);
 void event_wait(const Event &event);
+bool event_is_complete(const Event &event);
 std::uint64_t event_elapsed_ns(const Event &event);
 
 }  // namespace kdsl_sycl

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 1u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 2u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -55,7 +55,13 @@ const char *kdsl_sycl_last_error(void);
 
 int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context);
 
+// A new in-order, profiling queue with its own context on device `index` of sycl::device::get_devices().
 int kdsl_sycl_create_queue(size_t index, kdsl_sycl_queue **queue);
+// A further in-order, profiling queue on the same context and device as `queue`.
+int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue **sibling);
+// Adopts a `sycl::queue *` of this libsycl (copies the handle); `device_index` is the queue's device
+// in sycl::device::get_devices(). kdsl's own submissions to an out-of-order queue are chained in order.
+int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue, size_t *device_index);
 void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue);
 
 int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, size_t size,
@@ -68,22 +74,28 @@ void kdsl_sycl_destroy_kernel(kdsl_sycl_kernel *kernel);
 
 int kdsl_sycl_allocate(const kdsl_sycl_queue *queue, size_t bytes, uint8_t kind,
                        uint64_t *address);
+// Frees at once: the caller makes sure no submitted work still uses the memory.
 int kdsl_sycl_release(const kdsl_sycl_queue *queue, uint64_t address);
-int kdsl_sycl_copy_to_device(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *data,
-                             size_t size);
-int kdsl_sycl_copy_from_device(const kdsl_sycl_queue *queue, uint64_t address, uint8_t *data,
-                               size_t size);
-int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *pattern,
-                   size_t pattern_size, size_t count);
-int kdsl_sycl_wait(const kdsl_sycl_queue *queue);
 
+// Every submission below starts after the `wait_count` events in `wait_for` and after the queue's
+// earlier work, does not block, and gives an event to destroy with kdsl_sycl_destroy_event.
+int kdsl_sycl_copy(const kdsl_sycl_queue *queue, uint64_t destination, uint64_t source, size_t size,
+                   const kdsl_sycl_event *const *wait_for, size_t wait_count,
+                   kdsl_sycl_event **event);
+int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *pattern,
+                   size_t pattern_size, size_t count, const kdsl_sycl_event *const *wait_for,
+                   size_t wait_count, kdsl_sycl_event **event);
 // `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first).
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const uint64_t *global, const uint64_t *local, size_t dimensions,
                      const kdsl_sycl_kernel_argument *arguments, size_t argument_count,
+                     const kdsl_sycl_event *const *wait_for, size_t wait_count,
                      kdsl_sycl_event **event);
+int kdsl_sycl_wait(const kdsl_sycl_queue *queue);
+
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event);
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event);
+int kdsl_sycl_event_is_complete(const kdsl_sycl_event *event, int *complete);
 int kdsl_sycl_event_elapsed_ns(const kdsl_sycl_event *event, uint64_t *nanoseconds);
 
 #ifdef __cplusplus

@@ -11,6 +11,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -102,15 +103,47 @@ int guarded(Body &&body) noexcept {
 
 struct kdsl_sycl_queue {
  public:
+  // A new in-order, profiling queue with its own context.
   explicit kdsl_sycl_queue(const sycl::device &device)
       : errors_(std::make_shared<Errors>()),
         context_(device, make_handler(errors_)),
-        queue_(context_, device, make_handler(errors_),
-               sycl::property_list{sycl::property::queue::in_order(),
-                                   sycl::property::queue::enable_profiling()}) {}
+        queue_(context_, device, make_handler(errors_), own_queue_properties()),
+        in_order_(true) {}
+
+  // A further in-order, profiling queue on the context and device of `sibling`.
+  explicit kdsl_sycl_queue(const kdsl_sycl_queue &sibling, bool)
+      : errors_(sibling.errors_),
+        context_(sibling.context_),
+        queue_(context_, sibling.queue_.get_device(), make_handler(errors_),
+               own_queue_properties()),
+        in_order_(true) {}
+
+  // Another library's queue, shared (a sycl::queue is a reference-counted handle).
+  explicit kdsl_sycl_queue(const sycl::queue &adopted)
+      : errors_(std::make_shared<Errors>()),
+        context_(adopted.get_context()),
+        queue_(adopted),
+        in_order_(adopted.is_in_order()) {}
 
   sycl::queue &queue() const { return queue_; }
   const sycl::context &context() const { return context_; }
+
+  // Submits `body` after `dependencies`. On an adopted out-of-order queue kdsl's own submissions
+  // are chained, so they run in submission order like on kdsl's own queues.
+  template <typename Body>
+  sycl::event submit(std::vector<sycl::event> dependencies, Body &&body) const {
+    std::unique_lock<std::mutex> lock(chain_mutex_, std::defer_lock);
+    if (!in_order_) {
+      lock.lock();
+      if (last_submitted_) dependencies.push_back(*last_submitted_);
+    }
+    sycl::event submitted = queue_.submit([&](sycl::handler &handler) {
+      if (!dependencies.empty()) handler.depends_on(dependencies);
+      body(handler);
+    });
+    if (!in_order_) last_submitted_ = submitted;
+    return submitted;
+  }
 
   // Waits for every submitted command and rethrows the first asynchronous error, if any.
   void wait_and_check() const {
@@ -134,6 +167,11 @@ struct kdsl_sycl_queue {
     std::vector<std::string> messages;
   };
 
+  static sycl::property_list own_queue_properties() {
+    return sycl::property_list{sycl::property::queue::in_order(),
+                               sycl::property::queue::enable_profiling()};
+  }
+
   static sycl::async_handler make_handler(std::shared_ptr<Errors> errors) {
     return [errors](sycl::exception_list list) {
       for (const std::exception_ptr &pointer : list) {
@@ -153,6 +191,9 @@ struct kdsl_sycl_queue {
   std::shared_ptr<Errors> errors_;
   sycl::context context_;
   mutable sycl::queue queue_;
+  bool in_order_;
+  mutable std::mutex chain_mutex_;
+  mutable std::optional<sycl::event> last_submitted_;
 };
 
 struct kdsl_sycl_program {
@@ -255,16 +296,35 @@ sycl::nd_range<3> make_range<3>(const std::uint64_t *global, const std::uint64_t
                            sycl::range<3>(local[2], local[1], local[0]));
 }
 
+std::vector<sycl::event> dependencies(const kdsl_sycl_event *const *wait_for,
+                                      std::size_t wait_count) {
+  std::vector<sycl::event> events;
+  events.reserve(wait_count);
+  for (std::size_t index = 0; index < wait_count; ++index) {
+    events.push_back(wait_for[index]->event());
+  }
+  return events;
+}
+
 template <int Dimensions>
-sycl::event submit(sycl::queue &queue, const sycl::kernel &kernel, const std::uint64_t *global,
-                   const std::uint64_t *local, const kdsl_sycl_kernel_argument *arguments,
-                   std::size_t argument_count) {
-  return queue.submit([&](sycl::handler &handler) {
+sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
+                          const std::uint64_t *global, const std::uint64_t *local,
+                          const kdsl_sycl_kernel_argument *arguments,
+                          std::size_t argument_count, std::vector<sycl::event> waits) {
+  return queue.submit(std::move(waits), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
     handler.parallel_for(make_range<Dimensions>(global, local), kernel);
   });
+}
+
+template <typename T>
+void fill_pattern(sycl::handler &handler, void *pointer, const std::uint8_t *pattern,
+                  std::size_t count) {
+  T value;
+  std::memcpy(&value, pattern, sizeof(T));
+  handler.fill(static_cast<T *>(pointer), value, count);
 }
 
 void wait_for_event(const kdsl_sycl_event &event) {
@@ -325,6 +385,29 @@ int kdsl_sycl_create_queue(std::size_t index, kdsl_sycl_queue **queue) {
                                " devices)");
     }
     *queue = new kdsl_sycl_queue(devices[index]);
+  });
+}
+
+int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue **sibling) {
+  return guarded([&] { *sibling = new kdsl_sycl_queue(*queue, true); });
+}
+
+int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue,
+                          std::size_t *device_index) {
+  return guarded([&] {
+    if (sycl_queue == nullptr) throw std::runtime_error("the SYCL queue pointer is null");
+    const sycl::queue &adopted = *static_cast<const sycl::queue *>(sycl_queue);
+    sycl::device device = adopted.get_device();
+    std::vector<sycl::device> devices = sycl::device::get_devices();
+    std::size_t index = 0;
+    while (index < devices.size() && devices[index] != device) ++index;
+    if (index == devices.size()) {
+      throw std::runtime_error("the queue's device (" +
+                               device.get_info<sycl::info::device::name>() +
+                               ") is not a root device of sycl::device::get_devices()");
+    }
+    *queue = new kdsl_sycl_queue(adopted);
+    *device_index = index;
   });
 }
 
@@ -391,60 +474,51 @@ int kdsl_sycl_allocate(const kdsl_sycl_queue *queue, std::size_t bytes, std::uin
 }
 
 int kdsl_sycl_release(const kdsl_sycl_queue *queue, std::uint64_t address) {
-  return guarded([&] {
-    queue->queue().wait();
-    sycl::free(as_pointer(address), queue->context());
-  });
+  return guarded([&] { sycl::free(as_pointer(address), queue->context()); });
 }
 
-int kdsl_sycl_copy_to_device(const kdsl_sycl_queue *queue, std::uint64_t address,
-                             const std::uint8_t *data, std::size_t size) {
+int kdsl_sycl_copy(const kdsl_sycl_queue *queue, std::uint64_t destination, std::uint64_t source,
+                   std::size_t size, const kdsl_sycl_event *const *wait_for,
+                   std::size_t wait_count, kdsl_sycl_event **event) {
   return guarded([&] {
-    queue->queue().memcpy(as_pointer(address), data, size).wait();
+    sycl::event submitted =
+        queue->submit(dependencies(wait_for, wait_count), [&](sycl::handler &handler) {
+          handler.memcpy(as_pointer(destination), as_pointer(source), size);
+        });
     queue->check_asynchronous();
-  });
-}
-
-int kdsl_sycl_copy_from_device(const kdsl_sycl_queue *queue, std::uint64_t address,
-                               std::uint8_t *data, std::size_t size) {
-  return guarded([&] {
-    queue->queue().memcpy(data, as_pointer(address), size).wait();
-    queue->check_asynchronous();
+    *event = new kdsl_sycl_event(std::move(submitted), *queue);
   });
 }
 
 int kdsl_sycl_fill(const kdsl_sycl_queue *queue, std::uint64_t address,
-                   const std::uint8_t *pattern, std::size_t pattern_size, std::size_t count) {
+                   const std::uint8_t *pattern, std::size_t pattern_size, std::size_t count,
+                   const kdsl_sycl_event *const *wait_for, std::size_t wait_count,
+                   kdsl_sycl_event **event) {
   return guarded([&] {
-    sycl::queue &q = queue->queue();
-    void *pointer = as_pointer(address);
-    switch (pattern_size) {
-      case 1:
-        q.memset(pointer, pattern[0], count).wait();
-        break;
-      case 2: {
-        std::uint16_t value;
-        std::memcpy(&value, pattern, 2);
-        q.fill(static_cast<std::uint16_t *>(pointer), value, count).wait();
-        break;
-      }
-      case 4: {
-        std::uint32_t value;
-        std::memcpy(&value, pattern, 4);
-        q.fill(static_cast<std::uint32_t *>(pointer), value, count).wait();
-        break;
-      }
-      case 8: {
-        std::uint64_t value;
-        std::memcpy(&value, pattern, 8);
-        q.fill(static_cast<std::uint64_t *>(pointer), value, count).wait();
-        break;
-      }
-      default:
-        throw std::runtime_error("fill supports 1-, 2-, 4- and 8-byte patterns, not " +
-                                 std::to_string(pattern_size));
+    if (pattern_size != 1 && pattern_size != 2 && pattern_size != 4 && pattern_size != 8) {
+      throw std::runtime_error("fill supports 1-, 2-, 4- and 8-byte patterns, not " +
+                               std::to_string(pattern_size));
     }
+    void *pointer = as_pointer(address);
+    sycl::event submitted =
+        queue->submit(dependencies(wait_for, wait_count), [&](sycl::handler &handler) {
+          switch (pattern_size) {
+            case 1:
+              handler.memset(pointer, pattern[0], count);
+              break;
+            case 2:
+              fill_pattern<std::uint16_t>(handler, pointer, pattern, count);
+              break;
+            case 4:
+              fill_pattern<std::uint32_t>(handler, pointer, pattern, count);
+              break;
+            default:
+              fill_pattern<std::uint64_t>(handler, pointer, pattern, count);
+              break;
+          }
+        });
     queue->check_asynchronous();
+    *event = new kdsl_sycl_event(std::move(submitted), *queue);
   });
 }
 
@@ -455,24 +529,26 @@ int kdsl_sycl_wait(const kdsl_sycl_queue *queue) {
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const std::uint64_t *global, const std::uint64_t *local,
                      std::size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
-                     std::size_t argument_count, kdsl_sycl_event **event) {
+                     std::size_t argument_count, const kdsl_sycl_event *const *wait_for,
+                     std::size_t wait_count, kdsl_sycl_event **event) {
   return guarded([&] {
     if (dimensions == 0 || dimensions > 3) {
       throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
     }
+    std::vector<sycl::event> waits = dependencies(wait_for, wait_count);
     sycl::event submitted;
     switch (dimensions) {
       case 1:
-        submitted = submit<1>(queue->queue(), kernel->kernel(), global, local, arguments,
-                              argument_count);
+        submitted = submit_launch<1>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
       case 2:
-        submitted = submit<2>(queue->queue(), kernel->kernel(), global, local, arguments,
-                              argument_count);
+        submitted = submit_launch<2>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
       default:
-        submitted = submit<3>(queue->queue(), kernel->kernel(), global, local, arguments,
-                              argument_count);
+        submitted = submit_launch<3>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
     }
     queue->check_asynchronous();
@@ -484,6 +560,13 @@ void kdsl_sycl_destroy_event(kdsl_sycl_event *event) { delete event; }
 
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event) {
   return guarded([&] { wait_for_event(*event); });
+}
+
+int kdsl_sycl_event_is_complete(const kdsl_sycl_event *event, int *complete) {
+  return guarded([&] {
+    auto status = event->event().get_info<sycl::info::event::command_execution_status>();
+    *complete = status == sycl::info::event_command_status::complete ? 1 : 0;
+  });
 }
 
 int kdsl_sycl_event_elapsed_ns(const kdsl_sycl_event *event, std::uint64_t *nanoseconds) {

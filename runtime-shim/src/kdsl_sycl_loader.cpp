@@ -33,6 +33,8 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_last_error) last_error;
   decltype(&kdsl_sycl_list_devices) list_devices;
   decltype(&kdsl_sycl_create_queue) create_queue;
+  decltype(&kdsl_sycl_create_sibling_queue) create_sibling_queue;
+  decltype(&kdsl_sycl_adopt_queue) adopt_queue;
   decltype(&kdsl_sycl_destroy_queue) destroy_queue;
   decltype(&kdsl_sycl_build_program) build_program;
   decltype(&kdsl_sycl_destroy_program) destroy_program;
@@ -40,13 +42,13 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_destroy_kernel) destroy_kernel;
   decltype(&kdsl_sycl_allocate) allocate;
   decltype(&kdsl_sycl_release) release;
-  decltype(&kdsl_sycl_copy_to_device) copy_to_device;
-  decltype(&kdsl_sycl_copy_from_device) copy_from_device;
+  decltype(&kdsl_sycl_copy) copy;
   decltype(&kdsl_sycl_fill) fill;
   decltype(&kdsl_sycl_wait) wait;
   decltype(&kdsl_sycl_launch) launch;
   decltype(&kdsl_sycl_destroy_event) destroy_event;
   decltype(&kdsl_sycl_event_wait) event_wait;
+  decltype(&kdsl_sycl_event_is_complete) event_is_complete;
   decltype(&kdsl_sycl_event_elapsed_ns) event_elapsed_ns;
 };
 
@@ -109,6 +111,8 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_last_error", table.last_error, error) &&
       resolve(library, "kdsl_sycl_list_devices", table.list_devices, error) &&
       resolve(library, "kdsl_sycl_create_queue", table.create_queue, error) &&
+      resolve(library, "kdsl_sycl_create_sibling_queue", table.create_sibling_queue, error) &&
+      resolve(library, "kdsl_sycl_adopt_queue", table.adopt_queue, error) &&
       resolve(library, "kdsl_sycl_destroy_queue", table.destroy_queue, error) &&
       resolve(library, "kdsl_sycl_build_program", table.build_program, error) &&
       resolve(library, "kdsl_sycl_destroy_program", table.destroy_program, error) &&
@@ -116,13 +120,13 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_destroy_kernel", table.destroy_kernel, error) &&
       resolve(library, "kdsl_sycl_allocate", table.allocate, error) &&
       resolve(library, "kdsl_sycl_release", table.release, error) &&
-      resolve(library, "kdsl_sycl_copy_to_device", table.copy_to_device, error) &&
-      resolve(library, "kdsl_sycl_copy_from_device", table.copy_from_device, error) &&
+      resolve(library, "kdsl_sycl_copy", table.copy, error) &&
       resolve(library, "kdsl_sycl_fill", table.fill, error) &&
       resolve(library, "kdsl_sycl_wait", table.wait, error) &&
       resolve(library, "kdsl_sycl_launch", table.launch, error) &&
       resolve(library, "kdsl_sycl_destroy_event", table.destroy_event, error) &&
       resolve(library, "kdsl_sycl_event_wait", table.event_wait, error) &&
+      resolve(library, "kdsl_sycl_event_is_complete", table.event_is_complete, error) &&
       resolve(library, "kdsl_sycl_event_elapsed_ns", table.event_elapsed_ns, error);
   if (resolved && table.interface_version() != KDSL_SYCL_SHIM_INTERFACE_VERSION) {
     error = path + " has interface version " + std::to_string(table.interface_version()) +
@@ -224,6 +228,18 @@ std::unique_ptr<Queue> create_queue(std::size_t index) {
   return std::make_unique<Queue>(handle);
 }
 
+std::unique_ptr<Queue> create_sibling_queue(const Queue &queue) {
+  kdsl_sycl_queue *handle = nullptr;
+  check(shim().create_sibling_queue(queue.handle(), &handle));
+  return std::make_unique<Queue>(handle);
+}
+
+std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device_index) {
+  kdsl_sycl_queue *handle = nullptr;
+  check(shim().adopt_queue(reinterpret_cast<const void *>(sycl_queue), &handle, &device_index));
+  return std::make_unique<Queue>(handle);
+}
+
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv) {
   kdsl_sycl_program *handle = nullptr;
   check(shim().build_program(queue.handle(), spirv.data(), spirv.size(), &handle));
@@ -246,18 +262,37 @@ void release(const Queue &queue, std::uint64_t address) {
   check(shim().release(queue.handle(), address));
 }
 
-void copy_to_device(const Queue &queue, std::uint64_t address,
-                    rust::Slice<const std::uint8_t> data) {
-  check(shim().copy_to_device(queue.handle(), address, data.data(), data.size()));
+namespace {
+
+// The shim handles of the bridge's Event objects at the given addresses.
+std::vector<const kdsl_sycl_event *> event_handles(rust::Slice<const std::uint64_t> events) {
+  std::vector<const kdsl_sycl_event *> handles;
+  handles.reserve(events.size());
+  for (std::uint64_t address : events) {
+    handles.push_back(reinterpret_cast<const Event *>(address)->handle());
+  }
+  return handles;
 }
 
-void copy_from_device(const Queue &queue, std::uint64_t address, rust::Slice<std::uint8_t> data) {
-  check(shim().copy_from_device(queue.handle(), address, data.data(), data.size()));
+}  // namespace
+
+std::unique_ptr<Event> copy(const Queue &queue, std::uint64_t destination, std::uint64_t source,
+                            std::size_t size, rust::Slice<const std::uint64_t> wait_for) {
+  std::vector<const kdsl_sycl_event *> waits = event_handles(wait_for);
+  kdsl_sycl_event *handle = nullptr;
+  check(shim().copy(queue.handle(), destination, source, size, waits.data(), waits.size(),
+                    &handle));
+  return std::make_unique<Event>(handle);
 }
 
-void fill(const Queue &queue, std::uint64_t address, rust::Slice<const std::uint8_t> pattern,
-          std::size_t count) {
-  check(shim().fill(queue.handle(), address, pattern.data(), pattern.size(), count));
+std::unique_ptr<Event> fill(const Queue &queue, std::uint64_t address,
+                            rust::Slice<const std::uint8_t> pattern, std::size_t count,
+                            rust::Slice<const std::uint64_t> wait_for) {
+  std::vector<const kdsl_sycl_event *> waits = event_handles(wait_for);
+  kdsl_sycl_event *handle = nullptr;
+  check(shim().fill(queue.handle(), address, pattern.data(), pattern.size(), count, waits.data(),
+                    waits.size(), &handle));
+  return std::make_unique<Event>(handle);
 }
 
 void wait(const Queue &queue) { check(shim().wait(queue.handle())); }
@@ -265,7 +300,8 @@ void wait(const Queue &queue) { check(shim().wait(queue.handle())); }
 std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
                               rust::Slice<const std::uint64_t> global,
                               rust::Slice<const std::uint64_t> local,
-                              rust::Slice<const KernelArgument> arguments) {
+                              rust::Slice<const KernelArgument> arguments,
+                              rust::Slice<const std::uint64_t> wait_for) {
   if (global.size() != local.size() || global.empty() || global.size() > 3) {
     throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
   }
@@ -274,13 +310,20 @@ std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
   for (const KernelArgument &argument : arguments) {
     converted.push_back(kdsl_sycl_kernel_argument{argument.kind, argument.bits});
   }
+  std::vector<const kdsl_sycl_event *> waits = event_handles(wait_for);
   kdsl_sycl_event *handle = nullptr;
   check(shim().launch(queue.handle(), kernel.handle(), global.data(), local.data(), global.size(),
-                      converted.data(), converted.size(), &handle));
+                      converted.data(), converted.size(), waits.data(), waits.size(), &handle));
   return std::make_unique<Event>(handle);
 }
 
 void event_wait(const Event &event) { check(shim().event_wait(event.handle())); }
+
+bool event_is_complete(const Event &event) {
+  int complete = 0;
+  check(shim().event_is_complete(event.handle(), &complete));
+  return complete != 0;
+}
 
 std::uint64_t event_elapsed_ns(const Event &event) {
   std::uint64_t nanoseconds = 0;

@@ -1,8 +1,9 @@
 //! Kernel arguments and their checks against a kernel's metadata.
 
-use crate::buffer::Buffer;
+use crate::buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, Region};
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
+use crate::memory::PendingWork;
 use kdsl_bundle::{KernelInfo, ParameterInfo};
 use kdsl_ir::ScalarType;
 use std::marker::PhantomData;
@@ -19,6 +20,8 @@ pub enum ScalarValue {
     U32(u32),
     I64(i64),
     U64(u64),
+    /// An IEEE 754 half-precision value, given by its bits (the runtime needs no f16 crate).
+    F16(u16),
     F32(f32),
     F64(f64),
 }
@@ -36,6 +39,7 @@ impl ScalarValue {
             ScalarValue::U32(_) => ScalarType::U32,
             ScalarValue::I64(_) => ScalarType::I64,
             ScalarValue::U64(_) => ScalarType::U64,
+            ScalarValue::F16(_) => ScalarType::F16,
             ScalarValue::F32(_) => ScalarType::F32,
             ScalarValue::F64(_) => ScalarType::F64,
         }
@@ -53,6 +57,7 @@ impl ScalarValue {
             ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
             ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
+            ScalarValue::F16(bits) => bits.to_le_bytes().to_vec(),
             ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
         }
@@ -87,15 +92,52 @@ scalar_conversions! {
     i64 => I64, u64 => U64, f32 => F32, f64 => F64,
 }
 
-/// What the checks need to know about a buffer argument.
-#[derive(Clone, Copy, Debug)]
+/// What the checks need to know about a buffer argument: the byte range it passes, its
+/// element type, whether it is passed for writing, and its memory (device, writability).
+#[derive(Clone, Copy)]
 pub(crate) struct BufferFacts<'a> {
-    pub id: u64,
     pub address: u64,
+    pub bytes: usize,
     pub element: ScalarType,
+    /// Passed for writing (`&mut buffer`, `Argument::writable`).
     pub writable: bool,
+    /// The memory is borrowed read-only foreign memory.
+    pub read_only_memory: bool,
     pub device_instance: u64,
     pub device_label: &'a str,
+    pub pending: &'a PendingWork,
+}
+
+impl std::fmt::Debug for BufferFacts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufferFacts")
+            .field("address", &self.address)
+            .field("bytes", &self.bytes)
+            .field("element", &self.element)
+            .field("writable", &self.writable)
+            .finish()
+    }
+}
+
+impl<'a> BufferFacts<'a> {
+    fn new(region: Region<'a>, writable: bool) -> BufferFacts<'a> {
+        BufferFacts {
+            address: region.address,
+            bytes: region.bytes,
+            element: region.element,
+            writable,
+            read_only_memory: region.memory.read_only,
+            device_instance: region.memory.device.inner.instance,
+            device_label: region.memory.device.label(),
+            pending: &region.memory.pending,
+        }
+    }
+
+    fn overlaps(&self, other: &BufferFacts<'_>) -> bool {
+        let end = self.address + self.bytes as u64;
+        let other_end = other.address + other.bytes as u64;
+        self.address < other_end && other.address < end
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -121,14 +163,24 @@ impl<'a> Argument<'a> {
     }
 
     pub fn read_only<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
-        Argument::from_kind(ArgumentKind::Buffer(buffer.facts(false)))
+        Argument::buffer_region(buffer.region(), false)
     }
 
     /// A writable use of a buffer reached through a shared reference, for a buffer shared
-    /// behind an `Arc` where `&mut` is not available. The launch still rejects the same buffer
-    /// passed twice when one use is writable.
+    /// behind an `Arc` where `&mut` is not available. The launch still rejects overlapping
+    /// buffers when one use is writable.
     pub fn writable<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
-        Argument::from_kind(ArgumentKind::Buffer(buffer.facts(true)))
+        Argument::buffer_region(buffer.region(), true)
+    }
+
+    /// An untyped buffer, passed for reading or for writing (a `mut` parameter needs
+    /// `writable`; borrowed read-only memory is refused for it).
+    pub fn buffer(buffer: &'a AnyBuffer, writable: bool) -> Argument<'a> {
+        Argument::buffer_region(buffer.region(), writable)
+    }
+
+    fn buffer_region(region: Region<'a>, writable: bool) -> Argument<'a> {
+        Argument::from_kind(ArgumentKind::Buffer(BufferFacts::new(region, writable)))
     }
 
     pub(crate) fn from_kind(kind: ArgumentKind<'a>) -> Argument<'a> {
@@ -170,6 +222,42 @@ impl<'a, T: Element> IntoArgument<'a> for &'a Buffer<T> {
 impl<'a, T: Element> IntoArgument<'a> for &'a mut Buffer<T> {
     fn into_argument(self) -> Argument<'a> {
         Argument::writable(self)
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for BufferSlice<'a, T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer_region(self.region(), false)
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for &BufferSlice<'a, T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer_region(self.region(), false)
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for &'a BufferSliceMut<'_, T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer_region(self.region(), false)
+    }
+}
+
+impl<'a, T: Element> IntoArgument<'a> for &'a mut BufferSliceMut<'_, T> {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer_region(self.region(), true)
+    }
+}
+
+impl<'a> IntoArgument<'a> for &'a AnyBuffer {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer(self, false)
+    }
+}
+
+impl<'a> IntoArgument<'a> for &'a mut AnyBuffer {
+    fn into_argument(self) -> Argument<'a> {
+        Argument::buffer(self, true)
     }
 }
 
@@ -243,6 +331,13 @@ pub(crate) fn check_arguments(
                         name: name.clone(),
                     });
                 }
+                if *writable && facts.read_only_memory {
+                    return Err(RuntimeError::ReadOnlyMemoryAsWritable {
+                        kernel: kernel.name.clone(),
+                        index,
+                        name: name.clone(),
+                    });
+                }
                 if facts.device_instance != device_instance {
                     return Err(RuntimeError::ForeignBuffer {
                         kernel: kernel.name.clone(),
@@ -257,8 +352,8 @@ pub(crate) fn check_arguments(
         }
     }
     // The use of each buffer: writable when the parameter is writable (a `&mut` passed to a
-    // read-only parameter is only read).
-    let uses: Vec<(usize, u64, bool)> = kernel
+    // read-only parameter is only read). Uses conflict when their byte ranges overlap.
+    let uses: Vec<(usize, BufferFacts, bool)> = kernel
         .parameters
         .iter()
         .zip(arguments)
@@ -266,15 +361,16 @@ pub(crate) fn check_arguments(
         .filter_map(
             |(index, (parameter, argument))| match (parameter, argument.kind) {
                 (ParameterInfo::Buffer { writable, .. }, ArgumentKind::Buffer(facts)) => {
-                    Some((index, facts.id, *writable))
+                    Some((index, facts, *writable))
                 }
                 _ => None,
             },
         )
         .collect();
-    for (position, &(first, id, first_writable)) in uses.iter().enumerate() {
-        for &(second, other_id, second_writable) in &uses[position + 1..] {
-            if id == other_id && (first_writable || second_writable) {
+    for (position, (first, facts, first_writable)) in uses.iter().enumerate() {
+        for (second, other_facts, second_writable) in &uses[position + 1..] {
+            if facts.overlaps(other_facts) && (*first_writable || *second_writable) {
+                let (first, second) = (*first, *second);
                 return Err(RuntimeError::AliasedBuffers {
                     kernel: kernel.name.clone(),
                     first,
@@ -323,12 +419,17 @@ mod tests {
         }
     }
 
+    static PENDING: std::sync::LazyLock<PendingWork> = std::sync::LazyLock::new(Default::default);
+
+    /// A 64-element f32-sized buffer argument; buffers with the same `id` are the same memory.
     fn buffer(id: u64, element: ScalarType, writable: bool, device: u64) -> Argument<'static> {
         Argument::from_kind(ArgumentKind::Buffer(BufferFacts {
-            id,
             address: 0x1000 * id,
+            bytes: 256,
             element,
             writable,
+            read_only_memory: false,
+            pending: &PENDING,
             device_instance: device,
             device_label: if device == 1 {
                 "sycl:0"
@@ -507,7 +608,7 @@ mod tests {
             ScalarType::U32 => ScalarValue::U32(1),
             ScalarType::I64 => ScalarValue::I64(1),
             ScalarType::U64 => ScalarValue::U64(1),
-            ScalarType::F16 => return None,
+            ScalarType::F16 => ScalarValue::F16(0x3c00),
             ScalarType::F32 => ScalarValue::F32(1.0),
             ScalarType::F64 => ScalarValue::F64(1.0),
         })

@@ -1,17 +1,20 @@
 //! Device discovery and the `Device` handle.
 
-use crate::backend::{self, DeviceBackend};
-use crate::buffer::{Buffer, MemoryKind};
+use crate::backend::{self, DeviceBackend, QueueBackend};
+use crate::buffer::{AnyBuffer, Buffer, MemoryKind};
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
 use crate::filter::DeviceFilter;
 use crate::image::select_image;
 use crate::launch::DeviceLimits;
+use crate::memory::Retirement;
 use crate::program::Program;
+use crate::queue::Queue;
 use kdsl_bundle::Bundle;
+use kdsl_ir::ScalarType;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// The driver API a device is reached through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -215,6 +218,43 @@ pub(crate) struct DeviceInner {
     pub instance: u64,
     pub label: String,
     pub backend: Box<dyn DeviceBackend>,
+    pub default_queue: Arc<dyn QueueBackend>,
+    pub default_queue_id: u64,
+    /// Every further queue made on this instance, for `Device::synchronize`.
+    pub queues: Mutex<Vec<Weak<dyn QueueBackend>>>,
+    pub retirement: Retirement,
+}
+
+impl Drop for DeviceInner {
+    fn drop(&mut self) {
+        // Nothing uses the device any more (buffers, queues and events hold it), but retired
+        // memory may still wait for its work.
+        self.drain_retired();
+    }
+}
+
+fn next_queue_id() -> u64 {
+    static NEXT_QUEUE: AtomicU64 = AtomicU64::new(1);
+    NEXT_QUEUE.fetch_add(1, Ordering::Relaxed)
+}
+
+fn find_device(backend: BackendKind, locator: usize) -> Result<DeviceInfo> {
+    device_report()
+        .devices
+        .iter()
+        .find(|info| info.backend == backend && info.locator == locator)
+        .cloned()
+        .ok_or_else(|| RuntimeError::BadForeignObject {
+            what: format!(
+                "the {backend} device {locator} the foreign object belongs to is not among the devices kdsl found ({})",
+                device_report()
+                    .devices
+                    .iter()
+                    .map(|d| d.id())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
 }
 
 impl fmt::Debug for Device {
@@ -272,18 +312,109 @@ impl Device {
         }
     }
 
-    /// Opens a new instance of a discovered device.
+    /// Opens a new instance of a discovered device, with its own queue (SYCL: its own context).
     pub fn open(info: &DeviceInfo) -> Result<Device> {
+        Ok(Device::from_backend(info.clone(), backend::open(info)?))
+    }
+
+    fn from_backend(info: DeviceInfo, backend: Box<dyn DeviceBackend>) -> Device {
         static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
-        let backend = backend::open(info)?;
         let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
-        Ok(Device {
+        Device {
             inner: Arc::new(DeviceInner {
                 label: format!("{} instance {instance}", info.id()),
-                info: info.clone(),
+                info,
                 instance,
+                default_queue: backend.default_queue(),
+                default_queue_id: next_queue_id(),
                 backend,
+                queues: Mutex::new(Vec::new()),
+                retirement: Retirement::default(),
             }),
+        }
+    }
+
+    /// Adopts a SYCL queue another library created in this process (dpctl's `SyclQueue`
+    /// capsule "SyclQueueRef" holds one) as a new device instance whose default queue is that
+    /// queue, in its context: buffers, programs and launches of this instance live there, so
+    /// USM memory of that context can be borrowed ([`AnyBuffer::borrowed`]) without copies.
+    /// On an out-of-order queue kdsl chains its own submissions in order. Profiling timings
+    /// need a queue created with profiling enabled.
+    ///
+    /// # Safety
+    /// `queue` must point to a live `sycl::queue` of the same libsycl that kdsl's SYCL shim
+    /// loaded (the process's one libsycl); kdsl copies the handle, so the caller may release
+    /// its own afterwards.
+    #[cfg_attr(not(feature = "sycl"), allow(unused_variables))]
+    pub unsafe fn from_sycl_queue(queue: *mut std::ffi::c_void) -> Result<Device> {
+        #[cfg(feature = "sycl")]
+        {
+            // SAFETY: forwarded to the caller.
+            let (backend, locator) = unsafe { backend::sycl::adopt(queue) }?;
+            Ok(Device::from_backend(
+                find_device(BackendKind::Sycl, locator)?,
+                backend,
+            ))
+        }
+        #[cfg(not(feature = "sycl"))]
+        Err(backend::no_sycl_backend())
+    }
+
+    /// Adopts a CUDA stream of the primary context of device `ordinal` (the context CuPy,
+    /// PyTorch and the CUDA runtime use) as a new device instance whose default queue is that
+    /// stream. A null stream is the legacy default stream. Memory of that context can be
+    /// borrowed with [`AnyBuffer::borrowed`].
+    ///
+    /// # Safety
+    /// `stream` must be null or a live `CUstream` of that context, and stay alive as long as
+    /// the returned device and everything made from it.
+    pub unsafe fn from_cuda_stream(
+        ordinal: usize,
+        stream: *mut std::ffi::c_void,
+    ) -> Result<Device> {
+        let info = find_device(BackendKind::Cuda, ordinal)?;
+        // SAFETY: forwarded to the caller.
+        let backend = unsafe { backend::cuda::adopt_stream(&info, stream) }?;
+        Ok(Device::from_backend(info, backend))
+    }
+
+    /// Adopts a HIP stream of device `ordinal` (null: its null stream) as a new device instance
+    /// whose default queue is that stream. Never run on hardware.
+    ///
+    /// # Safety
+    /// `stream` must be null or a live `hipStream_t` of that device, and stay alive as long as
+    /// the returned device and everything made from it.
+    pub unsafe fn from_hip_stream(ordinal: usize, stream: *mut std::ffi::c_void) -> Result<Device> {
+        let info = find_device(BackendKind::Hip, ordinal)?;
+        // SAFETY: forwarded to the caller.
+        let backend = unsafe { backend::hip::adopt_stream(&info, stream) }?;
+        Ok(Device::from_backend(info, backend))
+    }
+
+    /// The queue plain calls (`Kernel::launch`, `Buffer::write_from`, ...) use.
+    pub fn default_queue(&self) -> Queue {
+        Queue {
+            device: self.clone(),
+            id: self.inner.default_queue_id,
+            backend: Arc::clone(&self.inner.default_queue),
+        }
+    }
+
+    /// A new in-order queue (SYCL queue on the same context, CUDA or HIP stream) on this
+    /// device instance. Buffers are shared between its queues.
+    pub fn queue(&self) -> Result<Queue> {
+        let backend = self.inner.backend.new_queue()?;
+        let mut queues = self
+            .inner
+            .queues
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        queues.retain(|queue| queue.strong_count() > 0);
+        queues.push(Arc::downgrade(&backend));
+        Ok(Queue {
+            device: self.clone(),
+            id: next_queue_id(),
+            backend,
         })
     }
 
@@ -319,6 +450,16 @@ impl Device {
         Buffer::allocate(self, len, kind)
     }
 
+    /// An uninitialized buffer of `len` elements of a type chosen at run time.
+    pub fn alloc_any(
+        &self,
+        element: ScalarType,
+        len: usize,
+        kind: MemoryKind,
+    ) -> Result<AnyBuffer> {
+        AnyBuffer::allocate(self, element, len, kind)
+    }
+
     /// A device-memory buffer holding a copy of `data`.
     pub fn buffer_from<T: Element>(&self, data: &[T]) -> Result<Buffer<T>> {
         let mut buffer = Buffer::allocate(self, data.len(), MemoryKind::Device)?;
@@ -326,9 +467,22 @@ impl Device {
         Ok(buffer)
     }
 
-    /// Waits until everything submitted to this device instance has finished.
+    /// Waits until everything submitted to this device instance's queues has finished.
     pub fn synchronize(&self) -> Result<()> {
-        self.inner.backend.synchronize()
+        self.inner.default_queue.synchronize()?;
+        let queues: Vec<Arc<dyn QueueBackend>> = self
+            .inner
+            .queues
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for queue in queues {
+            queue.synchronize()?;
+        }
+        self.inner.collect_retired();
+        Ok(())
     }
 }
 

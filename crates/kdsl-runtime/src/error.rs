@@ -73,6 +73,41 @@ pub enum RuntimeError {
         second_name: String,
     },
 
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` is a writable buffer, but the memory given is read-only (a read-only foreign array)")]
+    ReadOnlyMemoryAsWritable {
+        kernel: String,
+        index: usize,
+        name: String,
+    },
+
+    #[error("cannot write: {what}")]
+    ReadOnlyMemory { what: String },
+
+    #[error("kernel `{kernel}` was loaded on device `{kernel_device}`, but the queue belongs to device `{queue_device}`")]
+    ForeignQueue {
+        kernel: String,
+        kernel_device: String,
+        queue_device: String,
+    },
+
+    #[error("the memory belongs to device `{memory_device}`, but the queue belongs to device `{queue_device}`; buffers belong to the `Device` instance that allocated or borrowed them")]
+    ForeignMemory {
+        memory_device: String,
+        queue_device: String,
+    },
+
+    #[error("a buffer of {found} cannot be used as a buffer of {expected}")]
+    ElementTypeMismatch {
+        expected: kdsl_ir::ScalarType,
+        found: kdsl_ir::ScalarType,
+    },
+
+    #[error("invalid range: {why}")]
+    BadRange { why: String },
+
+    #[error("invalid foreign object: {what}")]
+    BadForeignObject { what: String },
+
     #[error("launch of kernel `{kernel}` is invalid: {why}")]
     BadLaunch { kernel: String, why: String },
 

@@ -38,10 +38,12 @@ mod error;
 pub mod filter;
 pub mod image;
 mod launch;
+mod memory;
 mod program;
+mod queue;
 
 pub use args::{Argument, IntoArgument, ScalarValue};
-pub use buffer::{Buffer, MemoryKind};
+pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, PendingRead};
 pub use device::{
     device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget, DeviceType,
 };
@@ -51,3 +53,4 @@ pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, KernelInfo, ParameterInfo};
 pub use launch::Launch;
 pub use program::{Event, Kernel, Program};
+pub use queue::Queue;

@@ -1,10 +1,12 @@
 //! Loaded programs, their kernels, launches and events.
 
-use crate::args::{check_arguments, Argument, ArgumentKind};
-use crate::backend::{EventBackend, KernelBackend, ModuleBackend, RawArgument};
+use crate::args::Argument;
+use crate::backend::{EventBackend, KernelBackend, ModuleBackend};
 use crate::device::Device;
 use crate::error::{Result, RuntimeError};
-use crate::launch::{check_launch, Launch};
+use crate::launch::Launch;
+use crate::memory::Retired;
+use crate::queue::Queue;
 use kdsl_bundle::{Bundle, KernelInfo};
 use std::fmt;
 use std::sync::Arc;
@@ -78,9 +80,9 @@ impl Program {
 
 /// One kernel of a loaded program, ready to launch.
 pub struct Kernel {
-    device: Device,
-    info: KernelInfo,
-    backend: Box<dyn KernelBackend>,
+    pub(crate) device: Device,
+    pub(crate) info: KernelInfo,
+    pub(crate) backend: Box<dyn KernelBackend>,
 }
 
 impl fmt::Debug for Kernel {
@@ -102,45 +104,71 @@ impl Kernel {
         &self.info
     }
 
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// Checks the arguments and the launch against the kernel's metadata and the device's
-    /// limits, then submits the launch. A misuse error leaves the queue untouched.
+    /// limits, then submits the launch to the device's default queue. Does not block; a misuse
+    /// error submits nothing, so the queue stays usable.
     pub fn launch(&self, launch: &Launch, arguments: &[Argument<'_>]) -> Result<Event> {
-        let device = &self.device.inner;
-        check_arguments(&self.info, device.instance, &device.label, arguments)?;
-        check_launch(&self.info, launch, &device.info.limits)?;
-        let raw: Vec<RawArgument> = arguments
-            .iter()
-            .map(|argument| match argument.kind {
-                ArgumentKind::Buffer(facts) => RawArgument::Pointer(facts.address),
-                ArgumentKind::Scalar(value) => RawArgument::Scalar(value),
-            })
-            .collect();
-        let backend = self.backend.launch(launch, &raw)?;
-        Ok(Event { backend })
+        self.device
+            .default_queue()
+            .launch(self, launch, arguments, &[])
+    }
+
+    /// Like [`Kernel::launch`], on `queue` (of the kernel's device instance), after the events
+    /// in `wait_for`.
+    pub fn launch_on(
+        &self,
+        queue: &Queue,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        queue.launch(self, launch, arguments, wait_for)
     }
 }
 
-/// A submitted launch.
+/// A submitted copy, fill or launch.
+#[derive(Clone)]
 pub struct Event {
-    backend: Box<dyn EventBackend>,
+    pub(crate) backend: Arc<dyn EventBackend>,
+    pub(crate) device: Device,
 }
 
 impl fmt::Debug for Event {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Event")
+        f.debug_struct("Event")
+            .field("device", &self.device.label())
+            .finish()
     }
 }
 
 impl Event {
-    /// Waits for the launch to finish; reports errors the device raised while running it.
+    /// Waits for this submission (only) to finish; reports errors the device raised while
+    /// running it.
     pub fn wait(&self) -> Result<()> {
         self.backend.wait()
     }
 
-    /// Waits, then returns the kernel's execution time in nanoseconds as the device measured it
-    /// (SYCL profiling command start/end; CUDA/HIP events recorded around the launch).
-    /// Profiling is always on.
+    /// True once the submission has finished. Never blocks.
+    pub fn is_complete(&self) -> Result<bool> {
+        self.backend.is_complete()
+    }
+
+    /// The submission's execution time in nanoseconds as the device measured it (SYCL
+    /// profiling command start/end; CUDA/HIP events recorded around it). Waits for this
+    /// submission only, so work queued after it keeps running. A foreign SYCL queue adopted
+    /// without profiling enabled has no timings: that is an error.
     pub fn elapsed_ns(&self) -> Result<u64> {
         self.backend.elapsed_ns()
+    }
+
+    /// Keeps `item` alive until this submission has finished.
+    pub(crate) fn retire(&self, item: Retired) {
+        self.device
+            .inner
+            .retire(vec![Arc::clone(&self.backend)], item);
     }
 }

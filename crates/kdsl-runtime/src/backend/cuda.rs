@@ -2,15 +2,17 @@
 //!
 //! PTX is loaded with `cuModuleLoadData` (the driver JIT-compiles it for the device), launches go
 //! through `cuLaunchKernel` with one pointer per argument, and two events recorded around each
-//! launch time it. Each opened device instance has its own non-blocking stream on the device's
-//! primary context; all of an instance's copies and launches go through that stream, in order.
+//! submission time it. Each opened device instance has its own non-blocking stream on the
+//! device's primary context (or an adopted stream); further queues are further streams.
 //! Two instances of one GPU share the primary context, so a buffer of one would work in the
 //! other; the runtime still rejects it, to keep one ownership rule on every backend.
 //!
 //! Not run on hardware on the development machine (it has no NVIDIA GPU); discovery there reports
 //! "no CUDA driver".
 
-use super::{DeviceBackend, EventBackend, KernelBackend, ModuleBackend, RawArgument};
+use super::{
+    downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+};
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
@@ -18,6 +20,7 @@ use crate::launch::{DeviceLimits, Launch};
 use cudarc::driver::sys::CUdevice_attribute as Attribute;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};
 use kdsl_bundle::Image;
+use std::any::Any;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -126,44 +129,99 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
     }
 }
 
-struct Shared {
+/// A CUDA stream of a context: one the runtime created (and owns), or an adopted one.
+struct CudaQueue {
     context: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    stream: sys::CUstream,
+    /// Keeps a stream the runtime created alive; `None` for an adopted stream.
+    _owned: Option<Arc<CudaStream>>,
 }
 
-impl Shared {
+// SAFETY: CUDA streams may be used from any thread once their context is bound, which every
+// use here does first.
+unsafe impl Send for CudaQueue {}
+// SAFETY: see above; the driver synchronizes concurrent submissions to a stream.
+unsafe impl Sync for CudaQueue {}
+
+impl CudaQueue {
+    fn owned(context: &Arc<CudaContext>) -> Result<CudaQueue> {
+        let stream = context.new_stream().map_err(driver_error)?;
+        Ok(CudaQueue {
+            context: Arc::clone(context),
+            stream: stream.cu_stream(),
+            _owned: Some(stream),
+        })
+    }
+
     fn bind(&self) -> Result<()> {
         self.context.bind_to_thread().map_err(driver_error)
     }
 
-    fn stream(&self) -> sys::CUstream {
-        self.stream.cu_stream()
-    }
-
-    fn synchronize(&self) -> Result<()> {
+    /// Makes the stream wait for `wait_for`, then records an event pair around `operation`.
+    fn submit(
+        &self,
+        wait_for: &[&dyn EventBackend],
+        operation: impl FnOnce(sys::CUstream) -> Result<()>,
+    ) -> Result<Arc<dyn EventBackend>> {
         self.bind()?;
-        // SAFETY: the stream belongs to this context and lives as long as `self`.
-        unsafe { result::stream::synchronize(self.stream()) }.map_err(driver_error)
+        for event in wait_for {
+            let event: &CudaEvent = downcast(BackendKind::Cuda, "an event", event.as_any())?;
+            // SAFETY: both the stream and the event are alive (we hold them).
+            unsafe {
+                result::stream::wait_event(
+                    self.stream,
+                    event.end,
+                    sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                )
+            }
+            .map_err(driver_error)?;
+        }
+        let event = CudaEvent::new(&self.context)?;
+        // SAFETY: the events were just created in this context and the stream is alive.
+        unsafe { result::event::record(event.start, self.stream) }.map_err(driver_error)?;
+        operation(self.stream)?;
+        // SAFETY: as above.
+        unsafe { result::event::record(event.end, self.stream) }.map_err(driver_error)?;
+        Ok(Arc::new(event))
     }
 }
 
 struct CudaDevice {
-    shared: Arc<Shared>,
+    context: Arc<CudaContext>,
+    queue: Arc<CudaQueue>,
 }
 
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     guarded(|| {
         let context = CudaContext::new(info.locator).map_err(driver_error)?;
-        let stream = context.new_stream().map_err(driver_error)?;
-        Ok(Box::new(CudaDevice {
-            shared: Arc::new(Shared { context, stream }),
-        }) as Box<dyn DeviceBackend>)
+        let queue = Arc::new(CudaQueue::owned(&context)?);
+        Ok(Box::new(CudaDevice { context, queue }) as Box<dyn DeviceBackend>)
+    })
+}
+
+/// A device whose default queue is a foreign stream of the primary context.
+///
+/// # Safety
+/// `stream` must be null or a live stream of the device's primary context that outlives the
+/// returned backend.
+pub(crate) unsafe fn adopt_stream(
+    info: &DeviceInfo,
+    stream: *mut c_void,
+) -> Result<Box<dyn DeviceBackend>> {
+    guarded(|| {
+        let context = CudaContext::new(info.locator).map_err(driver_error)?;
+        let queue = Arc::new(CudaQueue {
+            context: Arc::clone(&context),
+            stream: stream as sys::CUstream,
+            _owned: None,
+        });
+        Ok(Box::new(CudaDevice { context, queue }) as Box<dyn DeviceBackend>)
     })
 }
 
 impl DeviceBackend for CudaDevice {
     fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64> {
-        self.shared.bind()?;
+        self.context.bind_to_thread().map_err(driver_error)?;
         // SAFETY: plain allocations in the bound context; the memory is only reached through
         // this runtime's copies and launches, which never read it uninitialized on the host.
         let allocated = unsafe {
@@ -188,11 +246,11 @@ impl DeviceBackend for CudaDevice {
 
     fn free(&self, address: u64, kind: MemoryKind) {
         // Nothing can be reported from Drop; a failure leaks the allocation.
-        if self.shared.synchronize().is_err() {
+        if self.context.bind_to_thread().is_err() {
             return;
         }
         // SAFETY: `address` came from `allocate` with the same kind and is freed once, after
-        // the stream finished every command that used it.
+        // every submitted command that used it finished (the runtime retires it until then).
         let _ = unsafe {
             match kind {
                 MemoryKind::Device | MemoryKind::Shared => result::free_sync(address),
@@ -201,51 +259,16 @@ impl DeviceBackend for CudaDevice {
         };
     }
 
-    fn write(&self, address: u64, data: &[u8]) -> Result<()> {
-        self.shared.bind()?;
-        // SAFETY: the caller checked that `data` fits the allocation at `address`; the copy
-        // finishes before `data` is released because the stream is synchronized right after.
-        unsafe { result::memcpy_htod_async(address, data, self.shared.stream()) }
-            .map_err(driver_error)?;
-        self.shared.synchronize()
+    fn default_queue(&self) -> Arc<dyn QueueBackend> {
+        Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
 
-    fn read(&self, address: u64, data: &mut [u8]) -> Result<()> {
-        self.shared.bind()?;
-        // SAFETY: as in `write`.
-        unsafe { result::memcpy_dtoh_async(data, address, self.shared.stream()) }
-            .map_err(driver_error)?;
-        self.shared.synchronize()
-    }
-
-    fn fill(&self, address: u64, pattern: &[u8], count: usize) -> Result<()> {
-        self.shared.bind()?;
-        let stream = self.shared.stream();
-        // SAFETY: the caller checked that `count` elements of the pattern's size fit the
-        // allocation at `address`.
-        let status = unsafe {
-            match *pattern {
-                [byte] => sys::cuMemsetD8Async(address, byte, count, stream),
-                [a, b] => sys::cuMemsetD16Async(address, u16::from_le_bytes([a, b]), count, stream),
-                [a, b, c, d] => {
-                    sys::cuMemsetD32Async(address, u32::from_le_bytes([a, b, c, d]), count, stream)
-                }
-                _ => {
-                    let data = pattern.repeat(count);
-                    return self.write(address, &data);
-                }
-            }
-        };
-        status.result().map_err(driver_error)?;
-        self.shared.synchronize()
-    }
-
-    fn synchronize(&self) -> Result<()> {
-        self.shared.synchronize()
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+        guarded(|| Ok(Arc::new(CudaQueue::owned(&self.context)?) as Arc<dyn QueueBackend>))
     }
 
     fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
-        self.shared.bind()?;
+        self.context.bind_to_thread().map_err(driver_error)?;
         let text: Vec<u8> = image
             .bytes
             .iter()
@@ -261,14 +284,131 @@ impl DeviceBackend for CudaDevice {
             .map_err(driver_error)?;
         Ok(Arc::new(CudaModule {
             module,
-            shared: Arc::clone(&self.shared),
+            context: Arc::clone(&self.context),
         }))
+    }
+}
+
+impl QueueBackend for CudaQueue {
+    fn copy(
+        &self,
+        destination: u64,
+        source: u64,
+        bytes: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        self.submit(wait_for, |stream| {
+            // SAFETY: the runtime checked that both ranges lie in host memory the caller keeps
+            // alive until the event completes or in allocations of this context; with unified
+            // addressing the driver infers the direction from the pointers.
+            unsafe { sys::cuMemcpyAsync(destination, source, bytes, stream) }
+                .result()
+                .map_err(driver_error)
+        })
+    }
+
+    fn fill(
+        &self,
+        address: u64,
+        pattern: &[u8],
+        count: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        self.submit(wait_for, |stream| {
+            // SAFETY: the runtime checked that `count` elements of the pattern's size fit the
+            // allocation at `address`.
+            let status = unsafe {
+                match *pattern {
+                    [byte] => sys::cuMemsetD8Async(address, byte, count, stream),
+                    [a, b] => {
+                        sys::cuMemsetD16Async(address, u16::from_le_bytes([a, b]), count, stream)
+                    }
+                    [a, b, c, d] => sys::cuMemsetD32Async(
+                        address,
+                        u32::from_le_bytes([a, b, c, d]),
+                        count,
+                        stream,
+                    ),
+                    // 8-byte patterns: two strided 32-bit fills.
+                    [a, b, c, d, e, f, g, h] => {
+                        let low = sys::cuMemsetD2D32Async(
+                            address,
+                            8,
+                            u32::from_le_bytes([a, b, c, d]),
+                            1,
+                            count,
+                            stream,
+                        );
+                        if low != sys::cudaError_enum::CUDA_SUCCESS {
+                            low
+                        } else {
+                            sys::cuMemsetD2D32Async(
+                                address + 4,
+                                8,
+                                u32::from_le_bytes([e, f, g, h]),
+                                1,
+                                count,
+                                stream,
+                            )
+                        }
+                    }
+                    _ => {
+                        return Err(RuntimeError::Backend {
+                            backend: BackendKind::Cuda,
+                            message: format!(
+                                "fill supports 1-, 2-, 4- and 8-byte patterns, not {}",
+                                pattern.len()
+                            ),
+                        })
+                    }
+                }
+            };
+            status.result().map_err(driver_error)
+        })
+    }
+
+    fn launch(
+        &self,
+        kernel: &dyn KernelBackend,
+        launch: &Launch,
+        arguments: &[RawArgument],
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let kernel: &CudaKernel = downcast(BackendKind::Cuda, "a kernel", kernel.as_any())?;
+        let mut slots = argument_slots(arguments);
+        let mut pointers: Vec<*mut c_void> = slots
+            .iter_mut()
+            .map(|slot| slot as *mut u64 as *mut c_void)
+            .collect();
+        self.submit(wait_for, |stream| {
+            // SAFETY: the arguments were checked against the kernel's metadata (count, types,
+            // buffers of this device instance); `pointers` point into `slots`, which outlive
+            // the call (cuLaunchKernel copies the values); the geometry was checked against
+            // the device's limits.
+            unsafe {
+                result::launch_kernel(
+                    kernel.function,
+                    dims(&launch.groups()),
+                    dims(launch.local()),
+                    0,
+                    stream,
+                    &mut pointers,
+                )
+            }
+            .map_err(driver_error)
+        })
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        // SAFETY: the stream belongs to this context and is alive.
+        unsafe { result::stream::synchronize(self.stream) }.map_err(driver_error)
     }
 }
 
 struct CudaModule {
     module: sys::CUmodule,
-    shared: Arc<Shared>,
+    context: Arc<CudaContext>,
 }
 
 // SAFETY: a CUmodule handle may be used from any thread once its context is bound, which every
@@ -279,9 +419,10 @@ unsafe impl Sync for CudaModule {}
 
 impl Drop for CudaModule {
     fn drop(&mut self) {
-        if self.shared.synchronize().is_ok() {
-            // SAFETY: the module is unloaded once, after its kernels finished; every kernel
-            // holds an Arc to the module, so none outlives it.
+        // Kernels hold the module, and launches hold their kernel only until submission, so
+        // wait for the context's work before unloading.
+        if self.context.synchronize().is_ok() {
+            // SAFETY: the module is unloaded once, after all work finished.
             let _ = unsafe { result::module::unload(self.module) };
         }
     }
@@ -289,7 +430,7 @@ impl Drop for CudaModule {
 
 impl ModuleBackend for CudaModule {
     fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>> {
-        self.shared.bind()?;
+        self.context.bind_to_thread().map_err(driver_error)?;
         let c_name = CString::new(name).map_err(|_| RuntimeError::Backend {
             backend: BackendKind::Cuda,
             message: format!("kernel name `{name}` contains a NUL byte"),
@@ -299,20 +440,26 @@ impl ModuleBackend for CudaModule {
             unsafe { result::module::get_function(self.module, c_name) }.map_err(driver_error)?;
         Ok(Box::new(CudaKernel {
             function,
-            module: self,
+            _module: self,
         }))
     }
 }
 
 struct CudaKernel {
     function: sys::CUfunction,
-    module: Arc<CudaModule>,
+    _module: Arc<CudaModule>,
 }
 
 // SAFETY: a CUfunction is an immutable handle into its module, valid on any thread.
 unsafe impl Send for CudaKernel {}
 // SAFETY: see above.
 unsafe impl Sync for CudaKernel {}
+
+impl KernelBackend for CudaKernel {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
 
 fn dims(values: &[u64]) -> (u32, u32, u32) {
     let at = |i: usize| values.get(i).copied().unwrap_or(1) as u32;
@@ -331,15 +478,20 @@ pub(crate) fn argument_slots(arguments: &[RawArgument]) -> Vec<u64> {
         .collect()
 }
 
-impl KernelBackend for CudaKernel {
-    fn launch(&self, launch: &Launch, arguments: &[RawArgument]) -> Result<Box<dyn EventBackend>> {
-        let shared = &self.module.shared;
-        shared.bind()?;
-        let mut slots = argument_slots(arguments);
-        let mut pointers: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|slot| slot as *mut u64 as *mut c_void)
-            .collect();
+/// Two events recorded around one submission.
+struct CudaEvent {
+    start: sys::CUevent,
+    end: sys::CUevent,
+    context: Arc<CudaContext>,
+}
+
+// SAFETY: CUevent handles may be waited on and queried from any thread.
+unsafe impl Send for CudaEvent {}
+// SAFETY: see above.
+unsafe impl Sync for CudaEvent {}
+
+impl CudaEvent {
+    fn new(context: &Arc<CudaContext>) -> Result<CudaEvent> {
         let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
         let start = result::event::create(flags).map_err(driver_error)?;
         let end = match result::event::create(flags) {
@@ -350,48 +502,19 @@ impl KernelBackend for CudaKernel {
                 return Err(driver_error(error));
             }
         };
-        let event = CudaEvent {
+        Ok(CudaEvent {
             start,
             end,
-            shared: Arc::clone(shared),
-        };
-        let stream = shared.stream();
-        // SAFETY: the arguments were checked against the kernel's metadata (count, types,
-        // buffers of this device instance); `pointers` point into `slots`, which outlive the
-        // call (cuLaunchKernel copies the values); the geometry was checked against the
-        // device's limits.
-        unsafe {
-            result::event::record(event.start, stream).map_err(driver_error)?;
-            result::launch_kernel(
-                self.function,
-                dims(&launch.groups()),
-                dims(launch.local()),
-                0,
-                stream,
-                &mut pointers,
-            )
-            .map_err(driver_error)?;
-            result::event::record(event.end, stream).map_err(driver_error)?;
-        }
-        Ok(Box::new(event))
+            context: Arc::clone(context),
+        })
     }
 }
 
-struct CudaEvent {
-    start: sys::CUevent,
-    end: sys::CUevent,
-    shared: Arc<Shared>,
-}
-
-// SAFETY: CUevent handles may be waited on and queried from any thread.
-unsafe impl Send for CudaEvent {}
-// SAFETY: see above.
-unsafe impl Sync for CudaEvent {}
-
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        if self.shared.bind().is_ok() {
-            // SAFETY: both events were created by `launch` and are destroyed once.
+        if self.context.bind_to_thread().is_ok() {
+            // SAFETY: both events were created by `new` and are destroyed once (the driver
+            // defers the release of a recorded event until it completes).
             unsafe {
                 let _ = result::event::destroy(self.start);
                 let _ = result::event::destroy(self.end);
@@ -402,9 +525,18 @@ impl Drop for CudaEvent {
 
 impl EventBackend for CudaEvent {
     fn wait(&self) -> Result<()> {
-        self.shared.bind()?;
-        // SAFETY: the event is alive and was recorded on our stream.
+        self.context.bind_to_thread().map_err(driver_error)?;
+        // SAFETY: the event is alive and was recorded.
         unsafe { result::event::synchronize(self.end) }.map_err(driver_error)
+    }
+
+    fn is_complete(&self) -> Result<bool> {
+        // SAFETY: the event is alive and was recorded.
+        match unsafe { result::event::query(self.end) } {
+            Ok(()) => Ok(true),
+            Err(error) if error.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            Err(error) => Err(driver_error(error)),
+        }
     }
 
     fn elapsed_ns(&self) -> Result<u64> {
@@ -413,6 +545,10 @@ impl EventBackend for CudaEvent {
         let milliseconds =
             unsafe { result::event::elapsed(self.start, self.end) }.map_err(driver_error)?;
         Ok((f64::from(milliseconds) * 1e6).round().max(0.0) as u64)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 

@@ -8,6 +8,9 @@
 //! `gfx<hex digits>[:feature±]*` (see `find_gcn_arch_name`), rather than by a struct offset.
 //! `KDSL_HIP_ARCH` overrides the result.
 //!
+//! Each opened instance has its own non-blocking stream (or an adopted one); copies and fills
+//! are asynchronous on it, and two events recorded around each submission order and time it.
+//!
 //! Code objects are loaded with `hipModuleLoadData`; arguments are packed into one kernarg buffer
 //! (each at its natural alignment, see `pack_kernel_arguments`) and passed with
 //! `HIP_LAUNCH_PARAM_BUFFER_POINTER` through `hipModuleLaunchKernel`'s `extra` parameter.
@@ -15,13 +18,16 @@
 //! Never run on hardware: the development machine has no AMD GPU. Image selection and argument
 //! packing are unit-tested without one.
 
-use super::{DeviceBackend, EventBackend, KernelBackend, ModuleBackend, RawArgument};
+use super::{
+    downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+};
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
 use kdsl_bundle::Image;
 use libloading::Library;
+use std::any::Any;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::sync::{Arc, OnceLock};
 
@@ -42,6 +48,9 @@ const HIP_LAUNCH_PARAM_BUFFER_POINTER: usize = 0x01;
 const HIP_LAUNCH_PARAM_BUFFER_SIZE: usize = 0x02;
 const HIP_LAUNCH_PARAM_END: usize = 0x03;
 const HIP_MEM_ATTACH_GLOBAL: c_uint = 1;
+const HIP_STREAM_NON_BLOCKING: c_uint = 1;
+const HIP_MEMCPY_DEFAULT: c_int = 4;
+const HIP_ERROR_NOT_READY: HipError = 600;
 const HIP_HOST_MALLOC_MAPPED: c_uint = 2;
 
 /// The HIP entry points the backend uses, resolved once.
@@ -59,12 +68,17 @@ struct Api {
     host_malloc: unsafe extern "C" fn(*mut *mut c_void, usize, c_uint) -> HipError,
     free: unsafe extern "C" fn(*mut c_void) -> HipError,
     host_free: unsafe extern "C" fn(*mut c_void) -> HipError,
-    memcpy_htod: unsafe extern "C" fn(*mut c_void, *const c_void, usize) -> HipError,
-    memcpy_dtoh: unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> HipError,
-    memset_d8: unsafe extern "C" fn(*mut c_void, u8, usize) -> HipError,
-    memset_d16: unsafe extern "C" fn(*mut c_void, u16, usize) -> HipError,
-    memset_d32: unsafe extern "C" fn(*mut c_void, c_int, usize) -> HipError,
+    memcpy_async:
+        unsafe extern "C" fn(*mut c_void, *const c_void, usize, c_int, Stream) -> HipError,
+    memset_d8_async: unsafe extern "C" fn(*mut c_void, u8, usize, Stream) -> HipError,
+    memset_d16_async: unsafe extern "C" fn(*mut c_void, u16, usize, Stream) -> HipError,
+    memset_d32_async: unsafe extern "C" fn(*mut c_void, c_int, usize, Stream) -> HipError,
     device_synchronize: unsafe extern "C" fn() -> HipError,
+    stream_create_with_flags: unsafe extern "C" fn(*mut Stream, c_uint) -> HipError,
+    stream_destroy: unsafe extern "C" fn(Stream) -> HipError,
+    stream_synchronize: unsafe extern "C" fn(Stream) -> HipError,
+    stream_wait_event: unsafe extern "C" fn(Stream, HipEvent, c_uint) -> HipError,
+    event_query: unsafe extern "C" fn(HipEvent) -> HipError,
     module_load_data: unsafe extern "C" fn(*mut Module, *const c_void) -> HipError,
     module_unload: unsafe extern "C" fn(Module) -> HipError,
     module_get_function: unsafe extern "C" fn(*mut Function, Module, *const c_char) -> HipError,
@@ -129,12 +143,16 @@ impl Api {
             host_malloc: symbol!("hipHostMalloc"),
             free: symbol!("hipFree"),
             host_free: symbol!("hipHostFree"),
-            memcpy_htod: symbol!("hipMemcpyHtoD"),
-            memcpy_dtoh: symbol!("hipMemcpyDtoH"),
-            memset_d8: symbol!("hipMemsetD8"),
-            memset_d16: symbol!("hipMemsetD16"),
-            memset_d32: symbol!("hipMemsetD32"),
+            memcpy_async: symbol!("hipMemcpyAsync"),
+            memset_d8_async: symbol!("hipMemsetD8Async"),
+            memset_d16_async: symbol!("hipMemsetD16Async"),
+            memset_d32_async: symbol!("hipMemsetD32Async"),
             device_synchronize: symbol!("hipDeviceSynchronize"),
+            stream_create_with_flags: symbol!("hipStreamCreateWithFlags"),
+            stream_destroy: symbol!("hipStreamDestroy"),
+            stream_synchronize: symbol!("hipStreamSynchronize"),
+            stream_wait_event: symbol!("hipStreamWaitEvent"),
+            event_query: symbol!("hipEventQuery"),
             module_load_data: symbol!("hipModuleLoadData"),
             module_unload: symbol!("hipModuleUnload"),
             module_get_function: symbol!("hipModuleGetFunction"),
@@ -338,105 +356,55 @@ pub(crate) fn pack_kernel_arguments(arguments: &[RawArgument]) -> (Vec<u8>, Vec<
     (buffer, offsets)
 }
 
+#[derive(Clone, Copy)]
 struct HipDevice {
     api: &'static Api,
     ordinal: c_int,
 }
 
+struct HipBackend {
+    device: HipDevice,
+    queue: Arc<HipQueue>,
+}
+
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
-    let api = api_or_error()?;
     let device = HipDevice {
-        api,
+        api: api_or_error()?,
+        ordinal: info.locator as c_int,
+    };
+    let queue = Arc::new(HipQueue::owned(device)?);
+    Ok(Box::new(HipBackend { device, queue }))
+}
+
+/// A device whose default queue is a foreign stream (null: the null stream).
+///
+/// # Safety
+/// `stream` must be null or a live stream of the device that outlives the returned backend.
+pub(crate) unsafe fn adopt_stream(
+    info: &DeviceInfo,
+    stream: *mut c_void,
+) -> Result<Box<dyn DeviceBackend>> {
+    let device = HipDevice {
+        api: api_or_error()?,
         ordinal: info.locator as c_int,
     };
     device.bind()?;
-    Ok(Box::new(device))
+    let queue = Arc::new(HipQueue {
+        device,
+        stream,
+        owned: false,
+    });
+    Ok(Box::new(HipBackend { device, queue }))
 }
 
 impl HipDevice {
-    /// Makes this device current on the calling thread; everything uses its null stream.
+    /// Makes this device current on the calling thread.
     fn bind(&self) -> Result<()> {
         // SAFETY: the ordinal came from discovery.
         self.api.check(
             unsafe { (self.api.set_device)(self.ordinal) },
             "hipSetDevice",
         )
-    }
-}
-
-impl DeviceBackend for HipDevice {
-    fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64> {
-        self.bind()?;
-        let mut pointer: *mut c_void = std::ptr::null_mut();
-        // SAFETY: `pointer` is a valid out-pointer for each allocator.
-        let status = unsafe {
-            match kind {
-                MemoryKind::Device => (self.api.malloc)(&mut pointer, bytes),
-                MemoryKind::Shared => {
-                    (self.api.malloc_managed)(&mut pointer, bytes, HIP_MEM_ATTACH_GLOBAL)
-                }
-                MemoryKind::Host => {
-                    (self.api.host_malloc)(&mut pointer, bytes, HIP_HOST_MALLOC_MAPPED)
-                }
-            }
-        };
-        self.api
-            .check(status, "allocation")
-            .map_err(|error| RuntimeError::OutOfMemory {
-                bytes: bytes as u64,
-                message: error.to_string(),
-            })?;
-        Ok(pointer as u64)
-    }
-
-    fn free(&self, address: u64, kind: MemoryKind) {
-        if self.synchronize().is_err() {
-            return;
-        }
-        // SAFETY: `address` came from `allocate` with this kind and is freed once, after the
-        // device finished all work.
-        unsafe {
-            let _ = match kind {
-                MemoryKind::Host => (self.api.host_free)(address as *mut c_void),
-                _ => (self.api.free)(address as *mut c_void),
-            };
-        }
-    }
-
-    fn write(&self, address: u64, data: &[u8]) -> Result<()> {
-        self.bind()?;
-        // SAFETY: the caller checked that `data` fits the allocation; the copy is synchronous.
-        let status = unsafe {
-            (self.api.memcpy_htod)(address as *mut c_void, data.as_ptr().cast(), data.len())
-        };
-        self.api.check(status, "hipMemcpyHtoD")
-    }
-
-    fn read(&self, address: u64, data: &mut [u8]) -> Result<()> {
-        self.bind()?;
-        // SAFETY: as in `write`.
-        let status = unsafe {
-            (self.api.memcpy_dtoh)(data.as_mut_ptr().cast(), address as *mut c_void, data.len())
-        };
-        self.api.check(status, "hipMemcpyDtoH")
-    }
-
-    fn fill(&self, address: u64, pattern: &[u8], count: usize) -> Result<()> {
-        self.bind()?;
-        let pointer = address as *mut c_void;
-        // SAFETY: the caller checked that `count` elements fit the allocation.
-        let status = unsafe {
-            match *pattern {
-                [byte] => (self.api.memset_d8)(pointer, byte, count),
-                [a, b] => (self.api.memset_d16)(pointer, u16::from_le_bytes([a, b]), count),
-                [a, b, c, d] => {
-                    (self.api.memset_d32)(pointer, i32::from_le_bytes([a, b, c, d]), count)
-                }
-                _ => return self.write(address, &pattern.repeat(count)),
-            }
-        };
-        self.api.check(status, "hipMemset")?;
-        self.synchronize()
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -447,21 +415,261 @@ impl DeviceBackend for HipDevice {
             "hipDeviceSynchronize",
         )
     }
+}
+
+impl DeviceBackend for HipBackend {
+    fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64> {
+        let api = self.device.api;
+        self.device.bind()?;
+        let mut pointer: *mut c_void = std::ptr::null_mut();
+        // SAFETY: `pointer` is a valid out-pointer for each allocator.
+        let status = unsafe {
+            match kind {
+                MemoryKind::Device => (api.malloc)(&mut pointer, bytes),
+                MemoryKind::Shared => {
+                    (api.malloc_managed)(&mut pointer, bytes, HIP_MEM_ATTACH_GLOBAL)
+                }
+                MemoryKind::Host => (api.host_malloc)(&mut pointer, bytes, HIP_HOST_MALLOC_MAPPED),
+            }
+        };
+        api.check(status, "allocation")
+            .map_err(|error| RuntimeError::OutOfMemory {
+                bytes: bytes as u64,
+                message: error.to_string(),
+            })?;
+        Ok(pointer as u64)
+    }
+
+    fn free(&self, address: u64, kind: MemoryKind) {
+        if self.device.bind().is_err() {
+            return;
+        }
+        // SAFETY: `address` came from `allocate` with this kind and is freed once, after the
+        // work that used it finished (the runtime retires it until then).
+        unsafe {
+            let _ = match kind {
+                MemoryKind::Host => (self.device.api.host_free)(address as *mut c_void),
+                _ => (self.device.api.free)(address as *mut c_void),
+            };
+        }
+    }
+
+    fn default_queue(&self) -> Arc<dyn QueueBackend> {
+        Arc::clone(&self.queue) as Arc<dyn QueueBackend>
+    }
+
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(HipQueue::owned(self.device)?))
+    }
 
     fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
-        self.bind()?;
+        self.device.bind()?;
         let mut module: Module = std::ptr::null_mut();
         // SAFETY: the image bytes outlive the call; HIP copies the code object.
         let status =
-            unsafe { (self.api.module_load_data)(&mut module, image.bytes.as_ptr().cast()) };
-        self.api.check(status, "hipModuleLoadData")?;
+            unsafe { (self.device.api.module_load_data)(&mut module, image.bytes.as_ptr().cast()) };
+        self.device.api.check(status, "hipModuleLoadData")?;
         Ok(Arc::new(HipModule {
             module,
-            device: HipDevice {
-                api: self.api,
-                ordinal: self.ordinal,
-            },
+            device: self.device,
         }))
+    }
+}
+
+/// A HIP stream: one the runtime created (and destroys), or an adopted one.
+struct HipQueue {
+    device: HipDevice,
+    stream: Stream,
+    owned: bool,
+}
+
+// SAFETY: HIP streams may be used from any thread once the device is set, which every use here
+// does first.
+unsafe impl Send for HipQueue {}
+// SAFETY: see above.
+unsafe impl Sync for HipQueue {}
+
+impl HipQueue {
+    fn owned(device: HipDevice) -> Result<HipQueue> {
+        device.bind()?;
+        let mut stream: Stream = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer.
+        device.api.check(
+            unsafe { (device.api.stream_create_with_flags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
+            "hipStreamCreateWithFlags",
+        )?;
+        Ok(HipQueue {
+            device,
+            stream,
+            owned: true,
+        })
+    }
+
+    /// Makes the stream wait for `wait_for`, then records an event pair around `operation`.
+    fn submit(
+        &self,
+        wait_for: &[&dyn EventBackend],
+        operation: impl FnOnce(Stream) -> Result<()>,
+    ) -> Result<Arc<dyn EventBackend>> {
+        let api = self.device.api;
+        self.device.bind()?;
+        for event in wait_for {
+            let event: &HipLaunchEvent = downcast(BackendKind::Hip, "an event", event.as_any())?;
+            // SAFETY: the stream and the event are alive.
+            api.check(
+                unsafe { (api.stream_wait_event)(self.stream, event.end, 0) },
+                "hipStreamWaitEvent",
+            )?;
+        }
+        let mut event = HipLaunchEvent {
+            api,
+            start: std::ptr::null_mut(),
+            end: std::ptr::null_mut(),
+        };
+        // SAFETY: valid out-pointers; whatever was created is destroyed by the event's Drop.
+        api.check(
+            unsafe { (api.event_create)(&mut event.start) },
+            "hipEventCreate",
+        )?;
+        api.check(
+            unsafe { (api.event_create)(&mut event.end) },
+            "hipEventCreate",
+        )?;
+        // SAFETY: the events and the stream are alive.
+        api.check(
+            unsafe { (api.event_record)(event.start, self.stream) },
+            "hipEventRecord",
+        )?;
+        operation(self.stream)?;
+        // SAFETY: as above.
+        api.check(
+            unsafe { (api.event_record)(event.end, self.stream) },
+            "hipEventRecord",
+        )?;
+        Ok(Arc::new(event))
+    }
+}
+
+impl Drop for HipQueue {
+    fn drop(&mut self) {
+        if self.owned && self.device.bind().is_ok() {
+            // SAFETY: the stream was created by `owned` and is destroyed once.
+            let _ = unsafe { (self.device.api.stream_destroy)(self.stream) };
+        }
+    }
+}
+
+impl QueueBackend for HipQueue {
+    fn copy(
+        &self,
+        destination: u64,
+        source: u64,
+        bytes: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let api = self.device.api;
+        self.submit(wait_for, |stream| {
+            // SAFETY: the runtime checked both ranges (host memory kept alive until the event
+            // completes, or allocations of this device); HIP infers the direction.
+            let status = unsafe {
+                (api.memcpy_async)(
+                    destination as *mut c_void,
+                    source as *const c_void,
+                    bytes,
+                    HIP_MEMCPY_DEFAULT,
+                    stream,
+                )
+            };
+            api.check(status, "hipMemcpyAsync")
+        })
+    }
+
+    fn fill(
+        &self,
+        address: u64,
+        pattern: &[u8],
+        count: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let api = self.device.api;
+        let pointer = address as *mut c_void;
+        self.submit(wait_for, |stream| {
+            // SAFETY: the runtime checked that `count` elements fit the allocation.
+            let status = unsafe {
+                match *pattern {
+                    [byte] => (api.memset_d8_async)(pointer, byte, count, stream),
+                    [a, b] => {
+                        (api.memset_d16_async)(pointer, u16::from_le_bytes([a, b]), count, stream)
+                    }
+                    [a, b, c, d] => (api.memset_d32_async)(
+                        pointer,
+                        i32::from_le_bytes([a, b, c, d]),
+                        count,
+                        stream,
+                    ),
+                    _ => {
+                        return Err(RuntimeError::Unsupported {
+                            backend: BackendKind::Hip,
+                            what: format!("fills with {}-byte patterns", pattern.len()),
+                        })
+                    }
+                }
+            };
+            api.check(status, "hipMemsetAsync")
+        })
+    }
+
+    fn launch(
+        &self,
+        kernel: &dyn KernelBackend,
+        launch: &Launch,
+        arguments: &[RawArgument],
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let kernel: &HipKernel = downcast(BackendKind::Hip, "a kernel", kernel.as_any())?;
+        let api = self.device.api;
+        let (mut kernargs, _) = pack_kernel_arguments(arguments);
+        let mut size = kernargs.len();
+        let mut extra: [*mut c_void; 5] = [
+            HIP_LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
+            kernargs.as_mut_ptr().cast(),
+            HIP_LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
+            (&mut size as *mut usize).cast(),
+            HIP_LAUNCH_PARAM_END as *mut c_void,
+        ];
+        let groups = launch.groups();
+        let at = |values: &[u64], i: usize| values.get(i).copied().unwrap_or(1) as c_uint;
+        let local = launch.local();
+        self.submit(wait_for, |stream| {
+            // SAFETY: the arguments were checked against the kernel's metadata and packed at
+            // their ABI offsets; `kernargs` and `size` outlive the call (HIP copies the buffer);
+            // the geometry was checked against the device's limits.
+            let status = unsafe {
+                (api.module_launch_kernel)(
+                    kernel.function,
+                    at(&groups, 0),
+                    at(&groups, 1),
+                    at(&groups, 2),
+                    at(local, 0),
+                    at(local, 1),
+                    at(local, 2),
+                    0,
+                    stream,
+                    std::ptr::null_mut(),
+                    extra.as_mut_ptr(),
+                )
+            };
+            api.check(status, "hipModuleLaunchKernel")
+        })
+    }
+
+    fn synchronize(&self) -> Result<()> {
+        self.device.bind()?;
+        // SAFETY: the stream is alive.
+        self.device.api.check(
+            unsafe { (self.device.api.stream_synchronize)(self.stream) },
+            "hipStreamSynchronize",
+        )
     }
 }
 
@@ -500,14 +708,14 @@ impl ModuleBackend for HipModule {
         self.device.api.check(status, "hipModuleGetFunction")?;
         Ok(Box::new(HipKernel {
             function,
-            module: self,
+            _module: self,
         }))
     }
 }
 
 struct HipKernel {
     function: Function,
-    module: Arc<HipModule>,
+    _module: Arc<HipModule>,
 }
 
 // SAFETY: see HipModule.
@@ -516,67 +724,12 @@ unsafe impl Send for HipKernel {}
 unsafe impl Sync for HipKernel {}
 
 impl KernelBackend for HipKernel {
-    fn launch(&self, launch: &Launch, arguments: &[RawArgument]) -> Result<Box<dyn EventBackend>> {
-        let device = &self.module.device;
-        let api = device.api;
-        device.bind()?;
-        let (mut kernargs, _) = pack_kernel_arguments(arguments);
-        let mut size = kernargs.len();
-        let mut extra: [*mut c_void; 5] = [
-            HIP_LAUNCH_PARAM_BUFFER_POINTER as *mut c_void,
-            kernargs.as_mut_ptr().cast(),
-            HIP_LAUNCH_PARAM_BUFFER_SIZE as *mut c_void,
-            (&mut size as *mut usize).cast(),
-            HIP_LAUNCH_PARAM_END as *mut c_void,
-        ];
-        let mut event = HipLaunchEvent {
-            api,
-            start: std::ptr::null_mut(),
-            end: std::ptr::null_mut(),
-        };
-        // SAFETY: valid out-pointers; whatever was created is destroyed by the event's Drop.
-        api.check(
-            unsafe { (api.event_create)(&mut event.start) },
-            "hipEventCreate",
-        )?;
-        api.check(
-            unsafe { (api.event_create)(&mut event.end) },
-            "hipEventCreate",
-        )?;
-        let groups = launch.groups();
-        let at = |values: &[u64], i: usize| values.get(i).copied().unwrap_or(1) as c_uint;
-        let local = launch.local();
-        // SAFETY: the arguments were checked against the kernel's metadata and packed at their
-        // ABI offsets; `kernargs` and `size` outlive the call (HIP copies the buffer); the
-        // geometry was checked against the device's limits; the null stream is the device's.
-        unsafe {
-            api.check(
-                (api.event_record)(event.start, std::ptr::null_mut()),
-                "hipEventRecord",
-            )?;
-            let status = (api.module_launch_kernel)(
-                self.function,
-                at(&groups, 0),
-                at(&groups, 1),
-                at(&groups, 2),
-                at(local, 0),
-                at(local, 1),
-                at(local, 2),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                extra.as_mut_ptr(),
-            );
-            api.check(status, "hipModuleLaunchKernel")?;
-            api.check(
-                (api.event_record)(event.end, std::ptr::null_mut()),
-                "hipEventRecord",
-            )?;
-        }
-        Ok(Box::new(event))
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
+/// Two events recorded around one submission.
 struct HipLaunchEvent {
     api: &'static Api,
     start: HipEvent,
@@ -590,7 +743,7 @@ unsafe impl Sync for HipLaunchEvent {}
 
 impl Drop for HipLaunchEvent {
     fn drop(&mut self) {
-        // SAFETY: each non-null event was created by `launch` and is destroyed once.
+        // SAFETY: each non-null event was created by `submit` and is destroyed once.
         unsafe {
             for event in [self.start, self.end] {
                 if !event.is_null() {
@@ -610,6 +763,14 @@ impl EventBackend for HipLaunchEvent {
         )
     }
 
+    fn is_complete(&self) -> Result<bool> {
+        // SAFETY: the event was recorded.
+        match unsafe { (self.api.event_query)(self.end) } {
+            HIP_ERROR_NOT_READY => Ok(false),
+            status => self.api.check(status, "hipEventQuery").map(|()| true),
+        }
+    }
+
     fn elapsed_ns(&self) -> Result<u64> {
         self.wait()?;
         let mut milliseconds = 0f32;
@@ -619,6 +780,10 @@ impl EventBackend for HipLaunchEvent {
             "hipEventElapsedTime",
         )?;
         Ok((f64::from(milliseconds) * 1e6).round().max(0.0) as u64)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 

@@ -1,11 +1,17 @@
 //! The backends behind `Device`. Everything `unsafe` in the crate lives in these modules.
+//!
+//! A backend provides devices (allocation and program loading), queues (in-order streams of
+//! copies, fills and launches, each giving an event) and events. The runtime above it decides
+//! what each submission must wait for and when memory may be freed; a backend never blocks
+//! unless asked to (`synchronize`, `EventBackend::wait`).
 
 use crate::args::ScalarValue;
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo};
-use crate::error::Result;
+use crate::error::{Result, RuntimeError};
 use crate::launch::Launch;
 use kdsl_bundle::Image;
+use std::any::Any;
 use std::sync::Arc;
 
 pub(crate) mod cuda;
@@ -23,14 +29,46 @@ pub(crate) enum RawArgument {
 /// One opened device instance.
 pub(crate) trait DeviceBackend: Send + Sync {
     fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64>;
-    /// Waits for the queue, then frees. Errors cannot be reported from `Drop` and are ignored.
+    /// Frees memory that no submitted work uses any more (the runtime keeps memory with pending
+    /// work alive until that work finished). Errors cannot be reported from `Drop`; a failure
+    /// leaks the allocation.
     fn free(&self, address: u64, kind: MemoryKind);
-    fn write(&self, address: u64, data: &[u8]) -> Result<()>;
-    fn read(&self, address: u64, data: &mut [u8]) -> Result<()>;
-    /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) starting at `address`.
-    fn fill(&self, address: u64, pattern: &[u8], count: usize) -> Result<()>;
-    fn synchronize(&self) -> Result<()>;
+    /// The queue plain calls use: the instance's own queue, or the adopted foreign one.
+    fn default_queue(&self) -> Arc<dyn QueueBackend>;
+    /// A further in-order queue (SYCL queue, CUDA/HIP stream) on the same context.
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
     fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>>;
+}
+
+/// An in-order queue. Every submission starts after the events in `wait_for` and after
+/// everything submitted to this queue before it, and does not block the caller.
+pub(crate) trait QueueBackend: Send + Sync {
+    /// Copies `bytes` bytes; each side is host memory or memory of this device instance.
+    fn copy(
+        &self,
+        destination: u64,
+        source: u64,
+        bytes: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>>;
+    /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) starting at `address`.
+    fn fill(
+        &self,
+        address: u64,
+        pattern: &[u8],
+        count: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>>;
+    /// Submits a launch whose arguments and geometry were already checked.
+    fn launch(
+        &self,
+        kernel: &dyn KernelBackend,
+        launch: &Launch,
+        arguments: &[RawArgument],
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>>;
+    /// Waits for everything submitted to this queue.
+    fn synchronize(&self) -> Result<()>;
 }
 
 /// A loaded image.
@@ -38,14 +76,34 @@ pub(crate) trait ModuleBackend: Send + Sync {
     fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>>;
 }
 
+/// A kernel of a loaded image; queues of the same backend downcast it to launch it.
 pub(crate) trait KernelBackend: Send + Sync {
-    /// Submits a launch whose arguments and geometry were already checked.
-    fn launch(&self, launch: &Launch, arguments: &[RawArgument]) -> Result<Box<dyn EventBackend>>;
+    fn as_any(&self) -> &dyn Any;
 }
 
+/// The completion of one submission.
 pub(crate) trait EventBackend: Send + Sync {
+    /// Waits for this submission only; reports errors the device raised while running it.
     fn wait(&self) -> Result<()>;
+    /// True once the submission finished; never blocks.
+    fn is_complete(&self) -> Result<bool>;
+    /// The device's timing of the finished submission, in nanoseconds (waits for it).
     fn elapsed_ns(&self) -> Result<u64>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// Downcasts a kernel or event of some backend to the concrete type of the backend asking.
+pub(crate) fn downcast<'a, T: 'static>(
+    backend: BackendKind,
+    what: &str,
+    value: &'a dyn Any,
+) -> Result<&'a T> {
+    value
+        .downcast_ref::<T>()
+        .ok_or_else(|| RuntimeError::Unsupported {
+            backend,
+            what: format!("{what} of another backend"),
+        })
 }
 
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
@@ -63,10 +121,15 @@ fn open_sycl(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
 
 #[cfg(not(feature = "sycl"))]
 fn open_sycl(_info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
-    Err(crate::error::RuntimeError::Unsupported {
+    Err(no_sycl_backend())
+}
+
+#[cfg(not(feature = "sycl"))]
+pub(crate) fn no_sycl_backend() -> RuntimeError {
+    RuntimeError::Unsupported {
         backend: BackendKind::Sycl,
         what: "anything in this build (kdsl-runtime was built without the `sycl` feature)".into(),
-    })
+    }
 }
 
 #[cfg(feature = "sycl")]

@@ -11,13 +11,16 @@
 //! kdsl's dimension 0 (`get_global_id(0)`) is SYCL's last range dimension; the shim reverses the
 //! ranges, and the suite's `global_ids` test checks the mapping on the device.
 
-use super::{DeviceBackend, EventBackend, KernelBackend, ModuleBackend, RawArgument};
+use super::{
+    downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+};
 use crate::args::ScalarValue;
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
 use kdsl_bundle::Image;
+use std::any::Any;
 use std::sync::Arc;
 
 #[cxx::bridge(namespace = "kdsl_sycl")]
@@ -52,13 +55,26 @@ mod ffi {
         fn load_runtime() -> Result<()>;
         fn list_devices() -> Result<Vec<DeviceDescription>>;
         fn create_queue(index: usize) -> Result<UniquePtr<Queue>>;
+        fn create_sibling_queue(queue: &Queue) -> Result<UniquePtr<Queue>>;
+        fn adopt_queue(sycl_queue: u64, device_index: &mut usize) -> Result<UniquePtr<Queue>>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
         fn program_kernel(program: &Program, name: &str) -> Result<UniquePtr<Kernel>>;
         fn allocate(queue: &Queue, bytes: usize, kind: u8) -> Result<u64>;
         fn release(queue: &Queue, address: u64) -> Result<()>;
-        fn copy_to_device(queue: &Queue, address: u64, data: &[u8]) -> Result<()>;
-        fn copy_from_device(queue: &Queue, address: u64, data: &mut [u8]) -> Result<()>;
-        fn fill(queue: &Queue, address: u64, pattern: &[u8], count: usize) -> Result<()>;
+        fn copy(
+            queue: &Queue,
+            destination: u64,
+            source: u64,
+            size: usize,
+            wait_for: &[u64],
+        ) -> Result<UniquePtr<Event>>;
+        fn fill(
+            queue: &Queue,
+            address: u64,
+            pattern: &[u8],
+            count: usize,
+            wait_for: &[u64],
+        ) -> Result<UniquePtr<Event>>;
         fn wait(queue: &Queue) -> Result<()>;
         fn launch(
             queue: &Queue,
@@ -66,8 +82,10 @@ mod ffi {
             global: &[u64],
             local: &[u64],
             arguments: &[KernelArgument],
+            wait_for: &[u64],
         ) -> Result<UniquePtr<Event>>;
         fn event_wait(event: &Event) -> Result<()>;
+        fn event_is_complete(event: &Event) -> Result<bool>;
         fn event_elapsed_ns(event: &Event) -> Result<u64>;
     }
 }
@@ -166,15 +184,38 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
     (devices, note)
 }
 
+/// One C++ queue, shared by the device, its queue handles, modules and events.
+type QueueHandle = Arc<cxx::UniquePtr<ffi::Queue>>;
+
 struct SyclDevice {
-    queue: Arc<cxx::UniquePtr<ffi::Queue>>,
+    queue: Arc<SyclQueue>,
 }
 
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     let queue = ffi::create_queue(info.locator).map_err(backend_error)?;
     Ok(Box::new(SyclDevice {
-        queue: Arc::new(queue),
+        queue: Arc::new(SyclQueue {
+            queue: Arc::new(queue),
+        }),
     }))
+}
+
+/// Adopts a foreign `sycl::queue *`; gives the backend and the device's discovery locator.
+///
+/// # Safety
+/// `queue` must point to a live `sycl::queue` of the libsycl the shim uses.
+pub(crate) unsafe fn adopt(
+    queue: *mut std::ffi::c_void,
+) -> Result<(Box<dyn DeviceBackend>, usize)> {
+    ffi::load_runtime().map_err(backend_error)?;
+    let mut locator = 0usize;
+    let queue = ffi::adopt_queue(queue as u64, &mut locator).map_err(backend_error)?;
+    let device: Box<dyn DeviceBackend> = Box::new(SyclDevice {
+        queue: Arc::new(SyclQueue {
+            queue: Arc::new(queue),
+        }),
+    });
+    Ok((device, locator))
 }
 
 fn memory_kind_code(kind: MemoryKind) -> u8 {
@@ -200,6 +241,7 @@ fn argument(raw: &RawArgument) -> ffi::KernelArgument {
                 ScalarValue::U32(_) => 7,
                 ScalarValue::I64(_) => 8,
                 ScalarValue::U64(_) => 9,
+                ScalarValue::F16(_) => 10,
                 ScalarValue::F32(_) => 11,
                 ScalarValue::F64(_) => 12,
             };
@@ -211,7 +253,7 @@ fn argument(raw: &RawArgument) -> ffi::KernelArgument {
 
 impl DeviceBackend for SyclDevice {
     fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64> {
-        ffi::allocate(&self.queue, bytes, memory_kind_code(kind)).map_err(|error| {
+        ffi::allocate(&self.queue.queue, bytes, memory_kind_code(kind)).map_err(|error| {
             RuntimeError::OutOfMemory {
                 bytes: bytes as u64,
                 message: error.what().to_string(),
@@ -221,37 +263,110 @@ impl DeviceBackend for SyclDevice {
 
     fn free(&self, address: u64, _kind: MemoryKind) {
         // Nothing can be reported from Drop; a failure here leaks the allocation.
-        let _ = ffi::release(&self.queue, address);
+        let _ = ffi::release(&self.queue.queue, address);
     }
 
-    fn write(&self, address: u64, data: &[u8]) -> Result<()> {
-        ffi::copy_to_device(&self.queue, address, data).map_err(backend_error)
+    fn default_queue(&self) -> Arc<dyn QueueBackend> {
+        Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
 
-    fn read(&self, address: u64, data: &mut [u8]) -> Result<()> {
-        ffi::copy_from_device(&self.queue, address, data).map_err(backend_error)
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+        let queue = ffi::create_sibling_queue(&self.queue.queue).map_err(backend_error)?;
+        Ok(Arc::new(SyclQueue {
+            queue: Arc::new(queue),
+        }))
     }
 
-    fn fill(&self, address: u64, pattern: &[u8], count: usize) -> Result<()> {
-        ffi::fill(&self.queue, address, pattern, count).map_err(backend_error)
+    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+        let program = ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
+        Ok(Arc::new(SyclModule {
+            program,
+            _queue: Arc::clone(&self.queue.queue),
+        }))
+    }
+}
+
+struct SyclQueue {
+    queue: QueueHandle,
+}
+
+/// The addresses of the bridge's C++ event objects, which the shim resolves to SYCL events.
+fn event_addresses(wait_for: &[&dyn EventBackend]) -> Result<Vec<u64>> {
+    wait_for
+        .iter()
+        .map(|event| {
+            let event: &SyclEvent = downcast(BackendKind::Sycl, "an event", event.as_any())?;
+            Ok(event.address())
+        })
+        .collect()
+}
+
+impl SyclQueue {
+    fn event(&self, event: cxx::UniquePtr<ffi::Event>) -> Arc<dyn EventBackend> {
+        Arc::new(SyclEvent {
+            event,
+            _queue: Arc::clone(&self.queue),
+        })
+    }
+}
+
+impl QueueBackend for SyclQueue {
+    fn copy(
+        &self,
+        destination: u64,
+        source: u64,
+        bytes: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let waits = event_addresses(wait_for)?;
+        let event =
+            ffi::copy(&self.queue, destination, source, bytes, &waits).map_err(backend_error)?;
+        Ok(self.event(event))
+    }
+
+    fn fill(
+        &self,
+        address: u64,
+        pattern: &[u8],
+        count: usize,
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let waits = event_addresses(wait_for)?;
+        let event =
+            ffi::fill(&self.queue, address, pattern, count, &waits).map_err(backend_error)?;
+        Ok(self.event(event))
+    }
+
+    fn launch(
+        &self,
+        kernel: &dyn KernelBackend,
+        launch: &Launch,
+        arguments: &[RawArgument],
+        wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
+        let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
+        let waits = event_addresses(wait_for)?;
+        let event = ffi::launch(
+            &self.queue,
+            &kernel.kernel,
+            launch.global(),
+            launch.local(),
+            &arguments,
+            &waits,
+        )
+        .map_err(backend_error)?;
+        Ok(self.event(event))
     }
 
     fn synchronize(&self) -> Result<()> {
         ffi::wait(&self.queue).map_err(backend_error)
     }
-
-    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
-        let program = ffi::build_program(&self.queue, &image.bytes).map_err(backend_error)?;
-        Ok(Arc::new(SyclModule {
-            program,
-            queue: Arc::clone(&self.queue),
-        }))
-    }
 }
 
 struct SyclModule {
     program: cxx::UniquePtr<ffi::Program>,
-    queue: Arc<cxx::UniquePtr<ffi::Queue>>,
+    _queue: QueueHandle,
 }
 
 impl ModuleBackend for SyclModule {
@@ -259,39 +374,34 @@ impl ModuleBackend for SyclModule {
         let kernel = ffi::program_kernel(&self.program, name).map_err(backend_error)?;
         Ok(Box::new(SyclKernel {
             kernel,
-            module: self,
+            _module: self,
         }))
     }
 }
 
 struct SyclKernel {
     kernel: cxx::UniquePtr<ffi::Kernel>,
-    module: Arc<SyclModule>,
+    _module: Arc<SyclModule>,
 }
 
 impl KernelBackend for SyclKernel {
-    fn launch(&self, launch: &Launch, arguments: &[RawArgument]) -> Result<Box<dyn EventBackend>> {
-        let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
-        let queue = Arc::clone(&self.module.queue);
-        let event = ffi::launch(
-            &queue,
-            &self.kernel,
-            launch.global(),
-            launch.local(),
-            &arguments,
-        )
-        .map_err(backend_error)?;
-        Ok(Box::new(SyclEvent {
-            event,
-            _queue: queue,
-        }))
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }
 
 /// The C++ event refers to its queue, so it keeps the queue alive; `event` drops first.
 struct SyclEvent {
     event: cxx::UniquePtr<ffi::Event>,
-    _queue: Arc<cxx::UniquePtr<ffi::Queue>>,
+    _queue: QueueHandle,
+}
+
+impl SyclEvent {
+    fn address(&self) -> u64 {
+        self.event
+            .as_ref()
+            .map_or(0, |event| event as *const ffi::Event as u64)
+    }
 }
 
 impl EventBackend for SyclEvent {
@@ -299,7 +409,15 @@ impl EventBackend for SyclEvent {
         ffi::event_wait(&self.event).map_err(backend_error)
     }
 
+    fn is_complete(&self) -> Result<bool> {
+        ffi::event_is_complete(&self.event).map_err(backend_error)
+    }
+
     fn elapsed_ns(&self) -> Result<u64> {
         ffi::event_elapsed_ns(&self.event).map_err(backend_error)
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
     }
 }

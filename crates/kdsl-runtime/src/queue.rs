@@ -1,0 +1,300 @@
+//! Queues: in-order streams of copies, fills and launches on one device instance.
+
+use crate::args::{check_arguments, Argument, ArgumentKind};
+use crate::backend::{EventBackend, QueueBackend, RawArgument};
+use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
+use crate::device::Device;
+use crate::element::Element;
+use crate::error::{Result, RuntimeError};
+use crate::launch::{check_launch, Launch};
+use crate::memory::{Memory, PendingWork, Retired};
+use crate::program::{Event, Kernel};
+use kdsl_bundle::ParameterInfo;
+use std::fmt;
+use std::sync::Arc;
+
+/// One in-order queue of a device instance: a SYCL queue, or a CUDA or HIP stream.
+///
+/// Work on one queue runs in submission order. Work on different queues runs concurrently,
+/// except that the runtime orders conflicting uses of the same buffer (a write after any
+/// pending use, a read after a pending write) and any events passed as `wait_for`.
+/// Nothing here blocks except `synchronize` and the waits of events.
+#[derive(Clone)]
+pub struct Queue {
+    pub(crate) device: Device,
+    pub(crate) id: u64,
+    pub(crate) backend: Arc<dyn QueueBackend>,
+}
+
+impl fmt::Debug for Queue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("device", &self.device.label())
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+/// One memory allocation a submission reads or writes.
+struct MemoryUse<'a> {
+    pending: &'a PendingWork,
+    writes: bool,
+}
+
+impl Queue {
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Waits until everything submitted to this queue has finished.
+    pub fn synchronize(&self) -> Result<()> {
+        self.backend.synchronize()
+    }
+
+    fn check_memory(&self, memory: &Memory) -> Result<()> {
+        if memory.device.same_instance(&self.device) {
+            Ok(())
+        } else {
+            Err(RuntimeError::ForeignMemory {
+                memory_device: memory.device.label().to_string(),
+                queue_device: self.device.label().to_string(),
+            })
+        }
+    }
+
+    /// Submits one operation after `wait_for` and after conflicting work on other queues, and
+    /// records it as the latest use of each memory range.
+    fn submit(
+        &self,
+        uses: &[MemoryUse<'_>],
+        wait_for: &[&Event],
+        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Arc<dyn EventBackend>>,
+    ) -> Result<Event> {
+        self.device.inner.collect_retired();
+        let mut waits: Vec<Arc<dyn EventBackend>> = wait_for
+            .iter()
+            .map(|event| Arc::clone(&event.backend))
+            .collect();
+        for memory_use in uses {
+            memory_use
+                .pending
+                .conflicting_work(self.id, memory_use.writes, &mut waits);
+        }
+        let wait_references: Vec<&dyn EventBackend> = waits.iter().map(|event| &**event).collect();
+        let event = operation(&*self.backend, &wait_references)?;
+        for memory_use in uses {
+            memory_use
+                .pending
+                .record(self.id, &event, memory_use.writes);
+        }
+        Ok(Event {
+            backend: event,
+            device: self.device.clone(),
+        })
+    }
+
+    /// Checks the arguments and the launch against the kernel's metadata and the device's
+    /// limits, then submits the launch after `wait_for`. A misuse error submits nothing.
+    pub fn launch(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        let device = &self.device.inner;
+        if !kernel.device.same_instance(&self.device) {
+            return Err(RuntimeError::ForeignQueue {
+                kernel: kernel.info.name.clone(),
+                kernel_device: kernel.device.label().to_string(),
+                queue_device: self.device.label().to_string(),
+            });
+        }
+        check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
+        check_launch(&kernel.info, launch, &device.info.limits)?;
+        let mut uses = Vec::new();
+        let raw: Vec<RawArgument> = kernel
+            .info
+            .parameters
+            .iter()
+            .zip(arguments)
+            .map(|(parameter, argument)| match argument.kind {
+                ArgumentKind::Buffer(facts) => {
+                    let writes = matches!(parameter, ParameterInfo::Buffer { writable: true, .. });
+                    uses.push(MemoryUse {
+                        pending: facts.pending,
+                        writes,
+                    });
+                    RawArgument::Pointer(facts.address)
+                }
+                ArgumentKind::Scalar(value) => RawArgument::Scalar(value),
+            })
+            .collect();
+        self.submit(&uses, wait_for, |queue, waits| {
+            queue.launch(&*kernel.backend, launch, &raw, waits)
+        })
+    }
+
+    /// Starts copying `buffer` to the host; [`PendingRead::wait`] gives the data.
+    pub fn read<T: Element>(
+        &self,
+        buffer: &Buffer<T>,
+        wait_for: &[&Event],
+    ) -> Result<PendingRead<T>> {
+        let mut data = vec![T::zeroed(); buffer.len()];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut data);
+        // SAFETY: the vector's heap storage does not move when the vector is moved into the
+        // PendingRead, which keeps it alive (or retires it) until the copy is done.
+        let event =
+            unsafe { self.read_raw(buffer.region(), bytes.as_mut_ptr(), bytes.len(), wait_for) }?;
+        Ok(PendingRead {
+            data: Some(data),
+            event,
+        })
+    }
+
+    /// Starts overwriting `buffer` with `data` (the buffer's length); `data` is kept alive until
+    /// the copy is done.
+    pub fn write<T: Element>(
+        &self,
+        buffer: &mut Buffer<T>,
+        data: Vec<T>,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        check_length(buffer.len(), data.len())?;
+        let bytes: &[u8] = bytemuck::cast_slice(&data);
+        let region = buffer.writable_region()?;
+        // SAFETY: `data` is retired with the event below, so it lives until the copy is done.
+        let event = unsafe { self.write_raw(region, bytes.as_ptr(), bytes.len(), wait_for) }?;
+        event.retire(Retired::HostData(Box::new(data)));
+        Ok(event)
+    }
+
+    /// Starts setting every element of `buffer` to `value`.
+    pub fn fill<T: Element>(
+        &self,
+        buffer: &mut Buffer<T>,
+        value: T,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        let count = buffer.len();
+        let region = buffer.writable_region()?;
+        self.check_memory(region.memory)?;
+        self.submit(
+            &[MemoryUse {
+                pending: &region.memory.pending,
+                writes: true,
+            }],
+            wait_for,
+            |queue, waits| queue.fill(region.address, bytemuck::bytes_of(&value), count, waits),
+        )
+    }
+
+    /// Starts a device-side copy of `source` into `destination` (same length, same device).
+    pub fn copy<T: Element>(
+        &self,
+        destination: &mut Buffer<T>,
+        source: &Buffer<T>,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        check_length(destination.len(), source.len())?;
+        let from = source.region();
+        let to = destination.writable_region()?;
+        self.check_memory(from.memory)?;
+        self.check_memory(to.memory)?;
+        self.submit(
+            &[
+                MemoryUse {
+                    pending: &from.memory.pending,
+                    writes: false,
+                },
+                MemoryUse {
+                    pending: &to.memory.pending,
+                    writes: true,
+                },
+            ],
+            wait_for,
+            |queue, waits| queue.copy(to.address, from.address, to.bytes, waits),
+        )
+    }
+
+    /// Starts copying a buffer's bytes to host memory.
+    ///
+    /// # Safety
+    /// `host` must be valid for `bytes` bytes of writes until the returned event has completed,
+    /// and nothing else may access that memory until then.
+    pub(crate) unsafe fn read_raw(
+        &self,
+        region: Region<'_>,
+        host: *mut u8,
+        bytes: usize,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        check_length(region.bytes, bytes)?;
+        self.check_memory(region.memory)?;
+        self.submit(
+            &[MemoryUse {
+                pending: &region.memory.pending,
+                writes: false,
+            }],
+            wait_for,
+            |queue, waits| queue.copy(host as u64, region.address, bytes, waits),
+        )
+    }
+
+    /// Starts copying host memory into a buffer's bytes.
+    ///
+    /// # Safety
+    /// `host` must be valid for `bytes` bytes of reads until the returned event has completed.
+    pub(crate) unsafe fn write_raw(
+        &self,
+        region: Region<'_>,
+        host: *const u8,
+        bytes: usize,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        check_length(region.bytes, bytes)?;
+        check_writable(region.memory)?;
+        self.check_memory(region.memory)?;
+        self.submit(
+            &[MemoryUse {
+                pending: &region.memory.pending,
+                writes: true,
+            }],
+            wait_for,
+            |queue, waits| queue.copy(region.address, host as u64, bytes, waits),
+        )
+    }
+
+    /// Starts copying an untyped buffer's bytes to host memory (for language bindings that hold
+    /// the host array themselves).
+    ///
+    /// # Safety
+    /// `host` must be valid for `buffer.size_in_bytes()` bytes of writes until the returned
+    /// event has completed.
+    pub unsafe fn read_bytes_into(
+        &self,
+        buffer: &crate::AnyBuffer,
+        host: *mut u8,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.read_raw(buffer.region(), host, buffer.size_in_bytes(), wait_for) }
+    }
+
+    /// Starts copying host memory into an untyped buffer.
+    ///
+    /// # Safety
+    /// `host` must be valid for `buffer.size_in_bytes()` bytes of reads until the returned event
+    /// has completed.
+    pub unsafe fn write_bytes_from(
+        &self,
+        buffer: &mut crate::AnyBuffer,
+        host: *const u8,
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        let bytes = buffer.size_in_bytes();
+        // SAFETY: forwarded to the caller.
+        unsafe { self.write_raw(buffer.region(), host, bytes, wait_for) }
+    }
+}
