@@ -3,7 +3,10 @@
 use crate::errors::OrRaise;
 use kdsl_runtime::{DeviceInfo, DeviceType};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyCapsule, PyDict};
+use std::ffi::{c_void, CStr};
+
+const SYCL_QUEUE_CAPSULE: &CStr = c"SyclQueueRef";
 
 fn device_type_name(device_type: DeviceType) -> &'static str {
     match device_type {
@@ -66,6 +69,59 @@ impl Device {
         let opened = py.detach(|| match filter {
             Some(filter) => kdsl_runtime::Device::select(&filter),
             None => kdsl_runtime::Device::default(),
+        });
+        Ok(Device {
+            inner: opened.or_raise(py)?,
+        })
+    }
+
+    /// Adopts the SYCL queue in a dpctl `SyclQueue._get_capsule()` capsule ("SyclQueueRef"):
+    /// kdsl's buffers, programs and launches of the new instance live in that queue's context
+    /// and are submitted to that very queue (chained in order on an out-of-order queue). The
+    /// handle is copied, so the capsule keeps its own.
+    #[staticmethod]
+    fn from_sycl_queue(py: Python<'_>, capsule: &Bound<'_, PyCapsule>) -> PyResult<Device> {
+        let pointer = capsule.pointer_checked(Some(SYCL_QUEUE_CAPSULE)).map_err(|_| {
+            crate::errors::python_error(
+                py,
+                "DeviceError",
+                "BadForeignObject",
+                "Device.from_sycl_queue takes the capsule of dpctl's SyclQueue._get_capsule() \
+                 (named \"SyclQueueRef\")"
+                    .to_string(),
+            )
+        })?;
+        // The pointer is the `DPCTLSyclQueueRef`, a `sycl::queue*` of the process's libsycl.
+        let address = pointer.as_ptr() as usize;
+        // SAFETY: the capsule holds a live `sycl::queue*`; dpctl and kdsl's shim share the
+        // process's one libsycl (dpctl loads it first, the shim resolves to the same library).
+        let opened =
+            py.detach(|| unsafe { kdsl_runtime::Device::from_sycl_queue(address as *mut c_void) });
+        Ok(Device {
+            inner: opened.or_raise(py)?,
+        })
+    }
+
+    /// Adopts a CUDA stream (a `CUstream` handle as an int; 0 is the legacy default stream) of
+    /// the primary context of device `ordinal`, the context CuPy and PyTorch use.
+    #[staticmethod]
+    fn from_cuda_stream(py: Python<'_>, ordinal: usize, stream: usize) -> PyResult<Device> {
+        // SAFETY: the caller hands a live stream of that device's primary context (or 0).
+        let opened = py.detach(|| unsafe {
+            kdsl_runtime::Device::from_cuda_stream(ordinal, stream as *mut c_void)
+        });
+        Ok(Device {
+            inner: opened.or_raise(py)?,
+        })
+    }
+
+    /// Adopts a HIP stream (a `hipStream_t` as an int; 0 is the null stream) of device
+    /// `ordinal`. Never run on hardware.
+    #[staticmethod]
+    fn from_hip_stream(py: Python<'_>, ordinal: usize, stream: usize) -> PyResult<Device> {
+        // SAFETY: the caller hands a live stream of that device (or 0).
+        let opened = py.detach(|| unsafe {
+            kdsl_runtime::Device::from_hip_stream(ordinal, stream as *mut c_void)
         });
         Ok(Device {
             inner: opened.or_raise(py)?,

@@ -25,6 +25,15 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::LengthMismatch { .. } => ("ArgumentError", "LengthMismatch"),
         RuntimeError::Backend { .. } => ("DeviceError", "Backend"),
         RuntimeError::Unsupported { .. } => ("DeviceError", "Unsupported"),
+        RuntimeError::ReadOnlyMemoryAsWritable { .. } => {
+            ("ArgumentError", "ReadOnlyMemoryAsWritable")
+        }
+        RuntimeError::ReadOnlyMemory { .. } => ("ArgumentError", "ReadOnlyMemory"),
+        RuntimeError::ForeignQueue { .. } => ("ArgumentError", "ForeignQueue"),
+        RuntimeError::ForeignMemory { .. } => ("ArgumentError", "ForeignMemory"),
+        RuntimeError::ElementTypeMismatch { .. } => ("ArgumentError", "ElementTypeMismatch"),
+        RuntimeError::BadRange { .. } => ("ArgumentError", "BadRange"),
+        RuntimeError::BadForeignObject { .. } => ("DeviceError", "BadForeignObject"),
         RuntimeError::Bundle(_) => ("BundleError", "Bundle"),
     }
 }

@@ -5,7 +5,9 @@ use crate::device::Device;
 use crate::errors::{argument_error, OrRaise};
 use crate::host::HostCopy;
 use kdsl_ir::ScalarType;
-use kdsl_runtime::{Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue};
+use kdsl_runtime::{
+    AnyBuffer, Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyTuple};
 
@@ -50,6 +52,9 @@ pub struct Kernel {
 enum Memory {
     /// Host memory: copied to a device buffer before the launch, back after it when writable.
     Host,
+    /// Memory the kernel's device instance can access (a USM pointer of its SYCL context, a
+    /// CUDA or HIP device pointer of its context): borrowed, never copied.
+    Device,
 }
 
 /// A buffer argument as Python describes it: `(kind, address, element count, read_only)`.
@@ -207,6 +212,7 @@ fn prepare(
                     })?;
                 let memory = match kind {
                     0 => Memory::Host,
+                    1 => Memory::Device,
                     other => {
                         return Err(argument_error(
                             py,
@@ -280,49 +286,80 @@ fn check_overlaps(py: Python<'_>, info: &KernelInfo, prepared: &[Prepared]) -> P
     Ok(())
 }
 
-/// Runs a launch whose arguments are all host memory or scalars: copies in, launches, waits,
-/// copies writable arrays back.
-fn run_with_host_copies(
+/// Runs a launch on the device's default queue: borrows device memory, copies host memory in
+/// (and, for writable parameters, back out, waiting for it). Without host arrays it does not
+/// block; with read-only host arrays it waits only for their copies.
+fn run(
     device: &kdsl_runtime::Device,
     kernel: &kdsl_runtime::Kernel,
     launch: &Launch,
     prepared: &[Prepared],
 ) -> Result<kdsl_runtime::Event, RuntimeError> {
-    let mut copies: Vec<Option<HostCopy>> = Vec::with_capacity(prepared.len());
-    for argument in prepared {
-        copies.push(match argument {
-            Prepared::Array { array, element, .. } => match array.memory {
-                // SAFETY: Python keeps the array alive for the call and described `count`
-                // elements of `element` at `address`.
-                Memory::Host => Some(unsafe {
-                    HostCopy::upload(device, *element, array.address, array.count)?
-                }),
-            },
-            Prepared::Scalar(_) => None,
-        });
+    let queue = device.default_queue();
+    let mut buffers: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
+    let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
+    let mut uploads = Vec::new();
+    for (index, argument) in prepared.iter().enumerate() {
+        let Prepared::Array { array, element, .. } = argument else {
+            buffers.push(None);
+            continue;
+        };
+        match array.memory {
+            Memory::Host => {
+                // SAFETY: Python keeps the array alive during the call, which waits for this
+                // copy (below) before returning; it described `count` elements at `address`.
+                let (copy, upload) = unsafe {
+                    HostCopy::upload(device, &queue, *element, array.address, array.count)
+                }?;
+                uploads.extend(upload);
+                host_copies.push((index, copy));
+                buffers.push(None);
+            }
+            Memory::Device => {
+                // SAFETY: Python described memory of this device's context (the array's own
+                // queue or stream) and keeps the array alive until the launch has completed.
+                let borrowed = unsafe {
+                    AnyBuffer::borrowed(device, array.address, *element, array.count, array.read_only)
+                }?;
+                buffers.push(Some(borrowed));
+            }
+        }
     }
     let arguments: Vec<Argument<'_>> = prepared
         .iter()
-        .zip(&copies)
-        .map(|(argument, copy)| match (argument, copy) {
-            (Prepared::Array { writable, .. }, Some(copy)) => copy.argument(*writable),
-            (Prepared::Scalar(value), _) => Argument::scalar(*value),
-            (Prepared::Array { .. }, None) => unreachable!("every array argument has a copy"),
+        .enumerate()
+        .map(|(index, argument)| match argument {
+            Prepared::Scalar(value) => Argument::scalar(*value),
+            Prepared::Array { writable, .. } => {
+                let buffer = buffers[index].as_ref().unwrap_or_else(|| {
+                    &host_copies
+                        .iter()
+                        .find(|(position, _)| *position == index)
+                        .expect("every host array has a copy")
+                        .1
+                        .buffer
+                });
+                Argument::buffer(buffer, *writable)
+            }
         })
         .collect();
-    let event = kernel.launch(launch, &arguments)?;
-    event.wait()?;
-    for (argument, copy) in prepared.iter().zip(&copies) {
-        if let (
-            Prepared::Array {
-                array, writable: true, ..
-            },
-            Some(copy),
-        ) = (argument, copy)
-        {
-            debug_assert!(!array.read_only);
-            // SAFETY: the array is writable (checked in `prepare`) and alive for the call.
-            unsafe { copy.download(array.address)? };
+    let event = kernel.launch_on(&queue, launch, &arguments, &[])?;
+    let mut downloads = Vec::new();
+    for (index, copy) in &host_copies {
+        if let Prepared::Array { writable: true, .. } = prepared[*index] {
+            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait below.
+            downloads.extend(unsafe { copy.download(&queue, &[&event]) }?);
+        }
+    }
+    if !downloads.is_empty() {
+        for download in &downloads {
+            download.wait()?;
+        }
+        // Errors the device raised while running the kernel surface here.
+        event.wait()?;
+    } else {
+        for upload in &uploads {
+            upload.wait()?;
         }
     }
     Ok(event)
@@ -336,8 +373,10 @@ impl Kernel {
     }
 
     /// Checks and submits a launch. Each buffer argument is a tuple `(kind, address, count,
-    /// read_only)` (kind 0: host memory, copied in and, for writable parameters, back out);
-    /// scalars are Python numbers converted by the signature.
+    /// read_only)`: kind 0 is host memory, copied in and, for writable parameters, back out
+    /// (the call waits for that); kind 1 is memory of this kernel's device instance (the USM of
+    /// its SYCL context, a pointer of its CUDA or HIP context), borrowed without copies.
+    /// Scalars are Python numbers converted by the signature.
     fn launch(
         &self,
         py: Python<'_>,
@@ -349,7 +388,7 @@ impl Kernel {
         let launch = launch_geometry(py, &info.name, &global, &local)?;
         let prepared = prepare(py, info, arguments)?;
         let event = py
-            .detach(|| run_with_host_copies(&self.device, &self.inner, &launch, &prepared))
+            .detach(|| run(&self.device, &self.inner, &launch, &prepared))
             .or_raise(py)?;
         Ok(Event { inner: event })
     }
@@ -366,6 +405,12 @@ impl Event {
     /// Waits for the launch to finish; raises what the device reported while running it.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
         py.detach(|| self.inner.wait()).or_raise(py)
+    }
+
+    /// True once the launch has finished. Never blocks.
+    #[getter]
+    fn is_complete(&self, py: Python<'_>) -> PyResult<bool> {
+        self.inner.is_complete().or_raise(py)
     }
 
     /// Waits, then gives the kernel's execution time in nanoseconds as the device measured it.

@@ -4,6 +4,7 @@
 
 mod bundle;
 mod device;
+mod dlpack;
 mod errors;
 mod host;
 mod launch;
@@ -26,6 +27,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("SYCL_BUILT_IN", cfg!(feature = "sycl"))?;
     module.add_function(wrap_pyfunction!(device::devices, module)?)?;
     module.add_function(wrap_pyfunction!(device::device_notes, module)?)?;
+    module.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, module)?)?;
     module.add_class::<device::Device>()?;
     module.add_class::<bundle::Bundle>()?;
     module.add_class::<launch::Program>()?;
