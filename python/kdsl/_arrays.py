@@ -131,13 +131,35 @@ def _check_writable(read_only: bool, parameter: Any, where: str) -> None:
         )
 
 
+def _is_untyped_usm(array: Any, interface: dict) -> bool:
+    """dpctl's ``MemoryUSMDevice``/``MemoryUSMShared``/``MemoryUSMHost``: untyped bytes."""
+    return interface["typestr"] == "|u1" and type(array).__module__.startswith("dpctl.memory")
+
+
 def _sycl_array(array: Any, interface: dict, parameter: Any, where: str) -> ArrayArgument:
-    _check_typestr(interface["typestr"], parameter, where)
+    itemsize = ITEMSIZE[parameter.type]
     shape = interface["shape"]
-    _check_contiguous(shape, interface.get("strides"), 1, where)
-    address, read_only = interface["data"]
+    if _is_untyped_usm(array, interface):
+        # Raw USM bytes take the parameter's element type; the size must be a whole number
+        # of elements.
+        nbytes = _count(shape)
+        if nbytes % itemsize:
+            raise ArgumentError(
+                f"{where}: the USM allocation of {nbytes} bytes is not a whole number of "
+                f"{parameter.type} elements",
+                "ArgumentType",
+            )
+        shape = (nbytes // itemsize,)
+        address = interface["data"][0]
+        # dpctl memory objects always report read-only (their interface hard-codes it), but
+        # are writable USM allocations.
+        read_only = False
+    else:
+        _check_typestr(interface["typestr"], parameter, where)
+        _check_contiguous(shape, interface.get("strides"), 1, where)
+        address, read_only = interface["data"]
     _check_writable(read_only, parameter, where)
-    address += int(interface.get("offset", 0) or 0) * ITEMSIZE[parameter.type]
+    address += int(interface.get("offset", 0) or 0) * itemsize
     queue = interface.get("syclobj")
     if queue is None or not hasattr(queue, "_get_capsule"):
         queue = getattr(array, "sycl_queue", None)
