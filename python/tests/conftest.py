@@ -163,7 +163,7 @@ def example(name: str) -> kdsl.Module:
     return kdsl.compile(path=EXAMPLES / f"{name}.krn")
 
 
-def test_kernels(name: str) -> kdsl.Module:
+def feature_kernels(name: str) -> kdsl.Module:
     return kdsl.compile(path=TEST_KERNELS / f"{name}.krn")
 
 
