@@ -250,10 +250,39 @@ def _dlpack_array(array: Any, parameter: Any, where: str) -> ArrayArgument:
     )
 
 
+def _dpnp_array(array: Any, usm: Any, parameter: Any, where: str) -> ArrayArgument:
+    """A dpnp array (or its ``dpnp.tensor.usm_ndarray``), read through its attributes: dpnp's
+    ``__sycl_usm_array_interface__`` waits for the array's whole queue, which would make every
+    launch synchronous. The launch is ordered after the producers by a queue barrier instead
+    (see ``Kernel.launch``)."""
+    _check_typestr(usm.dtype.str, parameter, where)
+    flags = usm.flags
+    if not flags.c_contiguous:
+        _check_contiguous(usm.shape, usm.strides, 1, where)
+    read_only = not flags.writable
+    _check_writable(read_only, parameter, where)
+    return ArrayArgument(
+        Placement("sycl", usm.sycl_queue), DEVICE_MEMORY, usm._pointer, usm.size, read_only, array
+    )
+
+
+def _usm_ndarray(array: Any) -> Any:
+    """The ``dpnp.tensor.usm_ndarray`` behind a dpnp array, or the array itself, or None."""
+    module = type(array).__module__
+    if module.startswith("dpnp.tensor"):
+        return array
+    if module.startswith("dpnp") and hasattr(array, "get_array"):
+        return array.get_array()
+    return None
+
+
 def describe(array: Any, index: int, parameter: Any, kernel: str) -> ArrayArgument:
     """Where the array lives and what the runtime needs of it, after the checks that do not
     need the device: element type, C-contiguity and writability."""
     where = _what(index, parameter, kernel)
+    usm = _usm_ndarray(array)
+    if usm is not None:
+        return _dpnp_array(array, usm, parameter, where)
     interface = getattr(array, "__sycl_usm_array_interface__", None)
     if interface is not None:
         return _sycl_array(array, interface, parameter, where)
