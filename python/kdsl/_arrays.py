@@ -82,8 +82,18 @@ class ArrayArgument(NamedTuple):
     keep_alive: Any
 
 
-def _what(index: int, parameter: Any, kernel: str) -> str:
-    return f"argument {index} (`{parameter.name}`) of kernel `{kernel}`"
+class _What:
+    """``argument 1 (`x`) of kernel `saxpy``, formatted only when an error needs it."""
+
+    __slots__ = ("index", "parameter", "kernel")
+
+    def __init__(self, index: int, parameter: Any, kernel: str) -> None:
+        self.index, self.parameter, self.kernel = index, parameter, kernel
+
+    def __str__(self) -> str:
+        return f"argument {self.index} (`{self.parameter.name}`) of kernel `{self.kernel}`"
+
+    __format__ = lambda self, spec: format(str(self), spec)  # noqa: E731
 
 
 def _element_name(typestr: str) -> str:
@@ -250,17 +260,38 @@ def _dlpack_array(array: Any, parameter: Any, where: str) -> ArrayArgument:
     )
 
 
+# NumPy's one-character type codes of each kdsl element type (`long` and `long long` are both
+# 64-bit on Linux).
+TYPE_CHARS = {
+    "bool": "?",
+    "i8": "b",
+    "u8": "B",
+    "i16": "h",
+    "u16": "H",
+    "i32": "i",
+    "u32": "I",
+    "i64": "lq",
+    "u64": "LQ",
+    "f16": "e",
+    "f32": "f",
+    "f64": "d",
+}
+
+
 def _dpnp_array(array: Any, usm: Any, parameter: Any, where: str) -> ArrayArgument:
     """A dpnp array (or its ``dpnp.tensor.usm_ndarray``), read through its attributes: dpnp's
     ``__sycl_usm_array_interface__`` waits for the array's whole queue, which would make every
     launch synchronous. The launch is ordered after the producers by a queue barrier instead
     (see ``Kernel.launch``)."""
-    _check_typestr(usm.dtype.str, parameter, where)
+    dtype = usm.dtype
+    if dtype.char not in TYPE_CHARS[parameter.type]:
+        _check_typestr(dtype.str, parameter, where)
     flags = usm.flags
     if not flags.c_contiguous:
         _check_contiguous(usm.shape, usm.strides, 1, where)
     read_only = not flags.writable
-    _check_writable(read_only, parameter, where)
+    if read_only:
+        _check_writable(read_only, parameter, where)
     return ArrayArgument(
         Placement("sycl", usm.sycl_queue), DEVICE_MEMORY, usm._pointer, usm.size, read_only, array
     )
@@ -279,7 +310,7 @@ def _usm_ndarray(array: Any) -> Any:
 def describe(array: Any, index: int, parameter: Any, kernel: str) -> ArrayArgument:
     """Where the array lives and what the runtime needs of it, after the checks that do not
     need the device: element type, C-contiguity and writability."""
-    where = _what(index, parameter, kernel)
+    where: Any = _What(index, parameter, kernel)
     usm = _usm_ndarray(array)
     if usm is not None:
         return _dpnp_array(array, usm, parameter, where)

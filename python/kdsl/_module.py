@@ -149,7 +149,7 @@ class Kernel:
             for index, parameter in enumerate(self.parameters)
             if parameter.kind == "buffer"
         )
-        self._loaded: dict[str, Any] = {}
+        self._loaded: dict[Device, Any] = {}
 
     @property
     def signature(self) -> str:
@@ -186,10 +186,10 @@ class Kernel:
 
     def loaded(self, device: Device) -> Any:
         """This kernel loaded on a device instance (loaded once per instance)."""
-        kernel = self._loaded.get(device.label)
+        kernel = self._loaded.get(device)
         if kernel is None:
             kernel = self.module._program(device).kernel(self.name)
-            self._loaded[device.label] = kernel
+            self._loaded[device] = kernel
         return kernel
 
     def launch(
@@ -205,6 +205,17 @@ class Kernel:
         """Checks the arguments against the signature, picks the device the data lives on, and
         submits the launch. See the package documentation for the synchronisation rules."""
         global_dims, local_dims = launch_sizes(global_size, local_size)
+        return self._launch(args, global_dims, local_dims, device, queue, stream)
+
+    def _launch(
+        self,
+        args: Sequence[Any],
+        global_dims: list[int],
+        local_dims: list[int],
+        device: DeviceLike,
+        queue: Any,
+        stream: Any,
+    ) -> Event:
         if len(args) != len(self.parameters):
             raise ArgumentError(
                 f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
@@ -218,22 +229,23 @@ class Kernel:
             arrays.append(array)
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
         target, sycl_queue = self._choose_device(arrays, device, queue, stream)
-        kernel = self.loaded(target)
-        on_device = any(array.memory == _arrays.DEVICE_MEMORY for array in arrays)
-        if sycl_queue is not None and not sycl_queue.is_in_order:
+        kernel = self._loaded.get(target) or self.loaded(target)
+        out_of_order = sycl_queue is not None and not sycl_queue.is_in_order
+        if out_of_order:
             # An out-of-order queue (dpnp's default): order the launch after everything already
             # submitted to the queue (the arrays' producers) ...
             sycl_queue.submit_barrier()
         event = kernel.launch(tuple(prepared), global_dims, local_dims)
-        if sycl_queue is not None and not sycl_queue.is_in_order:
+        if out_of_order:
             # ... and what dpnp/dpctl submits next after the launch: dpnp makes each operation
             # depend on the events its SequentialOrderManager holds for the queue.
             from dpctl.utils import SequentialOrderManager
 
             barrier = sycl_queue.submit_barrier()
             SequentialOrderManager[sycl_queue].add_event_pair(barrier, barrier)
-        if on_device:
-            _forget_completed()
+        if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
+            if len(_in_flight) > 64:
+                _forget_completed()
             _in_flight.append((event, [array.keep_alive for array in arrays]))
         return event
 
@@ -242,6 +254,13 @@ class Kernel:
     ) -> tuple[Device, Any]:
         """The device instance to launch on, and the dpctl queue when it adopts one."""
         placements = {array.placement.kind for array in arrays}
+        if len(placements) == 1 and device is None and queue is None and stream is None:
+            first = arrays[0].placement
+            if first.kind == "sycl" and all(array.placement.where is first.where for array in arrays):
+                # The common case: every array on one dpnp queue.
+                found = _sycl_devices.get(first.where)
+                if found is not None:
+                    return found, first.where
         if len(placements) > 1:
             kinds = ", ".join(
                 f"argument {index} (`{parameter.name}`) on {array.placement.kind}"
@@ -308,15 +327,12 @@ class _Configured:
 
     def __init__(self, kernel: Kernel, global_size: Size, local_size: Size | None) -> None:
         self.kernel = kernel
-        self.global_size = global_size
-        self.local_size = local_size
+        self.global_size, self.local_size = launch_sizes(global_size, local_size)
 
     def __call__(
         self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None
     ) -> Event:
-        return self.kernel.launch(
-            args, self.global_size, self.local_size, device=device, queue=queue, stream=stream
-        )
+        return self.kernel._launch(args, self.global_size, self.local_size, device, queue, stream)
 
 
 class Module:

@@ -47,7 +47,7 @@ def test_dpnp_launch_runs_on_the_arrays_queue_and_loads_once():
     module.saxpy[64, 64](y, x, 1.0, 64)
     assert len(module._programs) == 1           # one program for the array's queue
     device = next(iter(module.saxpy._loaded))
-    assert device.startswith("sycl:")
+    assert device.backend == "sycl"
     np.testing.assert_array_equal(dpnp.asnumpy(y), 3.0)
 
 
