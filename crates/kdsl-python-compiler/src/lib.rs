@@ -12,8 +12,14 @@ fn line_column(source: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(source.len());
     let before = &source.as_bytes()[..offset];
     let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
-    let line_start = before.iter().rposition(|&byte| byte == b'\n').map_or(0, |p| p + 1);
-    let column = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
+    let line_start = before
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |p| p + 1);
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
     (line, column)
 }
 
@@ -30,6 +36,13 @@ fn parse_target(name: &str) -> PyResult<TargetSpec> {
     Ok(TargetSpec::new(kind, arch))
 }
 
+/// `(bundle bytes, None, [])` or `(None, rendered report, diagnostics)`.
+type CompileResult<'py> = (
+    Option<Bound<'py, PyBytes>>,
+    Option<String>,
+    Vec<Bound<'py, PyDict>>,
+);
+
 /// Compiles `source` for `targets` (`"spirv"`, `"ptx:sm_90"`, `"amdgpu:gfx90a"`).
 ///
 /// Returns `(bundle_bytes, None, [])` on success, or `(None, report, diagnostics)` where the
@@ -43,7 +56,7 @@ fn compile<'py>(
     source: &str,
     targets: Vec<String>,
     opt_level: u8,
-) -> PyResult<(Option<Bound<'py, PyBytes>>, Option<String>, Vec<Bound<'py, PyDict>>)> {
+) -> PyResult<CompileResult<'py>> {
     let specs = targets
         .iter()
         .map(|target| parse_target(target))

@@ -98,7 +98,11 @@ impl Bundle {
 
     /// The images: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
     fn image_names(&self) -> Vec<String> {
-        self.inner.images.iter().map(|image| image.describe()).collect()
+        self.inner
+            .images
+            .iter()
+            .map(|image| image.describe())
+            .collect()
     }
 
     /// The bytes of the image named `name` (as `image_names` gives it), or None.

@@ -81,16 +81,18 @@ impl Device {
     /// handle is copied, so the capsule keeps its own.
     #[staticmethod]
     fn from_sycl_queue(py: Python<'_>, capsule: &Bound<'_, PyCapsule>) -> PyResult<Device> {
-        let pointer = capsule.pointer_checked(Some(SYCL_QUEUE_CAPSULE)).map_err(|_| {
-            crate::errors::python_error(
-                py,
-                "DeviceError",
-                "BadForeignObject",
-                "Device.from_sycl_queue takes the capsule of dpctl's SyclQueue._get_capsule() \
+        let pointer = capsule
+            .pointer_checked(Some(SYCL_QUEUE_CAPSULE))
+            .map_err(|_| {
+                crate::errors::python_error(
+                    py,
+                    "DeviceError",
+                    "BadForeignObject",
+                    "Device.from_sycl_queue takes the capsule of dpctl's SyclQueue._get_capsule() \
                  (named \"SyclQueueRef\")"
-                    .to_string(),
-            )
-        })?;
+                        .to_string(),
+                )
+            })?;
         // The pointer is the `DPCTLSyclQueueRef`, a `sycl::queue*` of the process's libsycl.
         let address = pointer.as_ptr() as usize;
         // SAFETY: the capsule holds a live `sycl::queue*`; dpctl and kdsl's shim share the

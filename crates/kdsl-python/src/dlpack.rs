@@ -69,7 +69,13 @@ pub fn dlpack_tensor<'py>(
             // as long as the capsule (not renamed, so not consumed).
             let managed = unsafe { &*(pointer.as_ptr() as *const DlManagedTensorVersioned) };
             if managed.major != 1 {
-                return Err(bad(py, format!("DLPack version {}.{} is not supported", managed.major, managed.minor)));
+                return Err(bad(
+                    py,
+                    format!(
+                        "DLPack version {}.{} is not supported",
+                        managed.major, managed.minor
+                    ),
+                ));
             }
             (&managed.dl_tensor, managed.flags & FLAG_READ_ONLY != 0)
         } else if let Ok(pointer) = capsule.pointer_checked(Some(LEGACY)) {
@@ -96,10 +102,18 @@ pub fn dlpack_tensor<'py>(
         1 => 'u',
         2 => 'f',
         6 => 'b',
-        other => return Err(bad(py, format!("DLPack type code {other} is not supported"))),
+        other => {
+            return Err(bad(
+                py,
+                format!("DLPack type code {other} is not supported"),
+            ))
+        }
     };
     if tensor.dtype.lanes != 1 || tensor.dtype.bits % 8 != 0 {
-        return Err(bad(py, "vector or sub-byte DLPack element types are not supported".into()));
+        return Err(bad(
+            py,
+            "vector or sub-byte DLPack element types are not supported".into(),
+        ));
     }
     let dict = PyDict::new(py);
     dict.set_item("address", tensor.data as u64 + tensor.byte_offset)?;

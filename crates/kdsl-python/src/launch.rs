@@ -22,7 +22,9 @@ impl Program {
     /// Loads the bundle's image that fits the device (SPIR-V, PTX or AMDGPU).
     #[new]
     fn new(py: Python<'_>, device: &Device, bundle: &Bundle) -> PyResult<Program> {
-        let inner = py.detach(|| device.inner.load(&bundle.inner)).or_raise(py)?;
+        let inner = py
+            .detach(|| device.inner.load(&bundle.inner))
+            .or_raise(py)?;
         Ok(Program { inner })
     }
 
@@ -74,7 +76,12 @@ enum Prepared {
     Scalar(ScalarValue),
 }
 
-fn launch_geometry(py: Python<'_>, kernel: &str, global: &[u64], local: &[u64]) -> PyResult<Launch> {
+fn launch_geometry(
+    py: Python<'_>,
+    kernel: &str,
+    global: &[u64],
+    local: &[u64],
+) -> PyResult<Launch> {
     let bad = |why: String| {
         crate::errors::runtime_error(
             py,
@@ -91,13 +98,22 @@ fn launch_geometry(py: Python<'_>, kernel: &str, global: &[u64], local: &[u64]) 
             local.len()
         )));
     }
-    let size = |values: &[u64]| values.iter().map(|&value| value as usize).collect::<Vec<_>>();
+    let size = |values: &[u64]| {
+        values
+            .iter()
+            .map(|&value| value as usize)
+            .collect::<Vec<_>>()
+    };
     let (g, l) = (size(global), size(local));
     Ok(match g.len() {
         1 => Launch::new([g[0]], [l[0]]),
         2 => Launch::new([g[0], g[1]], [l[0], l[1]]),
         3 => Launch::new([g[0], g[1], g[2]], [l[0], l[1], l[2]]),
-        other => return Err(bad(format!("a launch has 1, 2 or 3 dimensions, not {other}"))),
+        other => {
+            return Err(bad(format!(
+                "a launch has 1, 2 or 3 dimensions, not {other}"
+            )))
+        }
     })
 }
 
@@ -113,7 +129,12 @@ fn convert_scalar(
         .name()
         .map(|name| name.to_string())
         .unwrap_or_else(|_| "?".to_string());
-    let wrong = || ("ArgumentType", format!("{} must be {ty}, but a {py_type} was given", describe()));
+    let wrong = || {
+        (
+            "ArgumentType",
+            format!("{} must be {ty}, but a {py_type} was given", describe()),
+        )
+    };
     let integer = || -> Result<i128, (&'static str, String)> {
         if value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyBool>() {
             return Err(wrong());
@@ -192,7 +213,13 @@ fn prepare(
     }
     let mut prepared = Vec::with_capacity(arguments.len());
     for (index, (parameter, value)) in info.parameters.iter().zip(arguments.iter()).enumerate() {
-        let describe = || format!("argument {index} (`{}`) of kernel `{}`", parameter.name(), info.name);
+        let describe = || {
+            format!(
+                "argument {index} (`{}`) of kernel `{}`",
+                parameter.name(),
+                info.name
+            )
+        };
         match parameter {
             ParameterInfo::Scalar { ty, .. } => {
                 let scalar = convert_scalar(&value, *ty, &describe)
@@ -319,7 +346,13 @@ fn run(
                 // SAFETY: Python described memory of this device's context (the array's own
                 // queue or stream) and keeps the array alive until the launch has completed.
                 let borrowed = unsafe {
-                    AnyBuffer::borrowed(device, array.address, *element, array.count, array.read_only)
+                    AnyBuffer::borrowed(
+                        device,
+                        array.address,
+                        *element,
+                        array.count,
+                        array.read_only,
+                    )
                 }?;
                 buffers.push(Some(borrowed));
             }
