@@ -14,6 +14,7 @@
 //! ```
 
 pub use kdsl_bundle as bundle;
+pub use kdsl_bundle::syclbin::Syclbin;
 pub use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
 pub use kdsl_codegen::{Artifact, TargetSpec};
 pub use kdsl_ir as ir;
@@ -124,4 +125,34 @@ pub fn compile(
         targets,
         &codegen_options(options),
     )?)
+}
+
+/// Compiles a source for several targets into a SYCLBIN file (the format of the
+/// `sycl_ext_oneapi_syclbin` extension; `.to_bytes()` gives the file): the SPIR-V image as an IR
+/// module, PTX and AMDGPU images as native device code images, state executable, and kdsl's
+/// kernel metadata. Every image's entry points are named `__sycl_kernel_<name>`, so a stock SYCL
+/// program gets the kernels with `get_kernel_bundle<bundle_state::executable>(context, devices,
+/// bytes)` and `ext_oneapi_get_kernel("<name>")`. See docs/syclbin.md.
+pub fn compile_syclbin(
+    source_name: &str,
+    source: &str,
+    targets: &[TargetSpec],
+    options: &CompileOptions,
+) -> Result<Syclbin, CompileError> {
+    use kdsl_bundle::syclbin;
+    let module = check(source)?;
+    let codegen = kdsl_codegen::Options {
+        entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
+        ..codegen_options(options)
+    };
+    let bundle = kdsl_codegen::compile_bundle(source_name, &module, targets, &codegen)?;
+    Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| CompileError {
+        diagnostics: vec![Diagnostic::error(
+            "E0902",
+            format!("internal compiler error: {error}"),
+            kdsl_ir::Span::default(),
+            "while writing the SYCLBIN file",
+        )
+        .with_hint("this is a bug in kdsl; please report it with the source file")],
+    })
 }

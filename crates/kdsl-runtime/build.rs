@@ -105,6 +105,9 @@ fn build_shim_library(
         .arg("-Wl,-z,defs")
         .arg(format!("-L{}", lib.display()))
         .arg("-lsycl")
+        // SPIRV-Tools' validator (Debian's spirv-tools ships it as a static library), so the
+        // shim validates SPIR-V in process before a driver sees it.
+        .arg("-l:libSPIRV-Tools.a")
         // The library finds libsycl.so at run time without LD_LIBRARY_PATH.
         .arg(format!("-Wl,-rpath,{}", lib.display()));
     let status = command

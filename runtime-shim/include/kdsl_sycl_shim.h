@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 2u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 4u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -36,6 +36,8 @@ typedef struct kdsl_sycl_device_description {
   uint32_t compute_units;
   uint64_t max_work_group_size;
   int supports_spirv;
+  const uint32_t *sub_group_sizes;
+  size_t sub_group_size_count;
 } kdsl_sycl_device_description;
 
 // Returns 0 to continue; anything else stops the listing, which then fails with `message` as
@@ -63,6 +65,10 @@ int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue
 // in sycl::device::get_devices(). kdsl's own submissions to an out-of-order queue are chained in order.
 int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue, size_t *device_index);
 void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue);
+
+// Validates a SPIR-V module with SPIRV-Tools (linked into the shim) before any driver sees it:
+// 0 when valid, nonzero with the validator's message as the last error.
+int kdsl_sycl_validate_spirv(const uint8_t *spirv, size_t size);
 
 int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, size_t size,
                             kdsl_sycl_program **program);

@@ -5,6 +5,7 @@
 
 #include "kdsl_sycl_shim.h"
 
+#include <spirv-tools/libspirv.h>
 #include <sycl/sycl.hpp>
 
 #include <cstring>
@@ -362,6 +363,12 @@ int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context) {
       description.local_memory_bytes = device.get_info<sycl::info::device::local_mem_size>();
       description.compute_units = device.get_info<sycl::info::device::max_compute_units>();
       description.max_work_group_size = device.get_info<sycl::info::device::max_work_group_size>();
+      std::vector<std::uint32_t> sub_group_sizes;
+      for (std::size_t size : device.get_info<sycl::info::device::sub_group_sizes>()) {
+        sub_group_sizes.push_back(static_cast<std::uint32_t>(size));
+      }
+      description.sub_group_sizes = sub_group_sizes.data();
+      description.sub_group_size_count = sub_group_sizes.size();
       try {
         description.supports_spirv =
             device.ext_oneapi_can_build(syclex::source_language::spirv) ? 1 : 0;
@@ -412,6 +419,32 @@ int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue,
 }
 
 void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue) { delete queue; }
+
+int kdsl_sycl_validate_spirv(const std::uint8_t *spirv, std::size_t size) {
+  return guarded([&] {
+    if (size % 4 != 0 || size < 20) {
+      throw std::runtime_error(std::to_string(size) +
+                               " bytes is not a whole SPIR-V module (a multiple of 4 bytes, at "
+                               "least the 20-byte header)");
+    }
+    std::vector<std::uint32_t> words(size / 4);
+    std::memcpy(words.data(), spirv, size);
+    std::unique_ptr<spv_context_t, void (*)(spv_context)> context(
+        spvContextCreate(SPV_ENV_UNIVERSAL_1_6), spvContextDestroy);
+    if (!context) throw std::runtime_error("SPIRV-Tools could not create a context");
+    spv_diagnostic diagnostic = nullptr;
+    spv_result_t result = spvValidateBinary(context.get(), words.data(), words.size(), &diagnostic);
+    std::string message;
+    if (diagnostic != nullptr) {
+      if (diagnostic->error != nullptr) message = diagnostic->error;
+      spvDiagnosticDestroy(diagnostic);
+    }
+    if (result != SPV_SUCCESS) {
+      throw std::runtime_error(message.empty() ? "the SPIR-V validator rejected the module"
+                                               : message);
+    }
+  });
+}
 
 int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const std::uint8_t *spirv,
                             std::size_t size, kdsl_sycl_program **program) {

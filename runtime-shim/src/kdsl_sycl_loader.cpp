@@ -36,6 +36,7 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_create_sibling_queue) create_sibling_queue;
   decltype(&kdsl_sycl_adopt_queue) adopt_queue;
   decltype(&kdsl_sycl_destroy_queue) destroy_queue;
+  decltype(&kdsl_sycl_validate_spirv) validate_spirv;
   decltype(&kdsl_sycl_build_program) build_program;
   decltype(&kdsl_sycl_destroy_program) destroy_program;
   decltype(&kdsl_sycl_program_kernel) program_kernel;
@@ -114,6 +115,7 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_create_sibling_queue", table.create_sibling_queue, error) &&
       resolve(library, "kdsl_sycl_adopt_queue", table.adopt_queue, error) &&
       resolve(library, "kdsl_sycl_destroy_queue", table.destroy_queue, error) &&
+      resolve(library, "kdsl_sycl_validate_spirv", table.validate_spirv, error) &&
       resolve(library, "kdsl_sycl_build_program", table.build_program, error) &&
       resolve(library, "kdsl_sycl_destroy_program", table.destroy_program, error) &&
       resolve(library, "kdsl_sycl_program_kernel", table.program_kernel, error) &&
@@ -194,6 +196,9 @@ struct DeviceCollector {
       converted.compute_units = description->compute_units;
       converted.max_work_group_size = description->max_work_group_size;
       converted.supports_spirv = description->supports_spirv != 0;
+      for (std::size_t index = 0; index < description->sub_group_size_count; ++index) {
+        converted.sub_group_sizes.push_back(description->sub_group_sizes[index]);
+      }
       collector->devices.push_back(std::move(converted));
       return 0;
     } catch (const std::exception &error) {
@@ -238,6 +243,10 @@ std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device
   kdsl_sycl_queue *handle = nullptr;
   check(shim().adopt_queue(reinterpret_cast<const void *>(sycl_queue), &handle, &device_index));
   return std::make_unique<Queue>(handle);
+}
+
+void validate_spirv(rust::Slice<const std::uint8_t> spirv) {
+  check(shim().validate_spirv(spirv.data(), spirv.size()));
 }
 
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv) {

@@ -7,13 +7,16 @@
 //! magic      8 bytes  "KDSLBNDL"
 //! version    u32      FORMAT_VERSION
 //! meta_len   u64      length of the JSON metadata that follows
-//! metadata   JSON     BundleMetadata (kernels, and per image: target, arch, offset, length)
+//! metadata   JSON     BundleMetadata (kernels, and per image: target, arch, offset, length,
+//!                     checksum: FNV-1a 64 of the image bytes, checked on every read)
 //! images     bytes    the images, at the offsets the metadata gives (relative to the end of metadata)
 //! ```
 //!
 //! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
 
+pub mod base64;
 mod metadata;
+pub mod syclbin;
 
 pub use metadata::{KernelInfo, ParameterInfo};
 
@@ -22,7 +25,8 @@ use std::fmt;
 use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"KDSLBNDL";
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 added a checksum to each image; version 1 files (no checksums) are still read.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// The kind of machine code an image holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -98,6 +102,18 @@ pub enum BundleError {
     Corrupt(String),
     #[error("the bundle metadata is malformed: {0}")]
     Metadata(#[from] serde_json::Error),
+    #[error("not a SYCLBIN file: {0}")]
+    NotSyclbin(&'static str),
+    #[error("{container} version {found} is not supported (this build reads version {supported})")]
+    UnsupportedSyclbinVersion {
+        container: &'static str,
+        found: u32,
+        supported: u32,
+    },
+    #[error("the {image} image has no entry point named `{entry_point}` (SYCLBIN images must be compiled with the `__sycl_kernel_` entry point prefix)")]
+    MissingEntryPoint { entry_point: String, image: String },
+    #[error("the SYCLBIN file holds no kdsl kernel metadata (`[kdsl/metadata]`): it was not written by kdsl")]
+    NoKdslMetadata,
     #[error("cannot read or write the bundle file `{path}`: {source}")]
     Io {
         path: String,
@@ -119,6 +135,20 @@ struct ImageEntry {
     arch: String,
     offset: u64,
     length: u64,
+    /// `fnv1a64:<16 hex digits>` of the image bytes; absent in version 1 files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    checksum: Option<String>,
+}
+
+/// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
+/// images (bit flips, truncation, editing) before a driver sees them; it is not a signature.
+pub fn image_checksum(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("fnv1a64:{hash:016x}")
 }
 
 impl Bundle {
@@ -154,6 +184,7 @@ impl Bundle {
                     arch: image.arch.clone(),
                     offset,
                     length: image.bytes.len() as u64,
+                    checksum: Some(image_checksum(&image.bytes)),
                 };
                 offset += image.bytes.len() as u64;
                 entry
@@ -184,7 +215,7 @@ impl Bundle {
             .get(8..20)
             .ok_or_else(|| BundleError::Corrupt("the header is shorter than 20 bytes".into()))?;
         let version = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION {
+        if version != FORMAT_VERSION && version != 1 {
             return Err(BundleError::UnsupportedVersion { found: version });
         }
         let metadata_length = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
@@ -210,10 +241,26 @@ impl Bundle {
                         entry.target
                     ))
                 })?;
+            let bytes = &payload[range];
+            match (&entry.checksum, version) {
+                (Some(expected), _) if *expected != image_checksum(bytes) => {
+                    return Err(BundleError::Corrupt(format!(
+                        "the {} image's checksum does not match its bytes: the file is damaged",
+                        entry.target
+                    )))
+                }
+                (None, FORMAT_VERSION) => {
+                    return Err(BundleError::Corrupt(format!(
+                        "the {} image has no checksum",
+                        entry.target
+                    )))
+                }
+                _ => {}
+            }
             images.push(Image {
                 target: entry.target,
                 arch: entry.arch,
-                bytes: payload[range].to_vec(),
+                bytes: bytes.to_vec(),
             });
         }
         Ok(Bundle {
@@ -304,5 +351,48 @@ mod tests {
             Bundle::from_bytes(&wrong_version),
             Err(BundleError::UnsupportedVersion { found: 9 })
         ));
+    }
+
+    #[test]
+    fn every_flipped_image_bit_is_found_by_the_checksum() {
+        let bytes = sample().to_bytes();
+        let images_start = bytes.len() - (4 + b".version 7.8".len());
+        for position in images_start..bytes.len() {
+            for bit in 0..8 {
+                let mut damaged = bytes.clone();
+                damaged[position] ^= 1 << bit;
+                match Bundle::from_bytes(&damaged) {
+                    Err(BundleError::Corrupt(message)) => {
+                        assert!(message.contains("checksum"), "{message}")
+                    }
+                    other => panic!("a flip of bit {bit} at byte {position} gave {other:?}"),
+                }
+            }
+        }
+        assert_eq!(
+            image_checksum(b""),
+            "fnv1a64:cbf29ce484222325",
+            "the FNV-1a offset basis"
+        );
+    }
+
+    #[test]
+    fn reads_version_1_files_without_checksums() {
+        let bundle = sample();
+        let mut bytes = bundle.to_bytes();
+        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
+        // The same metadata without checksums, as version 1 wrote it.
+        let metadata_length = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+        let json = String::from_utf8(bytes[20..20 + metadata_length].to_vec()).unwrap();
+        let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        for image in value["images"].as_array_mut().unwrap() {
+            image.as_object_mut().unwrap().remove("checksum");
+        }
+        let stripped = serde_json::to_vec(&value).unwrap();
+        let mut old = bytes[..12].to_vec();
+        old.extend_from_slice(&(stripped.len() as u64).to_le_bytes());
+        old.extend_from_slice(&stripped);
+        old.extend_from_slice(&bytes[20 + metadata_length..]);
+        assert_eq!(Bundle::from_bytes(&old).unwrap(), bundle);
     }
 }

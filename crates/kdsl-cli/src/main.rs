@@ -29,9 +29,13 @@ enum Action {
         /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
         #[arg(long, value_delimiter = ',')]
         arch: Vec<String>,
-        /// The output file (default: the source's name with .kbundle, or the artifact's extension).
+        /// The output file (default: the source's name with .kbundle or .syclbin, or the artifact's extension).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// The file format: a kdsl bundle, or a SYCLBIN file that stock SYCL programs load with
+        /// `get_kernel_bundle` (entry points named `__sycl_kernel_<name>`).
+        #[arg(long, value_enum, default_value = "kbundle", conflicts_with = "emit")]
+        format: Format,
         /// Write a single artifact instead of a bundle: the image, LLVM IR, or kdsl IR.
         #[arg(long, value_enum)]
         emit: Option<Emit>,
@@ -46,11 +50,19 @@ enum Action {
     },
     /// List the devices kdsl can launch kernels on, and the bundle target each takes.
     Devices,
-    /// Show what a bundle holds: its kernels, their parameters, and its images.
+    /// Show what a bundle or SYCLBIN file holds: its kernels, their parameters, and its images.
     Inspect {
-        /// The .kbundle file.
+        /// The .kbundle or .syclbin file.
         bundle: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// The kdsl bundle (.kbundle), which the kdsl runtime loads.
+    Kbundle,
+    /// A SYCLBIN file (.syclbin) for `sycl::ext::oneapi::experimental::get_kernel_bundle`.
+    Syclbin,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -75,9 +87,10 @@ fn main() -> ExitCode {
             target,
             arch,
             output,
+            format,
             emit,
             opt_level,
-        } => compile(&file, &target, &arch, output, emit, opt_level),
+        } => compile(&file, &target, &arch, output, format, emit, opt_level),
         Action::Check { file } => check(&file),
         Action::Devices => devices(),
         Action::Inspect { bundle } => inspect(&bundle),
@@ -162,6 +175,7 @@ fn compile(
     targets: &[String],
     arches: &[String],
     output: Option<PathBuf>,
+    format: Format,
     emit: Option<Emit>,
     opt_level: u8,
 ) -> Result<(), String> {
@@ -210,6 +224,27 @@ fn compile(
             &bytes,
         );
     }
+    if format == Format::Syclbin {
+        let syclbin = kdsl::compile_syclbin(&name, &source, &specs, &options)
+            .map_err(|e| render(&e, file, &source))?;
+        let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
+        write_output(&output, &syclbin.to_bytes())?;
+        warn_about_arch_choice(&syclbin);
+        let kernels = syclbin
+            .modules
+            .iter()
+            .map(|m| m.kernel_names.len())
+            .sum::<usize>();
+        eprintln!(
+            "wrote {} (SYCLBIN, state {}; {} kernel{}; {})",
+            output.display(),
+            syclbin.state.name(),
+            kernels,
+            if kernels == 1 { "" } else { "s" },
+            syclbin.describe_images()
+        );
+        return Ok(());
+    }
     let bundle =
         kdsl::compile(&name, &source, &specs, &options).map_err(|e| render(&e, file, &source))?;
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
@@ -222,6 +257,22 @@ fn compile(
         bundle.describe_images()
     );
     Ok(())
+}
+
+/// SYCL runtimes take the first native image whose target fits the device and do not read its
+/// arch (docs/syclbin.md), so a second image for the same target is never chosen.
+fn warn_about_arch_choice(syclbin: &kdsl::Syclbin) {
+    for module in &syclbin.modules {
+        for (index, image) in module.native_images.iter().enumerate() {
+            let earlier = &module.native_images[..index];
+            if let Some(first) = earlier.iter().find(|other| other.target == image.target) {
+                eprintln!(
+                    "warning: the {} {} image will not be used by SYCL runtimes: they take the first {} image (here {}) without looking at its arch\n  = hint: for a SYCLBIN, pass one --arch per target",
+                    image.target, image.arch, image.target, first.arch
+                );
+            }
+        }
+    }
 }
 
 fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
@@ -258,34 +309,80 @@ fn devices() -> Result<(), String> {
 }
 
 fn inspect(path: &Path) -> Result<(), String> {
-    let bundle = kdsl::Bundle::read(path).map_err(|e| format!("error: {e}"))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("error: cannot read `{}`: {e}", path.display()))?;
+    if kdsl::bundle::syclbin::is_syclbin(&bytes) {
+        return inspect_syclbin(path, &bytes);
+    }
+    let bundle = kdsl::Bundle::from_bytes(&bytes).map_err(|e| format!("error: {e}"))?;
     println!("{} (from {})", path.display(), bundle.source_name);
     println!("images: {}", bundle.describe_images());
     for kernel in &bundle.kernels {
-        let parameters: Vec<String> = kernel
-            .parameters
-            .iter()
-            .map(|p| match p {
-                kdsl::bundle::ParameterInfo::Scalar { name, ty } => format!("{name}: {ty}"),
-                kdsl::bundle::ParameterInfo::Buffer {
-                    name,
-                    element,
-                    space,
-                    writable,
-                } => {
-                    format!(
-                        "{name}: {space}{} [{element}]",
-                        if *writable { " mut" } else { "" }
-                    )
-                }
-            })
-            .collect();
-        println!(
-            "kernel {}({}) local memory {} bytes",
-            kernel.name,
-            parameters.join(", "),
-            kernel.local_memory_bytes
-        );
+        print_kernel(kernel);
     }
     Ok(())
+}
+
+fn inspect_syclbin(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let syclbin = kdsl::Syclbin::from_bytes(bytes).map_err(|e| format!("error: {e}"))?;
+    println!(
+        "{}: SYCLBIN, state {}, {} abstract module{}",
+        path.display(),
+        syclbin.state.name(),
+        syclbin.modules.len(),
+        if syclbin.modules.len() == 1 { "" } else { "s" }
+    );
+    for (index, module) in syclbin.modules.iter().enumerate() {
+        println!("module {index}:");
+        if let Some(kdsl) = &module.kdsl {
+            println!("  kdsl metadata (from {})", kdsl.source_name);
+        }
+        println!("  entry points: {}", module.kernel_names.join(", "));
+        for ir in &module.ir_modules {
+            let kind = match ir.ir_type {
+                kdsl::bundle::syclbin::IrType::Spirv => "SPIR-V".to_string(),
+                other => format!("type {}", other.value()),
+            };
+            println!("  IR module: {kind}, {} bytes", ir.bytes.len());
+        }
+        for native in &module.native_images {
+            println!(
+                "  native image: {} {}, {} bytes",
+                native.target,
+                native.arch,
+                native.bytes.len()
+            );
+        }
+        for kernel in module.kdsl.iter().flat_map(|kdsl| &kdsl.kernels) {
+            print_kernel(kernel);
+        }
+    }
+    Ok(())
+}
+
+fn print_kernel(kernel: &kdsl::KernelInfo) {
+    let parameters: Vec<String> = kernel
+        .parameters
+        .iter()
+        .map(|p| match p {
+            kdsl::bundle::ParameterInfo::Scalar { name, ty } => format!("{name}: {ty}"),
+            kdsl::bundle::ParameterInfo::Buffer {
+                name,
+                element,
+                space,
+                writable,
+            } => {
+                format!(
+                    "{name}: {space}{} [{element}]",
+                    if *writable { " mut" } else { "" }
+                )
+            }
+        })
+        .collect();
+    println!(
+        "kernel {}({}) local memory {} bytes",
+        kernel.name,
+        parameters.join(", "),
+        kernel.local_memory_bytes
+    );
 }

@@ -219,3 +219,99 @@ fn bad_command_lines_are_errors_with_hints() {
         stderr(&output)
     );
 }
+
+#[test]
+fn format_syclbin_writes_a_syclbin_file_that_inspect_shows() {
+    // Without -o the file lands next to the source, with the .syclbin extension.
+    let source = scratch("reduction.krn");
+    std::fs::copy(workspace().join("examples/reduction.krn"), &source).unwrap();
+    let output = kdsl(&[
+        "compile",
+        source.to_str().unwrap(),
+        "--format",
+        "syclbin",
+        "--arch",
+        "sm_90,gfx90a",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let out = source.with_extension("syclbin");
+    assert!(
+        stderr(&output).contains("(SYCLBIN, state executable; 1 kernel; SPIR-V (IR module), nvptx64-nvidia-cuda sm_90 (native image), amdgcn-amd-amdhsa gfx90a (native image))"),
+        "{}",
+        stderr(&output)
+    );
+    let bytes = std::fs::read(&out).expect("the .syclbin file is written");
+    let syclbin = kdsl_bundle::syclbin::Syclbin::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        syclbin.modules[0].kernel_names,
+        ["__sycl_kernel_reduce_sum"]
+    );
+    let bundle = syclbin.to_bundle().unwrap();
+    assert_eq!(bundle.kernels[0].local_memory_bytes, 1024);
+
+    let inspect = kdsl(&["inspect", out.to_str().unwrap()]);
+    assert!(inspect.status.success(), "{}", stderr(&inspect));
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    for line in [
+        ": SYCLBIN, state executable, 1 abstract module",
+        "  entry points: __sycl_kernel_reduce_sum",
+        "  IR module: SPIR-V, ",
+        "  native image: nvptx64-nvidia-cuda sm_90, ",
+        "  native image: amdgcn-amd-amdhsa gfx90a, ",
+        "kernel reduce_sum(partial_sums: global mut [f32], input: global [f32], n: u32) local memory 1024 bytes",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in:\n{text}");
+    }
+
+    assert!(
+        !stderr(&output).contains("warning:"),
+        "one image per target: {}",
+        stderr(&output)
+    );
+    // Several PTX images: only the first is ever taken by a SYCL runtime.
+    let output = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--format",
+        "syclbin",
+        "--target",
+        "ptx",
+        "--arch",
+        "sm_75,sm_90",
+        "-o",
+        scratch("two-ptx.syclbin").to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("warning: the nvptx64-nvidia-cuda sm_90 image will not be used by SYCL runtimes: they take the first nvptx64-nvidia-cuda image (here sm_75)"),
+        "{}",
+        stderr(&output)
+    );
+
+    // A damaged file is an error message, not a panic.
+    let damaged = scratch("damaged.syclbin");
+    std::fs::write(&damaged, &bytes[..bytes.len() / 2]).unwrap();
+    let inspect = kdsl(&["inspect", damaged.to_str().unwrap()]);
+    assert_eq!(inspect.status.code(), Some(1), "{}", stderr(&inspect));
+    assert!(
+        stderr(&inspect).contains("error: the bundle is truncated or corrupt: SYCLBIN:"),
+        "{}",
+        stderr(&inspect)
+    );
+
+    // --emit writes one artifact, so it does not combine with --format.
+    let output = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--format",
+        "syclbin",
+        "--emit",
+        "ptx",
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot be used with"),
+        "{}",
+        stderr(&output)
+    );
+}

@@ -18,6 +18,13 @@ fn internal(target: &TargetDescription, message: impl Into<String>) -> CodegenEr
     }
 }
 
+/// The entry point symbols of the module's kernels.
+fn entry_points(ir: &kdsl_ir::Module, options: &Options) -> Vec<String> {
+    ir.kernels()
+        .map(|k| options.entry_point_name(&k.name))
+        .collect()
+}
+
 /// Lowers and optimizes `ir` into a module of `context`.
 fn optimized_module<'ctx>(
     context: &'ctx Context,
@@ -30,14 +37,15 @@ fn optimized_module<'ctx>(
     let module = context.create_module("kdsl");
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    lower::lower_module(context, &module, ir, target).map_err(|e| internal(target, e.0))?;
+    lower::lower_module(context, &module, ir, target, &options.entry_point_prefix)
+        .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
         internal(
             target,
             format!("LLVM rejected the lowered module: {}", e.to_string_lossy()),
         )
     })?;
-    let kernels: Vec<String> = ir.kernels().map(|k| k.name.clone()).collect();
+    let kernels = entry_points(ir, options);
     target
         .math_library
         .link_into(context, &module, &kernels)
@@ -87,8 +95,7 @@ pub(crate) fn compile(
         OutputFormat::SpirvBinary { llc } => {
             let bitcode = module.write_bitcode_to_memory();
             let binary = spirv::run_backend(llc, bitcode.as_slice())?;
-            let kernels: Vec<String> = ir.kernels().map(|k| k.name.clone()).collect();
-            let summary = spirv::inspect(&binary, &kernels)?;
+            let summary = spirv::inspect(&binary, &entry_points(ir, options))?;
             let requirements = summary
                 .capabilities
                 .iter()

@@ -93,6 +93,11 @@ impl std::fmt::Display for TargetSpec {
 pub struct Options {
     /// LLVM optimization level, 0 to 3 (higher values count as 3). Default 3.
     pub opt_level: u8,
+    /// Put before every kernel's name to give its entry point symbol in every image (SPIR-V
+    /// `OpEntryPoint`, PTX `.entry`, AMDGPU symbol and `.kd` descriptor). Empty by default;
+    /// SYCLBIN files need `__sycl_kernel_` ([`kdsl_bundle::syclbin::KERNEL_NAME_PREFIX`]).
+    /// The bundle's kernel metadata keeps the plain names.
+    pub entry_point_prefix: String,
     pub spirv: spirv::Options,
     pub nvptx: nvptx::Options,
     pub amdgpu: amdgpu::Options,
@@ -102,6 +107,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             opt_level: 3,
+            entry_point_prefix: String::new(),
             spirv: spirv::Options::default(),
             nvptx: nvptx::Options::default(),
             amdgpu: amdgpu::Options::default(),
@@ -115,6 +121,11 @@ impl Options {
             opt_level,
             ..Options::default()
         }
+    }
+
+    /// The entry point symbol of a kernel: [`Options::entry_point_prefix`] then its name.
+    pub fn entry_point_name(&self, kernel: &str) -> String {
+        format!("{}{kernel}", self.entry_point_prefix)
     }
 }
 

@@ -173,6 +173,12 @@ impl<'a> Argument<'a> {
         Argument::buffer_region(buffer.region(), true)
     }
 
+    /// A writable use of a view reached through a shared reference (see [`Argument::writable`]),
+    /// so that disjoint views of one buffer can be written and read by one launch.
+    pub fn writable_view<T: Element>(view: &BufferSlice<'a, T>) -> Argument<'a> {
+        Argument::buffer_region(view.region(), true)
+    }
+
     /// An untyped buffer, passed for reading or for writing (a `mut` parameter needs
     /// `writable`; borrowed read-only memory is refused for it).
     pub fn buffer(buffer: &'a AnyBuffer, writable: bool) -> Argument<'a> {
@@ -222,6 +228,12 @@ impl<'a, T: Element> IntoArgument<'a> for &'a Buffer<T> {
 impl<'a, T: Element> IntoArgument<'a> for &'a mut Buffer<T> {
     fn into_argument(self) -> Argument<'a> {
         Argument::writable(self)
+    }
+}
+
+impl<'a, T: Element> From<BufferSlice<'a, T>> for Argument<'a> {
+    fn from(view: BufferSlice<'a, T>) -> Argument<'a> {
+        Argument::buffer_region(view.region(), false)
     }
 }
 

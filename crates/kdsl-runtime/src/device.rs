@@ -119,6 +119,8 @@ pub struct DeviceInfo {
     pub local_memory_bytes: u64,
     pub compute_units: u32,
     pub max_work_group_size: u64,
+    /// The sub-group sizes the device supports (CUDA: the warp size; HIP: the wavefront size).
+    pub sub_group_sizes: Vec<u32>,
     pub target: DeviceTarget,
     pub(crate) limits: DeviceLimits,
     /// The backend's own handle for the device: the SYCL device list position or the ordinal.
@@ -136,13 +138,18 @@ impl fmt::Display for DeviceInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} ({}, {:?}, {}, {} compute units, {} MiB, takes {})",
+            "{} ({}, {:?}, {}, {} compute units, {} MiB, sub-groups of {}, takes {})",
             self.id(),
             self.name,
             self.device_type,
             self.platform_backend,
             self.compute_units,
             self.global_memory_bytes >> 20,
+            self.sub_group_sizes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
             self.target
         )
     }
@@ -506,6 +513,7 @@ pub(crate) fn test_device(
         local_memory_bytes: 64 << 10,
         compute_units: 8,
         max_work_group_size: 1024,
+        sub_group_sizes: vec![32],
         target,
         limits: DeviceLimits {
             max_work_group_size: 1024,

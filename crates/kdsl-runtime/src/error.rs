@@ -117,6 +117,9 @@ pub enum RuntimeError {
     #[error("length mismatch: the buffer holds {expected} elements, but {found} were given")]
     LengthMismatch { expected: usize, found: usize },
 
+    #[error("the bundle's {image} image is invalid and was not given to the driver: {why}")]
+    InvalidImage { image: String, why: String },
+
     #[error("{backend} error: {message}")]
     Backend {
         backend: BackendKind,

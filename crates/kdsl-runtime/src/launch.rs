@@ -72,6 +72,10 @@ pub(crate) struct DeviceLimits {
     pub local_memory_bytes: u64,
 }
 
+/// The most work-items one launch may have: 2^40. A launch beyond it (a size computed wrongly,
+/// such as 2^60) would keep a queue busy for hours to years.
+pub const MAX_WORK_ITEMS: u64 = 1 << 40;
+
 /// Checks a launch against the kernel and device: positive sizes, global divisible by local,
 /// per-dimension global sizes below 2^31 when the kernel computes ids in 32 bits, the work-group
 /// and group-count limits, and the kernel's local memory against the device's.
@@ -84,6 +88,23 @@ pub(crate) fn check_launch(
         kernel: kernel.name.clone(),
         why,
     };
+    let total = launch
+        .global()
+        .iter()
+        .try_fold(1u64, |total, &size| total.checked_mul(size))
+        .filter(|&total| total <= MAX_WORK_ITEMS);
+    if total.is_none() {
+        return Err(bad(format!(
+            "the launch has more than 2^40 (about 1.1e12) work-items ({}); no device finishes that \
+             in reasonable time, so split the work into several launches",
+            launch
+                .global()
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" x ")
+        )));
+    }
     for (dimension, (&global, &local)) in launch.global().iter().zip(launch.local()).enumerate() {
         if global == 0 || local == 0 {
             return Err(bad(format!(
@@ -195,6 +216,10 @@ mod tests {
             why(check_launch(&k, &Launch::new([1, 70000], [1, 1]), &LIMITS))
                 .contains("70000 work-groups")
         );
+        let absurd = Launch::new([1 << 30, 1 << 30, 1 << 0], [256, 1, 1]);
+        assert!(why(check_launch(&kernel(0, false), &absurd, &LIMITS)).contains("2^40"));
+        let overflowing = Launch::new([1 << 40, 1 << 40, 1 << 40], [1, 1, 1]);
+        assert!(why(check_launch(&kernel(0, false), &overflowing, &LIMITS)).contains("2^40"));
         assert!(why(check_launch(
             &kernel(65536, true),
             &Launch::new([256], [256]),

@@ -47,10 +47,10 @@ pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, Pen
 pub use device::{
     device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget, DeviceType,
 };
-pub use element::Element;
+pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};
 pub use filter::DeviceFilter;
-pub use kdsl_bundle::{Bundle, KernelInfo, ParameterInfo};
-pub use launch::Launch;
+pub use kdsl_bundle::{Bundle, Image, KernelInfo, ParameterInfo, TargetKind};
+pub use launch::{Launch, MAX_WORK_ITEMS};
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;

@@ -41,12 +41,14 @@ fn device_function_name(name: &str) -> String {
     format!("kdsl.{name}")
 }
 
-/// Lowers every function of `ir` into `module`, whose triple and data layout are set.
+/// Lowers every function of `ir` into `module`, whose triple and data layout are set. Kernel
+/// symbols are `entry_point_prefix` followed by the kernel's name.
 pub(crate) fn lower_module<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
+    entry_point_prefix: &str,
 ) -> Result<()> {
     let types = Types { context };
     for (flag, value) in &target.module_flags {
@@ -58,7 +60,14 @@ pub(crate) fn lower_module<'ctx>(
     }
     let mut functions = Vec::with_capacity(ir.functions.len());
     for function in &ir.functions {
-        functions.push(declare_function(context, module, &types, target, function));
+        functions.push(declare_function(
+            context,
+            module,
+            &types,
+            target,
+            function,
+            entry_point_prefix,
+        ));
     }
     for (function, value) in ir.functions.iter().zip(&functions) {
         let builder = context.create_builder();
@@ -124,6 +133,7 @@ fn declare_function<'ctx>(
     types: &Types<'ctx>,
     target: &TargetDescription,
     function: &Function,
+    entry_point_prefix: &str,
 ) -> FunctionValue<'ctx> {
     let is_kernel = function.kind == FunctionKind::Kernel;
     let parameter_types: Vec<BasicMetadataTypeEnum> = function
@@ -143,7 +153,7 @@ fn declare_function<'ctx>(
     };
     let (name, linkage, convention) = if is_kernel {
         (
-            function.name.clone(),
+            format!("{entry_point_prefix}{}", function.name),
             Linkage::External,
             target.kernel_calling_convention,
         )

@@ -89,6 +89,7 @@ fn describe(ordinal: usize) -> Result<DeviceInfo> {
         compute_units: attribute(device, Attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?
             as u32,
         max_work_group_size: max_threads,
+        sub_group_sizes: vec![attribute(device, Attribute::CU_DEVICE_ATTRIBUTE_WARP_SIZE)? as u32],
         target: DeviceTarget::Ptx {
             major: major as u32,
             minor: minor as u32,

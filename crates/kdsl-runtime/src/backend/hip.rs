@@ -43,6 +43,7 @@ const ATTRIBUTE_MAX_GRID_DIM_X: c_int = 29;
 const ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 56;
 const ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 63;
 const ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: c_int = 74;
+const ATTRIBUTE_WARP_SIZE: c_int = 87;
 
 const HIP_LAUNCH_PARAM_BUFFER_POINTER: usize = 0x01;
 const HIP_LAUNCH_PARAM_BUFFER_SIZE: usize = 0x02;
@@ -296,6 +297,7 @@ fn describe(api: &Api, ordinal: c_int) -> Result<DeviceInfo> {
         local_memory_bytes: shared,
         compute_units: attribute(ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32,
         max_work_group_size: max_threads,
+        sub_group_sizes: vec![attribute(ATTRIBUTE_WARP_SIZE)? as u32],
         target: DeviceTarget::Amdgpu { arch },
         limits: DeviceLimits {
             max_work_group_size: max_threads,

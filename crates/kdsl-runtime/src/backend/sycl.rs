@@ -37,6 +37,7 @@ mod ffi {
         compute_units: u32,
         max_work_group_size: u64,
         supports_spirv: bool,
+        sub_group_sizes: Vec<u32>,
     }
 
     struct KernelArgument {
@@ -57,6 +58,7 @@ mod ffi {
         fn create_queue(index: usize) -> Result<UniquePtr<Queue>>;
         fn create_sibling_queue(queue: &Queue) -> Result<UniquePtr<Queue>>;
         fn adopt_queue(sycl_queue: u64, device_index: &mut usize) -> Result<UniquePtr<Queue>>;
+        fn validate_spirv(spirv: &[u8]) -> Result<()>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
         fn program_kernel(program: &Program, name: &str) -> Result<UniquePtr<Kernel>>;
         fn allocate(queue: &Queue, bytes: usize, kind: u8) -> Result<u64>;
@@ -161,6 +163,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
             local_memory_bytes: description.local_memory_bytes,
             compute_units: description.compute_units,
             max_work_group_size: description.max_work_group_size,
+            sub_group_sizes: description.sub_group_sizes.clone(),
             target: DeviceTarget::Spirv,
             limits: DeviceLimits {
                 max_work_group_size: description.max_work_group_size,
@@ -278,6 +281,12 @@ impl DeviceBackend for SyclDevice {
     }
 
     fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+        // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
+        // exit() or crash inside this process, so SPIRV-Tools validates it first.
+        ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
+            image: image.describe(),
+            why: error.what().to_string(),
+        })?;
         let program = ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
         Ok(Arc::new(SyclModule {
             program,
