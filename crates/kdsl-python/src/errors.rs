@@ -34,6 +34,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::ElementTypeMismatch { .. } => ("ArgumentError", "ElementTypeMismatch"),
         RuntimeError::BadRange { .. } => ("ArgumentError", "BadRange"),
         RuntimeError::BadForeignObject { .. } => ("DeviceError", "BadForeignObject"),
+        RuntimeError::InvalidImage { .. } => ("BundleError", "InvalidImage"),
         RuntimeError::Bundle(_) => ("BundleError", "Bundle"),
     }
 }
