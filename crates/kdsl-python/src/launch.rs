@@ -124,20 +124,30 @@ fn convert_scalar(
     ty: ScalarType,
     describe: &dyn Fn() -> String,
 ) -> Result<ScalarValue, (&'static str, String)> {
-    let py_type = value
-        .get_type()
-        .name()
-        .map(|name| name.to_string())
-        .unwrap_or_else(|_| "?".to_string());
+    let type_name = || {
+        value
+            .get_type()
+            .name()
+            .map(|name| name.to_string())
+            .unwrap_or_else(|_| "?".to_string())
+    };
     let wrong = || {
         (
             "ArgumentType",
-            format!("{} must be {ty}, but a {py_type} was given", describe()),
+            format!(
+                "{} must be {ty}, but a {} was given",
+                describe(),
+                type_name()
+            ),
         )
     };
     let integer = || -> Result<i128, (&'static str, String)> {
         if value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyBool>() {
             return Err(wrong());
+        }
+        // Most values fit an i64, whose conversion is the cheap one under the stable ABI.
+        if let Ok(number) = value.extract::<i64>() {
+            return Ok(i128::from(number));
         }
         value.extract::<i128>().map_err(|_| wrong())
     };
@@ -156,7 +166,8 @@ fn convert_scalar(
     Ok(match ty {
         ScalarType::Bool => {
             // Python's bool, or NumPy's (`numpy.bool`, formerly `numpy.bool_`).
-            if !value.is_instance_of::<PyBool>() && py_type != "bool" && py_type != "bool_" {
+            let name = type_name();
+            if !value.is_instance_of::<PyBool>() && name != "bool" && name != "bool_" {
                 return Err(wrong());
             }
             ScalarValue::Bool(value.is_truthy().map_err(|_| wrong())?)
