@@ -209,3 +209,26 @@ def test_to_dpctl_runs_with_reversed_ranges():
     ).wait()
     result = np.frombuffer(output_memory.copy_to_host().tobytes(), np.float32).reshape(width, height)
     np.testing.assert_array_equal(result, source.T)
+
+
+def test_import_without_a_loadable_sycl_runtime(tmp_path):
+    """Where the SYCL shim (or libsycl) cannot be loaded, `import kdsl` works and discovery
+    gives a note instead of failing."""
+    script = "import kdsl; print([d.id for d in kdsl.devices() if d.backend == 'sycl']); print(kdsl.device_notes())"
+    env = dict(os.environ, KDSL_SYCL_SHIM=str(tmp_path / "missing" / "libkdsl_sycl_shim.so"))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    sycl_ids, notes = result.stdout.strip().splitlines()
+    assert sycl_ids == "[]"
+    assert "SYCL" in notes and "could not be loaded" in notes, notes
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_numpy_arrays_on_a_given_queue():
+    import dpctl
+
+    queue = dpctl.SyclQueue(property=["in_order", "enable_profiling"])
+    y = np.ones(100, np.float32)
+    event = example("saxpy").saxpy(y, np.full(100, 2.0, np.float32), 3.0, 100, global_size=128, queue=queue)
+    np.testing.assert_array_equal(y, 7.0)
+    assert event.elapsed_ns > 0
