@@ -126,9 +126,18 @@ def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
         return device
 
 
-def _forget_completed() -> None:
-    while _in_flight and _in_flight[0][0].is_complete:
-        _in_flight.popleft()
+_prune_at = 64
+
+
+def _keep_until_complete(event: Any, arrays: Any) -> None:
+    """Keeps the arrays of a launch referenced until it completes. Completed launches are
+    dropped in batches (querying an event costs a driver call), oldest first."""
+    global _prune_at
+    _in_flight.append((event, arrays))
+    if len(_in_flight) >= _prune_at:
+        while _in_flight and _in_flight[0][0].is_complete:
+            _in_flight.popleft()
+        _prune_at = len(_in_flight) + 64
 
 
 class Kernel:
@@ -244,9 +253,7 @@ class Kernel:
             barrier = sycl_queue.submit_barrier()
             SequentialOrderManager[sycl_queue].add_event_pair(barrier, barrier)
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
-            if len(_in_flight) > 64:
-                _forget_completed()
-            _in_flight.append((event, [array.keep_alive for array in arrays]))
+            _keep_until_complete(event, [array.keep_alive for array in arrays])
         return event
 
     def _choose_device(
