@@ -15,6 +15,10 @@ for source in examples/*.krn; do
   name=$(basename "$source" .krn)
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100,gfx9-generic -o "$out/$name.kbundle"
 done
+# Two examples also as SYCLBIN files, which the device suite loads through the SYCLBIN path.
+for name in saxpy reduction; do
+  "$binary_dir/kdsl" compile "examples/$name.krn" --format syclbin --target spirv,ptx --arch sm_75 -o "$out/$name.syclbin"
+done
 for source in tests/kernels/*.krn; do
   name=$(basename "$source" .krn)
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch sm_75,sm_90 -o "$out/tests/$name.kbundle"

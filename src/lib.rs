@@ -15,8 +15,9 @@
 
 pub use kdsl_bundle as bundle;
 pub use kdsl_bundle::syclbin::Syclbin;
-pub use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
+pub use kdsl_bundle::{Bundle, ConstantInfo, ConstantValue, Image, KernelInfo, TargetKind};
 pub use kdsl_codegen::{Artifact, TargetSpec};
+pub use kdsl_frontend::Define;
 pub use kdsl_ir as ir;
 pub use kdsl_ir::{Diagnostic, Module};
 pub use kdsl_runtime as runtime;
@@ -26,11 +27,27 @@ pub use kdsl_runtime as runtime;
 pub struct CompileOptions {
     /// LLVM optimization level, 0 to 3.
     pub opt_level: u8,
+    /// Module constants set at compile time, as `kdsl compile -D NAME=VALUE` does: each
+    /// replaces the declared value of the constant it names (see docs/language.md).
+    pub defines: Vec<Define>,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
-        CompileOptions { opt_level: 3 }
+        CompileOptions {
+            opt_level: 3,
+            defines: Vec::new(),
+        }
+    }
+}
+
+impl CompileOptions {
+    /// Sets module constant `name` to `value` (a literal of its type, written as in source;
+    /// numbers and `bool`s are converted with `to_string`):
+    /// `CompileOptions::default().define("WINDOW", 8).define("SCALE", 0.5)`.
+    pub fn define(mut self, name: impl Into<String>, value: impl ToString) -> Self {
+        self.defines.push(Define::new(name, value));
+        self
     }
 }
 
@@ -80,6 +97,14 @@ pub fn check(source: &str) -> Result<Module, CompileError> {
     Ok(kdsl_frontend::compile_to_ir(source)?)
 }
 
+/// Parses and type-checks a source with the module constants `options` defines.
+pub fn check_with(source: &str, options: &CompileOptions) -> Result<Module, CompileError> {
+    Ok(kdsl_frontend::compile_to_ir_with_defines(
+        source,
+        &options.defines,
+    )?)
+}
+
 fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
     kdsl_codegen::Options::with_opt_level(options.opt_level)
 }
@@ -102,7 +127,7 @@ pub fn compile_for_target(
     target: &TargetSpec,
     options: &CompileOptions,
 ) -> Result<Artifact, CompileError> {
-    let module = check(source)?;
+    let module = check_with(source, options)?;
     Ok(kdsl_codegen::compile(
         &module,
         target,
@@ -118,7 +143,7 @@ pub fn compile(
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<Bundle, CompileError> {
-    let module = check(source)?;
+    let module = check_with(source, options)?;
     Ok(kdsl_codegen::compile_bundle(
         source_name,
         &module,
@@ -140,7 +165,7 @@ pub fn compile_syclbin(
     options: &CompileOptions,
 ) -> Result<Syclbin, CompileError> {
     use kdsl_bundle::syclbin;
-    let module = check(source)?;
+    let module = check_with(source, options)?;
     let codegen = kdsl_codegen::Options {
         entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
         ..codegen_options(options)

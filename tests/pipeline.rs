@@ -123,3 +123,47 @@ fn an_unknown_processor_is_an_error_not_a_crash() {
     let rendered = error.render("saxpy.krn", "kernel k(n: u32) {}", false);
     assert!(rendered.contains("gfx_not_a_gpu"), "{rendered}");
 }
+
+#[test]
+fn defined_constants_reach_the_bundle_and_the_device() {
+    let options = CompileOptions::default().define("SCALE", 0.25);
+    let bundle = kdsl::compile(
+        "pipeline.krn",
+        SOURCE,
+        &[kdsl::TargetSpec::spirv(), kdsl::TargetSpec::ptx(None)],
+        &options,
+    )
+    .unwrap_or_else(|error| panic!("{}", error.render("pipeline.krn", SOURCE, false)));
+    let scale = bundle.constant("SCALE").expect("SCALE is recorded");
+    assert_eq!((scale.value.as_f64(), scale.defined), (Some(0.25), true));
+    // The host takes the value from the bundle, not from a copy of the source.
+    let scale = scale.value.as_f64().unwrap() as f32;
+
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    let squash = device.load(&bundle).unwrap().kernel("squash").unwrap();
+    let n = 4096usize;
+    let values: Vec<f32> = (0..n).map(|i| i as f32 / 1000.0).collect();
+    let mut buffer = device.buffer_from(&values).unwrap();
+    squash
+        .launch(&Launch::covering(n, 64), &args![&mut buffer, n as u32])
+        .unwrap()
+        .wait()
+        .unwrap();
+    let squashed = buffer.read_to_vec().unwrap();
+    for i in 0..n {
+        assert_eq!(
+            squashed[i],
+            (values[i] * scale).clamp(0.0, 1.0),
+            "squash[{i}]"
+        );
+    }
+
+    let wrong = CompileOptions::default().define("SCALE", true);
+    let error = kdsl::compile("pipeline.krn", SOURCE, &[kdsl::TargetSpec::spirv()], &wrong)
+        .expect_err("a bool for an f32 constant");
+    assert_eq!(error.diagnostics[0].code, "E0702");
+    let rendered = error.render("pipeline.krn", SOURCE, false);
+    assert!(rendered.contains("`-D SCALE=true`"), "{rendered}");
+    assert!(rendered.contains("pipeline.krn:2:7"), "{rendered}");
+}

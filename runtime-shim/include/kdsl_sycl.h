@@ -65,6 +65,7 @@ std::unique_ptr<Queue> create_sibling_queue(const Queue &queue);
 std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device_index);
 void validate_spirv(rust::Slice<const std::uint8_t> spirv);
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv);
+std::unique_ptr<Program> load_syclbin(const Queue &queue, rust::Slice<const std::uint8_t> syclbin);
 std::unique_ptr<Kernel> program_kernel(const Program &program, rust::Str name);
 std::uint64_t allocate(const Queue &queue, std::size_t bytes, std::uint8_t kind);
 void release(const Queue &queue, std::uint64_t address);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 4u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 6u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -29,6 +29,9 @@ typedef struct kdsl_sycl_device_description {
   const char *name;
   const char *vendor;
   const char *driver_version;
+  // sycl::info::device::version: the compute capability ("9.0") on CUDA devices, the processor
+  // ("gfx90a:...") on HIP devices, the OpenCL version otherwise.
+  const char *device_version;
   const char *backend;
   const char *device_type;
   uint64_t global_memory_bytes;
@@ -72,6 +75,10 @@ int kdsl_sycl_validate_spirv(const uint8_t *spirv, size_t size);
 
 int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, size_t size,
                             kdsl_sycl_program **program);
+// An executable kernel bundle from a SYCLBIN file (sycl_ext_oneapi_syclbin), for the queue's
+// device; the runtime picks the image that fits it.
+int kdsl_sycl_load_syclbin(const kdsl_sycl_queue *queue, const uint8_t *syclbin, size_t size,
+                           kdsl_sycl_program **program);
 void kdsl_sycl_destroy_program(kdsl_sycl_program *program);
 
 int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,

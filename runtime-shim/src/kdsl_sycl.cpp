@@ -7,6 +7,7 @@
 
 #include <spirv-tools/libspirv.h>
 #include <sycl/sycl.hpp>
+#include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
 
 #include <cstring>
 #include <exception>
@@ -349,6 +350,7 @@ int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context) {
       std::string name = device.get_info<sycl::info::device::name>();
       std::string vendor = device.get_info<sycl::info::device::vendor>();
       std::string driver_version = device.get_info<sycl::info::device::driver_version>();
+      std::string device_version = device.get_info<sycl::info::device::version>();
       std::string backend = backend_name(device.get_backend());
       std::string device_type =
           device_type_name(device.get_info<sycl::info::device::device_type>());
@@ -357,6 +359,7 @@ int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context) {
       description.name = name.c_str();
       description.vendor = vendor.c_str();
       description.driver_version = driver_version.c_str();
+      description.device_version = device_version.c_str();
       description.backend = backend.c_str();
       description.device_type = device_type.c_str();
       description.global_memory_bytes = device.get_info<sycl::info::device::global_mem_size>();
@@ -462,6 +465,17 @@ int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const std::uint8_t *sp
       if (!log.empty()) message += "\nbuild log:\n" + log;
       throw std::runtime_error(message);
     }
+  });
+}
+
+int kdsl_sycl_load_syclbin(const kdsl_sycl_queue *queue, const std::uint8_t *syclbin,
+                           std::size_t size, kdsl_sycl_program **program) {
+  return guarded([&] {
+    std::vector<char> bytes(size);
+    if (size > 0) std::memcpy(bytes.data(), syclbin, size);
+    auto bundle = syclex::get_kernel_bundle<sycl::bundle_state::executable>(
+        queue->context(), {queue->queue().get_device()}, sycl::span<char>(bytes.data(), size));
+    *program = new kdsl_sycl_program(std::move(bundle));
   });
 }
 

@@ -38,6 +38,7 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_destroy_queue) destroy_queue;
   decltype(&kdsl_sycl_validate_spirv) validate_spirv;
   decltype(&kdsl_sycl_build_program) build_program;
+  decltype(&kdsl_sycl_load_syclbin) load_syclbin;
   decltype(&kdsl_sycl_destroy_program) destroy_program;
   decltype(&kdsl_sycl_program_kernel) program_kernel;
   decltype(&kdsl_sycl_destroy_kernel) destroy_kernel;
@@ -117,6 +118,7 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_destroy_queue", table.destroy_queue, error) &&
       resolve(library, "kdsl_sycl_validate_spirv", table.validate_spirv, error) &&
       resolve(library, "kdsl_sycl_build_program", table.build_program, error) &&
+      resolve(library, "kdsl_sycl_load_syclbin", table.load_syclbin, error) &&
       resolve(library, "kdsl_sycl_destroy_program", table.destroy_program, error) &&
       resolve(library, "kdsl_sycl_program_kernel", table.program_kernel, error) &&
       resolve(library, "kdsl_sycl_destroy_kernel", table.destroy_kernel, error) &&
@@ -189,6 +191,7 @@ struct DeviceCollector {
       converted.name = rust::String(description->name);
       converted.vendor = rust::String(description->vendor);
       converted.driver_version = rust::String(description->driver_version);
+      converted.device_version = rust::String(description->device_version);
       converted.backend = rust::String(description->backend);
       converted.device_type = rust::String(description->device_type);
       converted.global_memory_bytes = description->global_memory_bytes;
@@ -252,6 +255,12 @@ void validate_spirv(rust::Slice<const std::uint8_t> spirv) {
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv) {
   kdsl_sycl_program *handle = nullptr;
   check(shim().build_program(queue.handle(), spirv.data(), spirv.size(), &handle));
+  return std::make_unique<Program>(handle);
+}
+
+std::unique_ptr<Program> load_syclbin(const Queue &queue, rust::Slice<const std::uint8_t> syclbin) {
+  kdsl_sycl_program *handle = nullptr;
+  check(shim().load_syclbin(queue.handle(), syclbin.data(), syclbin.size(), &handle));
   return std::make_unique<Program>(handle);
 }
 

@@ -342,6 +342,8 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             arch: "sm_90".to_string(),
             bytes: ptx.to_vec(),
         }],
+        constants: kdsl.constants.clone(),
+        entry_point_prefix: String::new(),
     }
 }
 

@@ -15,9 +15,11 @@
 //! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
 
 pub mod base64;
+mod constants;
 mod metadata;
 pub mod syclbin;
 
+pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{KernelInfo, ParameterInfo};
 
 use serde::{Deserialize, Serialize};
@@ -90,6 +92,12 @@ pub struct Bundle {
     pub source_name: String,
     pub kernels: Vec<KernelInfo>,
     pub images: Vec<Image>,
+    /// The module constants with the values the images were compiled with (those set by
+    /// `kdsl compile -D` included), in source order.
+    pub constants: Vec<ConstantInfo>,
+    /// What the images' entry points are called: this prefix and the kernel's name. Empty for
+    /// `.kbundle` compilations; `__sycl_kernel_` for images that come from a SYCLBIN file.
+    pub entry_point_prefix: String,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +134,12 @@ pub enum BundleError {
 struct BundleMetadata {
     source_name: String,
     kernels: Vec<KernelInfo>,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    entry_point_prefix: String,
     images: Vec<ImageEntry>,
+    /// Absent in bundles written before constants were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    constants: Vec<ConstantInfo>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -154,6 +167,11 @@ pub fn image_checksum(bytes: &[u8]) -> String {
 impl Bundle {
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The module constant `name` as compiled: `bundle.constant("BLOCK")?.value.as_u64()`.
+    pub fn constant(&self, name: &str) -> Option<&ConstantInfo> {
+        self.constants.iter().find(|c| c.name == name)
     }
 
     /// Every image of the given kind.
@@ -193,7 +211,9 @@ impl Bundle {
         let metadata = BundleMetadata {
             source_name: self.source_name.clone(),
             kernels: self.kernels.clone(),
+            entry_point_prefix: self.entry_point_prefix.clone(),
             images,
+            constants: self.constants.clone(),
         };
         let json = serde_json::to_vec_pretty(&metadata).expect("bundle metadata always serializes");
         let mut out = Vec::with_capacity(20 + json.len() + offset as usize);
@@ -267,16 +287,29 @@ impl Bundle {
             source_name: metadata.source_name,
             kernels: metadata.kernels,
             images,
+            constants: metadata.constants,
+            entry_point_prefix: metadata.entry_point_prefix,
         })
     }
 
+    /// Reads a `.kbundle` file, or a SYCLBIN file kdsl wrote (its images keep their
+    /// `__sycl_kernel_` entry points, which `entry_point_prefix` records).
     pub fn read(path: impl AsRef<Path>) -> Result<Bundle, BundleError> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| BundleError::Io {
             path: path.display().to_string(),
             source,
         })?;
-        Bundle::from_bytes(&bytes)
+        if syclbin::is_syclbin(&bytes) {
+            syclbin::Syclbin::from_bytes(&bytes)?.to_bundle()
+        } else {
+            Bundle::from_bytes(&bytes)
+        }
+    }
+
+    /// The entry point of kernel `name` in this bundle's images.
+    pub fn entry_point(&self, name: &str) -> String {
+        format!("{}{name}", self.entry_point_prefix)
     }
 
     pub fn write(&self, path: impl AsRef<Path>) -> Result<(), BundleError> {
@@ -312,6 +345,7 @@ mod tests {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                work_group_size: Some([256, 1, 1]),
             }],
             images: vec![
                 Image {
@@ -325,6 +359,21 @@ mod tests {
                     bytes: b".version 7.8".to_vec(),
                 },
             ],
+            constants: vec![
+                ConstantInfo {
+                    name: "BLOCK".into(),
+                    ty: ScalarType::U32,
+                    value: ConstantValue::Unsigned(256),
+                    defined: true,
+                },
+                ConstantInfo {
+                    name: "SCALE".into(),
+                    ty: ScalarType::F32,
+                    value: ConstantValue::Float(0.5),
+                    defined: false,
+                },
+            ],
+            entry_point_prefix: String::new(),
         }
     }
 
@@ -333,6 +382,33 @@ mod tests {
         let bundle = sample();
         assert_eq!(Bundle::from_bytes(&bundle.to_bytes()).unwrap(), bundle);
         assert_eq!(bundle.describe_images(), "spirv, ptx:sm_90");
+    }
+
+    #[test]
+    fn reads_constants_by_name() {
+        let bundle = sample();
+        assert_eq!(
+            bundle.constant("BLOCK").and_then(|c| c.value.as_u64()),
+            Some(256)
+        );
+        assert_eq!(
+            bundle.constant("SCALE").and_then(|c| c.value.as_f64()),
+            Some(0.5)
+        );
+        assert!(bundle.constant("MISSING").is_none());
+    }
+
+    #[test]
+    fn reads_bundles_written_before_constants_and_work_group_sizes() {
+        // The metadata of a bundle from before these fields existed (any format version).
+        let metadata = br#"{"source_name":"old.krn","kernels":[{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}],"images":[]}"#;
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&1u32.to_le_bytes());
+        bytes.extend_from_slice(&(metadata.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(metadata);
+        let bundle = Bundle::from_bytes(&bytes).unwrap();
+        assert!(bundle.constants.is_empty());
+        assert_eq!(bundle.kernels[0].work_group_size, None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use kdsl_ir::{AddressSpace, Function, ParameterType, ScalarType};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelInfo {
     pub name: String,
     pub parameters: Vec<ParameterInfo>,
@@ -12,6 +12,11 @@ pub struct KernelInfo {
     /// True when the kernel's work-item ids are computed in 32 bits, which requires every
     /// dimension of the launch's global range to be below 2^31 (see docs/language.md).
     pub ids_fit_in_31_bits: bool,
+    /// The work-group size the kernel requires (`#[work_group_size(x, y, z)]`), unused
+    /// dimensions 1; `None` when any size may be launched. Bundles older than the attribute
+    /// have no such field and read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_group_size: Option<[u32; 3]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -65,6 +70,125 @@ impl KernelInfo {
             parameters,
             local_memory_bytes: kernel.local_memory_bytes(),
             ids_fit_in_31_bits: true,
+            work_group_size: kernel.work_group_size,
         }
+    }
+
+    /// Checks a launch's work-group size (`local`, one entry per dimension of the launch,
+    /// 1 to 3) against the size the kernel requires, if it requires one. Dimensions the launch
+    /// leaves out count as 1. The error says what was required and what was given; the
+    /// runtime turns it into its launch error before anything reaches the driver.
+    pub fn check_work_group_size(&self, local: &[u64]) -> Result<(), String> {
+        let Some(required) = self.work_group_size else {
+            return Ok(());
+        };
+        let mut launched = [1u64; 3];
+        for (dimension, &size) in local.iter().enumerate() {
+            match launched.get_mut(dimension) {
+                Some(slot) => *slot = size,
+                None if size == 1 => {}
+                None => {
+                    return Err(format!(
+                        "the launch has a work-group size of {size} in dimension {dimension}, but a launch has at most 3 dimensions"
+                    ))
+                }
+            }
+        }
+        if launched == required.map(u64::from) {
+            return Ok(());
+        }
+        Err(format!(
+            "the kernel requires work-groups of {} (`#[work_group_size({})]`), but the launch uses {}",
+            describe_size(&required.map(u64::from)),
+            required_arguments(&required),
+            describe_size(&launched)
+        ))
+    }
+}
+
+/// `256`, `16 x 16`, `8 x 8 x 4`: trailing dimensions of 1 left out.
+fn describe_size(size: &[u64; 3]) -> String {
+    let used = size
+        .iter()
+        .rposition(|&d| d != 1)
+        .map_or(1, |last| last + 1);
+    size[..used]
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(" x ")
+}
+
+/// The attribute's arguments as the source would write them: `256`, `16, 16`.
+fn required_arguments(size: &[u32; 3]) -> String {
+    describe_size(&size.map(u64::from)).replace(" x ", ", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kernel(work_group_size: Option<[u32; 3]>) -> KernelInfo {
+        KernelInfo {
+            name: "k".into(),
+            work_group_size,
+            ..KernelInfo::default()
+        }
+    }
+
+    #[test]
+    fn any_size_passes_without_a_requirement() {
+        assert_eq!(kernel(None).check_work_group_size(&[7]), Ok(()));
+        assert_eq!(kernel(None).check_work_group_size(&[1024, 2, 3]), Ok(()));
+    }
+
+    #[test]
+    fn the_required_size_passes_with_missing_dimensions_as_one() {
+        let one_dimensional = kernel(Some([256, 1, 1]));
+        assert_eq!(one_dimensional.check_work_group_size(&[256]), Ok(()));
+        assert_eq!(one_dimensional.check_work_group_size(&[256, 1]), Ok(()));
+        assert_eq!(one_dimensional.check_work_group_size(&[256, 1, 1]), Ok(()));
+        let two_dimensional = kernel(Some([16, 8, 1]));
+        assert_eq!(two_dimensional.check_work_group_size(&[16, 8]), Ok(()));
+    }
+
+    #[test]
+    fn another_size_is_an_error_naming_both() {
+        let one_dimensional = kernel(Some([256, 1, 1]));
+        assert_eq!(
+            one_dimensional.check_work_group_size(&[128]),
+            Err("the kernel requires work-groups of 256 (`#[work_group_size(256)]`), but the launch uses 128".into())
+        );
+        let two_dimensional = kernel(Some([16, 16, 1]));
+        assert_eq!(
+            two_dimensional.check_work_group_size(&[256]),
+            Err("the kernel requires work-groups of 16 x 16 (`#[work_group_size(16, 16)]`), but the launch uses 256".into())
+        );
+        // The same number of work-items in another shape is still another size.
+        assert!(two_dimensional.check_work_group_size(&[8, 32]).is_err());
+        let three_dimensional = kernel(Some([4, 4, 2]));
+        assert_eq!(
+            three_dimensional.check_work_group_size(&[4, 4, 4]),
+            Err("the kernel requires work-groups of 4 x 4 x 2 (`#[work_group_size(4, 4, 2)]`), but the launch uses 4 x 4 x 4".into())
+        );
+        assert!(three_dimensional
+            .check_work_group_size(&[4, 4, 2, 2])
+            .is_err());
+        assert_eq!(
+            three_dimensional.check_work_group_size(&[4, 4, 2, 1]),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn old_metadata_without_the_field_reads_as_no_requirement() {
+        let old =
+            r#"{"name":"saxpy","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#;
+        let info: KernelInfo = serde_json::from_str(old).unwrap();
+        assert_eq!(info.work_group_size, None);
+        let new = serde_json::to_string(&kernel(Some([8, 4, 1]))).unwrap();
+        assert!(new.contains(r#""work_group_size":[8,4,1]"#), "{new}");
+        let round_trip: KernelInfo = serde_json::from_str(&new).unwrap();
+        assert_eq!(round_trip.work_group_size, Some([8, 4, 1]));
     }
 }

@@ -314,6 +314,9 @@ impl Syclbin {
             source_name: metadata.source_name.clone(),
             kernels: metadata.kernels.clone(),
             images,
+            // `[kdsl/metadata]` does not record module constants (yet).
+            constants: Vec::new(),
+            entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
         })
     }
 
@@ -961,6 +964,7 @@ mod tests {
                 ],
                 local_memory_bytes: 1024,
                 ids_fit_in_31_bits: true,
+                work_group_size: None,
             }],
             images: vec![
                 Image {
@@ -979,6 +983,8 @@ mod tests {
                     bytes: b"\x7fELF __sycl_kernel_saxpy.kd".to_vec(),
                 },
             ],
+            constants: Vec::new(),
+            entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
         }
     }
 

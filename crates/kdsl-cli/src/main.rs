@@ -1,7 +1,7 @@
 //! The `kdsl` command: compile `.krn` files into bundles, check them, list devices.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use kdsl::{CompileError, CompileOptions, TargetKind, TargetSpec};
+use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -42,11 +42,17 @@ enum Action {
         /// LLVM optimization level, 0 to 3.
         #[arg(short = 'O', long = "opt-level", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
         opt_level: u8,
+        /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
+        #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
+        define: Vec<Define>,
     },
     /// Only parse and type-check a .krn file.
     Check {
         /// The .krn source file.
         file: PathBuf,
+        /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
+        #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
+        define: Vec<Define>,
     },
     /// List the devices kdsl can launch kernels on, and the bundle target each takes.
     Devices,
@@ -90,8 +96,15 @@ fn main() -> ExitCode {
             format,
             emit,
             opt_level,
-        } => compile(&file, &target, &arch, output, format, emit, opt_level),
-        Action::Check { file } => check(&file),
+            define,
+        } => {
+            let options = CompileOptions {
+                opt_level,
+                defines: define,
+            };
+            compile(&file, &target, &arch, output, format, emit, &options)
+        }
+        Action::Check { file, define } => check(&file, &define),
         Action::Devices => devices(),
         Action::Inspect { bundle } => inspect(&bundle),
     };
@@ -105,6 +118,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `NAME=VALUE` after `-D`; the value is checked against the constant's type later.
+fn parse_define(text: &str) -> Result<Define, String> {
+    Define::parse(text)
+        .filter(|define| !define.name.is_empty())
+        .ok_or_else(|| format!("expected NAME=VALUE, such as `-D BLOCK=256`, found `{text}`"))
 }
 
 /// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the lexer.
@@ -177,13 +197,12 @@ fn compile(
     output: Option<PathBuf>,
     format: Format,
     emit: Option<Emit>,
-    opt_level: u8,
+    options: &CompileOptions,
 ) -> Result<(), String> {
     let source = read_source(file)?;
     let name = file.display().to_string();
-    let options = CompileOptions { opt_level };
     if emit == Some(Emit::Ir) {
-        let module = kdsl::check(&source).map_err(|e| render(&e, file, &source))?;
+        let module = kdsl::check_with(&source, options).map_err(|e| render(&e, file, &source))?;
         return write_output(
             &output.unwrap_or_else(|| file.with_extension("kir")),
             module.to_string().as_bytes(),
@@ -210,7 +229,7 @@ fn compile(
             .into_iter()
             .next()
             .ok_or("error: no target to emit for")?;
-        let artifact = kdsl::compile_for_target(&source, &spec, &options)
+        let artifact = kdsl::compile_for_target(&source, &spec, options)
             .map_err(|e| render(&e, file, &source))?;
         let (bytes, extension) = match emit {
             Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
@@ -225,7 +244,7 @@ fn compile(
         );
     }
     if format == Format::Syclbin {
-        let syclbin = kdsl::compile_syclbin(&name, &source, &specs, &options)
+        let syclbin = kdsl::compile_syclbin(&name, &source, &specs, options)
             .map_err(|e| render(&e, file, &source))?;
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
         write_output(&output, &syclbin.to_bytes())?;
@@ -246,7 +265,7 @@ fn compile(
         return Ok(());
     }
     let bundle =
-        kdsl::compile(&name, &source, &specs, &options).map_err(|e| render(&e, file, &source))?;
+        kdsl::compile(&name, &source, &specs, options).map_err(|e| render(&e, file, &source))?;
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
     bundle.write(&output).map_err(|e| format!("error: {e}"))?;
     eprintln!(
@@ -280,9 +299,13 @@ fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
 }
 
-fn check(file: &Path) -> Result<(), String> {
+fn check(file: &Path, defines: &[Define]) -> Result<(), String> {
     let source = read_source(file)?;
-    let module = kdsl::check(&source).map_err(|e| render(&e, file, &source))?;
+    let options = CompileOptions {
+        defines: defines.to_vec(),
+        ..CompileOptions::default()
+    };
+    let module = kdsl::check_with(&source, &options).map_err(|e| render(&e, file, &source))?;
     let kernels: Vec<&str> = module.kernels().map(|k| k.name.as_str()).collect();
     eprintln!(
         "{}: ok ({} kernel{}: {})",
@@ -319,6 +342,15 @@ fn inspect(path: &Path) -> Result<(), String> {
     println!("images: {}", bundle.describe_images());
     for kernel in &bundle.kernels {
         print_kernel(kernel);
+    }
+    for constant in &bundle.constants {
+        println!(
+            "const {}: {} = {}{}",
+            constant.name,
+            constant.ty,
+            constant.value,
+            if constant.defined { " (set by -D)" } else { "" }
+        );
     }
     Ok(())
 }
@@ -379,8 +411,12 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
             }
         })
         .collect();
+    let work_group = match kernel.work_group_size {
+        Some([x, y, z]) => format!(", work-group size {x} x {y} x {z}"),
+        None => String::new(),
+    };
     println!(
-        "kernel {}({}) local memory {} bytes",
+        "kernel {}({}) local memory {} bytes{work_group}",
         kernel.name,
         parameters.join(", "),
         kernel.local_memory_bytes

@@ -315,3 +315,117 @@ fn format_syclbin_writes_a_syclbin_file_that_inspect_shows() {
         stderr(&output)
     );
 }
+
+#[test]
+fn defines_set_module_constants_and_the_bundle_records_them() {
+    let file = "tests/kernels/work_group_size.krn";
+    let defined = scratch("defined.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--target",
+        "spirv",
+        "-D",
+        "BLOCK=128",
+        "-o",
+        defined.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&defined);
+    let block = bundle.constant("BLOCK").expect("BLOCK is recorded");
+    assert_eq!(block.value.as_u64(), Some(128));
+    assert!(block.defined);
+    // The constant sizes the attribute, and through it the local array.
+    let kernel = bundle.kernel("block_sums").unwrap();
+    assert_eq!(kernel.work_group_size, Some([128, 1, 1]));
+    assert_eq!(kernel.local_memory_bytes, 128 * 4);
+    assert_eq!(
+        bundle.kernel("reverse_tiles").unwrap().work_group_size,
+        Some([8, 4, 1])
+    );
+    let inspect = kdsl(&["inspect", defined.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(
+        text.contains("const BLOCK: u32 = 128 (set by -D)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("kernel block_sums(sums: global mut [f32], input: global [f32]) local memory 512 bytes, work-group size 128 x 1 x 1"),
+        "{text}"
+    );
+
+    let declared = scratch("declared.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--target",
+        "spirv",
+        "-o",
+        declared.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&declared);
+    let block = bundle.constant("BLOCK").unwrap();
+    assert_eq!((block.value.as_u64(), block.defined), (Some(64), false));
+    let inspect = kdsl(&["inspect", declared.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(text.contains("const BLOCK: u32 = 64\n"), "{text}");
+
+    let ir = scratch("defined.kir");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--emit",
+        "ir",
+        "--define",
+        "BLOCK=32",
+        "-o",
+        ir.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&ir).unwrap();
+    assert!(text.contains("#[work_group_size(32, 1, 1)]"), "{text}");
+    assert!(text.contains("[f32; 32] local"), "{text}");
+}
+
+#[test]
+fn wrong_defines_are_diagnostics() {
+    let file = "tests/kernels/work_group_size.krn";
+    let output = kdsl(&["check", file, "-D", "BLOK=3"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(
+        text.contains("error[E0701]: `-D BLOK=3`: there is no module constant `BLOK`"),
+        "{text}"
+    );
+    assert!(text.contains("= hint: did you mean `BLOCK`?"), "{text}");
+
+    let output = kdsl(&["compile", file, "-D", "BLOCK=1.5", "-D", "BLOCK=2"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(text.contains("error[E0704]"), "{text}");
+
+    let output = kdsl(&["compile", file, "-D", "BLOCK=-64"]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(&output);
+    assert!(
+        text.contains("error[E0703]: `-D BLOCK=-64`: `-64` is out of range for `u32`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tests/kernels/work_group_size.krn:4:7"),
+        "the declaration is shown: {text}"
+    );
+
+    let output = kdsl(&["check", file, "-D", "BLOCK"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "a malformed -D is a usage error"
+    );
+    assert!(
+        stderr(&output).contains("expected NAME=VALUE"),
+        "{}",
+        stderr(&output)
+    );
+}

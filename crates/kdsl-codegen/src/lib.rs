@@ -31,7 +31,7 @@ mod tool;
 
 pub use target::{amdgpu, nvptx, spirv};
 
-use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
+use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
 use kdsl_ir::{Diagnostic, Module};
 
 /// Which target to compile for, and for which processor.
@@ -233,5 +233,7 @@ pub fn compile_bundle(
         source_name: source_name.to_string(),
         kernels: module.kernels().map(KernelInfo::from_function).collect(),
         images,
+        constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
+        entry_point_prefix: options.entry_point_prefix.clone(),
     })
 }

@@ -100,7 +100,34 @@ impl Checker<'_> {
                 }
             }
         }
+        self.work_group_size(function);
         self.block(&function.body);
+    }
+
+    /// A required work-group size above what any processor of the target runs.
+    fn work_group_size(&mut self, function: &Function) {
+        let (Some(size), Some(limit)) = (
+            function.work_group_size,
+            self.target.features.max_work_group_size,
+        ) else {
+            return;
+        };
+        let total: u64 = size.iter().map(|&d| u64::from(d)).product();
+        if total > limit {
+            let target = self.target.display_name();
+            self.diagnostics.push(
+                Diagnostic::error(
+                    UNSUPPORTED,
+                    format!(
+                        "kernel `{}` requires work-groups of {total} work-items, more than the {limit} target `{target}` runs",
+                        function.name
+                    ),
+                    function.span,
+                    "this kernel",
+                )
+                .with_hint(format!("make `#[work_group_size]` at most {limit} work-items in all")),
+            );
+        }
     }
 
     fn block(&mut self, block: &Block) {

@@ -40,15 +40,27 @@ pub enum FunctionKind {
     Device,
 }
 
-/// `fn name(params) -> T { body }` or `kernel name<T, U>(params) { body }`.
+/// `fn name(params) -> T { body }` or `kernel name<T, U>(params) { body }`, with the
+/// attributes written before it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FunctionItem {
+    pub attributes: Vec<Attribute>,
     pub kind: FunctionKind,
     pub name: Identifier,
     pub type_parameters: Vec<Identifier>,
     pub parameters: Vec<Parameter>,
     pub return_type: Option<TypeExpression>,
     pub body: Block,
+    pub span: Span,
+}
+
+/// `#[name]` or `#[name(arguments)]`, such as `#[work_group_size(16, 16)]`. Which names exist
+/// and what their arguments mean is checked later, so a typo is a diagnostic with a hint.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attribute {
+    pub name: Identifier,
+    /// `None` when written without parentheses.
+    pub arguments: Option<Vec<Expression>>,
     pub span: Span,
 }
 

@@ -78,6 +78,8 @@ pub enum Token<'input> {
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*(f16|f32|f64)?", |lex| lex.slice())]
     Float(&'input str),
 
+    #[token("#")]
+    Hash,
     #[token("(")]
     LeftParen,
     #[token(")")]
@@ -209,6 +211,7 @@ impl fmt::Display for Token<'_> {
             Token::Identifier(name) => return write!(f, "identifier `{name}`"),
             Token::Integer(text) => return write!(f, "integer `{text}`"),
             Token::Float(text) => return write!(f, "float `{text}`"),
+            Token::Hash => "`#`",
             Token::LeftParen => "`(`",
             Token::RightParen => "`)`",
             Token::LeftBrace => "`{`",

@@ -9,6 +9,7 @@ pub mod lexer;
 mod parser;
 mod render;
 
+pub use check::Define;
 pub use kdsl_ir::Diagnostic;
 pub use render::render_diagnostics;
 
@@ -27,7 +28,17 @@ pub fn parse(source: &str) -> Result<ast::SourceFile, Vec<Diagnostic>> {
 /// Parses, checks and lowers a `.krn` source to a validated IR module, or returns every
 /// diagnostic found (syntax and semantic errors together, as far as recovery allows).
 pub fn compile_to_ir(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
-    let run = || compile_on_this_thread(source);
+    compile_to_ir_with_defines(source, &[])
+}
+
+/// Like [`compile_to_ir`], with module constants set at compile time (`-D NAME=VALUE`): each
+/// definition replaces the declared value of the constant it names before constants are
+/// folded. An unknown name, a value of the wrong type or out of range is a diagnostic.
+pub fn compile_to_ir_with_defines(
+    source: &str,
+    defines: &[Define],
+) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
+    let run = || compile_on_this_thread(source, defines);
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("kdsl-frontend".into())
@@ -39,7 +50,7 @@ pub fn compile_to_ir(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
         Ok(Ok(result)) => result,
         // The thread could not start (or panicked, which is a bug): report rather than abort.
         Ok(Err(_)) => Err(vec![internal_error("the front end stopped unexpectedly")]),
-        Err(_) => compile_on_this_thread(source),
+        Err(_) => compile_on_this_thread(source, defines),
     }
 }
 
@@ -53,12 +64,15 @@ fn internal_error(message: impl Into<String>) -> Diagnostic {
     .with_hint("this is a bug in kdsl; please report it with the source file")
 }
 
-fn compile_on_this_thread(source: &str) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
+fn compile_on_this_thread(
+    source: &str,
+    defines: &[Define],
+) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
     let (file, mut diagnostics) = parser::parse_with_recovery(source);
     let Some(file) = file else {
         return Err(diagnostics);
     };
-    let (module, semantic) = check::Checker::new(&file).check();
+    let (module, semantic) = check::Checker::new(&file).with_defines(defines).check();
     diagnostics.extend(semantic);
     if !diagnostics.is_empty() {
         diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.start, s.end)));

@@ -189,11 +189,23 @@ fn syntax_error(
                 Span::new(start, end),
                 format!("expected {}", expected_list(&expected)),
             );
-            if expected.iter().any(|e| e == "\";\"") {
+            let only = |terminal: &str| expected.len() == 1 && expected[0] == terminal;
+            let has = |terminal: &str| expected.iter().any(|e| e == terminal);
+            if has("\";\"") {
                 diagnostic =
                     diagnostic.with_hint("is a `;` missing at the end of the previous statement?");
-            } else if matches!(token, Token::Identifier(_)) && expected.iter().any(|e| e == "\"{\"")
-            {
+            } else if only("\"[\"") {
+                diagnostic = diagnostic.with_hint(
+                    "attributes are written `#[name(arguments)]`, such as `#[work_group_size(256)]`",
+                );
+            } else if only("\"]\"") {
+                diagnostic = diagnostic.with_hint("is a closing `]` missing?");
+            } else if has("\"#\"") && has("\"kernel\"") && !has("\"const\"") {
+                // After an attribute, where only another attribute or a function may follow.
+                diagnostic = diagnostic.with_hint(
+                    "attributes go right before a kernel: `#[work_group_size(256)] kernel name(...) { ... }`",
+                );
+            } else if matches!(token, Token::Identifier(_)) && has("\"{\"") {
                 diagnostic =
                     diagnostic.with_hint("`if`, `while` and `for` bodies need braces `{ ... }`");
             }

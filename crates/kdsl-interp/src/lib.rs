@@ -35,6 +35,8 @@
 //!   Compare-exchange stores `desired` only when the old value equals `expected`.
 //! - **Evaluation order**: operands left to right; `&&`/`||` evaluate the right side only when
 //!   needed; `select` evaluates both arms.
+//! - **Launches** of a kernel with `#[work_group_size]` must use exactly that work-group size
+//!   ([`InterpError::InvalidLaunch`] otherwise), as the runtime requires on devices.
 //! - **Work-groups** run one after another. Each work-item of a group that uses `barrier()` or a
 //!   sub-group operation runs on its own thread, and `barrier()` waits for the whole group.
 //!   Sub-groups are consecutive linear local ids (`x + y * lx + z * lx * ly`) in chunks of
@@ -456,6 +458,7 @@ pub fn run_kernel(
                 available: module.kernels().map(|f| f.name.clone()).collect(),
             })?;
     launch.check()?;
+    check_required_work_group_size(function, launch)?;
     check_arguments(function, arguments)?;
 
     let parameters: Vec<execute::KernelParameter> = arguments
@@ -476,6 +479,23 @@ pub fn run_kernel(
         }
     }
     Ok(())
+}
+
+/// A kernel declared with `#[work_group_size]` runs only with that work-group size, as on
+/// devices (whose runtime rejects another size before launching).
+fn check_required_work_group_size(
+    function: &kdsl_ir::Function,
+    launch: &InterpLaunch,
+) -> Result<(), InterpError> {
+    match function.work_group_size {
+        Some(required) if required != launch.local => {
+            Err(InterpError::InvalidLaunch(format!(
+                "kernel `{}` requires work-groups of {required:?} (`#[work_group_size]`), the launch has {:?}",
+                function.name, launch.local
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_arguments(

@@ -914,3 +914,39 @@ fn work_items() {
         vec![case],
     );
 }
+
+#[test]
+fn work_group_size() {
+    let mut random = Random::new(41);
+    let n = 256usize;
+    let sums = Case::new(
+        "block_sums",
+        InterpLaunch::new([n as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; n / 64]),
+            buffer(random.f32s(n, -1.0, 1.0)),
+        ],
+    )
+    // Devices may add in another order.
+    .compare(0, Compare::Close(1e-5));
+    let tiles = Case::new(
+        "reverse_tiles",
+        InterpLaunch::new([16, 8], [8, 4]),
+        vec![
+            buffer(vec![0u32; 16 * 8]),
+            buffer((0..16 * 8).collect::<Vec<u32>>()),
+            scalar(16u32),
+        ],
+    );
+    let shape = Case::new(
+        "group_shape",
+        InterpLaunch::new([8, 4, 4], [4, 2, 2]),
+        vec![buffer(vec![0u32; 8 * 4 * 4 * 2])],
+    );
+    differential(
+        "tests/kernels/work_group_size.krn",
+        || test_kernel_bundle("work_group_size"),
+        false,
+        vec![sums, tiles, shape],
+    );
+}

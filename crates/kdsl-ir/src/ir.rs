@@ -16,6 +16,21 @@ pub struct Module {
     /// A callee always has a smaller index than its callers (no recursion), so
     /// lowering in order never meets an undeclared function.
     pub functions: Vec<Function>,
+    /// The module constants with their folded values, in source order, for the bundle's
+    /// metadata (a host reads `BLOCK` from there). Uses of constants are already literals.
+    #[serde(default)]
+    pub constants: Vec<ModuleConstant>,
+}
+
+/// A module constant after folding, with the value actually used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModuleConstant {
+    pub name: String,
+    pub ty: ScalarType,
+    pub value: Literal,
+    /// True when the value came from a compile-time definition (`kdsl compile -D NAME=value`)
+    /// instead of the declaration.
+    pub defined: bool,
 }
 
 impl Module {
@@ -60,6 +75,10 @@ pub struct Function {
     pub variables: Vec<Variable>,
     pub body: Block,
     pub span: Span,
+    /// The work-group size a kernel requires (`#[work_group_size(x, y, z)]`), unused
+    /// dimensions 1; `None` when any size may be launched. Always `None` for device functions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work_group_size: Option<[u32; 3]>,
 }
 
 impl Function {

@@ -24,6 +24,9 @@ fn write_function(f: &mut Formatter<'_>, module: &Module, function: &Function) -
         FunctionKind::Kernel => "kernel",
         FunctionKind::Device => "fn",
     };
+    if let Some([x, y, z]) = function.work_group_size {
+        writeln!(f, "#[work_group_size({x}, {y}, {z})]")?;
+    }
     write!(f, "{keyword} {}(", function.name)?;
     for (index, parameter) in function.parameters.iter().enumerate() {
         if index > 0 {

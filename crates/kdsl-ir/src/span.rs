@@ -76,6 +76,18 @@ impl Diagnostic {
         }
     }
 
+    /// An error about something outside the source text, such as a compile-time definition
+    /// from the command line: it renders without a snippet.
+    pub fn without_location(code: &str, message: impl Into<String>) -> Self {
+        Diagnostic {
+            severity: Severity::Error,
+            code: code.to_string(),
+            message: message.into(),
+            labels: Vec::new(),
+            hints: Vec::new(),
+        }
+    }
+
     pub fn with_label(mut self, span: Span, message: impl Into<String>) -> Self {
         self.labels.push(Label {
             span,

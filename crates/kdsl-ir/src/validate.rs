@@ -67,6 +67,18 @@ impl FunctionValidator<'_> {
         if function.kind == FunctionKind::Kernel && function.return_type.is_some() {
             self.error(function.span, "a kernel has a return type");
         }
+        if let Some(size) = function.work_group_size {
+            if function.kind != FunctionKind::Kernel {
+                self.error(function.span, "a device function has a work-group size");
+            }
+            let total = size.iter().map(|&d| u64::from(d)).product::<u64>();
+            if size.contains(&0) || total > u64::from(u32::MAX) {
+                self.error(
+                    function.span,
+                    format!("the work-group size {size:?} is empty or above 2^32 - 1 work-items"),
+                );
+            }
+        }
         for parameter in &function.parameters {
             if let ParameterType::Buffer {
                 space, writable, ..
@@ -703,6 +715,7 @@ mod tests {
             variables,
             body,
             span: Span::default(),
+            work_group_size: None,
         }
     }
 
@@ -755,6 +768,7 @@ mod tests {
         })];
         let module = Module {
             functions: vec![kernel(vec![], vec![scalar_variable(ScalarType::U32)], body)],
+            constants: Vec::new(),
         };
         assert_eq!(validate(&module), Ok(()));
     }
@@ -781,6 +795,7 @@ mod tests {
         ];
         let module = Module {
             functions: vec![kernel(vec![], vec![scalar_variable(ScalarType::U32)], body)],
+            constants: Vec::new(),
         };
         let found = messages(&module);
         assert_eq!(found.len(), 2, "{found:?}");
@@ -814,6 +829,7 @@ mod tests {
         ];
         let module = Module {
             functions: vec![kernel(vec![read_only_buffer()], vec![], body)],
+            constants: Vec::new(),
         };
         let found = messages(&module);
         assert_eq!(found.len(), 2, "{found:?}");
@@ -836,6 +852,7 @@ mod tests {
         ];
         let module = Module {
             functions: vec![kernel(vec![], vec![], body)],
+            constants: Vec::new(),
         };
         let found = messages(&module);
         assert_eq!(found.len(), 2, "{found:?}");
@@ -871,9 +888,11 @@ mod tests {
             variables: vec![],
             body: vec![statement(StatementKind::Return { value: None })],
             span: Span::default(),
+            work_group_size: None,
         };
         let module = Module {
             functions: vec![caller, callee],
+            constants: Vec::new(),
         };
         let found = messages(&module);
         assert!(
@@ -940,6 +959,7 @@ mod tests {
         ];
         let module = Module {
             functions: vec![kernel(vec![], vec![array], body)],
+            constants: Vec::new(),
         };
         let found = messages(&module);
         assert!(

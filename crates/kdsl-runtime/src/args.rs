@@ -403,6 +403,7 @@ mod tests {
 
     fn saxpy() -> KernelInfo {
         KernelInfo {
+            work_group_size: None,
             name: "saxpy".into(),
             parameters: vec![
                 ParameterInfo::Buffer {

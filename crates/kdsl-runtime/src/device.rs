@@ -443,7 +443,7 @@ impl Device {
     /// matching (or generic) code object for HIP.
     pub fn load(&self, bundle: &Bundle) -> Result<Program> {
         let image = select_image(bundle, &self.inner.info.target)?;
-        let module = self.inner.backend.load(image)?;
+        let module = self.inner.backend.load(bundle, image)?;
         Ok(Program::new(self.clone(), bundle, image.describe(), module))
     }
 

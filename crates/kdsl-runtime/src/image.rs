@@ -130,6 +130,7 @@ mod tests {
         Bundle {
             source_name: "test.krn".into(),
             kernels: Vec::new(),
+            constants: Vec::new(),
             images: images
                 .iter()
                 .map(|(target, arch)| Image {
@@ -138,6 +139,7 @@ mod tests {
                     bytes: arch.as_bytes().to_vec(),
                 })
                 .collect(),
+            entry_point_prefix: String::new(),
         }
     }
 

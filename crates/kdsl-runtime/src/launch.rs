@@ -78,7 +78,8 @@ pub const MAX_WORK_ITEMS: u64 = 1 << 40;
 
 /// Checks a launch against the kernel and device: positive sizes, global divisible by local,
 /// per-dimension global sizes below 2^31 when the kernel computes ids in 32 bits, the work-group
-/// and group-count limits, and the kernel's local memory against the device's.
+/// size the kernel requires (`#[work_group_size]`), the work-group and group-count limits, and the
+/// kernel's local memory against the device's.
 pub(crate) fn check_launch(
     kernel: &KernelInfo,
     launch: &Launch,
@@ -135,6 +136,7 @@ pub(crate) fn check_launch(
             )));
         }
     }
+    kernel.check_work_group_size(launch.local()).map_err(bad)?;
     let group_size: u64 = launch.local().iter().product();
     if group_size > limits.max_work_group_size {
         return Err(bad(format!(
@@ -161,6 +163,7 @@ mod tests {
             parameters: Vec::new(),
             local_memory_bytes,
             ids_fit_in_31_bits,
+            work_group_size: None,
         }
     }
 
@@ -226,5 +229,24 @@ mod tests {
             &LIMITS
         ))
         .contains("local memory"));
+    }
+
+    #[test]
+    fn rejects_another_work_group_size_than_the_kernel_requires() {
+        let required = KernelInfo {
+            work_group_size: Some([16, 16, 1]),
+            ..kernel(0, true)
+        };
+        check_launch(&required, &Launch::new([64, 64], [16, 16]), &LIMITS).unwrap();
+        assert!(why(check_launch(
+            &required,
+            &Launch::new([64, 64], [32, 8]),
+            &LIMITS
+        ))
+        .contains("requires work-groups of 16 x 16"));
+        assert!(
+            why(check_launch(&required, &Launch::new([256], [256]), &LIMITS))
+                .contains("the launch uses 256")
+        );
     }
 }

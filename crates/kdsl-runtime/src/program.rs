@@ -17,6 +17,7 @@ pub struct Program {
     source_name: String,
     image: String,
     kernels: Vec<KernelInfo>,
+    entry_point_prefix: String,
     module: Arc<dyn ModuleBackend>,
 }
 
@@ -42,8 +43,13 @@ impl Program {
             source_name: bundle.source_name.clone(),
             image,
             kernels: bundle.kernels.clone(),
+            entry_point_prefix: bundle.entry_point_prefix.clone(),
             module,
         }
+    }
+
+    fn entry_point(&self, name: &str) -> String {
+        format!("{}{name}", self.entry_point_prefix)
     }
 
     /// The image that was loaded: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
@@ -69,7 +75,7 @@ impl Program {
                 name: name.to_string(),
                 available: self.kernel_names(),
             })?;
-        let backend = Arc::clone(&self.module).kernel(name)?;
+        let backend = Arc::clone(&self.module).kernel(name, &self.entry_point(name))?;
         Ok(Kernel {
             device: self.device.clone(),
             info: info.clone(),

@@ -117,6 +117,7 @@ queue_tests! {
     foreign_cuda_stream_and_memory,
     flipped_spirv_bits_are_survived,
     absurd_launches_are_refused,
+    syclbin_bundles_run,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

@@ -156,6 +156,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(self.builder.build_int_nuw_add(product, c, "")?)
     }
 
+    /// The local size of a kernel with `#[work_group_size]`: a constant, since the runtime
+    /// launches it with no other size.
+    fn required_local_size(&self, dimension: u8) -> Option<IntValue<'ctx>> {
+        let size = self.function.work_group_size?;
+        let extent = size.get(usize::from(dimension))?;
+        Some(self.i32_constant(u64::from(*extent)))
+    }
+
     /// A work-item query as a `u32`.
     pub(super) fn work_item(
         &mut self,
@@ -166,6 +174,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .get(usize::from(dimension))
             .copied()
             .ok_or_else(|| LowerError(format!("work-item dimension {dimension}")))?;
+        if query == WorkItemQuery::LocalSize {
+            if let Some(size) = self.required_local_size(dimension) {
+                return Ok(size);
+            }
+        }
         match self.target.work_items {
             WorkItemLowering::OpenClBuiltins => self.opencl_work_item(query, dimension),
             WorkItemLowering::NvvmSpecialRegisters => {
@@ -184,12 +197,20 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     WorkItemQuery::GroupId => register("ctaid"),
                     WorkItemQuery::NumGroups => register("nctaid"),
                     WorkItemQuery::GlobalId => {
-                        let (group, size, local) =
-                            (register("ctaid")?, register("ntid")?, register("tid")?);
+                        let group = register("ctaid")?;
+                        let size = match self.required_local_size(dimension) {
+                            Some(size) => size,
+                            None => register("ntid")?,
+                        };
+                        let local = register("tid")?;
                         self.multiply_add(group, size, local)
                     }
                     WorkItemQuery::GlobalSize => {
-                        let (groups, size) = (register("nctaid")?, register("ntid")?);
+                        let groups = register("nctaid")?;
+                        let size = match self.required_local_size(dimension) {
+                            Some(size) => size,
+                            None => register("ntid")?,
+                        };
                         Ok(self.builder.build_int_nuw_mul(groups, size, "")?)
                     }
                 }
@@ -301,6 +322,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     /// `workgroup_size_{x,y,z}`: `u16` at byte 4 + 2 * dimension of the dispatch packet.
     fn dispatch_group_size(&self, dimension: u8) -> Result<IntValue<'ctx>> {
+        if let Some(size) = self.required_local_size(dimension) {
+            return Ok(size);
+        }
         let size = self.dispatch_field(4 + 2 * u64::from(dimension), self.context.i16_type())?;
         Ok(self
             .builder

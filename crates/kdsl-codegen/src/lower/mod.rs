@@ -12,7 +12,7 @@ mod expression;
 mod memory;
 mod statement;
 
-use crate::target::TargetDescription;
+use crate::target::{SizeFormat, TargetDescription};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
@@ -182,6 +182,9 @@ fn declare_function<'ctx>(
                 context.create_string_attribute(key, attribute_value),
             );
         }
+        if let Some(size) = function.work_group_size {
+            require_work_group_size(context, target, value, size);
+        }
     } else {
         value.add_attribute(
             AttributeLoc::Function,
@@ -212,6 +215,36 @@ fn declare_function<'ctx>(
         }
     }
     value
+}
+
+/// Passes a kernel's `#[work_group_size]` to the backend as the target describes.
+fn require_work_group_size<'ctx>(
+    context: &'ctx Context,
+    target: &TargetDescription,
+    kernel: FunctionValue<'ctx>,
+    size: [u32; 3],
+) {
+    let required = &target.required_work_group_size;
+    if required.metadata {
+        let dimensions = size.map(|d| context.i32_type().const_int(u64::from(d), false).into());
+        let node = context.metadata_node(&dimensions);
+        kernel
+            .as_global_value()
+            .set_metadata(node, context.get_kind_id("reqd_work_group_size"));
+    }
+    for (key, format) in &required.attributes {
+        let text = match format {
+            SizeFormat::Dimensions => format!("{},{},{}", size[0], size[1], size[2]),
+            SizeFormat::FlatRange => {
+                let total: u64 = size.iter().map(|&d| u64::from(d)).product();
+                format!("{total},{total}")
+            }
+        };
+        kernel.add_attribute(
+            AttributeLoc::Function,
+            context.create_string_attribute(key, &text),
+        );
+    }
 }
 
 /// Where a parameter's value lives.

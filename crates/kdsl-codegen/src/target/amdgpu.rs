@@ -10,7 +10,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
-    ShufflePrimitive, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
+    TargetDescription, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -146,11 +147,17 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_LDS_BYTES),
+            max_work_group_size: Some(1024),
         },
         module_flags: vec![("amdhsa_code_object_version", code_object_version)],
         // Launches are whole work-groups (HIP grids, SYCL nd-ranges).
         atomic_metadata: vec!["amdgpu.no.fine.grained.memory", "amdgpu.no.remote.memory"],
         kernel_attributes: vec![("uniform-work-group-size", "true")],
+        // The code object's metadata gets `.reqd_workgroup_size` and a maximum flat size.
+        required_work_group_size: RequiredWorkGroupSize {
+            metadata: true,
+            attributes: vec![("amdgpu-flat-work-group-size", SizeFormat::FlatRange)],
+        },
         output: OutputFormat::AmdgpuCodeObject { linker },
     })
 }

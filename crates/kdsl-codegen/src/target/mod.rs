@@ -118,6 +118,26 @@ pub(crate) enum MathStrategy {
     Expanded,
 }
 
+/// How the value of a work-group size attribute is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SizeFormat {
+    /// `x,y,z`.
+    Dimensions,
+    /// `n,n` with `n = x * y * z`: a range of flat sizes that holds only the required one.
+    FlatRange,
+}
+
+/// How a kernel's required work-group size (`#[work_group_size(x, y, z)]`) reaches the
+/// backend, so that it can check launches and optimize for the known size.
+#[derive(Clone, Debug)]
+pub(crate) struct RequiredWorkGroupSize {
+    /// Attach OpenCL's `!reqd_work_group_size !{i32 x, i32 y, i32 z}` to the kernel (the SPIR-V
+    /// backend writes `OpExecutionMode LocalSize`, AMDGPU `.reqd_workgroup_size`).
+    pub metadata: bool,
+    /// String attributes that carry the size, with how their value is written.
+    pub attributes: Vec<(&'static str, SizeFormat)>,
+}
+
 /// What the target can do, for "unsupported on this target" diagnostics.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FeatureSupport {
@@ -135,6 +155,8 @@ pub(crate) struct FeatureSupport {
     pub sub_groups: bool,
     /// The most work-group local memory a kernel may declare statically, if known.
     pub max_local_memory_bytes: Option<u64>,
+    /// The most work-items a work-group can have on any processor of the target, if known.
+    pub max_work_group_size: Option<u64>,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.
@@ -186,6 +208,8 @@ pub(crate) struct TargetDescription {
     pub atomic_metadata: Vec<&'static str>,
     /// String attributes every kernel gets.
     pub kernel_attributes: Vec<(&'static str, &'static str)>,
+    /// How a kernel's `#[work_group_size]` is passed on.
+    pub required_work_group_size: RequiredWorkGroupSize,
     pub output: OutputFormat,
 }
 

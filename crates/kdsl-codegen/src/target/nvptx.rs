@@ -7,7 +7,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
-    ShufflePrimitive, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
+    TargetDescription, WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,
@@ -93,11 +94,18 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_STATIC_SHARED_BYTES),
+            max_work_group_size: Some(1024),
         },
         // libdevice asks `__nvvm_reflect("__CUDA_FTZ")`: keep denormals, as nvcc does by default.
         module_flags: vec![("nvvm-reflect-ftz", 0)],
         atomic_metadata: Vec::new(),
         kernel_attributes: Vec::new(),
+        // LLVM 22 writes `.reqntid x, y, z` for this attribute (it replaced the `reqntidx`
+        // entries of `nvvm.annotations`).
+        required_work_group_size: RequiredWorkGroupSize {
+            metadata: false,
+            attributes: vec![("nvvm.reqntid", SizeFormat::Dimensions)],
+        },
         output: OutputFormat::PtxAssembly,
     })
 }

@@ -14,7 +14,7 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, OutputFormat,
-    SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+    RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -87,10 +87,15 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: None,
+            max_work_group_size: None,
         },
         module_flags: Vec::new(),
         atomic_metadata: Vec::new(),
         kernel_attributes: Vec::new(),
+        required_work_group_size: RequiredWorkGroupSize {
+            metadata: true,
+            attributes: Vec::new(),
+        },
         output: OutputFormat::SpirvBinary { llc },
     })
 }

@@ -1,5 +1,6 @@
 //! Checking and lowering of function bodies: statements, expressions, places and built-ins.
 
+use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
 use super::constant::{self, integer_range, round_float};
 use super::names::Builtin;
 use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
@@ -46,6 +47,8 @@ pub(crate) struct FunctionState {
     loop_depth: u32,
     /// Parameters whose types failed to resolve; their uses report nothing more.
     poisoned_parameters: Vec<String>,
+    /// The kernel's `#[work_group_size]`, which gives its body `WORK_GROUP_SIZE_X` and friends.
+    work_group_size: WorkGroupSize,
 }
 
 /// What a name in an expression refers to.
@@ -53,6 +56,9 @@ enum Resolved {
     Binding(Binding),
     Parameter(ParameterId, ParameterType, Span),
     Constant(usize),
+    /// `WORK_GROUP_SIZE_X` and friends in a kernel with `#[work_group_size]`; `None` when
+    /// the attribute is malformed.
+    WorkGroupSize(Option<u32>),
     Function,
     Unknown,
 }
@@ -259,6 +265,9 @@ impl Checker<'_> {
                     parameter.span,
                 );
             }
+            if let Some(value) = work_group_size_constant(state.work_group_size, name) {
+                return Resolved::WorkGroupSize(value);
+            }
         }
         match self.globals.get(name) {
             Some(Global::Constant(index)) => Resolved::Constant(*index),
@@ -300,6 +309,8 @@ impl Checker<'_> {
                 "`{}` is a built-in function: call it with `(...)`",
                 name.name
             ));
+        } else if let Some(hint) = work_group_size_hint(&name.name) {
+            diagnostic = diagnostic.with_hint(hint);
         } else {
             let names = self.visible_names();
             if let Some(best) = suggest(&name.name, names.iter().map(String::as_str)) {
@@ -413,6 +424,7 @@ impl Checker<'_> {
             (Some(ty), FunctionKind::Device) => self.resolve_scalar_type(ty, "a function result"),
             _ => None,
         };
+        let work_group_size = self.function_attributes(item);
         self.function = Some(FunctionState {
             kind,
             name: name.to_string(),
@@ -422,6 +434,7 @@ impl Checker<'_> {
             scopes: vec![Vec::new()],
             loop_depth: 0,
             poisoned_parameters,
+            work_group_size,
         });
         let body = self.statements(&item.body.statements);
         if let (Some(ty), false) = (return_type, has_syntax_errors) {
@@ -449,6 +462,7 @@ impl Checker<'_> {
             variables: state.variables,
             body,
             span: item.span,
+            work_group_size: work_group_size.required(),
         })
     }
 
@@ -946,7 +960,7 @@ impl Checker<'_> {
                         .with_hint(format!("assign its elements: `{}[i] = value;`", name.name)),
                     );
                 }
-                Resolved::Constant(_) => {
+                Resolved::Constant(_) | Resolved::WorkGroupSize(_) => {
                     self.report(Diagnostic::error(
                         "E0401",
                         format!("cannot assign to constant `{}`", name.name),
@@ -1376,6 +1390,11 @@ impl Checker<'_> {
                 let (ty, literal) = self.constant_value(index)?;
                 Some(literal_expression(literal, ty, span))
             }
+            Resolved::WorkGroupSize(value) => Some(literal_expression(
+                Literal::Integer(u64::from(value?)),
+                ScalarType::U32,
+                span,
+            )),
             Resolved::Function => {
                 self.report(
                     Diagnostic::error(
@@ -1863,7 +1882,7 @@ impl Checker<'_> {
                 ));
                 return None;
             }
-            Resolved::Constant(_) | Resolved::Function => {
+            Resolved::Constant(_) | Resolved::WorkGroupSize(_) | Resolved::Function => {
                 self.report(Diagnostic::error(
                     "E0207",
                     format!("cannot index `{}`", name.name),

@@ -5,8 +5,10 @@
 //! after reporting once; callers that receive `None` report nothing further, so one mistake
 //! does not cascade into many messages.
 
+mod attributes;
 mod body;
 pub mod constant;
+mod define;
 mod names;
 
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
@@ -16,6 +18,7 @@ use kdsl_ir::{
 };
 use std::collections::HashMap;
 
+pub use define::Define;
 pub use names::{suggest, Builtin};
 
 /// A resolved source type.
@@ -69,6 +72,8 @@ pub struct Checker<'file> {
     function: Option<body::FunctionState>,
     /// Set while checking an expression that must be a compile-time constant.
     constant_context: bool,
+    /// Compile-time values of module constants (`-D NAME=VALUE`).
+    defines: &'file [Define],
 }
 
 impl<'file> Checker<'file> {
@@ -87,6 +92,7 @@ impl<'file> Checker<'file> {
             type_arguments: HashMap::new(),
             function: None,
             constant_context: false,
+            defines: &[],
         }
     }
 
@@ -111,6 +117,7 @@ impl<'file> Checker<'file> {
     pub fn check(mut self) -> (Module, Vec<Diagnostic>) {
         let has_item_errors = self.file.items.iter().any(|i| matches!(i, Item::Error(_)));
         self.collect_items();
+        self.check_define_names();
         for index in 0..self.constants.len() {
             self.constant_value(index);
         }
@@ -148,6 +155,7 @@ impl<'file> Checker<'file> {
                 _ => {}
             }
         }
+        module.constants = self.folded_constants();
         (module, self.diagnostics)
     }
 
@@ -520,6 +528,9 @@ impl<'file> Checker<'file> {
         item: &ast::ConstantItem,
     ) -> Option<(ScalarType, Literal)> {
         let ty = self.resolve_scalar_type(&item.ty, "a constant");
+        if let Some(define) = self.define_for(item) {
+            return self.defined_value(item, ty?, define);
+        }
         let value = self.constant_expression(&item.value, ty)?;
         let ty = ty?;
         if value.0 != ty {

@@ -19,7 +19,7 @@ use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
 use cudarc::driver::sys::CUdevice_attribute as Attribute;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};
-use kdsl_bundle::Image;
+use kdsl_bundle::{Bundle, Image};
 use std::any::Any;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -268,7 +268,7 @@ impl DeviceBackend for CudaDevice {
         guarded(|| Ok(Arc::new(CudaQueue::owned(&self.context)?) as Arc<dyn QueueBackend>))
     }
 
-    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+    fn load(&self, _bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
         self.context.bind_to_thread().map_err(driver_error)?;
         let text: Vec<u8> = image
             .bytes
@@ -430,9 +430,9 @@ impl Drop for CudaModule {
 }
 
 impl ModuleBackend for CudaModule {
-    fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>> {
+    fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>> {
         self.context.bind_to_thread().map_err(driver_error)?;
-        let c_name = CString::new(name).map_err(|_| RuntimeError::Backend {
+        let c_name = CString::new(entry_point).map_err(|_| RuntimeError::Backend {
             backend: BackendKind::Cuda,
             message: format!("kernel name `{name}` contains a NUL byte"),
         })?;

@@ -25,7 +25,7 @@ use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
-use kdsl_bundle::Image;
+use kdsl_bundle::{Bundle, Image};
 use libloading::Library;
 use std::any::Any;
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
@@ -464,7 +464,7 @@ impl DeviceBackend for HipBackend {
         Ok(Arc::new(HipQueue::owned(self.device)?))
     }
 
-    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+    fn load(&self, _bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
         self.device.bind()?;
         let mut module: Module = std::ptr::null_mut();
         // SAFETY: the image bytes outlive the call; HIP copies the code object.
@@ -696,9 +696,9 @@ impl Drop for HipModule {
 }
 
 impl ModuleBackend for HipModule {
-    fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>> {
+    fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>> {
         self.device.bind()?;
-        let c_name = CString::new(name).map_err(|_| RuntimeError::Backend {
+        let c_name = CString::new(entry_point).map_err(|_| RuntimeError::Backend {
             backend: BackendKind::Hip,
             message: format!("kernel name `{name}` contains a NUL byte"),
         })?;

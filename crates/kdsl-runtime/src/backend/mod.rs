@@ -10,7 +10,7 @@ use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo};
 use crate::error::{Result, RuntimeError};
 use crate::launch::Launch;
-use kdsl_bundle::Image;
+use kdsl_bundle::{Bundle, Image};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -37,7 +37,9 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn default_queue(&self) -> Arc<dyn QueueBackend>;
     /// A further in-order queue (SYCL queue, CUDA/HIP stream) on the same context.
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
-    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>>;
+    /// Loads `image`, one of `bundle`'s images (the bundle gives kernel names and how the
+    /// image's entry points are named).
+    fn load(&self, bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>>;
 }
 
 /// An in-order queue. Every submission starts after the events in `wait_for` and after
@@ -73,7 +75,8 @@ pub(crate) trait QueueBackend: Send + Sync {
 
 /// A loaded image.
 pub(crate) trait ModuleBackend: Send + Sync {
-    fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>>;
+    /// The kernel called `name` in the bundle, whose entry point in the image is `entry_point`.
+    fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>>;
 }
 
 /// A kernel of a loaded image; queues of the same backend downcast it to launch it.

@@ -19,7 +19,8 @@ use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
-use kdsl_bundle::Image;
+use kdsl_bundle::syclbin::{State, Syclbin};
+use kdsl_bundle::{Bundle, Image, TargetKind};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -30,6 +31,7 @@ mod ffi {
         name: String,
         vendor: String,
         driver_version: String,
+        device_version: String,
         backend: String,
         device_type: String,
         global_memory_bytes: u64,
@@ -60,6 +62,7 @@ mod ffi {
         fn adopt_queue(sycl_queue: u64, device_index: &mut usize) -> Result<UniquePtr<Queue>>;
         fn validate_spirv(spirv: &[u8]) -> Result<()>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
+        fn load_syclbin(queue: &Queue, syclbin: &[u8]) -> Result<UniquePtr<Program>>;
         fn program_kernel(program: &Program, name: &str) -> Result<UniquePtr<Kernel>>;
         fn allocate(queue: &Queue, bytes: usize, kind: u8) -> Result<u64>;
         fn release(queue: &Queue, address: u64) -> Result<()>;
@@ -142,9 +145,9 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
     let total = descriptions.len();
     let mut devices = Vec::new();
     for description in descriptions {
-        if !description.supports_spirv {
+        let Some(target) = sycl_device_target(&description) else {
             continue;
-        }
+        };
         let device_type = match description.device_type.as_str() {
             "gpu" => DeviceType::Gpu,
             "cpu" => DeviceType::Cpu,
@@ -164,7 +167,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
             compute_units: description.compute_units,
             max_work_group_size: description.max_work_group_size,
             sub_group_sizes: description.sub_group_sizes.clone(),
-            target: DeviceTarget::Spirv,
+            target,
             limits: DeviceLimits {
                 max_work_group_size: description.max_work_group_size,
                 max_local: [description.max_work_group_size; 3],
@@ -177,7 +180,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
     let note = devices.is_empty().then(|| {
         let icd = std::env::var("OCL_ICD_FILENAMES").unwrap_or_default();
         if total > 0 {
-            format!("SYCL: {total} devices found, none of them can build SPIR-V")
+            format!("SYCL: {total} devices found, none of them can build SPIR-V or is a CUDA or HIP device")
         } else if icd.is_empty() {
             "SYCL: no devices found and OCL_ICD_FILENAMES is unset (the OpenCL CPU runtime's ICD file names a placeholder path, so nothing is found without it)".to_string()
         } else {
@@ -189,6 +192,29 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
 
 /// One C++ queue, shared by the device, its queue handles, modules and events.
 type QueueHandle = Arc<cxx::UniquePtr<ffi::Queue>>;
+
+/// What a SYCL device takes: SPIR-V where it can build it (OpenCL, Level Zero); on CUDA and HIP
+/// devices the native image (from a SYCLBIN), by the compute capability or processor the
+/// device reports as its version. Those two have never run: no SYCL runtime with CUDA or HIP
+/// adapters was available.
+fn sycl_device_target(description: &ffi::DeviceDescription) -> Option<DeviceTarget> {
+    if description.supports_spirv {
+        return Some(DeviceTarget::Spirv);
+    }
+    match description.backend.as_str() {
+        "cuda" => {
+            let (major, minor) = description.device_version.trim().split_once('.')?;
+            Some(DeviceTarget::Ptx {
+                major: major.parse().ok()?,
+                minor: minor.parse().ok()?,
+            })
+        }
+        "hip" if description.device_version.starts_with("gfx") => Some(DeviceTarget::Amdgpu {
+            arch: description.device_version.trim().to_string(),
+        }),
+        _ => None,
+    }
+}
 
 struct SyclDevice {
     queue: Arc<SyclQueue>,
@@ -280,16 +306,43 @@ impl DeviceBackend for SyclDevice {
         }))
     }
 
-    fn load(&self, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
-        // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
-        // exit() or crash inside this process, so SPIRV-Tools validates it first.
-        ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
-            image: image.describe(),
-            why: error.what().to_string(),
-        })?;
-        let program = ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
+    fn load(&self, bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+        if image.target == TargetKind::Spirv {
+            // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
+            // exit() or crash inside this process, so SPIRV-Tools validates it first.
+            ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
+                image: image.describe(),
+                why: error.what().to_string(),
+            })?;
+        }
+        let (program, by_kernel_name) = if bundle.entry_point_prefix.is_empty() {
+            if image.target != TargetKind::Spirv {
+                return Err(RuntimeError::Unsupported {
+                    backend: BackendKind::Sycl,
+                    what: format!(
+                        "loading a .kbundle's {} image (SYCL takes native images only from a SYCLBIN: \
+                         compile with `kdsl compile --format syclbin`)",
+                        image.describe()
+                    ),
+                });
+            }
+            let program =
+                ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
+            (program, false)
+        } else {
+            // Images with `__sycl_kernel_` entry points go through a SYCLBIN holding just the
+            // chosen image, which `get_kernel_bundle` builds for the queue's device.
+            let single = Bundle {
+                images: vec![image.clone()],
+                ..bundle.clone()
+            };
+            let syclbin = Syclbin::from_bundle(&single, State::Executable)?.to_bytes();
+            let program = ffi::load_syclbin(&self.queue.queue, &syclbin).map_err(backend_error)?;
+            (program, true)
+        };
         Ok(Arc::new(SyclModule {
             program,
+            by_kernel_name,
             _queue: Arc::clone(&self.queue.queue),
         }))
     }
@@ -375,12 +428,20 @@ impl QueueBackend for SyclQueue {
 
 struct SyclModule {
     program: cxx::UniquePtr<ffi::Program>,
+    /// A bundle from a SYCLBIN finds kernels by kernel name (`ext_oneapi_get_kernel` adds
+    /// the `__sycl_kernel_` prefix itself); one built from SPIR-V by entry point.
+    by_kernel_name: bool,
     _queue: QueueHandle,
 }
 
 impl ModuleBackend for SyclModule {
-    fn kernel(self: Arc<Self>, name: &str) -> Result<Box<dyn KernelBackend>> {
-        let kernel = ffi::program_kernel(&self.program, name).map_err(backend_error)?;
+    fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>> {
+        let lookup = if self.by_kernel_name {
+            name
+        } else {
+            entry_point
+        };
+        let kernel = ffi::program_kernel(&self.program, lookup).map_err(backend_error)?;
         Ok(Box::new(SyclKernel {
             kernel,
             _module: self,
@@ -428,5 +489,54 @@ impl EventBackend for SyclEvent {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn description(backend: &str, version: &str, supports_spirv: bool) -> ffi::DeviceDescription {
+        ffi::DeviceDescription {
+            index: 0,
+            name: "test".into(),
+            vendor: "test".into(),
+            driver_version: "1".into(),
+            device_version: version.into(),
+            backend: backend.into(),
+            device_type: "gpu".into(),
+            global_memory_bytes: 1,
+            local_memory_bytes: 1,
+            compute_units: 1,
+            max_work_group_size: 1,
+            supports_spirv,
+            sub_group_sizes: vec![32],
+        }
+    }
+
+    #[test]
+    fn sycl_devices_take_spirv_or_the_native_image_of_their_backend() {
+        assert_eq!(
+            sycl_device_target(&description("opencl", "OpenCL 3.0", true)),
+            Some(DeviceTarget::Spirv)
+        );
+        assert_eq!(
+            sycl_device_target(&description("cuda", "9.0", false)),
+            Some(DeviceTarget::Ptx { major: 9, minor: 0 })
+        );
+        assert_eq!(
+            sycl_device_target(&description("hip", "gfx90a:sramecc+:xnack-", false)),
+            Some(DeviceTarget::Amdgpu {
+                arch: "gfx90a:sramecc+:xnack-".into()
+            })
+        );
+        assert_eq!(
+            sycl_device_target(&description("cuda", "garbage", false)),
+            None
+        );
+        assert_eq!(
+            sycl_device_target(&description("opencl", "OpenCL 1.2", false)),
+            None
+        );
     }
 }

@@ -30,6 +30,7 @@ pub fn handmade_bundle() -> Bundle {
     use kdsl_ir::ScalarType;
     Bundle {
         source_name: "tests/data/handmade_*.ll".into(),
+        constants: Vec::new(),
         kernels: vec![
             KernelInfo {
                 name: "saxpy".into(),
@@ -41,6 +42,7 @@ pub fn handmade_bundle() -> Bundle {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                work_group_size: None,
             },
             KernelInfo {
                 name: "global_ids".into(),
@@ -50,6 +52,7 @@ pub fn handmade_bundle() -> Bundle {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                work_group_size: None,
             },
         ],
         images: vec![
@@ -64,5 +67,6 @@ pub fn handmade_bundle() -> Bundle {
                 bytes: include_bytes!("../data/handmade_sm_90.ptx").to_vec(),
             },
         ],
+        entry_point_prefix: String::new(),
     }
 }

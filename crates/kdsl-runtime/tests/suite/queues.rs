@@ -419,3 +419,73 @@ pub fn absurd_launches_are_refused(device: &Device) -> CaseResult {
         .map_err(fail)?;
     check_equal("y", &y.read_to_vec().map_err(fail)?, &[2.0f32; 4])
 }
+
+/// Kernels from SYCLBIN files (`kdsl compile --format syclbin`): on SYCL devices they go
+/// through `get_kernel_bundle`, on CUDA their PTX is loaded directly; both find the kernels by
+/// their `__sycl_kernel_` entry points.
+pub fn syclbin_bundles_run(device: &Device) -> CaseResult {
+    let (folder, required) = super::bundle_folder();
+    let load_from = |file: &str, name: &str| -> Result<kdsl_runtime::Kernel, String> {
+        let path = folder.join(format!("{file}.syclbin"));
+        let bundle = match kdsl_runtime::Bundle::read(&path) {
+            Err(error) if !required => return Err(format!("skipped: {}: {error}", path.display())),
+            other => other.map_err(|error| format!("{}: {error}", path.display()))?,
+        };
+        if bundle.entry_point_prefix != "__sycl_kernel_" {
+            return Err(format!(
+                "{} has entry point prefix {:?}",
+                path.display(),
+                bundle.entry_point_prefix
+            ));
+        }
+        let program = match device.load(&bundle) {
+            Err(RuntimeError::NoMatchingImage { bundle_has, .. }) => {
+                return Err(format!("skipped: the SYCLBIN has only {bundle_has}"))
+            }
+            other => other.map_err(fail)?,
+        };
+        program.kernel(name).map_err(fail)
+    };
+    let saxpy = load_from("saxpy", "saxpy")?;
+    let n = 10_000;
+    let x = Random::new(48).f32s(n);
+    let y = Random::new(49).f32s(n);
+    let x_buffer = device.buffer_from(&x).map_err(fail)?;
+    let mut y_buffer = device.buffer_from(&y).map_err(fail)?;
+    saxpy
+        .launch(
+            &Launch::covering(n, 256),
+            &args![&mut y_buffer, &x_buffer, 2.0f32, n as u32],
+        )
+        .map_err(fail)?;
+    check_close(
+        "saxpy from a SYCLBIN",
+        &y_buffer.read_to_vec().map_err(fail)?,
+        &saxpy_reference(2.0, &x, &y),
+        1e-6,
+        None,
+    )?;
+    // A reduction with local memory and barriers.
+    let reduce = load_from("reduction", "reduce_sum")?;
+    let input = Random::new(50).f32s(n);
+    let groups = n.div_ceil(256);
+    let input_buffer = device.buffer_from(&input).map_err(fail)?;
+    let mut partials = device.alloc::<f32>(groups).map_err(fail)?;
+    reduce
+        .launch(
+            &Launch::covering(n, 256),
+            &args![&mut partials, &input_buffer, n as u32],
+        )
+        .map_err(fail)?;
+    let want: Vec<f64> = input
+        .chunks(256)
+        .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+        .collect();
+    check_close(
+        "reduce_sum from a SYCLBIN",
+        &partials.read_to_vec().map_err(fail)?,
+        &want,
+        1e-5,
+        Some(&vec![256.0; groups]),
+    )
+}
