@@ -125,7 +125,10 @@ def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.nda
     sums = backend.array(np.zeros((clusters, features), np.float32))
     counts = backend.array(np.zeros(clusters, np.uint32))
     labels = backend.array(np.zeros(samples, np.uint32))
-    assign = module.lloyd_assign[-(-samples // GROUP) * GROUP, GROUP]
+    # lloyd_assign requires work-groups of GROUP (#[work_group_size(GROUP)]), which a launch
+    # without a local size gets.
+    assert module.lloyd_assign.work_group_size == (GROUP, 1, 1)
+    assign = module.lloyd_assign[-(-samples // GROUP) * GROUP]
     update = module.lloyd_update[-(-clusters // 32) * 32, 32]
 
     def iteration():

@@ -53,14 +53,20 @@ def _normalize_targets(targets: str | Iterable[str] | None) -> list[str]:
 
 
 def _normalize_defines(defines: Mapping[str, Any] | None) -> dict[str, str]:
+    """Each value as the literal the compiler reads: ``true``/``false``, ints as written,
+    floats in their shortest exact form (``repr``), strings as given."""
     if not defines:
         return {}
     normalized = {}
     for name, value in defines.items():
         if isinstance(value, bool):
             text = "true" if value else "false"
-        elif isinstance(value, (int, float, str)):
+        elif isinstance(value, int):
             text = str(value)
+        elif isinstance(value, float):
+            text = repr(value)
+        elif isinstance(value, str):
+            text = value
         else:
             raise CompileError(
                 f"define `{name}`: the value must be a bool, int, float or str, not {type(value).__name__}",
@@ -126,8 +132,10 @@ def compile(
 
     - ``targets``: ``"spirv"``, ``"ptx"``, ``"ptx:sm_90"``, ``"amdgpu:gfx90a"`` (a list, or one
       comma-separated string); default :data:`DEFAULT_TARGETS`.
-    - ``defines``: compile-time constants (``{"TILE": 16}``). Not supported by this build's
-      compiler yet (issue 9): a non-empty mapping raises :class:`CompileError`.
+    - ``defines``: module constants set at compile time (``{"TILE": 16, "SCALE": 0.5}``), as
+      ``kdsl compile -D NAME=VALUE``: each replaces the declared value of the ``const`` it names;
+      the value must be a literal of the constant's type (a float for an ``f32`` constant).
+      Part of the cache key.
     - Errors in the source raise :class:`CompileError`, whose ``str()`` is the rendered report
       with ``file:line:col``.
     - Bundles are cached on disk (:func:`cache_dir`) keyed by the source, the options and the
@@ -155,16 +163,10 @@ def compile(
             return Module(_runtime.Bundle.read(cached), from_cache=True)
         except Error:
             pass  # a damaged cache entry is compiled again and overwritten
-    if normalized_defines:
-        raise CompileError(
-            "defines= needs compile-time constants (kdsl issue 9), which this build's compiler "
-            "does not support yet; declare the constants in the source (`const NAME: u32 = ...;`)",
-            "DefinesUnsupported",
-        )
     compiler = _load_compiler()
     try:
         data, report, diagnostics = compiler.compile(
-            source_name, source, normalized_targets, opt_level
+            source_name, source, normalized_targets, opt_level, sorted(normalized_defines.items())
         )
     except ValueError as error:
         raise CompileError(str(error), "BadTarget") from error

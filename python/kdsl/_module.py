@@ -50,11 +50,16 @@ def _dimensions(size: Size, what: str) -> tuple[int, ...]:
 _DEFAULT_LOCAL = {1: (256, 128, 64, 32, 16, 8, 4, 2, 1), 2: (16, 8, 4, 2, 1), 3: (8, 4, 2, 1)}
 
 
-def launch_sizes(global_size: Size, local_size: Size | None) -> tuple[list[int], list[int]]:
-    """Normalizes launch sizes (dimension 0 fastest). Without a local size each dimension gets
-    the largest of 256/128/.../1 (1-D), 16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides it."""
+def launch_sizes(
+    global_size: Size, local_size: Size | None, required: Sequence[int] | None = None
+) -> tuple[list[int], list[int]]:
+    """Normalizes launch sizes (dimension 0 fastest). Without a local size, a kernel that
+    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise each dimension
+    gets the largest of 256/128/.../1 (1-D), 16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides it."""
     global_dims = _dimensions(global_size, "global_size")
-    if local_size is None:
+    if local_size is None and required is not None:
+        local_dims = tuple(required[: len(global_dims)])
+    elif local_size is None:
         choices = _DEFAULT_LOCAL[len(global_dims)]
         local_dims = tuple(
             next(choice for choice in choices if extent % choice == 0) if extent else 1
@@ -153,6 +158,9 @@ class Kernel:
         self.name: str = info["name"]
         self.parameters: tuple[Parameter, ...] = tuple(Parameter(**p) for p in info["parameters"])
         self.local_memory_bytes: int = info["local_memory_bytes"]
+        required = info.get("work_group_size")
+        self.work_group_size: tuple[int, int, int] | None = tuple(required) if required else None
+        """The work-group size the kernel requires (``#[work_group_size(x, y, z)]``), or None."""
         self._buffer_parameters = tuple(
             (index, parameter)
             for index, parameter in enumerate(self.parameters)
@@ -213,7 +221,7 @@ class Kernel:
     ) -> Event:
         """Checks the arguments against the signature, picks the device the data lives on, and
         submits the launch. See the package documentation for the synchronisation rules."""
-        global_dims, local_dims = launch_sizes(global_size, local_size)
+        global_dims, local_dims = launch_sizes(global_size, local_size, self.work_group_size)
         return self._launch(args, global_dims, local_dims, device, queue, stream)
 
     def _launch(
@@ -334,7 +342,7 @@ class _Configured:
 
     def __init__(self, kernel: Kernel, global_size: Size, local_size: Size | None) -> None:
         self.kernel = kernel
-        self.global_size, self.local_size = launch_sizes(global_size, local_size)
+        self.global_size, self.local_size = launch_sizes(global_size, local_size, kernel.work_group_size)
 
     def __call__(
         self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None

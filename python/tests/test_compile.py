@@ -128,10 +128,58 @@ def test_every_error_of_a_file_is_reported():
     assert str(raised.value).count("error[") == len(raised.value.diagnostics)
 
 
-def test_defines_are_refused_until_supported():
+SCALED = """
+const SCALE: f32 = 1.0;
+const OFFSET: u32 = 0;
+kernel scaled(out: global mut [f32], n: u32) {
+    let i = get_global_id(0);
+    if i < n { out[i] = SCALE * ((i + OFFSET) as f32); }
+}
+"""
+
+
+@needs_compiler
+def test_defines_set_module_constants(cache):
+    plain = kdsl.compile(source=SCALED, targets=["spirv"])
+    defined = kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": 0.5, "OFFSET": 10})
+    assert not defined.from_cache  # the defines are part of the cache key
+    assert kdsl.compile(source=SCALED, targets=["spirv"], defines={"OFFSET": 10, "SCALE": 0.5}).from_cache
+    out = np.zeros(8, np.float32)
+    plain.scaled[8, 8](out, 8)
+    np.testing.assert_array_equal(out, np.arange(8))
+    defined.scaled[8, 8](out, 8)
+    np.testing.assert_array_equal(out, 0.5 * (np.arange(8) + 10))
+
+
+@needs_compiler
+def test_required_work_group_size(cache):
+    source = """
+#[work_group_size(64)]
+kernel group_ids(out: global mut [u32]) {
+    out[get_global_id(0)] = get_local_id(0);
+}
+"""
+    kernel = kdsl.compile(source=source, targets=["spirv"]).group_ids
+    assert kernel.work_group_size == (64, 1, 1)
+    out = np.zeros(256, np.uint32)
+    kernel[256](out)  # no local size: the required one
+    np.testing.assert_array_equal(out, np.arange(256) % 64)
+    with pytest.raises(kdsl.LaunchError) as raised:
+        kernel[256, 128](out)
+    assert raised.value.kind == "BadLaunch" and "64" in str(raised.value)
+
+
+@needs_compiler
+def test_bad_defines_are_compile_errors():
     with pytest.raises(kdsl.CompileError) as raised:
-        kdsl.compile(source=SAXPY, defines={"TILE": 16})
-    assert raised.value.kind == "DefinesUnsupported" and "issue 9" in str(raised.value)
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": "true"})
+    assert raised.value.diagnostics, str(raised.value)
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"MISSING": 1})
+    assert "MISSING" in str(raised.value)
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": [1]})
+    assert raised.value.kind == "BadDefine"
 
 
 def test_bad_arguments():

@@ -43,25 +43,35 @@ type CompileResult<'py> = (
     Vec<Bound<'py, PyDict>>,
 );
 
-/// Compiles `source` for `targets` (`"spirv"`, `"ptx:sm_90"`, `"amdgpu:gfx90a"`).
+/// Compiles `source` for `targets` (`"spirv"`, `"ptx:sm_90"`, `"amdgpu:gfx90a"`), with module
+/// constants set by `defines` (`[("TILE", "16")]`).
 ///
 /// Returns `(bundle_bytes, None, [])` on success, or `(None, report, diagnostics)` where the
 /// report is rendered with `file:line:col` and each diagnostic is a dict (code, message,
 /// line, column, hints).
 #[pyfunction]
-#[pyo3(signature = (source_name, source, targets, opt_level=3))]
+#[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new()))]
 fn compile<'py>(
     py: Python<'py>,
     source_name: &str,
     source: &str,
     targets: Vec<String>,
     opt_level: u8,
+    defines: Vec<(String, String)>,
 ) -> PyResult<CompileResult<'py>> {
     let specs = targets
         .iter()
         .map(|target| parse_target(target))
         .collect::<PyResult<Vec<_>>>()?;
-    let options = CompileOptions { opt_level };
+    // Each define replaces the declared value of a module constant, as `kdsl compile -D
+    // NAME=VALUE` does; the value is a literal of the constant's type, written as in source.
+    let options = defines.into_iter().fold(
+        CompileOptions {
+            opt_level,
+            ..CompileOptions::default()
+        },
+        |options, (name, value)| options.define(name, value),
+    );
     let result = py.detach(|| kdsl::compile(source_name, source, &specs, &options));
     match result {
         Ok(bundle) => Ok((Some(PyBytes::new(py, &bundle.to_bytes())), None, Vec::new())),

@@ -49,6 +49,10 @@ fn kernel_dict<'py>(py: Python<'py>, kernel: &KernelInfo) -> PyResult<Bound<'py,
     dict.set_item("parameters", parameters)?;
     dict.set_item("local_memory_bytes", kernel.local_memory_bytes)?;
     dict.set_item("ids_fit_in_31_bits", kernel.ids_fit_in_31_bits)?;
+    dict.set_item(
+        "work_group_size",
+        kernel.work_group_size.map(|size| size.to_vec()),
+    )?;
     Ok(dict)
 }
 
