@@ -160,7 +160,7 @@ def compile(
     cached = cache_dir() / f"{key}.kbundle"
     if cache and cached.exists():
         try:
-            return Module(_runtime.Bundle.read(cached), from_cache=True)
+            return Module(_runtime.Bundle.read(cached), from_cache=True, source_name=source_name)
         except Error:
             pass  # a damaged cache entry is compiled again and overwritten
     compiler = _load_compiler()
@@ -178,7 +178,7 @@ def compile(
             _write_atomically(cached, bytes(data))
         except OSError:
             pass  # an unwritable cache only costs the next compilation
-    return Module(bundle)
+    return Module(bundle, source_name=source_name)
 
 
 def load(path: str | os.PathLike[str]) -> Module:

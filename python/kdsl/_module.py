@@ -354,8 +354,9 @@ class Module:
     """A compiled ``.krn`` file: its kernels (``module.saxpy``, ``module["saxpy"]``) and the
     bundle holding its images (SPIR-V, PTX, AMDGPU)."""
 
-    def __init__(self, bundle: Any, *, from_cache: bool = False) -> None:
+    def __init__(self, bundle: Any, *, from_cache: bool = False, source_name: str | None = None) -> None:
         self.bundle = bundle
+        self._source_name = source_name
         self.from_cache = from_cache
         """True when :func:`kdsl.compile` found the bundle in the on-disk cache."""
         self.kernels: dict[str, Kernel] = {
@@ -365,7 +366,8 @@ class Module:
 
     @property
     def source_name(self) -> str:
-        return self.bundle.source_name
+        """The file compiled (a cached bundle keeps the name it was first compiled under)."""
+        return self._source_name or self.bundle.source_name
 
     @property
     def image_names(self) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import cuda_available, example, has_module, sycl_available
+from conftest import EXAMPLES, cuda_available, example, has_module, sycl_available
 
 import kdsl
 
@@ -40,7 +40,7 @@ def test_dpnp_producers_and_consumers_are_ordered():
 def test_dpnp_launch_runs_on_the_arrays_queue_and_loads_once():
     import dpnp
 
-    module = kdsl.compile(path=example("saxpy").source_name)
+    module = kdsl.compile(path=EXAMPLES / "saxpy.krn")
     y = dpnp.ones(64, dtype=dpnp.float32)
     x = dpnp.ones(64, dtype=dpnp.float32)
     module.saxpy[64, 64](y, x, 1.0, 64)
