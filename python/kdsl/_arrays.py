@@ -192,6 +192,12 @@ def _cuda_array(array: Any, interface: dict, parameter: Any, where: str) -> Arra
         ordinal = int(ordinal)
     kind = "rocm" if hasattr(array, "__dlpack_device__") and device_type == DLPACK_ROCM else "cuda"
     stream = interface.get("stream") if interface.get("version", 0) >= 3 else None
+    if stream is None and type(array).__module__.startswith("torch"):
+        # PyTorch's interface names no stream: its current stream on the tensor's device is
+        # where its producers ran.
+        import torch
+
+        stream = torch.cuda.current_stream(array.device).cuda_stream or 1
     return ArrayArgument(
         Placement(kind, (ordinal, stream)),
         DEVICE_MEMORY,

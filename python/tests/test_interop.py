@@ -107,10 +107,12 @@ def test_torch_default_and_non_default_stream():
     with torch.cuda.stream(stream):
         a = torch.full((n,), 3.0, device="cuda")
         b = torch.ones(n, device="cuda")
-        saxpy[n, 256](b, a, 2.0, n, stream=stream)
+        saxpy[n, 256](b, a, 2.0, n)              # on PyTorch's current stream, `stream`
         c = b * 2
+        saxpy[n, 256](c, a, 1.0, n, stream=stream)  # stream= names it explicitly
+        d = c + 1
     torch.cuda.synchronize()
-    assert float(c[0]) == 14.0 and bool((c == 14.0).all())
+    assert bool((d == 18.0).all()), d[:4]
     with pytest.raises(kdsl.ArgumentError) as raised:
         saxpy[n, 256](y, x[::2].contiguous().double(), 2.0, n // 2)
     assert raised.value.kind == "ArgumentType"
