@@ -323,7 +323,10 @@ def describe(array: Any, index: int, parameter: Any, kernel: str) -> ArrayArgume
     interface = getattr(array, "__sycl_usm_array_interface__", None)
     if interface is not None:
         return _sycl_array(array, interface, parameter, where)
-    interface = getattr(array, "__cuda_array_interface__", None)
+    try:
+        interface = getattr(array, "__cuda_array_interface__", None)
+    except Exception as error:  # PyTorch refuses tensors that require grad
+        raise ArgumentError(f"{where}: {error}", "ArgumentType") from error
     if interface is not None:
         return _cuda_array(array, interface, parameter, where)
     if hasattr(array, "__array_interface__"):
