@@ -194,3 +194,40 @@ def test_dimension_zero_is_fastest():
     ids = out.reshape(height, width)
     x, y = np.meshgrid(np.arange(width), np.arange(height))
     np.testing.assert_array_equal(ids, x + 1000 * y)
+
+
+def test_dlpack_capsules_are_read_both_ways():
+    """The DLPack reader the CUDA/ROCm path uses, on NumPy's capsules (1.x and legacy)."""
+    from kdsl import _runtime
+
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)[1:]
+    for capsule in (array.__dlpack__(max_version=(1, 0)), array.__dlpack__()):
+        tensor = _runtime.dlpack_tensor(capsule)
+        assert tensor["address"] == array.__array_interface__["data"][0]
+        assert (tensor["device_type"], tensor["typestr"], tensor["shape"]) == (1, "f4", [2, 4])
+        assert tensor["strides"] in (None, [4, 1])
+        assert tensor["read_only"] is False
+    frozen = array.copy()
+    frozen.flags.writeable = False
+    assert _runtime.dlpack_tensor(frozen.__dlpack__(max_version=(1, 0)))["read_only"] is True
+    with pytest.raises(TypeError):
+        _runtime.dlpack_tensor(object())
+
+
+class OnlyDlpack:
+    """An array that offers nothing but DLPack (like a JAX array)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_only_host_arrays():
+    y, x = saxpy_arrays()
+    example("saxpy").saxpy[128, 128](OnlyDlpack(y), OnlyDlpack(x), 2.0, 100)
+    np.testing.assert_array_equal(y, 1.0 + 2.0 * x)
