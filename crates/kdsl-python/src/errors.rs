@@ -35,6 +35,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::BadRange { .. } => ("ArgumentError", "BadRange"),
         RuntimeError::BadForeignObject { .. } => ("DeviceError", "BadForeignObject"),
         RuntimeError::InvalidImage { .. } => ("BundleError", "InvalidImage"),
+        RuntimeError::ProfilingDisabled => ("LaunchError", "ProfilingDisabled"),
         RuntimeError::Bundle(_) => ("BundleError", "Bundle"),
     }
 }
