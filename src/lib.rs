@@ -30,6 +30,10 @@ pub struct CompileOptions {
     /// Module constants set at compile time, as `kdsl compile -D NAME=VALUE` does: each
     /// replaces the declared value of the constant it names (see docs/language.md).
     pub defines: Vec<Define>,
+    /// Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access
+    /// and checks of integer division and remainder; the runtime reports the first violation of
+    /// a launch as `RuntimeError::KernelFault` when its event is waited for (docs/language.md).
+    pub checked: bool,
 }
 
 impl Default for CompileOptions {
@@ -37,6 +41,7 @@ impl Default for CompileOptions {
         CompileOptions {
             opt_level: 3,
             defines: Vec::new(),
+            checked: false,
         }
     }
 }
@@ -106,7 +111,10 @@ pub fn check_with(source: &str, options: &CompileOptions) -> Result<Module, Comp
 }
 
 fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
-    kdsl_codegen::Options::with_opt_level(options.opt_level)
+    kdsl_codegen::Options {
+        checked: options.checked,
+        ..kdsl_codegen::Options::with_opt_level(options.opt_level)
+    }
 }
 
 /// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
@@ -144,12 +152,10 @@ pub fn compile(
     options: &CompileOptions,
 ) -> Result<Bundle, CompileError> {
     let module = check_with(source, options)?;
-    Ok(kdsl_codegen::compile_bundle(
-        source_name,
-        &module,
-        targets,
-        &codegen_options(options),
-    )?)
+    let mut bundle =
+        kdsl_codegen::compile_bundle(source_name, &module, targets, &codegen_options(options))?;
+    bundle.locate_check_sites(source);
+    Ok(bundle)
 }
 
 /// Compiles a source for several targets into a SYCLBIN file (the format of the
@@ -170,7 +176,8 @@ pub fn compile_syclbin(
         entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
         ..codegen_options(options)
     };
-    let bundle = kdsl_codegen::compile_bundle(source_name, &module, targets, &codegen)?;
+    let mut bundle = kdsl_codegen::compile_bundle(source_name, &module, targets, &codegen)?;
+    bundle.locate_check_sites(source);
     Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| CompileError {
         diagnostics: vec![Diagnostic::error(
             "E0902",

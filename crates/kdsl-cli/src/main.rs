@@ -45,6 +45,11 @@ enum Action {
         /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
         #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
         define: Vec<Define>,
+        /// Checked mode: bounds checks on every buffer and array access and checks of integer
+        /// division; the runtime reports the first violation as an error naming the kernel, the
+        /// source line, the buffer or array, the index and the work-item.
+        #[arg(long)]
+        checked: bool,
     },
     /// Only parse and type-check a .krn file.
     Check {
@@ -97,10 +102,12 @@ fn main() -> ExitCode {
             emit,
             opt_level,
             define,
+            checked,
         } => {
             let options = CompileOptions {
                 opt_level,
                 defines: define,
+                checked,
             };
             compile(&file, &target, &arch, output, format, emit, &options)
         }
