@@ -13,6 +13,8 @@ use kdsl_runtime::{
     RuntimeError,
 };
 mod common;
+#[path = "suite/checked.rs"]
+mod checked;
 #[path = "suite/queues.rs"]
 mod queues;
 
@@ -118,6 +120,20 @@ queue_tests! {
     flipped_spirv_bits_are_survived,
     absurd_launches_are_refused,
     syclbin_bundles_run,
+}
+
+macro_rules! checked_tests {
+    ($($case:ident),* $(,)?) => {$(
+        #[test]
+        fn $case() {
+            on_every_device(stringify!($case), checked::$case);
+        }
+    )*};
+}
+
+checked_tests! {
+    checked_write_past_the_end,
+    checked_loads_arrays_and_divisions,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.
