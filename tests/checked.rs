@@ -64,7 +64,10 @@ fn a_write_past_a_buffer_is_a_typed_fault_on_the_default_device() {
     let input_buffer = device.buffer_from(&input).unwrap();
     let mut values = device.buffer_from(&vec![-1.0f32; n]).unwrap();
     let error = kernel
-        .launch(&Launch::new([n], [64]), &args![&mut values, &input_buffer, 3u32])
+        .launch(
+            &Launch::new([n], [64]),
+            &args![&mut values, &input_buffer, 3u32],
+        )
         .unwrap()
         .wait()
         .expect_err("three work-items write past `values`");

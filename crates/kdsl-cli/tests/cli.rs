@@ -453,7 +453,14 @@ fn checked_compiles_record_the_check_sites_with_lines() {
         ("buffer `output`", 7, 5)
     );
     let plain = scratch("unchecked.kbundle");
-    let output = kdsl(&["compile", file, "--target", "spirv", "-o", plain.to_str().unwrap()]);
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--target",
+        "spirv",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(kdsl_bundle_from(&plain).kernels.iter().all(|k| !k.checked));
 }

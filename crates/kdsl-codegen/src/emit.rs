@@ -45,7 +45,7 @@ fn optimized_module<'ctx>(
         &options.entry_point_prefix,
         options.checked,
     )
-        .map_err(|e| internal(target, e.0))?;
+    .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
         internal(
             target,

@@ -36,7 +36,10 @@ fn kernel_sources() -> Vec<(String, String)> {
         .into_iter()
         .map(|path| {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            (stem, std::fs::read_to_string(&path).expect("readable kernel"))
+            (
+                stem,
+                std::fs::read_to_string(&path).expect("readable kernel"),
+            )
         })
         .collect()
 }
@@ -112,7 +115,12 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
                 .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
         };
         let spirv = compiled(&TargetSpec::spirv());
-        validate(&name, "spv", &spirv.image.bytes, &mut Command::new(&spirv_val));
+        validate(
+            &name,
+            "spv",
+            &spirv.image.bytes,
+            &mut Command::new(&spirv_val),
+        );
         for arch in ["sm_75", "sm_90"] {
             let ptx = compiled(&TargetSpec::ptx(Some(arch)));
             validate(
@@ -203,14 +211,22 @@ fn check_sites_name_buffers_arrays_and_divisions() {
     };
     assert_eq!(
         sites("write_past"),
-        [own("buffer `output`", "output[i + offset] = i + 1;", "write_past")]
+        [own(
+            "buffer `output`",
+            "output[i + offset] = i + 1;",
+            "write_past"
+        )]
     );
     // gather's list includes the load in the device function it calls.
     assert_eq!(
         sites("gather"),
         [
             own("buffer `values`", "values[index]", "scaled"),
-            own("buffer `output`", "output[i] = scaled(input, i + offset, 2.0);", "gather"),
+            own(
+                "buffer `output`",
+                "output[i] = scaled(input, i + offset, 2.0);",
+                "gather"
+            ),
         ]
     );
     assert_eq!(
@@ -218,7 +234,11 @@ fn check_sites_name_buffers_arrays_and_divisions() {
         [
             own("buffer `numerators`", "numerators[i]", "divide"),
             own("division", "numerators[i] / divisor", "divide"),
-            own("buffer `output`", "output[i] = numerators[i] / divisor;", "divide"),
+            own(
+                "buffer `output`",
+                "output[i] = numerators[i] / divisor;",
+                "divide"
+            ),
         ]
     );
     let window = sites("window");

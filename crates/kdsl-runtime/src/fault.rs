@@ -1,11 +1,11 @@
 //! Checked kernels (`kdsl compile --checked`): the hidden arguments a launch appends, and the
 //! fault record read back when the launch's event is waited for.
 
+use crate::args::ScalarValue;
 use crate::backend::RawArgument;
 use crate::buffer::{AnyBuffer, MemoryKind};
 use crate::device::Device;
 use crate::error::{Result, RuntimeError};
-use crate::args::ScalarValue;
 use kdsl_bundle::{CheckSite, FaultKind, FaultRecord, KernelInfo, FAULT_RECORD_BYTES};
 use kdsl_ir::ScalarType;
 use std::sync::Mutex;
@@ -74,7 +74,10 @@ impl FaultCheck {
         let (location, what, signed) = match site {
             Some(site) => {
                 let location = if site.line == 0 {
-                    format!("{} (bytes {}..{})", self.source_name, site.span[0], site.span[1])
+                    format!(
+                        "{} (bytes {}..{})",
+                        self.source_name, site.span[0], site.span[1]
+                    )
                 } else {
                     format!("{}:{}:{}", self.source_name, site.line, site.column)
                 };
@@ -86,7 +89,11 @@ impl FaultCheck {
                 (location, what, site.signed_index)
             }
             None => (
-                format!("{} (unknown check site {})", self.source_name, record.site()),
+                format!(
+                    "{} (unknown check site {})",
+                    self.source_name,
+                    record.site()
+                ),
                 "an unknown place".to_string(),
                 false,
             ),
@@ -110,7 +117,10 @@ impl FaultCheck {
 
 /// The hidden arguments of a checked kernel, after the declared ones: each buffer's element
 /// count (from the byte range passed), then the fault record's address.
-pub(crate) fn hidden_arguments(buffers: &[(usize, ScalarType)], record: &AnyBuffer) -> Vec<RawArgument> {
+pub(crate) fn hidden_arguments(
+    buffers: &[(usize, ScalarType)],
+    record: &AnyBuffer,
+) -> Vec<RawArgument> {
     let mut arguments: Vec<RawArgument> = buffers
         .iter()
         .map(|&(bytes, element)| {
@@ -134,9 +144,9 @@ pub(crate) fn describe(
 ) -> String {
     let [x, y, z] = work_item;
     let fault = match kind {
-        FaultKind::OutOfBounds => format!(
-            "index {index} is out of bounds of {what} (length {length})"
-        ),
+        FaultKind::OutOfBounds => {
+            format!("index {index} is out of bounds of {what} (length {length})")
+        }
         FaultKind::DivisionByZero => format!("integer {what} by zero"),
         FaultKind::DivisionOverflow => {
             format!("integer {what} of the type's minimum by -1 (overflow)")

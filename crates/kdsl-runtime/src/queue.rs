@@ -140,7 +140,11 @@ impl Queue {
             });
         }
         // A checked kernel: a zeroed fault record and the buffers' lengths follow the arguments.
-        let check = Arc::new(FaultCheck::new(&self.device, &kernel.info, &kernel.source_name)?);
+        let check = Arc::new(FaultCheck::new(
+            &self.device,
+            &kernel.info,
+            &kernel.source_name,
+        )?);
         let record = check.record().region();
         let zeroed = self.submit(
             &[MemoryUse {

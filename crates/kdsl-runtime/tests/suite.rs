@@ -12,9 +12,9 @@ use kdsl_runtime::{
     args, Argument, Bundle, Device, DeviceFilter, DeviceInfo, DeviceTarget, Launch, MemoryKind,
     RuntimeError,
 };
-mod common;
 #[path = "suite/checked.rs"]
 mod checked;
+mod common;
 #[path = "suite/queues.rs"]
 mod queues;
 

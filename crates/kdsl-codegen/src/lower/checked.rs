@@ -24,8 +24,8 @@ use inkwell::values::{
 use inkwell::IntPredicate;
 use kdsl_bundle::{CheckSite, FaultKind};
 use kdsl_ir::{
-    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType, Place, PlaceBase, ScalarType, Span, StatementKind, VariableType,
-    WorkItemQuery,
+    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
+    Place, PlaceBase, ScalarType, Span, StatementKind, VariableType, WorkItemQuery,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -166,7 +166,9 @@ impl Walk<'_, '_> {
             self.expression(index);
         }
         let (name, dimensions) = match place.base {
-            PlaceBase::Parameter(id) => (format!("buffer `{}`", self.function.parameter(id).name), 1),
+            PlaceBase::Parameter(id) => {
+                (format!("buffer `{}`", self.function.parameter(id).name), 1)
+            }
             PlaceBase::Variable(id) => {
                 let variable = self.function.variable(id);
                 let kind = if variable.space == AddressSpace::Local {
@@ -356,9 +358,8 @@ pub(super) fn hidden_parameter_types<'ctx>(
         .parameters
         .iter()
         .filter(|p| matches!(p.ty, ParameterType::Buffer { .. }));
-    let mut result: Vec<BasicMetadataTypeEnum> = buffers
-        .map(|_| types.context.i64_type().into())
-        .collect();
+    let mut result: Vec<BasicMetadataTypeEnum> =
+        buffers.map(|_| types.context.i64_type().into()).collect();
     result.push(
         types
             .pointer(target.address_spaces.of(AddressSpace::Global))
@@ -429,7 +430,10 @@ pub(super) fn define_report_function<'ctx>(
     let i64_type = context.i64_type();
     let record_type = types.pointer(target.address_spaces.of(AddressSpace::Global));
     let mut parameters: Vec<BasicMetadataTypeEnum> = vec![record_type.into()];
-    parameters.extend(std::iter::repeat_n(BasicMetadataTypeEnum::from(i64_type), 7));
+    parameters.extend(std::iter::repeat_n(
+        BasicMetadataTypeEnum::from(i64_type),
+        7,
+    ));
     let function = module.add_function(
         REPORT_FUNCTION,
         context.void_type().fn_type(&parameters, false),
@@ -652,12 +656,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             let width = int_type.get_bit_width();
             let minimum = int_type.const_int(1u64 << (width - 1), false);
             let is_minimum = b.build_int_compare(IntPredicate::EQ, left_int, minimum, "")?;
-            let minus_one = b.build_int_compare(
-                IntPredicate::EQ,
-                right_int,
-                int_type.const_all_ones(),
-                "",
-            )?;
+            let minus_one =
+                b.build_int_compare(IntPredicate::EQ, right_int, int_type.const_all_ones(), "")?;
             let overflow = b.build_and(is_minimum, minus_one, "")?;
             let failure = b.build_or(zero_divisor, overflow, "")?;
             let kind = b.build_select(

@@ -43,7 +43,9 @@ fn expect_fault(result: Result<(), RuntimeError>, what: &str) -> Result<Fault, S
             message: error.to_string(),
         }),
         Err(other) => Err(format!("{what}: expected a KernelFault, got: {other}")),
-        Ok(()) => Err(format!("{what}: expected a KernelFault, the launch succeeded")),
+        Ok(()) => Err(format!(
+            "{what}: expected a KernelFault, the launch succeeded"
+        )),
     }
 }
 
@@ -84,9 +86,18 @@ pub fn checked_write_past_the_end(device: &Device) -> CaseResult {
             fault.message
         ));
     }
-    for part in ["write_past", expected_location, "buffer `output`", "index 64", "(63, 0, 0)"] {
+    for part in [
+        "write_past",
+        expected_location,
+        "buffer `output`",
+        "index 64",
+        "(63, 0, 0)",
+    ] {
         if !fault.message.contains(part) {
-            return Err(format!("the message does not say {part:?}: {}", fault.message));
+            return Err(format!(
+                "the message does not say {part:?}: {}",
+                fault.message
+            ));
         }
     }
     // Waiting again reports the same fault.
@@ -132,7 +143,10 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
     let gather = checked_kernel(device, "gather")?;
     let mut output = device.buffer_from(&vec![-1.0f32; n]).map_err(fail)?;
     let result = gather
-        .launch(&Launch::new([n], [16]), &args![&mut output, &input_buffer, 8u32])
+        .launch(
+            &Launch::new([n], [16]),
+            &args![&mut output, &input_buffer, 8u32],
+        )
         .map_err(fail)?
         .wait();
     let fault = expect_fault(result, "gather with offset 8")?;
@@ -152,12 +166,19 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
     let want: Vec<f32> = (0..n)
         .map(|i| if i + 8 < n { input[i + 8] * 2.0 } else { 0.0 })
         .collect();
-    check_equal("gather's output (0 where the load faulted)", &output.read_to_vec().map_err(fail)?, &want)?;
+    check_equal(
+        "gather's output (0 where the load faulted)",
+        &output.read_to_vec().map_err(fail)?,
+        &want,
+    )?;
 
     let window = checked_kernel(device, "window")?;
     let mut output = device.buffer_from(&vec![-1.0f32; 4]).map_err(fail)?;
     let result = window
-        .launch(&Launch::new([4], [4]), &args![&mut output, &input_buffer, 1i32])
+        .launch(
+            &Launch::new([4], [4]),
+            &args![&mut output, &input_buffer, 1i32],
+        )
         .map_err(fail)?
         .wait();
     let fault = expect_fault(result, "window with reach 1")?;
@@ -173,16 +194,29 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
         ));
     }
     let want: Vec<f32> = (0..4)
-        .map(|i| if i == 0 { 0.0 } else { input[i] + (i - 1) as f32 })
+        .map(|i| {
+            if i == 0 {
+                0.0
+            } else {
+                input[i] + (i - 1) as f32
+            }
+        })
         .collect();
-    check_equal("window's output", &output.read_to_vec().map_err(fail)?, &want)?;
+    check_equal(
+        "window's output",
+        &output.read_to_vec().map_err(fail)?,
+        &want,
+    )?;
 
     let divide = checked_kernel(device, "divide")?;
     let numerators: Vec<i32> = (0..16).map(|i| i * 7 - 50).collect();
     let numerator_buffer = device.buffer_from(&numerators).map_err(fail)?;
     let mut quotients = device.alloc::<i32>(16).map_err(fail)?;
     let result = divide
-        .launch(&Launch::new([16], [16]), &args![&mut quotients, &numerator_buffer, 0i32])
+        .launch(
+            &Launch::new([16], [16]),
+            &args![&mut quotients, &numerator_buffer, 0i32],
+        )
         .map_err(fail)?
         .wait();
     let fault = expect_fault(result, "divide by 0")?;
@@ -191,30 +225,54 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
         || !fault.location.ends_with("checked.krn:22:17")
         || fault.work_item[0] >= 16
     {
-        return Err(format!("wrong fault: {} (expected a division by zero at checked.krn:22:17)", fault.message));
+        return Err(format!(
+            "wrong fault: {} (expected a division by zero at checked.krn:22:17)",
+            fault.message
+        ));
     }
-    check_equal("quotients after dividing by 0", &quotients.read_to_vec().map_err(fail)?, &[0; 16])?;
+    check_equal(
+        "quotients after dividing by 0",
+        &quotients.read_to_vec().map_err(fail)?,
+        &[0; 16],
+    )?;
     let mut minimum = numerators.clone();
     minimum[5] = i32::MIN;
     let numerator_buffer = device.buffer_from(&minimum).map_err(fail)?;
     let result = divide
-        .launch(&Launch::new([16], [16]), &args![&mut quotients, &numerator_buffer, -1i32])
+        .launch(
+            &Launch::new([16], [16]),
+            &args![&mut quotients, &numerator_buffer, -1i32],
+        )
         .map_err(fail)?
         .wait();
     let fault = expect_fault(result, "divide i32::MIN by -1")?;
     if fault.kind != FaultKind::DivisionOverflow || fault.work_item != [5, 0, 0] {
-        return Err(format!("wrong fault: {} (expected an overflow in work-item 5)", fault.message));
+        return Err(format!(
+            "wrong fault: {} (expected an overflow in work-item 5)",
+            fault.message
+        ));
     }
     let want: Vec<i32> = minimum
         .iter()
         .map(|&v| if v == i32::MIN { 0 } else { -v })
         .collect();
-    check_equal("quotients after dividing by -1", &quotients.read_to_vec().map_err(fail)?, &want)?;
+    check_equal(
+        "quotients after dividing by -1",
+        &quotients.read_to_vec().map_err(fail)?,
+        &want,
+    )?;
     let result = divide
-        .launch(&Launch::new([16], [16]), &args![&mut quotients, &numerator_buffer, 3i32])
+        .launch(
+            &Launch::new([16], [16]),
+            &args![&mut quotients, &numerator_buffer, 3i32],
+        )
         .map_err(fail)?
         .wait();
     result.map_err(fail)?;
     let want: Vec<i32> = minimum.iter().map(|&v| v / 3).collect();
-    check_equal("quotients after dividing by 3", &quotients.read_to_vec().map_err(fail)?, &want)
+    check_equal(
+        "quotients after dividing by 3",
+        &quotients.read_to_vec().map_err(fail)?,
+        &want,
+    )
 }
