@@ -2,7 +2,7 @@
 //! SYCLBIN's kernel metadata with source lines, and a write past a buffer on the default device
 //! is a `KernelFault` naming the kernel, the line, the buffer, the index and the work-item.
 
-use kdsl::runtime::{args, Device, FaultKind, Launch, RuntimeError};
+use kdsl::runtime::{args, Device, FaultKind, KernelFault, Launch, RuntimeError};
 use kdsl::{CompileOptions, TargetSpec};
 
 const SOURCE: &str = "// shifted copy
@@ -72,7 +72,10 @@ fn a_write_past_a_buffer_is_a_typed_fault_on_the_default_device() {
         .wait()
         .expect_err("three work-items write past `values`");
     let message = error.to_string();
-    let RuntimeError::KernelFault {
+    let RuntimeError::KernelFault(fault) = error else {
+        panic!("expected a KernelFault, got {message}");
+    };
+    let KernelFault {
         kernel: name,
         kind,
         location,
@@ -80,10 +83,7 @@ fn a_write_past_a_buffer_is_a_typed_fault_on_the_default_device() {
         index,
         length,
         work_item,
-    } = error
-    else {
-        panic!("expected a KernelFault, got {message}");
-    };
+    } = *fault;
     assert_eq!(name, "shift");
     assert_eq!(kind, FaultKind::OutOfBounds);
     assert_eq!(location, "shift.krn:4:5");

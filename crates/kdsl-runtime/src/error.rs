@@ -132,18 +132,9 @@ pub enum RuntimeError {
     /// A kernel compiled with `--checked` broke a rule while it ran: an index outside its
     /// buffer or array, or an integer division by zero (or of the minimum by -1). The first
     /// fault of the launch is reported when its event is waited for; the faulting access was
-    /// skipped and the device stays usable. `location` is `file:line:column`, `what` names the
-    /// buffer, array or operation, `work_item` is the global id.
-    #[error("{}", crate::fault::describe(kernel, *kind, location, what, *index, *length, work_item))]
-    KernelFault {
-        kernel: String,
-        kind: kdsl_bundle::FaultKind,
-        location: String,
-        what: String,
-        index: i128,
-        length: u64,
-        work_item: [u64; 3],
-    },
+    /// skipped and the device stays usable. See [`crate::KernelFault`] for the fields.
+    #[error("{0}")]
+    KernelFault(Box<crate::fault::KernelFault>),
 
     #[error(transparent)]
     Bundle(#[from] kdsl_bundle::BundleError),

@@ -103,7 +103,7 @@ impl FaultCheck {
         } else {
             i128::from(record.index())
         };
-        RuntimeError::KernelFault {
+        RuntimeError::KernelFault(Box::new(KernelFault {
             kernel: self.kernel.clone(),
             kind,
             location,
@@ -111,7 +111,7 @@ impl FaultCheck {
             index,
             length: record.length(),
             work_item: record.work_item(),
-        }
+        }))
     }
 }
 
@@ -132,27 +132,48 @@ pub(crate) fn hidden_arguments(
     arguments
 }
 
-/// The message of a [`RuntimeError::KernelFault`].
-pub(crate) fn describe(
-    kernel: &str,
-    kind: FaultKind,
-    location: &str,
-    what: &str,
-    index: i128,
-    length: u64,
-    work_item: &[u64; 3],
-) -> String {
-    let [x, y, z] = work_item;
-    let fault = match kind {
-        FaultKind::OutOfBounds => {
-            format!("index {index} is out of bounds of {what} (length {length})")
-        }
-        FaultKind::DivisionByZero => format!("integer {what} by zero"),
-        FaultKind::DivisionOverflow => {
-            format!("integer {what} of the type's minimum by -1 (overflow)")
-        }
-    };
-    format!(
-        "checked kernel `{kernel}` faulted at {location}: {fault}, in work-item ({x}, {y}, {z}); the faulting access or operation was skipped (the first fault of the launch is reported)"
-    )
+/// What a checked kernel reported ([`RuntimeError::KernelFault`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelFault {
+    /// The launched kernel.
+    pub kernel: String,
+    pub kind: FaultKind,
+    /// `file:line:column` of the faulting access or operation.
+    pub location: String,
+    /// The buffer or array (`buffer \`y\``, `array \`tile\` (dimension 2 of 2)`, with
+    /// `in function \`f\`` when the fault is in a device function), or `division`/`remainder`.
+    pub what: String,
+    /// The index (negative for a negative signed index); 0 for divisions.
+    pub index: i128,
+    /// The buffer's or array dimension's length; 0 for divisions.
+    pub length: u64,
+    /// The global id of the work-item that faulted first.
+    pub work_item: [u64; 3],
+}
+
+impl std::fmt::Display for KernelFault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let KernelFault {
+            kernel,
+            kind,
+            location,
+            what,
+            index,
+            length,
+            work_item: [x, y, z],
+        } = self;
+        let fault = match kind {
+            FaultKind::OutOfBounds => {
+                format!("index {index} is out of bounds of {what} (length {length})")
+            }
+            FaultKind::DivisionByZero => format!("integer {what} by zero"),
+            FaultKind::DivisionOverflow => {
+                format!("integer {what} of the type's minimum by -1 (overflow)")
+            }
+        };
+        write!(
+            f,
+            "checked kernel `{kernel}` faulted at {location}: {fault}, in work-item ({x}, {y}, {z}); the faulting access or operation was skipped (the first fault of the launch is reported)"
+        )
+    }
 }

@@ -50,6 +50,7 @@ pub use device::{
 };
 pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};
+pub use fault::KernelFault;
 pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, CheckSite, FaultKind, Image, KernelInfo, ParameterInfo, TargetKind};
 pub use launch::{Launch, MAX_WORK_ITEMS};

@@ -4,48 +4,33 @@
 //! access is skipped, so memory next to the buffer stays intact and the device stays usable.
 
 use super::{check_equal, example_kernel, fail, CaseResult};
-use kdsl_runtime::{args, Device, FaultKind, Launch, RuntimeError};
+use kdsl_runtime::{args, Device, FaultKind, KernelFault, Launch, RuntimeError};
 
 const SENTINEL: u32 = 0xDEAD_BEEF;
 
-/// The fields of a fault, or why the result was not one.
-struct Fault {
-    kernel: String,
-    kind: FaultKind,
-    location: String,
-    what: String,
-    index: i128,
-    length: u64,
-    work_item: [u64; 3],
-    message: String,
-}
-
+/// The fault and its message, or why the result was not one.
 fn expect_fault(result: Result<(), RuntimeError>, what: &str) -> Result<Fault, String> {
     match result {
-        Err(
-            ref error @ RuntimeError::KernelFault {
-                ref kernel,
-                kind,
-                ref location,
-                what: ref place,
-                index,
-                length,
-                work_item,
-            },
-        ) => Ok(Fault {
-            kernel: kernel.clone(),
-            kind,
-            location: location.clone(),
-            what: place.clone(),
-            index,
-            length,
-            work_item,
-            message: error.to_string(),
+        Err(RuntimeError::KernelFault(fault)) => Ok(Fault {
+            message: fault.to_string(),
+            fault: *fault,
         }),
         Err(other) => Err(format!("{what}: expected a KernelFault, got: {other}")),
         Ok(()) => Err(format!(
             "{what}: expected a KernelFault, the launch succeeded"
         )),
+    }
+}
+
+struct Fault {
+    fault: KernelFault,
+    message: String,
+}
+
+impl std::ops::Deref for Fault {
+    type Target = KernelFault;
+    fn deref(&self) -> &KernelFault {
+        &self.fault
     }
 }
 
@@ -173,7 +158,7 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
     )?;
 
     let window = checked_kernel(device, "window")?;
-    let mut output = device.buffer_from(&vec![-1.0f32; 4]).map_err(fail)?;
+    let mut output = device.buffer_from(&[-1.0f32; 4]).map_err(fail)?;
     let result = window
         .launch(
             &Launch::new([4], [4]),
