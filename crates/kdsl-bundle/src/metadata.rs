@@ -318,3 +318,68 @@ mod tests {
         assert_eq!(round_trip.work_group_size, Some([8, 4, 1]));
     }
 }
+
+#[cfg(test)]
+mod checked_tests {
+    use super::*;
+
+    #[test]
+    fn a_site_is_located_by_line_and_character_column() {
+        let source = "kernel k() {\n    // é\n    let x = a[i];\n}\n";
+        let start = source.find("a[i]").unwrap() as u32;
+        let mut site = CheckSite {
+            id: 0,
+            function: "k".into(),
+            what: "buffer `a`".into(),
+            span: [start, start + 4],
+            line: 0,
+            column: 0,
+            signed_index: false,
+        };
+        site.locate(source);
+        assert_eq!((site.line, site.column), (3, 13));
+        // A span past the end (a source that does not match) still gives a location.
+        site.span = [10_000, 10_001];
+        site.locate(source);
+        assert_eq!((site.line, site.column), (5, 1));
+    }
+
+    #[test]
+    fn a_fault_record_reads_its_words_and_kinds() {
+        let mut bytes = [0u8; FAULT_RECORD_BYTES];
+        let words: [u64; 8] = [1, 1, 7, u64::MAX, 64, 63, 2, 0];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        let record = FaultRecord::from_bytes(&bytes);
+        assert!(record.faulted());
+        assert_eq!(
+            FaultKind::from_code(record.kind_code()),
+            Some(FaultKind::OutOfBounds)
+        );
+        assert_eq!(
+            (record.site(), record.index() as i64, record.length()),
+            (7, -1, 64)
+        );
+        assert_eq!(record.work_item(), [63, 2, 0]);
+        assert!(!FaultRecord::default().faulted());
+        for kind in [
+            FaultKind::OutOfBounds,
+            FaultKind::DivisionByZero,
+            FaultKind::DivisionOverflow,
+        ] {
+            assert_eq!(FaultKind::from_code(kind.code()), Some(kind));
+        }
+        assert_eq!(FaultKind::from_code(0), None);
+    }
+
+    #[test]
+    fn kernel_infos_without_the_checked_fields_read_as_unchecked() {
+        let old =
+            r#"{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#;
+        let info: KernelInfo = serde_json::from_str(old).unwrap();
+        assert!(!info.checked && info.check_sites.is_empty());
+        let unchecked = serde_json::to_string(&info).unwrap();
+        assert!(!unchecked.contains("checked"), "{unchecked}");
+    }
+}

@@ -119,7 +119,7 @@ impl FaultCheck {
 /// count (from the byte range passed), then the fault record's address.
 pub(crate) fn hidden_arguments(
     buffers: &[(usize, ScalarType)],
-    record: &AnyBuffer,
+    record_address: u64,
 ) -> Vec<RawArgument> {
     let mut arguments: Vec<RawArgument> = buffers
         .iter()
@@ -128,7 +128,7 @@ pub(crate) fn hidden_arguments(
             RawArgument::Scalar(ScalarValue::U64(count as u64))
         })
         .collect();
-    arguments.push(RawArgument::Pointer(record.address()));
+    arguments.push(RawArgument::Pointer(record_address));
     arguments
 }
 
@@ -175,5 +175,51 @@ impl std::fmt::Display for KernelFault {
             f,
             "checked kernel `{kernel}` faulted at {location}: {fault}, in work-item ({x}, {y}, {z}); the faulting access or operation was skipped (the first fault of the launch is reported)"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fault(kind: FaultKind, what: &str, index: i128, length: u64) -> KernelFault {
+        KernelFault {
+            kernel: "k".into(),
+            kind,
+            location: "k.krn:3:5".into(),
+            what: what.into(),
+            index,
+            length,
+            work_item: [63, 1, 0],
+        }
+    }
+
+    #[test]
+    fn hidden_arguments_are_element_counts_then_the_record() {
+        let arguments = hidden_arguments(&[(256, ScalarType::F32), (24, ScalarType::F64)], 0x1000);
+        let described: Vec<String> = arguments.iter().map(|a| format!("{a:?}")).collect();
+        assert_eq!(
+            described,
+            ["Scalar(U64(64))", "Scalar(U64(3))", "Pointer(4096)"]
+        );
+    }
+
+    #[test]
+    fn messages_name_the_kernel_place_index_and_work_item() {
+        let text = fault(FaultKind::OutOfBounds, "buffer `y`", -1, 64).to_string();
+        for part in [
+            "`k`",
+            "k.krn:3:5",
+            "index -1",
+            "buffer `y`",
+            "length 64",
+            "(63, 1, 0)",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        let text = fault(FaultKind::DivisionByZero, "remainder", 0, 0).to_string();
+        assert!(text.contains("integer remainder by zero"), "{text}");
+        let text = fault(FaultKind::DivisionOverflow, "division", 0, 0).to_string();
+        assert!(text.contains("minimum by -1"), "{text}");
     }
 }

@@ -154,7 +154,7 @@ impl Queue {
             &[],
             |queue, waits| queue.fill(record.address, &[0u8; 8], FAULT_RECORD_BYTES / 8, waits),
         )?;
-        raw.extend(hidden_arguments(&buffer_sizes, check.record()));
+        raw.extend(hidden_arguments(&buffer_sizes, check.record().address()));
         uses.push(MemoryUse {
             pending: &record.memory.pending,
             writes: true,
