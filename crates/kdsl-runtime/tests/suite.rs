@@ -135,6 +135,7 @@ macro_rules! checked_tests {
 checked_tests! {
     checked_write_past_the_end,
     checked_loads_arrays_and_divisions,
+    checked_atomics,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

@@ -261,3 +261,36 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
         &want,
     )
 }
+
+/// An atomic on an element past a view is reported and skipped; the other updates land.
+pub fn checked_atomics(device: &Device) -> CaseResult {
+    let count = checked_kernel(device, "count")?;
+    let values: Vec<u32> = (0..16).map(|i| if i == 9 { 5 } else { i % 4 }).collect();
+    let value_buffer = device.buffer_from(&values).map_err(fail)?;
+    let mut bins = device.buffer_from(&[0u32; 8]).map_err(fail)?;
+    let event = {
+        let mut view = bins.slice_mut(..4).map_err(fail)?;
+        count
+            .launch(&Launch::new([16], [16]), &args![&mut view, &value_buffer])
+            .map_err(fail)?
+    };
+    let fault = expect_fault(event.wait(), "count with a value of 5")?;
+    if fault.kind != FaultKind::OutOfBounds
+        || fault.what != "buffer `bins`"
+        || !fault.location.ends_with("checked.krn:38:5")
+        || fault.index != 5
+        || fault.length != 4
+        || fault.work_item != [9, 0, 0]
+    {
+        return Err(format!(
+            "wrong fault: {} (expected buffer `bins` at checked.krn:38:5, index 5, length 4, work-item 9)",
+            fault.message
+        ));
+    }
+    // Bins 0..4 count the 15 in-range values; 4..8 (past the view) are untouched.
+    check_equal(
+        "bins after the faulting launch",
+        &bins.read_to_vec().map_err(fail)?,
+        &[4, 3, 4, 4, 0, 0, 0, 0],
+    )
+}
