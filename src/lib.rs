@@ -31,6 +31,10 @@ pub struct CompileOptions {
     /// Module constants set at compile time, as `kdsl compile -D NAME=VALUE` does: each
     /// replaces the declared value of the constant it names (see docs/language.md).
     pub defines: Vec<Define>,
+    /// Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access
+    /// and checks of integer division and remainder; the runtime reports the first violation of
+    /// a launch as `RuntimeError::KernelFault` when its event is waited for (docs/language.md).
+    pub checked: bool,
 }
 
 impl Default for CompileOptions {
@@ -38,6 +42,7 @@ impl Default for CompileOptions {
         CompileOptions {
             opt_level: 3,
             defines: Vec::new(),
+            checked: false,
         }
     }
 }
@@ -116,7 +121,10 @@ pub fn check_with_warnings(
 }
 
 fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
-    kdsl_codegen::Options::with_opt_level(options.opt_level)
+    kdsl_codegen::Options {
+        checked: options.checked,
+        ..kdsl_codegen::Options::with_opt_level(options.opt_level)
+    }
 }
 
 /// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
@@ -227,8 +235,9 @@ fn bundle_reporting(
     let started = std::time::Instant::now();
     let (module, front_end) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
     let module = module?;
-    let (bundle, targets) =
+    let (mut bundle, targets) =
         kdsl_codegen::compile_bundle_timed(source_name, &module, targets, &codegen)?;
+    bundle.locate_check_sites(source);
     let timings = CompileReport {
         warnings: front_end.warnings,
         front_end: front_end.timings,

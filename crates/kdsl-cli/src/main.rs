@@ -49,6 +49,11 @@ enum Action {
         /// loading, optimization, backend, linking) to standard error.
         #[arg(long, conflicts_with = "emit")]
         timings: bool,
+        /// Checked mode: bounds checks on every buffer and array access and checks of integer
+        /// division; the runtime reports the first violation as an error naming the kernel, the
+        /// source line, the buffer or array, the index and the work-item.
+        #[arg(long)]
+        checked: bool,
     },
     /// Only parse and type-check a .krn file.
     Check {
@@ -102,10 +107,12 @@ fn main() -> ExitCode {
             opt_level,
             define,
             timings,
+            checked,
         } => {
             let options = CompileOptions {
                 opt_level,
                 defines: define,
+                checked,
             };
             let wanted = Output {
                 path: output,

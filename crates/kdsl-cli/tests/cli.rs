@@ -585,3 +585,38 @@ fn math_library_subsets_are_cached_on_disk_and_a_damaged_cache_is_rebuilt() {
     assert_eq!(images(&first), images(&third));
     assert_eq!(images(&first), images(&fourth));
 }
+
+#[test]
+fn checked_compiles_record_the_check_sites_with_lines() {
+    let file = "tests/kernels/checked.krn";
+    let checked = scratch("checked.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--checked",
+        "--target",
+        "spirv,ptx",
+        "-o",
+        checked.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&checked);
+    let kernel = bundle.kernel("write_past").unwrap();
+    assert!(kernel.checked);
+    let site = &kernel.check_sites[0];
+    assert_eq!(
+        (site.what.as_str(), site.line, site.column),
+        ("buffer `output`", 7, 5)
+    );
+    let plain = scratch("unchecked.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--target",
+        "spirv",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(kdsl_bundle_from(&plain).kernels.iter().all(|k| !k.checked));
+}

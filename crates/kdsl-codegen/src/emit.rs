@@ -40,8 +40,15 @@ fn optimized_module<'ctx>(
     let module = context.create_module("kdsl");
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    lower::lower_module(context, &module, ir, target, &options.entry_point_prefix)
-        .map_err(|e| internal(target, e.0))?;
+    lower::lower_module(
+        context,
+        &module,
+        ir,
+        target,
+        &options.entry_point_prefix,
+        options.checked,
+    )
+    .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
         internal(
             target,

@@ -102,6 +102,11 @@ pub struct Options {
     /// SYCLBIN files need `__sycl_kernel_` ([`kdsl_bundle::syclbin::KERNEL_NAME_PREFIX`]).
     /// The bundle's kernel metadata keeps the plain names.
     pub entry_point_prefix: String,
+    /// Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access
+    /// and checks of integer division, reported at run time as a fault naming the kernel, the
+    /// source location, the buffer or array, the index and the work-item. Kernels take hidden
+    /// arguments (see [`kdsl_bundle::KernelInfo::checked`]). Default false.
+    pub checked: bool,
     pub spirv: spirv::Options,
     pub nvptx: nvptx::Options,
     pub amdgpu: amdgpu::Options,
@@ -112,6 +117,7 @@ impl Default for Options {
         Options {
             opt_level: 3,
             entry_point_prefix: String::new(),
+            checked: false,
             spirv: spirv::Options::default(),
             nvptx: nvptx::Options::default(),
             amdgpu: amdgpu::Options::default(),
@@ -215,6 +221,26 @@ pub fn emit_llvm_ir(
     emit::llvm_ir(module, &description, options)
 }
 
+/// The bundle metadata of the module's kernels; checked kernels list their check sites (with
+/// byte spans only: [`Bundle::locate_check_sites`] adds lines and columns from the source).
+pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
+    let plan = checked.then(|| lower::checked::CheckPlan::new(module));
+    module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
+        .map(|(index, function)| {
+            let mut info = KernelInfo::from_function(function);
+            if let Some(plan) = &plan {
+                info.checked = true;
+                info.check_sites = plan.sites_of_kernel(module, index);
+            }
+            info
+        })
+        .collect()
+}
+
 /// Compiles `module` for every target in `targets` into one bundle with the kernels' metadata.
 /// Diagnostics from several targets are collected before failing.
 pub fn compile_bundle(
@@ -271,7 +297,7 @@ pub fn compile_bundle_timed(
     }
     let bundle = Bundle {
         source_name: source_name.to_string(),
-        kernels: module.kernels().map(KernelInfo::from_function).collect(),
+        kernels: kernel_infos(module, options.checked),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
         entry_point_prefix: options.entry_point_prefix.clone(),
