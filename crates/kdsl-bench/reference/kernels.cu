@@ -128,3 +128,58 @@ extern "C" __global__ void softmax(float* __restrict__ output, const float* __re
         output[index] = output[index] * scale;
     }
 }
+
+// The twin of examples/sgemm.krn: 64 x 64 blocks of C per 16 x 16 block, 4 x 4 per thread in
+// registers (rows ty + 16 i, columns tx + 16 j), depth tiles of 16, inner loops unrolled.
+#define SGEMM_BLOCK 64
+#define SGEMM_DEPTH 16
+extern "C" __global__ void __launch_bounds__(256) sgemm(float* __restrict__ c, const float* __restrict__ a,
+                                                        const float* __restrict__ b, unsigned m, unsigned n,
+                                                        unsigned k) {
+    __shared__ float a_tile[SGEMM_DEPTH][SGEMM_BLOCK];
+    __shared__ float b_tile[SGEMM_DEPTH][SGEMM_BLOCK];
+    unsigned tx = threadIdx.x, ty = threadIdx.y;
+    unsigned block_column = blockIdx.x * SGEMM_BLOCK, block_row = blockIdx.y * SGEMM_BLOCK;
+    unsigned item = ty * 16 + tx;
+    float sum[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int j = 0; j < 4; j++) sum[i][j] = 0.0f;
+    for (unsigned depth_start = 0; depth_start < k; depth_start += SGEMM_DEPTH) {
+#pragma unroll
+        for (unsigned load = 0; load < 4; load++) {
+            unsigned element = item + load * 256;
+            unsigned a_row = element / SGEMM_DEPTH, a_depth = element % SGEMM_DEPTH;
+            unsigned row = block_row + a_row, depth = depth_start + a_depth;
+            a_tile[a_depth][a_row] = (row < m && depth < k) ? a[(unsigned long long)row * k + depth] : 0.0f;
+            unsigned b_depth = element / SGEMM_BLOCK, b_column = element % SGEMM_BLOCK;
+            unsigned column = block_column + b_column, depth_b = depth_start + b_depth;
+            b_tile[b_depth][b_column] = (depth_b < k && column < n) ? b[(unsigned long long)depth_b * n + column] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int kk = 0; kk < SGEMM_DEPTH; kk++) {
+            float a_values[4], b_values[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a_values[i] = a_tile[kk][ty + 16 * i];
+                b_values[i] = b_tile[kk][tx + 16 * i];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) sum[i][j] += a_values[i] * b_values[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        unsigned row = block_row + ty + 16 * i;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            unsigned column = block_column + tx + 16 * j;
+            if (row < m && column < n) c[(unsigned long long)row * n + column] = sum[i][j];
+        }
+    }
+}

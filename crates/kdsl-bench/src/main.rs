@@ -168,6 +168,23 @@ fn reduction(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult 
 }
 
 fn matmul(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    square_product(device, kernel, options, [16, 16], 1)
+}
+
+/// The register-blocked SGEMM: each 16 x 16 work-group computes a 64 x 64 block of C.
+fn sgemm(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
+    square_product(device, kernel, options, [16, 16], 4)
+}
+
+/// C = A B for 4096 x 4096 matrices, with work-groups of `local` work-items each computing
+/// `per_item` x `per_item` elements.
+fn square_product(
+    device: &Device,
+    kernel: &Kernel,
+    options: &Options,
+    local: [usize; 2],
+    per_item: usize,
+) -> CaseResult {
     let size = 4096usize;
     let mut random = Random(0x5eed_0003);
     let a = random.vector(size * size);
@@ -177,7 +194,7 @@ fn matmul(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
     let mut c_buffer = device
         .alloc::<f32>(size * size)
         .map_err(|e| e.to_string())?;
-    let launch = Launch::new([size, size], [16, 16]);
+    let launch = Launch::new([size / per_item, size / per_item], local);
     let s = size as u32;
     let timing = time_launches(
         kernel,
@@ -323,7 +340,7 @@ fn softmax(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
 
 type Case = fn(&Device, &Kernel, &Options) -> CaseResult;
 
-const CASES: [(&str, &str, Case); 7] = [
+const CASES: [(&str, &str, Case); 8] = [
     ("saxpy", "saxpy", saxpy),
     ("reduction", "reduce_sum", reduction),
     ("matmul", "matmul", matmul),
@@ -331,6 +348,7 @@ const CASES: [(&str, &str, Case); 7] = [
     ("histogram", "histogram", histogram),
     ("stencil", "stencil", stencil),
     ("softmax", "softmax", softmax),
+    ("sgemm", "sgemm", sgemm),
 ];
 
 fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
