@@ -94,6 +94,7 @@ pub fn integer_literal(text: &str) -> Literal {
     match &suffix {
         Some(s) if s.starts_with('f') => Literal::Float {
             value: value.map_or(f64::INFINITY, |v| v as f64),
+            text: value.map_or_else(|| "1e400".to_string(), |v| v.to_string()),
             suffix,
         },
         _ => Literal::Integer { value, suffix },
@@ -103,8 +104,13 @@ pub fn integer_literal(text: &str) -> Literal {
 /// Parses the text of a float token (the lexer guarantees its shape).
 pub fn float_literal(text: &str) -> Literal {
     let (digits, suffix) = split_suffix(text, false);
-    let value = digits.replace('_', "").parse::<f64>().unwrap_or(f64::NAN);
-    Literal::Float { value, suffix }
+    let text = digits.replace('_', "");
+    let value = text.parse::<f64>().unwrap_or(f64::NAN);
+    Literal::Float {
+        value,
+        text,
+        suffix,
+    }
 }
 
 /// Parses a file, recovering from syntax errors. Returns the (possibly partial) file and all

@@ -1,7 +1,8 @@
 //! Checking and lowering of function bodies: statements, expressions, places and built-ins.
 
 use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
-use super::constant::{self, integer_range, round_float};
+use super::constant::{self, integer_range};
+use kdsl_ir::scalar;
 use super::names::Builtin;
 use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
 use crate::ast::{
@@ -1099,7 +1100,7 @@ impl Checker<'_> {
                 let value = self.coerce(step, ty, "the step");
                 if let Some(value) = &value {
                     if let Ok(constant) = constant::evaluate(value) {
-                        if constant.as_i128(ty).is_some_and(|v| v <= 0) {
+                        if constant.as_i128().is_some_and(|v| v <= 0) {
                             self.report(
                                 Diagnostic::error(
                                     "E0512",
@@ -1435,8 +1436,8 @@ impl Checker<'_> {
                     .or_else(|| adapt(ScalarType::is_numeric))
                     .unwrap_or(ScalarType::I32);
                 if ty.is_float() {
-                    let number = value.map_or(f64::INFINITY, |v| v as f64);
-                    return self.float_literal(if negated { -number } else { number }, ty, span);
+                    let digits = value.map_or_else(|| "1e400".to_string(), |v| v.to_string());
+                    return self.float_literal(&digits, negated, ty, span);
                 }
                 let number =
                     value
@@ -1468,7 +1469,7 @@ impl Checker<'_> {
                     }
                 }
             }
-            ast::Literal::Float { value, suffix } => {
+            ast::Literal::Float { text, suffix, .. } => {
                 let suffix_type = suffix.as_deref().and_then(ScalarType::from_name);
                 if suffix_type.is_none() {
                     if let Some(integer) = expected.filter(|t| t.is_integer()) {
@@ -1489,19 +1490,28 @@ impl Checker<'_> {
                 let ty = suffix_type
                     .or_else(|| adapt(ScalarType::is_float))
                     .unwrap_or(ScalarType::F32);
-                self.float_literal(if negated { -value } else { *value }, ty, span)
+                self.float_literal(text, negated, ty, span)
             }
         }
     }
 
-    fn float_literal(&mut self, value: f64, ty: ScalarType, span: Span) -> Option<Expression> {
-        // A literal is in range when it rounds to a finite value of its type.
-        let (in_range, largest) = match ty {
-            ScalarType::F16 => (value.abs() < 65520.0, 65504.0),
-            ScalarType::F32 => ((value as f32).is_finite(), f64::from(f32::MAX)),
-            _ => (value.is_finite(), f64::MAX),
+    /// A float literal of type `ty` from its decimal digits, rounded once to `ty`.
+    fn float_literal(
+        &mut self,
+        digits: &str,
+        negated: bool,
+        ty: ScalarType,
+        span: Span,
+    ) -> Option<Expression> {
+        let value = scalar::parse_float(digits, ty).unwrap_or(f64::NAN);
+        let value = if negated { -value } else { value };
+        let largest = match ty {
+            ScalarType::F16 => 65504.0,
+            ScalarType::F32 => f64::from(f32::MAX),
+            _ => f64::MAX,
         };
-        if !in_range {
+        // A literal is in range when it rounds to a finite value of its type.
+        if !value.is_finite() {
             self.report(Diagnostic::error(
                 "E0305",
                 format!("floating-point literal out of range for `{ty}`"),
@@ -1511,7 +1521,7 @@ impl Checker<'_> {
             return None;
         }
         Some(literal_expression(
-            Literal::Float(round_float(value, ty)),
+            Literal::Float(value),
             ty,
             span,
         ))
@@ -1974,7 +1984,9 @@ impl Checker<'_> {
         expected: Option<ScalarType>,
         as_statement: bool,
     ) -> Option<Expression> {
-        if self.constant_context || self.function.is_none() {
+        // `select` is an operator on values, so constants may use it.
+        let select = Builtin::from_name(&callee.name) == Some(Builtin::Select);
+        if (self.constant_context || self.function.is_none()) && !select {
             self.report(
                 Diagnostic::error(
                     "E0509",
@@ -2068,7 +2080,7 @@ impl Checker<'_> {
                 if self.suppress_unknown_names {
                     return None;
                 }
-                let mut candidates: Vec<&str> = Builtin::all_names();
+                let mut candidates: Vec<&str> = Builtin::all_names().collect();
                 let device_names: Vec<String> = self.signatures.keys().cloned().collect();
                 candidates.extend(device_names.iter().map(String::as_str));
                 let mut diagnostic = Diagnostic::error(
@@ -2182,17 +2194,7 @@ impl Checker<'_> {
         span: Span,
         expected: Option<ScalarType>,
     ) -> Option<Expression> {
-        let arity = match builtin {
-            Builtin::WorkItem(_) => 1,
-            Builtin::Barrier => 0,
-            Builtin::Math(function) => function.arity(),
-            Builtin::Select => 3,
-            Builtin::Atomic(AtomicOp::CompareExchange) => 3,
-            Builtin::Atomic(_) => 2,
-            Builtin::SubGroup(SubGroupOp::LocalId | SubGroupOp::Size) => 0,
-            Builtin::SubGroup(SubGroupOp::Shuffle | SubGroupOp::ShuffleXor) => 2,
-            Builtin::SubGroup(_) => 1,
-        };
+        let arity = builtin.arity();
         if arguments.len() != arity {
             self.arity_error(callee, arity, arguments.len(), span);
             return None;
@@ -2216,7 +2218,7 @@ impl Checker<'_> {
                 let dimension = self.expression(arguments[0], Some(ScalarType::U32))?;
                 let value = constant::evaluate(&dimension)
                     .ok()
-                    .and_then(|v| v.as_i128(dimension.ty))
+                    .and_then(|v| v.as_i128())
                     .filter(|v| (0..=2).contains(v));
                 let Some(value) = value else {
                     self.report(
@@ -2247,13 +2249,9 @@ impl Checker<'_> {
                     expected,
                     &format!("each argument of `{}`", function.name()),
                 )?;
-                let valid = ty.is_float() || (function.accepts_integers() && ty.is_integer());
-                if !valid {
-                    let what = if function.accepts_integers() {
-                        "integers or floats"
-                    } else {
-                        "floats"
-                    };
+                let types = function.types();
+                if !types.contains(ty) {
+                    let what = types.describe();
                     let mut diagnostic = Diagnostic::error(
                         "E0309",
                         format!("`{}` takes {what}, found `{ty}`", function.name()),
@@ -2309,21 +2307,15 @@ impl Checker<'_> {
                     _ => vec![self.expression(arguments[0], expected)?],
                 };
                 let ty = values[0].ty;
-                if !matches!(
-                    ty,
-                    ScalarType::I32
-                        | ScalarType::U32
-                        | ScalarType::I64
-                        | ScalarType::U64
-                        | ScalarType::F32
-                        | ScalarType::F64
-                ) {
+                let types = builtin.row().operands.types();
+                if !types.is_some_and(|types| types.contains(ty)) {
                     self.report(
                         Diagnostic::error(
                             "E0311",
                             format!(
-                                "`{}` works on 32- and 64-bit integers and floats, found `{ty}`",
-                                op.name()
+                                "`{}` works on {}, found `{ty}`",
+                                op.name(),
+                                types.map_or("no values", |types| types.describe())
                             ),
                             arguments[0].span,
                             "unsupported type",
@@ -2393,27 +2385,9 @@ impl Checker<'_> {
             }
             _ => {}
         }
-        let valid = match op {
-            AtomicOp::Add => matches!(
-                element,
-                ScalarType::I32
-                    | ScalarType::U32
-                    | ScalarType::I64
-                    | ScalarType::U64
-                    | ScalarType::F32
-                    | ScalarType::F64
-            ),
-            _ => matches!(
-                element,
-                ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64
-            ),
-        };
-        if !valid {
-            let allowed = if op == AtomicOp::Add {
-                "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`"
-            } else {
-                "`i32`, `u32`, `i64` and `u64`"
-            };
+        let types = op.types();
+        if !types.contains(element) {
+            let allowed = types.describe();
             self.report(
                 Diagnostic::error(
                     "E0310",

@@ -6,7 +6,8 @@
 //! A definition has no place in the source, so its diagnostics have no snippet of their own;
 //! those about the value point at the constant's declaration instead.
 
-use super::constant::{integer_range, round_float, truncate};
+use super::constant::{integer_range, truncate};
+use kdsl_ir::scalar;
 use super::{suggest, Checker, ConstantState, Global};
 use crate::ast;
 use crate::lexer::{tokenize, Token};
@@ -122,22 +123,19 @@ fn convert(value: &WrittenValue, ty: ScalarType) -> Result<Literal, ValueProblem
             }
         }
         (literal, ty) => {
-            let magnitude = match literal {
+            let digits = match literal {
                 ast::Literal::Integer { value: digits, .. } => digits
-                    .map(|v| v as f64)
-                    .or(value.long_decimal)
-                    .unwrap_or(f64::INFINITY),
-                ast::Literal::Float { value: number, .. } => *number,
+                    .map(|v| v.to_string())
+                    .or_else(|| value.long_decimal.map(|v| format!("{v:e}")))
+                    .unwrap_or_else(|| "1e400".to_string()),
+                ast::Literal::Float { text, .. } => text.clone(),
                 ast::Literal::Bool(b) => return wrong(&format!("`{b}`")),
             };
+            // Rounded once from the digits to `ty`; finite when in range.
+            let magnitude = scalar::parse_float(&digits, ty).unwrap_or(f64::INFINITY);
             let number = if value.negated { -magnitude } else { magnitude };
-            let in_range = match ty {
-                ScalarType::F16 => number.abs() < 65520.0,
-                ScalarType::F32 => (number as f32).is_finite(),
-                _ => number.is_finite(),
-            };
-            if in_range {
-                Ok(Literal::Float(round_float(number, ty)))
+            if number.is_finite() {
+                Ok(Literal::Float(number))
             } else {
                 Err(ValueProblem::OutOfRange(format!(
                     "`{ty}` holds finite values only"

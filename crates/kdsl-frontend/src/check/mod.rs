@@ -14,7 +14,7 @@ mod names;
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
 use kdsl_ir::{
     AddressSpace, ArrayType, Diagnostic, Function, FunctionId, FunctionKind, Literal, Module,
-    ParameterType, ScalarType, Span,
+    ParameterType, ScalarType, Span, Undefined,
 };
 use std::collections::HashMap;
 
@@ -207,6 +207,26 @@ impl<'file> Checker<'file> {
             self.globals.insert(name.name.clone(), global);
         }
         for function in self.functions.clone() {
+            for (index, parameter) in function.type_parameters.iter().enumerate() {
+                let earlier = function.type_parameters[..index]
+                    .iter()
+                    .find(|p| p.name == parameter.name);
+                if let Some(earlier) = earlier {
+                    self.report(
+                        Diagnostic::error(
+                            "E0204",
+                            format!(
+                                "type parameter `{}` is defined more than once",
+                                parameter.name
+                            ),
+                            parameter.span,
+                            "redefined here",
+                        )
+                        .with_label(earlier.span, "first defined here")
+                        .with_hint("give each type parameter its own name"),
+                    );
+                }
+            }
             if function.kind == AstFunctionKind::Device && !function.type_parameters.is_empty() {
                 self.report(
                     Diagnostic::error(
@@ -564,13 +584,17 @@ impl<'file> Checker<'file> {
                 );
                 None
             }
-            Err(constant::ConstantError::DivisionByZero(span)) => {
-                self.report(Diagnostic::error(
-                    "E0510",
-                    "division by zero in a constant expression",
-                    span,
-                    "divides by zero",
-                ));
+            Err(constant::ConstantError::Undefined(span, undefined)) => {
+                let (message, label) = match undefined {
+                    Undefined::DivisionByZero { .. } => {
+                        ("division by zero in a constant expression", "divides by zero")
+                    }
+                    Undefined::DivisionOverflow { .. } => (
+                        "signed division overflow in a constant expression",
+                        "the smallest value divided by -1",
+                    ),
+                };
+                self.report(Diagnostic::error("E0510", message, span, label));
                 None
             }
         }
