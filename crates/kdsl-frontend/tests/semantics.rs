@@ -40,7 +40,10 @@ const D: f32 = 16777217;
 ";
     let x = 1152921573326323713u64;
     assert_eq!(constant(source, "A"), Literal::Float(f64::from(x as f32)));
-    assert_ne!(constant(source, "A"), Literal::Float(f64::from((x as f64) as f32)));
+    assert_ne!(
+        constant(source, "A"),
+        Literal::Float(f64::from((x as f64) as f32))
+    );
     // Above the midpoint between 1 and 1 + 2^-10: rounds up, though its nearest f64 is the
     // midpoint itself.
     assert_eq!(constant(source, "B"), Literal::Float(1.0009765625));

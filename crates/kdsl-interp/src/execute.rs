@@ -1,8 +1,8 @@
 //! Execution of a kernel: work-groups, work-items, statements and expressions.
 
 use crate::sync::{Rendezvous, RendezvousFailure};
-use kdsl_ir::scalar;
 use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
+use kdsl_ir::scalar;
 use kdsl_ir::Expression;
 use kdsl_ir::{
     AddressSpace, Argument, Block, ExpressionKind, Function, FunctionKind, Literal, LogicalOp,

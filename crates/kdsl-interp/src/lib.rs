@@ -161,7 +161,6 @@ pub enum HostBuffer {
     F64(Vec<f64>),
 }
 
-
 /// One argument of a launch, in the order of the kernel's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InterpArgument {
@@ -287,7 +286,6 @@ impl HostBuffer {
         }
     }
 }
-
 
 impl InterpArgument {
     /// A buffer argument holding `values`.

@@ -111,7 +111,11 @@ kernel k(out: global mut [u32], amount: i32) {
             ],
         )
         .unwrap();
-        assert_eq!(arguments[0].as_slice::<u32>().unwrap(), &expected, "{amount}");
+        assert_eq!(
+            arguments[0].as_slice::<u32>().unwrap(),
+            &expected,
+            "{amount}"
+        );
     }
 }
 

@@ -201,7 +201,12 @@ const fn work_item(name: &'static str, query: WorkItemQuery) -> BuiltinRow {
     )
 }
 
-const fn math(name: &'static str, function: MathFunction, count: usize, types: TypeSet) -> BuiltinRow {
+const fn math(
+    name: &'static str,
+    function: MathFunction,
+    count: usize,
+    types: TypeSet,
+) -> BuiltinRow {
     row(
         name,
         Builtin::Math(function),
@@ -252,8 +257,20 @@ pub static BUILTINS: &[BuiltinRow] = &[
     work_item("get_local_size", WorkItemQuery::LocalSize),
     work_item("get_global_size", WorkItemQuery::GlobalSize),
     work_item("get_num_groups", WorkItemQuery::NumGroups),
-    row("barrier", Builtin::Barrier, Operands::Nothing, ResultRule::Nothing, Requirement::Always),
-    row("select", Builtin::Select, Operands::Condition, ResultRule::Operand, Requirement::Always),
+    row(
+        "barrier",
+        Builtin::Barrier,
+        Operands::Nothing,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "select",
+        Builtin::Select,
+        Operands::Condition,
+        ResultRule::Operand,
+        Requirement::Always,
+    ),
     math("sqrt", M::Sqrt, 1, Floats),
     math("rsqrt", M::Rsqrt, 1, Floats),
     math("exp", M::Exp, 1, Floats),
@@ -281,33 +298,51 @@ pub static BUILTINS: &[BuiltinRow] = &[
     atomic("atomic_or", AtomicOp::Or, 1, AtomicIntegers),
     atomic("atomic_xor", AtomicOp::Xor, 1, AtomicIntegers),
     atomic("atomic_exchange", AtomicOp::Exchange, 1, AtomicIntegers),
-    atomic("atomic_compare_exchange", AtomicOp::CompareExchange, 2, AtomicIntegers),
+    atomic(
+        "atomic_compare_exchange",
+        AtomicOp::CompareExchange,
+        2,
+        AtomicIntegers,
+    ),
     sub_group("sub_group_local_id", SubGroupOp::LocalId, Operands::Nothing),
     sub_group("sub_group_size", SubGroupOp::Size, Operands::Nothing),
     sub_group(
         "sub_group_shuffle",
         SubGroupOp::Shuffle,
-        Operands::ValueAndLane { types: SubGroupValues },
+        Operands::ValueAndLane {
+            types: SubGroupValues,
+        },
     ),
     sub_group(
         "sub_group_shuffle_xor",
         SubGroupOp::ShuffleXor,
-        Operands::ValueAndLane { types: SubGroupValues },
+        Operands::ValueAndLane {
+            types: SubGroupValues,
+        },
     ),
     sub_group(
         "sub_group_reduce_add",
         SubGroupOp::ReduceAdd,
-        Operands::Values { count: 1, types: SubGroupValues },
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
     ),
     sub_group(
         "sub_group_reduce_min",
         SubGroupOp::ReduceMin,
-        Operands::Values { count: 1, types: SubGroupValues },
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
     ),
     sub_group(
         "sub_group_reduce_max",
         SubGroupOp::ReduceMax,
-        Operands::Values { count: 1, types: SubGroupValues },
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
     ),
 ];
 

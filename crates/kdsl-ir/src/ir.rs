@@ -413,4 +413,3 @@ pub enum SubGroupOp {
     ReduceMin,
     ReduceMax,
 }
-

@@ -12,7 +12,9 @@ pub mod span;
 pub mod types;
 pub mod validate;
 
-pub use builtins::{Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS};
+pub use builtins::{
+    Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
+};
 pub use ir::*;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::{Diagnostic, Label, Severity, Span};

@@ -760,8 +760,14 @@ mod tests {
     #[test]
     fn float_to_integer_saturates_and_nan_is_zero() {
         let f = |v: f32| u64::from(v.to_bits());
-        assert_eq!(cast(f(3.0e9), ScalarType::F32, ScalarType::I32), 0x7fff_ffff);
-        assert_eq!(cast(f(-3.0e9), ScalarType::F32, ScalarType::I32), 0x8000_0000);
+        assert_eq!(
+            cast(f(3.0e9), ScalarType::F32, ScalarType::I32),
+            0x7fff_ffff
+        );
+        assert_eq!(
+            cast(f(-3.0e9), ScalarType::F32, ScalarType::I32),
+            0x8000_0000
+        );
         assert_eq!(cast(f(f32::NAN), ScalarType::F32, ScalarType::I32), 0);
         assert_eq!(cast(f(-1.5), ScalarType::F32, ScalarType::U8), 0);
         assert_eq!(cast(f(300.7), ScalarType::F32, ScalarType::U8), 255);
@@ -774,17 +780,30 @@ mod tests {
         assert_eq!(shl(1, 33, ScalarType::U32), Ok(2));
         assert_eq!(shl(1, 8, ScalarType::U8), Ok(1));
         assert_eq!(shl(1, u64::from(u32::MAX), ScalarType::U32), Ok(1 << 31)); // -1 & 31
-        let shr = binary(BinaryOp::ShiftRight, ScalarType::I8, 0x80, 9, ScalarType::U32);
+        let shr = binary(
+            BinaryOp::ShiftRight,
+            ScalarType::I8,
+            0x80,
+            9,
+            ScalarType::U32,
+        );
         assert_eq!(shr, Ok(0xc0));
     }
 
     #[test]
     fn division_by_zero_and_overflow_are_undefined() {
         let div = |x, y| binary(BinaryOp::Divide, ScalarType::I32, x, y, ScalarType::I32);
-        assert_eq!(div(5, 0), Err(Undefined::DivisionByZero { ty: ScalarType::I32 }));
+        assert_eq!(
+            div(5, 0),
+            Err(Undefined::DivisionByZero {
+                ty: ScalarType::I32
+            })
+        );
         assert_eq!(
             div(0x8000_0000, 0xffff_ffff),
-            Err(Undefined::DivisionOverflow { ty: ScalarType::I32 })
+            Err(Undefined::DivisionOverflow {
+                ty: ScalarType::I32
+            })
         );
         assert_eq!(div(0xffff_fff9, 2), Ok(0xffff_fffd)); // -7 / 2 == -3
     }
@@ -793,7 +812,8 @@ mod tests {
     fn f16_arithmetic_rounds_once_to_f16() {
         let h = |v: f64| u64::from(f16_from_f64(v));
         let add = |x, y| binary(BinaryOp::Add, ScalarType::F16, x, y, ScalarType::F16).unwrap();
-        let sub = |x, y| binary(BinaryOp::Subtract, ScalarType::F16, x, y, ScalarType::F16).unwrap();
+        let sub =
+            |x, y| binary(BinaryOp::Subtract, ScalarType::F16, x, y, ScalarType::F16).unwrap();
         // 2049 + 1 - 1: 2049 is 2048 in f16, 2048 + 1 rounds to 2048, minus 1 is 2047.
         let value = sub(add(h(2049.0), h(1.0)), h(1.0));
         assert_eq!(float_as_f64(value, ScalarType::F16), 2047.0);
@@ -829,7 +849,10 @@ mod tests {
         assert_eq!(parse_float("1e10", ScalarType::F16), Some(f64::INFINITY));
         // f32 literals parse straight to f32.
         let text = "1.00000005960464477539062500001";
-        assert_eq!(parse_float(text, ScalarType::F32), Some(f64::from(text.parse::<f32>().unwrap())));
+        assert_eq!(
+            parse_float(text, ScalarType::F32),
+            Some(f64::from(text.parse::<f32>().unwrap()))
+        );
         assert_eq!(parse_float("0.1", ScalarType::F64), Some(0.1));
     }
 
@@ -843,7 +866,10 @@ mod tests {
             ScalarValue::Bool(true),
         ] {
             assert_eq!(ScalarValue::from_bits(value.bits(), value.ty()), value);
-            assert_eq!(ScalarValue::from_literal(value.to_literal(), value.ty()), value);
+            assert_eq!(
+                ScalarValue::from_literal(value.to_literal(), value.ty()),
+                value
+            );
         }
         assert_eq!(ScalarValue::I16(-2).as_i128(), Some(-2));
     }

@@ -659,11 +659,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         if promote_half {
             Ok(self
                 .builder
-                .build_float_trunc(
-                    result.into_float_value(),
-                    value_type.into_float_type(),
-                    "",
-                )?
+                .build_float_trunc(result.into_float_value(), value_type.into_float_type(), "")?
                 .into())
         } else {
             Ok(result)

@@ -2,12 +2,12 @@
 
 use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
 use super::constant::{self, integer_range};
-use kdsl_ir::scalar;
 use super::names::Builtin;
 use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
 use crate::ast::{
     self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
 };
+use kdsl_ir::scalar;
 use kdsl_ir::{
     AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
     ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
@@ -1520,11 +1520,7 @@ impl Checker<'_> {
             ));
             return None;
         }
-        Some(literal_expression(
-            Literal::Float(value),
-            ty,
-            span,
-        ))
+        Some(literal_expression(Literal::Float(value), ty, span))
     }
 
     fn unary(

@@ -124,7 +124,10 @@ mod tests {
         assert_eq!(evaluate(&and), Ok(ScalarValue::Bool(false)));
         assert!(matches!(
             evaluate(&undefined),
-            Err(ConstantError::Undefined(_, Undefined::DivisionByZero { .. }))
+            Err(ConstantError::Undefined(
+                _,
+                Undefined::DivisionByZero { .. }
+            ))
         ));
     }
 }

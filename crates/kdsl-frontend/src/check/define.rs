@@ -7,11 +7,11 @@
 //! those about the value point at the constant's declaration instead.
 
 use super::constant::{integer_range, truncate};
-use kdsl_ir::scalar;
 use super::{suggest, Checker, ConstantState, Global};
 use crate::ast;
 use crate::lexer::{tokenize, Token};
 use crate::parser::{float_literal, integer_literal};
+use kdsl_ir::scalar;
 use kdsl_ir::{Diagnostic, Literal, ModuleConstant, ScalarType};
 use std::collections::HashMap;
 

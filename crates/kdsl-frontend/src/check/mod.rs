@@ -586,9 +586,10 @@ impl<'file> Checker<'file> {
             }
             Err(constant::ConstantError::Undefined(span, undefined)) => {
                 let (message, label) = match undefined {
-                    Undefined::DivisionByZero { .. } => {
-                        ("division by zero in a constant expression", "divides by zero")
-                    }
+                    Undefined::DivisionByZero { .. } => (
+                        "division by zero in a constant expression",
+                        "divides by zero",
+                    ),
                     Undefined::DivisionOverflow { .. } => (
                         "signed division overflow in a constant expression",
                         "the smallest value divided by -1",
