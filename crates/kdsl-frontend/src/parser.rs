@@ -4,6 +4,7 @@ use crate::ast::{
     BinaryOperator, Expression, ExpressionKind, Literal, SourceFile, MAX_EXPRESSION_DEPTH,
 };
 use crate::lexer::{check_nesting, tokenize, Token};
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Span};
 use lalrpop_util::{ErrorRecovery, ParseError};
 use std::convert::Infallible;
@@ -133,7 +134,7 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     if let Some(span) = state.too_deep {
         diagnostics.push(
             Diagnostic::error(
-                "E0004",
+                ErrorCode::E0004,
                 format!("expression nests deeper than {MAX_EXPRESSION_DEPTH} levels"),
                 span,
                 "too deeply nested",
@@ -190,7 +191,7 @@ fn syntax_error(
             expected,
         } => {
             let mut diagnostic = Diagnostic::error(
-                "E0101",
+                ErrorCode::E0101,
                 format!("syntax error: unexpected {token}"),
                 Span::new(start, end),
                 format!("expected {}", expected_list(&expected)),
@@ -220,7 +221,7 @@ fn syntax_error(
         ParseError::UnrecognizedEof { location, expected } => {
             let start = location.min(source_length);
             Diagnostic::error(
-                "E0102",
+                ErrorCode::E0102,
                 "syntax error: unexpected end of file",
                 Span::new(start, start),
                 format!("expected {}", expected_list(&expected)),
@@ -230,13 +231,13 @@ fn syntax_error(
         ParseError::ExtraToken {
             token: (start, token, end),
         } => Diagnostic::error(
-            "E0101",
+            ErrorCode::E0101,
             format!("syntax error: unexpected {token}"),
             Span::new(start, end),
             "expected the end of the file",
         ),
         ParseError::InvalidToken { location } => Diagnostic::error(
-            "E0101",
+            ErrorCode::E0101,
             "syntax error: invalid token",
             Span::new(location, location),
             "here",

@@ -5,6 +5,7 @@
 //! that knows about LLVM or any device API.
 
 pub mod builtins;
+pub mod codes;
 pub mod ir;
 pub mod print;
 pub mod scalar;
@@ -15,6 +16,7 @@ pub mod validate;
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
 };
+pub use codes::ErrorCode;
 pub use ir::*;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::{Diagnostic, Label, Severity, Span};

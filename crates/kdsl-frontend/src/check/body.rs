@@ -8,6 +8,7 @@ use crate::ast::{
     self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
 };
 use kdsl_ir::scalar;
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{
     AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
     ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
@@ -300,7 +301,7 @@ impl Checker<'_> {
             return;
         }
         let mut diagnostic = Diagnostic::error(
-            "E0201",
+            ErrorCode::E0201,
             format!("unknown name `{}`", name.name),
             name.span,
             "not found in this scope",
@@ -329,7 +330,7 @@ impl Checker<'_> {
         context: &str,
     ) {
         let mut diagnostic = Diagnostic::error(
-            "E0301",
+            ErrorCode::E0301,
             format!("mismatched types: expected `{expected}`, found `{found}`"),
             span,
             format!("{context} must be `{expected}`"),
@@ -363,7 +364,7 @@ impl Checker<'_> {
         let value = self.expression(expression, Some(ScalarType::Bool))?;
         if value.ty != ScalarType::Bool {
             let mut diagnostic = Diagnostic::error(
-                "E0304",
+                ErrorCode::E0304,
                 format!("condition must be `bool`, found `{}`", value.ty),
                 expression.span,
                 "not a `bool`",
@@ -399,7 +400,7 @@ impl Checker<'_> {
             {
                 self.report(
                     Diagnostic::error(
-                        "E0205",
+                        ErrorCode::E0205,
                         format!("parameter `{}` is declared twice", parameter.name.name),
                         parameter.name.span,
                         "declared again here",
@@ -443,7 +444,7 @@ impl Checker<'_> {
                 let end = item.body.span.end as usize;
                 self.report(
                     Diagnostic::error(
-                        "E0505",
+                        ErrorCode::E0505,
                         format!("function `{name}` may end without returning a `{ty}`"),
                         Span::new(end.saturating_sub(1), end),
                         "the body can reach its end here",
@@ -545,7 +546,7 @@ impl Checker<'_> {
                 if !inside_loop {
                     self.report(
                         Diagnostic::error(
-                            "E0504",
+                            ErrorCode::E0504,
                             format!("`{word}` outside of a loop"),
                             span,
                             "not inside `while` or `for`",
@@ -616,7 +617,7 @@ impl Checker<'_> {
                 if let Some(value) = value {
                     self.report(
                         Diagnostic::error(
-                            "E0301",
+                            ErrorCode::E0301,
                             format!("array `{}` cannot have an initializer", name.name),
                             value.span,
                             "arrays are zero-initialized",
@@ -642,7 +643,7 @@ impl Checker<'_> {
                     None => {
                         self.report(
                             Diagnostic::error(
-                                "E0301",
+                                ErrorCode::E0301,
                                 format!("immutable binding `{}` has no value", name.name),
                                 name.span,
                                 "needs a value",
@@ -678,7 +679,7 @@ impl Checker<'_> {
                 let Some(value) = value else {
                     self.report(
                         Diagnostic::error(
-                            "E0301",
+                            ErrorCode::E0301,
                             format!("`{}` needs a type or a value", name.name),
                             name.span,
                             "type unknown",
@@ -805,7 +806,7 @@ impl Checker<'_> {
         if kind != FunctionKind::Kernel {
             self.report(
                 Diagnostic::error(
-                    "E0501",
+                    ErrorCode::E0501,
                     "`local` arrays are allowed only in kernels",
                     span,
                     "inside a device function",
@@ -818,7 +819,7 @@ impl Checker<'_> {
         if depth != 1 {
             self.report(
                 Diagnostic::error(
-                    "E0501",
+                    ErrorCode::E0501,
                     "`local` arrays must be declared at the top level of the kernel body",
                     span,
                     "nested inside a block",
@@ -850,7 +851,7 @@ impl Checker<'_> {
             Some(ResolvedType::Scalar(scalar)) => {
                 self.report(
                     Diagnostic::error(
-                        "E0501",
+                        ErrorCode::E0501,
                         "a `local` declaration needs an array type",
                         ty.span(),
                         format!("`{scalar}` is a scalar"),
@@ -894,7 +895,7 @@ impl Checker<'_> {
                         };
                         self.report(
                             Diagnostic::error(
-                                "E0401",
+                                ErrorCode::E0401,
                                 format!("cannot assign to immutable binding `{}`", name.name),
                                 target.span,
                                 "cannot assign",
@@ -924,7 +925,7 @@ impl Checker<'_> {
                 }) => {
                     self.report(
                         Diagnostic::error(
-                            "E0404",
+                            ErrorCode::E0404,
                             format!("cannot assign to the whole array `{}`", name.name),
                             target.span,
                             format!("`{}` is a `{ty}`", name.name),
@@ -938,7 +939,7 @@ impl Checker<'_> {
                 Resolved::Parameter(_, ParameterType::Scalar { .. }, declared_at) => {
                     self.report(
                         Diagnostic::error(
-                            "E0401",
+                            ErrorCode::E0401,
                             format!("cannot assign to parameter `{}`", name.name),
                             target.span,
                             "parameters are immutable",
@@ -953,7 +954,7 @@ impl Checker<'_> {
                 Resolved::Parameter(_, ParameterType::Buffer { .. }, _) => {
                     self.report(
                         Diagnostic::error(
-                            "E0404",
+                            ErrorCode::E0404,
                             format!("cannot assign to the whole buffer `{}`", name.name),
                             target.span,
                             "a buffer is not a value",
@@ -963,7 +964,7 @@ impl Checker<'_> {
                 }
                 Resolved::Constant(_) | Resolved::WorkGroupSize(_) => {
                     self.report(Diagnostic::error(
-                        "E0401",
+                        ErrorCode::E0401,
                         format!("cannot assign to constant `{}`", name.name),
                         target.span,
                         "constants never change",
@@ -971,7 +972,7 @@ impl Checker<'_> {
                 }
                 Resolved::Function => {
                     self.report(Diagnostic::error(
-                        "E0404",
+                        ErrorCode::E0404,
                         format!("cannot assign to function `{}`", name.name),
                         target.span,
                         "not a variable",
@@ -1009,7 +1010,7 @@ impl Checker<'_> {
             _ => {
                 self.report(
                     Diagnostic::error(
-                        "E0404",
+                        ErrorCode::E0404,
                         "invalid assignment target",
                         target.span,
                         "cannot assign to this expression",
@@ -1024,7 +1025,7 @@ impl Checker<'_> {
     fn report_read_only(&mut self, access: &PlaceAccess, span: Span, action: &str) {
         let diagnostic = match access.origin {
             PlaceOrigin::Buffer => Diagnostic::error(
-                "E0402",
+                ErrorCode::E0402,
                 format!(
                     "cannot {action} `{}`: the buffer is read-only",
                     access.base_name
@@ -1035,7 +1036,7 @@ impl Checker<'_> {
             .with_label(access.declared_at, "declared read-only here")
             .with_hint("declare the parameter as `global mut [T]`"),
             _ => Diagnostic::error(
-                "E0401",
+                ErrorCode::E0401,
                 format!(
                     "cannot {action} an element of immutable array `{}`",
                     access.base_name
@@ -1085,7 +1086,7 @@ impl Checker<'_> {
             if !ty.is_integer() {
                 self.report(
                     Diagnostic::error(
-                        "E0302",
+                        ErrorCode::E0302,
                         format!("`for` ranges need integer bounds, found `{ty}`"),
                         start.span.to(end.span),
                         "not an integer range",
@@ -1103,7 +1104,7 @@ impl Checker<'_> {
                         if constant.as_i128().is_some_and(|v| v <= 0) {
                             self.report(
                                 Diagnostic::error(
-                                    "E0512",
+                                    ErrorCode::E0512,
                                     "the step of a `for` loop must be positive",
                                     step.span,
                                     "not positive",
@@ -1185,7 +1186,7 @@ impl Checker<'_> {
                 let _ = self.expression(value, None);
                 self.report(
                     Diagnostic::error(
-                        "E0507",
+                        ErrorCode::E0507,
                         "kernels cannot return a value",
                         value.span,
                         "returned here",
@@ -1204,7 +1205,7 @@ impl Checker<'_> {
             (FunctionKind::Device, Some(ty), None) => {
                 self.report(
                     Diagnostic::error(
-                        "E0507",
+                        ErrorCode::E0507,
                         format!("`return;` in function `{name}`, which returns `{ty}`"),
                         span,
                         "missing value",
@@ -1216,7 +1217,7 @@ impl Checker<'_> {
                 let _ = self.expression(value, None);
                 self.report(
                     Diagnostic::error(
-                        "E0507",
+                        ErrorCode::E0507,
                         format!("function `{name}` has no result type but returns a value"),
                         value.span,
                         "unexpected value",
@@ -1257,7 +1258,7 @@ impl Checker<'_> {
                 if self.expression(expression, None).is_some() && !self.suppress_unknown_names {
                     self.report(
                         Diagnostic::error(
-                            "E0511",
+                            ErrorCode::E0511,
                             "this expression statement does nothing",
                             expression.span,
                             "value is computed and dropped",
@@ -1295,7 +1296,7 @@ impl Checker<'_> {
                     ResolvedType::Scalar(target) => target,
                     ResolvedType::Array(array) => {
                         self.report(Diagnostic::error(
-                            "E0303",
+                            ErrorCode::E0303,
                             format!("cannot cast to the array type `{array}`"),
                             ty.span(),
                             "casts convert between scalar types",
@@ -1337,7 +1338,7 @@ impl Checker<'_> {
         {
             self.report(
                 Diagnostic::error(
-                    "E0509",
+                    ErrorCode::E0509,
                     format!("`{}` is not a constant", name.name),
                     span,
                     "only known at run time",
@@ -1360,7 +1361,7 @@ impl Checker<'_> {
             }) => {
                 self.report(
                     Diagnostic::error(
-                        "E0206",
+                        ErrorCode::E0206,
                         format!("`{}` is an array, not a value", name.name),
                         span,
                         format!("`{ty}`"),
@@ -1378,7 +1379,7 @@ impl Checker<'_> {
             Resolved::Parameter(_, ty @ ParameterType::Buffer { .. }, _) => {
                 self.report(
                     Diagnostic::error(
-                        "E0206",
+                        ErrorCode::E0206,
                         format!("`{}` is a buffer, not a value", name.name),
                         span,
                         format!("`{ty}`"),
@@ -1399,7 +1400,7 @@ impl Checker<'_> {
             Resolved::Function => {
                 self.report(
                     Diagnostic::error(
-                        "E0206",
+                        ErrorCode::E0206,
                         format!("`{}` is a function, not a value", name.name),
                         span,
                         "not a value",
@@ -1452,7 +1453,7 @@ impl Checker<'_> {
                     )),
                     _ => {
                         let mut diagnostic = Diagnostic::error(
-                            "E0305",
+                            ErrorCode::E0305,
                             format!("integer literal out of range for `{ty}`"),
                             span,
                             format!("`{ty}` holds {low} to {high}"),
@@ -1475,7 +1476,7 @@ impl Checker<'_> {
                     if let Some(integer) = expected.filter(|t| t.is_integer()) {
                         self.report(
                             Diagnostic::error(
-                                "E0306",
+                                ErrorCode::E0306,
                                 format!("expected `{integer}`, found a floating-point literal"),
                                 span,
                                 format!("`{integer}` expected here"),
@@ -1513,7 +1514,7 @@ impl Checker<'_> {
         // A literal is in range when it rounds to a finite value of its type.
         if !value.is_finite() {
             self.report(Diagnostic::error(
-                "E0305",
+                ErrorCode::E0305,
                 format!("floating-point literal out of range for `{ty}`"),
                 span,
                 format!("the largest `{ty}` is {largest:e}"),
@@ -1566,7 +1567,8 @@ impl Checker<'_> {
         };
         if !valid {
             self.report(
-                Diagnostic::error("E0302", message, span, "invalid operand").with_hint(hint),
+                Diagnostic::error(ErrorCode::E0302, message, span, "invalid operand")
+                    .with_hint(hint),
             );
             return None;
         }
@@ -1641,7 +1643,7 @@ impl Checker<'_> {
         let value = self.expression(operand, Some(ScalarType::Bool))?;
         if value.ty != ScalarType::Bool {
             let mut diagnostic = Diagnostic::error(
-                "E0302",
+                ErrorCode::E0302,
                 format!(
                     "`{}` needs `bool` operands, found `{}`",
                     operator.symbol(),
@@ -1682,7 +1684,7 @@ impl Checker<'_> {
             if !lt.is_integer() || !rt.is_integer() {
                 self.report(
                     Diagnostic::error(
-                        "E0302",
+                        ErrorCode::E0302,
                         format!("`{symbol}` needs integer operands, found `{lt}` and `{rt}`"),
                         span,
                         "invalid shift",
@@ -1695,7 +1697,7 @@ impl Checker<'_> {
         } else {
             if lt != rt {
                 let mut diagnostic = Diagnostic::error(
-                    "E0301",
+                    ErrorCode::E0301,
                     format!("mismatched types: `{lt}` {symbol} `{rt}`"),
                     operator_span,
                     "operands of different types",
@@ -1724,7 +1726,7 @@ impl Checker<'_> {
             };
             if !valid {
                 let mut diagnostic = Diagnostic::error(
-                    "E0302",
+                    ErrorCode::E0302,
                     format!("operator `{symbol}` cannot be applied to `{lt}`"),
                     span,
                     "invalid operands",
@@ -1801,7 +1803,7 @@ impl Checker<'_> {
                 Some(value) => {
                     self.report(
                         Diagnostic::error(
-                            "E0308",
+                            ErrorCode::E0308,
                             format!("index must be an integer, found `{}`", value.ty),
                             index.span,
                             "not an integer",
@@ -1818,7 +1820,7 @@ impl Checker<'_> {
             E::Error => return None,
             _ => {
                 self.report(Diagnostic::error(
-                    "E0207",
+                    ErrorCode::E0207,
                     "only buffers and arrays can be indexed",
                     base.span,
                     "not a buffer or array",
@@ -1881,7 +1883,7 @@ impl Checker<'_> {
             })
             | Resolved::Parameter(_, ParameterType::Scalar { ty }, _) => {
                 self.report(Diagnostic::error(
-                    "E0207",
+                    ErrorCode::E0207,
                     format!("cannot index `{}` of type `{ty}`", name.name),
                     name.span,
                     "not a buffer or array",
@@ -1890,7 +1892,7 @@ impl Checker<'_> {
             }
             Resolved::Constant(_) | Resolved::WorkGroupSize(_) | Resolved::Function => {
                 self.report(Diagnostic::error(
-                    "E0207",
+                    ErrorCode::E0207,
                     format!("cannot index `{}`", name.name),
                     name.span,
                     "not a buffer or array",
@@ -1900,7 +1902,7 @@ impl Checker<'_> {
         };
         if self.constant_context {
             self.report(Diagnostic::error(
-                "E0509",
+                ErrorCode::E0509,
                 "expected a constant expression",
                 expression.span,
                 "reads memory",
@@ -1915,7 +1917,7 @@ impl Checker<'_> {
             };
             self.report(
                 Diagnostic::error(
-                    "E0308",
+                    ErrorCode::E0308,
                     format!(
                         "{what} `{}` has {} but {} given",
                         name.name,
@@ -1959,7 +1961,7 @@ impl Checker<'_> {
 
     fn arity_error(&mut self, callee: &ast::Identifier, expected: usize, found: usize, span: Span) {
         self.report(Diagnostic::error(
-            "E0307",
+            ErrorCode::E0307,
             format!(
                 "`{}` takes {} but {} {} given",
                 callee.name,
@@ -1985,7 +1987,7 @@ impl Checker<'_> {
         if (self.constant_context || self.function.is_none()) && !select {
             self.report(
                 Diagnostic::error(
-                    "E0509",
+                    ErrorCode::E0509,
                     "calls are not allowed in constant expressions",
                     span,
                     "not known at compile time",
@@ -2029,7 +2031,7 @@ impl Checker<'_> {
                     None => {
                         self.report(
                             Diagnostic::error(
-                                "E0312",
+                                ErrorCode::E0312,
                                 format!("function `{}` returns no value", callee.name),
                                 span,
                                 "used as a value here",
@@ -2051,7 +2053,7 @@ impl Checker<'_> {
             Some(Global::Function(_) | Global::Instance(_)) => {
                 self.report(
                     Diagnostic::error(
-                        "E0513",
+                        ErrorCode::E0513,
                         format!("kernel `{}` cannot be called", callee.name),
                         callee.span,
                         "kernels are launched from the host",
@@ -2062,7 +2064,7 @@ impl Checker<'_> {
             }
             Some(Global::Constant(_)) => {
                 self.report(Diagnostic::error(
-                    "E0202",
+                    ErrorCode::E0202,
                     format!("`{}` is a constant, not a function", callee.name),
                     callee.span,
                     "not a function",
@@ -2080,7 +2082,7 @@ impl Checker<'_> {
                 let device_names: Vec<String> = self.signatures.keys().cloned().collect();
                 candidates.extend(device_names.iter().map(String::as_str));
                 let mut diagnostic = Diagnostic::error(
-                    "E0202",
+                    ErrorCode::E0202,
                     format!("unknown function `{}`", callee.name),
                     callee.span,
                     "not a built-in or a device function",
@@ -2128,7 +2130,7 @@ impl Checker<'_> {
                     )) => {
                         if found_element != *element || found_space != *space {
                             self.report(Diagnostic::error(
-                                "E0313",
+                                ErrorCode::E0313,
                                 format!(
                                     "expected a `{parameter}` buffer, found `{}`",
                                     ParameterType::Buffer {
@@ -2145,7 +2147,7 @@ impl Checker<'_> {
                         if *writable && !found_writable {
                             self.report(
                                 Diagnostic::error(
-                                    "E0402",
+                                    ErrorCode::E0402,
                                     format!(
                                         "`{callee}` writes to this buffer, but it is read-only"
                                     ),
@@ -2168,7 +2170,7 @@ impl Checker<'_> {
                         let _ = self.expression(argument, None);
                         self.report(
                             Diagnostic::error(
-                                "E0313",
+                                ErrorCode::E0313,
                                 format!("`{callee}` expects a buffer (`{parameter}`) here"),
                                 argument.span,
                                 "not a buffer parameter",
@@ -2201,7 +2203,7 @@ impl Checker<'_> {
             Builtin::Barrier => {
                 self.report(
                     Diagnostic::error(
-                        "E0513",
+                        ErrorCode::E0513,
                         "`barrier()` is a statement, not a value",
                         span,
                         "used as a value",
@@ -2219,7 +2221,7 @@ impl Checker<'_> {
                 let Some(value) = value else {
                     self.report(
                         Diagnostic::error(
-                            "E0503",
+                            ErrorCode::E0503,
                             format!(
                                 "the dimension of `{}` must be a constant 0, 1 or 2",
                                 query.name()
@@ -2249,7 +2251,7 @@ impl Checker<'_> {
                 if !types.contains(ty) {
                     let what = types.describe();
                     let mut diagnostic = Diagnostic::error(
-                        "E0309",
+                        ErrorCode::E0309,
                         format!("`{}` takes {what}, found `{ty}`", function.name()),
                         span,
                         format!("called with `{ty}`"),
@@ -2307,7 +2309,7 @@ impl Checker<'_> {
                 if !types.is_some_and(|types| types.contains(ty)) {
                     self.report(
                         Diagnostic::error(
-                            "E0311",
+                            ErrorCode::E0311,
                             format!(
                                 "`{}` works on {}, found `{ty}`",
                                 op.name(),
@@ -2343,7 +2345,7 @@ impl Checker<'_> {
             let _ = self.expression(target, None);
             self.report(
                 Diagnostic::error(
-                    "E0403",
+                    ErrorCode::E0403,
                     format!(
                         "the first argument of `{}` must be a memory element",
                         callee.name
@@ -2365,7 +2367,7 @@ impl Checker<'_> {
             PlaceOrigin::PrivateArray => {
                 self.report(
                     Diagnostic::error(
-                        "E0403",
+                        ErrorCode::E0403,
                         format!("`{}` needs global or local memory", callee.name),
                         target.span,
                         "a private array belongs to one work-item",
@@ -2386,7 +2388,7 @@ impl Checker<'_> {
             let allowed = types.describe();
             self.report(
                 Diagnostic::error(
-                    "E0310",
+                    ErrorCode::E0310,
                     format!(
                         "`{}` does not support elements of type `{element}`",
                         callee.name

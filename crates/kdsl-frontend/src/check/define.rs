@@ -12,6 +12,7 @@ use crate::ast;
 use crate::lexer::{tokenize, Token};
 use crate::parser::{float_literal, integer_literal};
 use kdsl_ir::scalar;
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Literal, ModuleConstant, ScalarType};
 use std::collections::HashMap;
 
@@ -171,7 +172,7 @@ impl<'file> Checker<'file> {
                 if first.value != define.value {
                     self.report(
                         Diagnostic::without_location(
-                            "E0704",
+                            ErrorCode::E0704,
                             format!(
                                 "module constant `{}` is defined twice: {} and {}",
                                 define.name,
@@ -188,7 +189,7 @@ impl<'file> Checker<'file> {
                 Some(Global::Constant(_)) => {}
                 Some(Global::Function(_) | Global::Instance(_)) => self.report(
                     Diagnostic::without_location(
-                        "E0701",
+                        ErrorCode::E0701,
                         format!(
                             "{}: `{}` is a function, not a module constant",
                             define.shown(),
@@ -213,7 +214,7 @@ impl<'file> Checker<'file> {
                     };
                     self.report(
                         Diagnostic::without_location(
-                            "E0701",
+                            ErrorCode::E0701,
                             format!(
                                 "{}: there is no module constant `{}`",
                                 define.shown(),
@@ -244,7 +245,7 @@ impl<'file> Checker<'file> {
         let Some(written) = read_value(&define.value) else {
             self.report(
                 Diagnostic::error(
-                    "E0702",
+                    ErrorCode::E0702,
                     format!("{}: `{}` is not a literal", define.shown(), define.value),
                     item.name.span,
                     declared_here,
@@ -258,7 +259,7 @@ impl<'file> Checker<'file> {
             Err(ValueProblem::WrongKind(found)) => {
                 self.report(
                     Diagnostic::error(
-                        "E0702",
+                        ErrorCode::E0702,
                         format!("{}: expected `{ty}`, found {found}", define.shown()),
                         item.name.span,
                         declared_here,
@@ -269,7 +270,7 @@ impl<'file> Checker<'file> {
             }
             Err(ValueProblem::OutOfRange(holds)) => {
                 let mut diagnostic = Diagnostic::error(
-                    "E0703",
+                    ErrorCode::E0703,
                     format!(
                         "{}: `{}` is out of range for `{ty}`",
                         define.shown(),
