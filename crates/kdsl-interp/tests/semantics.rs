@@ -602,8 +602,8 @@ kernel k(halves: global mut [f16], floats: global mut [f32], a: f16, b: f16, c: 
         vec![
             InterpArgument::buffer(vec![f16::ZERO; 2]),
             InterpArgument::buffer(vec![0.0f32; 2]),
-            InterpArgument::scalar(f16::from_f32(1.310546875)),
-            InterpArgument::scalar(f16::from_f32(1.14453125)),
+            InterpArgument::scalar(f16::from_f64(1.310546875)),
+            InterpArgument::scalar(f16::from_f64(1.14453125)),
             InterpArgument::scalar(f16::from_f32(1262.0)),
         ],
     )

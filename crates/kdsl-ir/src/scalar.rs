@@ -701,7 +701,7 @@ mod tests {
             }
             let (here, there) = (distance(magnitude), distance(neighbour));
             assert!(
-                here < there || (here == there && magnitude % 2 == 0),
+                here < there || (here == there && magnitude.is_multiple_of(2)),
                 "{value:e} gave {bits:#x}"
             );
         }
