@@ -24,17 +24,24 @@ lalrpop_util::lalrpop_mod!(
 /// State the grammar's actions share: recovered errors and the expression-depth limit.
 pub struct ParseState<'input> {
     pub errors: Vec<ErrorRecovery<usize, Token<'input>, Infallible>>,
-    /// The first expression that was nested too deeply, if any.
-    pub too_deep: Option<Span>,
+    /// The first expression that was nested too deeply, if any, and whether it is a chain of
+    /// binary operators (`a + b + ... + z`, which nests one level per operator).
+    pub too_deep: Option<(Span, bool)>,
 }
 
 impl ParseState<'_> {
     /// Builds an expression node, replacing it by an error node when nested too deeply.
     pub fn node(&mut self, kind: ExpressionKind, span: Span, children_depth: u32) -> Expression {
+        let chain = match &kind {
+            ExpressionKind::Binary { left, .. } => {
+                matches!(left.kind, ExpressionKind::Binary { .. })
+            }
+            _ => false,
+        };
         let expression = Expression::node(kind, span, children_depth);
         if expression.depth > MAX_EXPRESSION_DEPTH {
             if self.too_deep.is_none() {
-                self.too_deep = Some(span);
+                self.too_deep = Some((span, chain));
             }
             return Expression::leaf(ExpressionKind::Error, span);
         }
@@ -131,15 +138,23 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     for recovery in state.errors {
         diagnostics.push(syntax_error(recovery.error, source.len()));
     }
-    if let Some(span) = state.too_deep {
-        diagnostics.push(
-            Diagnostic::error(
-                ErrorCode::E0004,
+    if let Some((span, chain)) = state.too_deep {
+        // Each binary operator is one level of the expression tree, so a flat chain of more
+        // than 256 operands is as deep as 256 nested parentheses; say which one it is.
+        let (message, label) = if chain {
+            (
+                format!("operator chain longer than {MAX_EXPRESSION_DEPTH} operands"),
+                "too many operands in one expression",
+            )
+        } else {
+            (
                 format!("expression nests deeper than {MAX_EXPRESSION_DEPTH} levels"),
-                span,
                 "too deeply nested",
             )
-            .with_hint("split the expression with `let` bindings"),
+        };
+        diagnostics.push(
+            Diagnostic::error(ErrorCode::E0004, message, span, label)
+                .with_hint("split the expression with `let` bindings"),
         );
     }
     match result {

@@ -92,3 +92,18 @@ fn undefined_constants_and_duplicate_type_parameters_are_errors() {
         ["E0204"]
     );
 }
+
+#[test]
+fn a_long_operator_chain_is_reported_as_a_chain() {
+    let sum = |terms: usize| {
+        let operands = vec!["x"; terms].join(" + ");
+        format!("kernel k(out: global mut [i32], x: i32) {{ out[0] = {operands}; }}")
+    };
+    assert!(kdsl_frontend::compile_to_ir(&sum(200)).is_ok());
+    let diagnostics = kdsl_frontend::compile_to_ir(&sum(300)).unwrap_err();
+    assert_eq!(diagnostics[0].code, "E0004");
+    assert_eq!(
+        diagnostics[0].message,
+        "operator chain longer than 256 operands"
+    );
+}

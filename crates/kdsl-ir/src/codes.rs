@@ -10,7 +10,8 @@ pub enum ErrorCode {
     E0001,
     /// An unterminated block comment.
     E0002,
-    /// Brackets or expressions nested deeper than 256 levels.
+    /// Brackets or expressions nested deeper than 256 levels, operator chains of more than 256
+    /// operands.
     E0004,
     /// A syntax error.
     E0101,
