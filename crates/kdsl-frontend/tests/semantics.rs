@@ -28,6 +28,10 @@ fn f16_constants_fold_at_f16_precision() {
     // 2049.0 is 2048 in f16, 2048 + 1 rounds back to 2048 (ties to even), minus 1 is 2047.
     let source = "const H: f16 = 2049.0 + 1.0 - 1.0;";
     assert_eq!(constant(source, "H"), Literal::Float(2047.0));
+    // Past f16's range the folded value is infinity, never a wider value typed `f16`.
+    let source = "const H: f16 = 60000.0 * 2.0; const W: f64 = (1.0e6 as f16) as f64;";
+    assert_eq!(constant(source, "H"), Literal::Float(f64::INFINITY));
+    assert_eq!(constant(source, "W"), Literal::Float(f64::INFINITY));
 }
 
 #[test]
