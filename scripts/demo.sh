@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a fresh machine: installs what is missing, builds kdsl, compiles every
 # example kernel to SPIR-V, PTX and AMDGPU bundles (target/kdsl-bundles), lists the devices,
-# and runs saxpy on the default device (a GPU before a CPU), checking the result.
+# runs saxpy on the default device (a GPU before a CPU), checking the result, and runs the
+# Python k-means example (examples/python/kmeans.py) on NumPy and dpnp arrays.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -10,3 +11,4 @@ source scripts/env.sh
 KDSL_PROFILE=release bash scripts/compile-examples.sh target/kdsl-bundles
 target/release/kdsl devices
 cargo run --quiet --release --example saxpy
+"$KDSL_PREFIX/bin/python" examples/python/kmeans.py --quick

@@ -9,14 +9,14 @@ source scripts/env.sh
 rm -rf .carry && mkdir -p .carry/bundles
 bash scripts/compile-examples.sh .carry/bundles
 cargo build --quiet --release --no-default-features -p kdsl-bench
-cp target/release/kdsl-bench-cuda .carry/
+cp target/release/kdsl-bench-cuda target/release/kdsl-bench-launch .carry/
 suite=$(cargo test --quiet --release --no-default-features -p kdsl-runtime --test suite --no-run --message-format=json \
   | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 cp "$suite" .carry/device-suite
 differential=$(cargo test --quiet --release --no-default-features -p kdsl-interp --test differential --no-run --message-format=json \
   | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 cp "$differential" .carry/differential
-strip .carry/device-suite .carry/differential .carry/kdsl-bench-cuda
+strip .carry/device-suite .carry/differential .carry/kdsl-bench-cuda .carry/kdsl-bench-launch
 cp crates/kdsl-bench/reference/kernels.cu .carry/
 cp scripts/gpu-run.sh .carry/
 du -sh .carry

@@ -15,5 +15,7 @@ differential_status=${PIPESTATUS[0]}
 nvcc -O3 -arch=sm_90 -ptx "$here/kernels.cu" -o "$out/kernels_nvcc.ptx"
 "$here/kdsl-bench-cuda" "$here/bundles" "$out/kernels_nvcc.ptx" --device cuda --runs 30 --json "$out/bench.json" 2>&1 | tee "$out/bench.txt"
 bench_status=${PIPESTATUS[0]}
-echo "suite exit $suite_status, differential exit $differential_status, bench exit $bench_status"
-[ "$suite_status" -eq 0 ] && [ "$differential_status" -eq 0 ] && [ "$bench_status" -eq 0 ]
+"$here/kdsl-bench-launch" "$here/bundles" --json "$out/launch.json" 2>&1 | tee "$out/launch.txt"
+launch_status=${PIPESTATUS[0]}
+echo "suite exit $suite_status, differential exit $differential_status, bench exit $bench_status, launch exit $launch_status"
+[ "$suite_status" -eq 0 ] && [ "$differential_status" -eq 0 ] && [ "$bench_status" -eq 0 ] && [ "$launch_status" -eq 0 ]

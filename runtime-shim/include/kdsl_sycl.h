@@ -60,7 +60,7 @@ void load_runtime();
 
 rust::Vec<DeviceDescription> list_devices();
 std::unique_ptr<Queue> create_queue(std::size_t index);
-std::unique_ptr<Queue> create_sibling_queue(const Queue &queue);
+std::unique_ptr<Queue> create_sibling_queue(const Queue &queue, bool profiled);
 // `sycl_queue` is the address of a `sycl::queue`; `device_index` receives its device's index.
 std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device_index);
 void validate_spirv(rust::Slice<const std::uint8_t> spirv);

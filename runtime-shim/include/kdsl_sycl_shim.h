@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 6u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 7u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -62,8 +62,9 @@ int kdsl_sycl_list_devices(kdsl_sycl_device_visitor visitor, void *context);
 
 // A new in-order, profiling queue with its own context on device `index` of sycl::device::get_devices().
 int kdsl_sycl_create_queue(size_t index, kdsl_sycl_queue **queue);
-// A further in-order, profiling queue on the same context and device as `queue`.
-int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue **sibling);
+// A further in-order queue on the same context and device as `queue`, profiling when `profiled`.
+int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, int profiled,
+                                   kdsl_sycl_queue **sibling);
 // Adopts a `sycl::queue *` of this libsycl (copies the handle); `device_index` is the queue's device
 // in sycl::device::get_devices(). kdsl's own submissions to an out-of-order queue are chained in order.
 int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue, size_t *device_index);

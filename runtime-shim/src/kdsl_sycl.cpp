@@ -112,12 +112,13 @@ struct kdsl_sycl_queue {
         queue_(context_, device, make_handler(errors_), own_queue_properties()),
         in_order_(true) {}
 
-  // A further in-order, profiling queue on the context and device of `sibling`.
-  explicit kdsl_sycl_queue(const kdsl_sycl_queue &sibling, bool)
+  // A further in-order queue on the context and device of `sibling`.
+  kdsl_sycl_queue(const kdsl_sycl_queue &sibling, bool profiled)
       : errors_(sibling.errors_),
         context_(sibling.context_),
         queue_(context_, sibling.queue_.get_device(), make_handler(errors_),
-               own_queue_properties()),
+               profiled ? own_queue_properties()
+                        : sycl::property_list{sycl::property::queue::in_order()}),
         in_order_(true) {}
 
   // Another library's queue, shared (a sycl::queue is a reference-counted handle).
@@ -398,8 +399,9 @@ int kdsl_sycl_create_queue(std::size_t index, kdsl_sycl_queue **queue) {
   });
 }
 
-int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, kdsl_sycl_queue **sibling) {
-  return guarded([&] { *sibling = new kdsl_sycl_queue(*queue, true); });
+int kdsl_sycl_create_sibling_queue(const kdsl_sycl_queue *queue, int profiled,
+                                   kdsl_sycl_queue **sibling) {
+  return guarded([&] { *sibling = new kdsl_sycl_queue(*queue, profiled != 0); });
 }
 
 int kdsl_sycl_adopt_queue(const void *sycl_queue, kdsl_sycl_queue **queue,

@@ -236,9 +236,9 @@ std::unique_ptr<Queue> create_queue(std::size_t index) {
   return std::make_unique<Queue>(handle);
 }
 
-std::unique_ptr<Queue> create_sibling_queue(const Queue &queue) {
+std::unique_ptr<Queue> create_sibling_queue(const Queue &queue, bool profiled) {
   kdsl_sycl_queue *handle = nullptr;
-  check(shim().create_sibling_queue(queue.handle(), &handle));
+  check(shim().create_sibling_queue(queue.handle(), profiled ? 1 : 0, &handle));
   return std::make_unique<Queue>(handle);
 }
 

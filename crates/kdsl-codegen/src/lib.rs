@@ -23,13 +23,17 @@
 
 mod emit;
 mod library;
+mod library_subset;
+mod linker;
 mod llvm;
 mod lower;
 mod support;
 pub mod target;
+mod timings;
 mod tool;
 
 pub use target::{amdgpu, nvptx, spirv};
+pub use timings::TargetTimings;
 
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
 use kdsl_ir::{Diagnostic, Module};
@@ -138,6 +142,8 @@ pub struct Artifact {
     /// What the image needs from the device: SPIR-V capabilities and extensions, or the
     /// target processor's features. Informational.
     pub requirements: Vec<String>,
+    /// How long each phase took.
+    pub timings: TargetTimings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -217,11 +223,45 @@ pub fn compile_bundle(
     targets: &[TargetSpec],
     options: &Options,
 ) -> Result<Bundle, CodegenError> {
+    compile_bundle_timed(source_name, module, targets, options).map(|(bundle, _)| bundle)
+}
+
+/// [`compile_bundle`], also giving how long each target's phases took (in `targets`' order).
+/// The targets are compiled concurrently, one thread (with its own LLVM context) each.
+pub fn compile_bundle_timed(
+    source_name: &str,
+    module: &Module,
+    targets: &[TargetSpec],
+    options: &Options,
+) -> Result<(Bundle, Vec<TargetTimings>), CodegenError> {
+    llvm::initialize();
+    let results: Vec<Result<Artifact, CodegenError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = targets
+            .iter()
+            .map(|target| scope.spawn(move || compile(module, target, options)))
+            .collect();
+        workers
+            .into_iter()
+            .zip(targets)
+            .map(|(worker, target)| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(CodegenError::Internal {
+                        target: target.to_string(),
+                        message: "the code generation thread panicked".to_string(),
+                    })
+                })
+            })
+            .collect()
+    });
     let mut images = Vec::with_capacity(targets.len());
+    let mut timings = Vec::with_capacity(targets.len());
     let mut diagnostics = Vec::new();
-    for target in targets {
-        match compile(module, target, options) {
-            Ok(artifact) => images.push(artifact.image),
+    for result in results {
+        match result {
+            Ok(artifact) => {
+                images.push(artifact.image);
+                timings.push(artifact.timings);
+            }
             Err(CodegenError::Unsupported(found)) => diagnostics.extend(found),
             Err(other) => return Err(other),
         }
@@ -229,11 +269,12 @@ pub fn compile_bundle(
     if !diagnostics.is_empty() {
         return Err(CodegenError::Unsupported(diagnostics));
     }
-    Ok(Bundle {
+    let bundle = Bundle {
         source_name: source_name.to_string(),
         kernels: module.kernels().map(KernelInfo::from_function).collect(),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
         entry_point_prefix: options.entry_point_prefix.clone(),
-    })
+    };
+    Ok((bundle, timings))
 }

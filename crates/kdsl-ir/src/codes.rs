@@ -95,6 +95,8 @@ pub enum ErrorCode {
     E0513,
     /// An unknown, malformed, repeated or misplaced attribute; a work-group size below 1.
     E0514,
+    /// An `unroll(N)` factor that is not a constant from 1 to 1024.
+    E0515,
     /// A feature the chosen target does not support.
     E0601,
     /// Local memory above the target's limit.
@@ -116,7 +118,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 53] = [
+    pub const ALL: [ErrorCode; 54] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -161,6 +163,7 @@ impl ErrorCode {
         ErrorCode::E0512,
         ErrorCode::E0513,
         ErrorCode::E0514,
+        ErrorCode::E0515,
         ErrorCode::E0601,
         ErrorCode::E0602,
         ErrorCode::E0701,
@@ -219,6 +222,7 @@ impl ErrorCode {
             ErrorCode::E0512 => "E0512",
             ErrorCode::E0513 => "E0513",
             ErrorCode::E0514 => "E0514",
+            ErrorCode::E0515 => "E0515",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
             ErrorCode::E0701 => "E0701",

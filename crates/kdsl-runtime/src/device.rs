@@ -408,9 +408,21 @@ impl Device {
     }
 
     /// A new in-order queue (SYCL queue on the same context, CUDA or HIP stream) on this
-    /// device instance. Buffers are shared between its queues.
+    /// device instance, with profiling: every event has `elapsed_ns`. Buffers are shared
+    /// between the instance's queues.
     pub fn queue(&self) -> Result<Queue> {
-        let backend = self.inner.backend.new_queue()?;
+        self.new_queue(true)
+    }
+
+    /// Like [`Device::queue`], without profiling: events have no timings, and each submission
+    /// costs less (on CUDA no events are recorded until someone waits for one; see
+    /// docs/benchmarks.md for the launch overhead).
+    pub fn queue_without_profiling(&self) -> Result<Queue> {
+        self.new_queue(false)
+    }
+
+    fn new_queue(&self, profiled: bool) -> Result<Queue> {
+        let backend = self.inner.backend.new_queue(profiled)?;
         let mut queues = self
             .inner
             .queues

@@ -120,6 +120,9 @@ pub enum RuntimeError {
     #[error("the bundle's {image} image is invalid and was not given to the driver: {why}")]
     InvalidImage { image: String, why: String },
 
+    #[error("the event has no timing: it ran on a queue without profiling (use `Device::queue()` or the default queue for timings)")]
+    ProfilingDisabled,
+
     #[error("{backend} error: {message}")]
     Backend {
         backend: BackendKind,

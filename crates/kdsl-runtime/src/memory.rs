@@ -76,6 +76,9 @@ impl Memory {
 
 impl PendingWork {
     /// Adds to `waits` the pending work of other queues that a new use on `queue` must follow.
+    /// Only other queues' events are queried (finished ones are dropped): the submitting
+    /// queue's own entry is replaced by `record` anyway, so the common one-queue case asks the
+    /// driver nothing.
     pub fn conflicting_work(
         &self,
         queue: u64,
@@ -83,7 +86,7 @@ impl PendingWork {
         waits: &mut Vec<Arc<dyn EventBackend>>,
     ) {
         let mut uses = lock(&self.uses);
-        uses.retain(|pending| !is_complete(&pending.event));
+        uses.retain(|pending| pending.queue == queue || !is_complete(&pending.event));
         for pending in uses.iter() {
             if pending.queue != queue && (writes || pending.writes) {
                 waits.push(Arc::clone(&pending.event));

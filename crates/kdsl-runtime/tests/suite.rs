@@ -118,6 +118,7 @@ queue_tests! {
     flipped_spirv_bits_are_survived,
     absurd_launches_are_refused,
     syclbin_bundles_run,
+    queues_without_profiling,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

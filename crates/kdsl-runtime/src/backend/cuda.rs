@@ -23,7 +23,8 @@ use kdsl_bundle::{Bundle, Image};
 use std::any::Any;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 fn driver_error(error: DriverError) -> RuntimeError {
     RuntimeError::Backend {
@@ -132,25 +133,57 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
 
 /// A CUDA stream of a context: one the runtime created (and owns), or an adopted one.
 struct CudaQueue {
-    context: Arc<CudaContext>,
-    stream: sys::CUstream,
+    stream: Arc<StreamState>,
+    /// Profiled queues record an event pair around each submission (exact timings, about two
+    /// microseconds per launch); the others learn of completion from lazy markers.
+    profiled: bool,
     /// Keeps a stream the runtime created alive; `None` for an adopted stream.
     _owned: Option<Arc<CudaStream>>,
 }
 
+/// What the events of one stream share.
+struct StreamState {
+    context: Arc<CudaContext>,
+    events: Arc<EventPool>,
+    stream: sys::CUstream,
+    /// How many submissions were enqueued (each one's sequence number is its count).
+    submitted: AtomicU64,
+    /// The latest completion marker recorded on the stream.
+    last_marker: std::sync::Mutex<Option<Arc<Marker>>>,
+}
+
 // SAFETY: CUDA streams may be used from any thread once their context is bound, which every
 // use here does first.
-unsafe impl Send for CudaQueue {}
+unsafe impl Send for StreamState {}
 // SAFETY: see above; the driver synchronizes concurrent submissions to a stream.
-unsafe impl Sync for CudaQueue {}
+unsafe impl Sync for StreamState {}
 
-impl CudaQueue {
-    fn owned(context: &Arc<CudaContext>) -> Result<CudaQueue> {
-        let stream = context.new_stream().map_err(driver_error)?;
-        Ok(CudaQueue {
+/// An event recorded on a stream after submission `covers` (and all before it).
+struct Marker {
+    event: sys::CUevent,
+    covers: u64,
+    pool: Arc<EventPool>,
+}
+
+// SAFETY: CUevent handles may be used from any thread.
+unsafe impl Send for Marker {}
+// SAFETY: see above.
+unsafe impl Sync for Marker {}
+
+impl Drop for Marker {
+    fn drop(&mut self) {
+        self.pool.give_back(self.event);
+    }
+}
+
+impl StreamState {
+    fn new(context: &Arc<CudaContext>, stream: sys::CUstream) -> Arc<StreamState> {
+        Arc::new(StreamState {
             context: Arc::clone(context),
-            stream: stream.cu_stream(),
-            _owned: Some(stream),
+            events: EventPool::new(context),
+            stream,
+            submitted: AtomicU64::new(0),
+            last_marker: std::sync::Mutex::new(None),
         })
     }
 
@@ -158,31 +191,88 @@ impl CudaQueue {
         self.context.bind_to_thread().map_err(driver_error)
     }
 
-    /// Makes the stream wait for `wait_for`, then records an event pair around `operation`.
+    /// A marker whose completion implies that submission `sequence` finished: the latest one
+    /// if it was recorded after that submission, else a new one recorded now. Everything
+    /// counted in `submitted` is already enqueued, so a marker recorded now follows it.
+    fn marker_covering(&self, sequence: u64) -> Result<Arc<Marker>> {
+        let mut last = self
+            .last_marker
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(marker) = last.as_ref().filter(|marker| marker.covers >= sequence) {
+            return Ok(Arc::clone(marker));
+        }
+        self.bind()?;
+        let covers = self.submitted.load(Ordering::Acquire);
+        let event = self.events.take()?;
+        // SAFETY: the event comes from this context's pool and the stream is alive.
+        if let Err(error) = unsafe { result::event::record(event, self.stream) } {
+            self.events.give_back(event);
+            return Err(driver_error(error));
+        }
+        let marker = Arc::new(Marker {
+            event,
+            covers,
+            pool: Arc::clone(&self.events),
+        });
+        *last = Some(Arc::clone(&marker));
+        Ok(marker)
+    }
+}
+
+impl CudaQueue {
+    fn owned(context: &Arc<CudaContext>, profiled: bool) -> Result<CudaQueue> {
+        let stream = context.new_stream().map_err(driver_error)?;
+        Ok(CudaQueue {
+            stream: StreamState::new(context, stream.cu_stream()),
+            profiled,
+            _owned: Some(stream),
+        })
+    }
+
+    /// Makes the stream wait for `wait_for`, then enqueues `operation`: between an event pair
+    /// on a profiled queue, counted for lazy markers on the others.
     fn submit(
         &self,
         wait_for: &[&dyn EventBackend],
         operation: impl FnOnce(sys::CUstream) -> Result<()>,
     ) -> Result<Arc<dyn EventBackend>> {
-        self.bind()?;
+        let state = &self.stream;
+        state.bind()?;
         for event in wait_for {
             let event: &CudaEvent = downcast(BackendKind::Cuda, "an event", event.as_any())?;
+            let end = event.end_event()?;
             // SAFETY: both the stream and the event are alive (we hold them).
             unsafe {
                 result::stream::wait_event(
-                    self.stream,
-                    event.end,
+                    state.stream,
+                    end.event(),
                     sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
                 )
             }
             .map_err(driver_error)?;
         }
-        let event = CudaEvent::new(&self.context)?;
-        // SAFETY: the events were just created in this context and the stream is alive.
-        unsafe { result::event::record(event.start, self.stream) }.map_err(driver_error)?;
-        operation(self.stream)?;
+        if !self.profiled {
+            operation(state.stream)?;
+            let sequence = state.submitted.fetch_add(1, Ordering::AcqRel) + 1;
+            return Ok(Arc::new(CudaEvent::Lazy {
+                stream: Arc::clone(state),
+                sequence,
+                marker: OnceLock::new(),
+            }));
+        }
+        let (start, end) = (state.events.take()?, state.events.take()?);
+        let event = CudaEvent::Timed {
+            start,
+            end,
+            pool: Arc::clone(&state.events),
+        };
+        // SAFETY: the events come from this context's pool and the stream is alive.
+        unsafe { result::event::record(start, state.stream) }.map_err(driver_error)?;
+        operation(state.stream)?;
+        state.submitted.fetch_add(1, Ordering::AcqRel);
         // SAFETY: as above.
-        unsafe { result::event::record(event.end, self.stream) }.map_err(driver_error)?;
+        unsafe { result::event::record(end, state.stream) }.map_err(driver_error)?;
         Ok(Arc::new(event))
     }
 }
@@ -195,7 +285,7 @@ struct CudaDevice {
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     guarded(|| {
         let context = CudaContext::new(info.locator).map_err(driver_error)?;
-        let queue = Arc::new(CudaQueue::owned(&context)?);
+        let queue = Arc::new(CudaQueue::owned(&context, true)?);
         Ok(Box::new(CudaDevice { context, queue }) as Box<dyn DeviceBackend>)
     })
 }
@@ -212,8 +302,8 @@ pub(crate) unsafe fn adopt_stream(
     guarded(|| {
         let context = CudaContext::new(info.locator).map_err(driver_error)?;
         let queue = Arc::new(CudaQueue {
-            context: Arc::clone(&context),
-            stream: stream as sys::CUstream,
+            stream: StreamState::new(&context, stream as sys::CUstream),
+            profiled: true,
             _owned: None,
         });
         Ok(Box::new(CudaDevice { context, queue }) as Box<dyn DeviceBackend>)
@@ -264,8 +354,10 @@ impl DeviceBackend for CudaDevice {
         Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
-        guarded(|| Ok(Arc::new(CudaQueue::owned(&self.context)?) as Arc<dyn QueueBackend>))
+    fn new_queue(&self, profiled: bool) -> Result<Arc<dyn QueueBackend>> {
+        guarded(
+            || Ok(Arc::new(CudaQueue::owned(&self.context, profiled)?) as Arc<dyn QueueBackend>),
+        )
     }
 
     fn load(&self, _bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
@@ -401,9 +493,9 @@ impl QueueBackend for CudaQueue {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.bind()?;
+        self.stream.bind()?;
         // SAFETY: the stream belongs to this context and is alive.
-        unsafe { result::stream::synchronize(self.stream) }.map_err(driver_error)
+        unsafe { result::stream::synchronize(self.stream.stream) }.map_err(driver_error)
     }
 }
 
@@ -479,11 +571,89 @@ pub(crate) fn argument_slots(arguments: &[RawArgument]) -> Vec<u64> {
         .collect()
 }
 
-/// Two events recorded around one submission.
-struct CudaEvent {
-    start: sys::CUevent,
-    end: sys::CUevent,
+/// Finished CUDA events of one context, reused so that a submission does not pay for creating
+/// and destroying its two events (a good part of the launch overhead otherwise).
+struct EventPool {
     context: Arc<CudaContext>,
+    free: std::sync::Mutex<Vec<sys::CUevent>>,
+}
+
+// SAFETY: CUevent handles may be used from any thread; the list is behind a mutex.
+unsafe impl Send for EventPool {}
+// SAFETY: see above.
+unsafe impl Sync for EventPool {}
+
+impl EventPool {
+    /// At most this many events wait for reuse; the rest are destroyed.
+    const KEEP: usize = 1024;
+
+    fn new(context: &Arc<CudaContext>) -> Arc<EventPool> {
+        Arc::new(EventPool {
+            context: Arc::clone(context),
+            free: std::sync::Mutex::new(Vec::new()),
+        })
+    }
+
+    fn take(&self) -> Result<sys::CUevent> {
+        let reused = self
+            .free
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pop();
+        match reused {
+            Some(event) => Ok(event),
+            None => {
+                result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver_error)
+            }
+        }
+    }
+
+    fn give_back(&self, event: sys::CUevent) {
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if free.len() < Self::KEEP {
+            free.push(event);
+        } else if self.context.bind_to_thread().is_ok() {
+            // SAFETY: the event came from `take` and nothing refers to it any more.
+            let _ = unsafe { result::event::destroy(event) };
+        }
+    }
+}
+
+impl Drop for EventPool {
+    fn drop(&mut self) {
+        if self.context.bind_to_thread().is_ok() {
+            let free = std::mem::take(
+                self.free
+                    .get_mut()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            );
+            for event in free {
+                // SAFETY: every pooled event was created here and is destroyed once (the driver
+                // defers the release of a recorded event until it completes).
+                let _ = unsafe { result::event::destroy(event) };
+            }
+        }
+    }
+}
+
+/// The completion of one submission on a CUDA stream.
+enum CudaEvent {
+    /// On a profiled queue: events recorded right before and after the submission.
+    Timed {
+        start: sys::CUevent,
+        end: sys::CUevent,
+        pool: Arc<EventPool>,
+    },
+    /// On an unprofiled queue: a marker recorded on the stream at or after the submission,
+    /// made the first time someone waits for, queries or depends on it.
+    Lazy {
+        stream: Arc<StreamState>,
+        sequence: u64,
+        marker: OnceLock<Arc<Marker>>,
+    },
 }
 
 // SAFETY: CUevent handles may be waited on and queried from any thread.
@@ -491,49 +661,70 @@ unsafe impl Send for CudaEvent {}
 // SAFETY: see above.
 unsafe impl Sync for CudaEvent {}
 
+/// The CUDA event whose completion means the submission finished.
+enum EndEvent<'a> {
+    Recorded(sys::CUevent),
+    Marker(&'a Arc<Marker>),
+}
+
+impl EndEvent<'_> {
+    fn event(&self) -> sys::CUevent {
+        match self {
+            EndEvent::Recorded(event) => *event,
+            EndEvent::Marker(marker) => marker.event,
+        }
+    }
+}
+
 impl CudaEvent {
-    fn new(context: &Arc<CudaContext>) -> Result<CudaEvent> {
-        let flags = sys::CUevent_flags::CU_EVENT_DEFAULT;
-        let start = result::event::create(flags).map_err(driver_error)?;
-        let end = match result::event::create(flags) {
-            Ok(end) => end,
-            Err(error) => {
-                // SAFETY: `start` was just created and is destroyed once.
-                let _ = unsafe { result::event::destroy(start) };
-                return Err(driver_error(error));
+    fn end_event(&self) -> Result<EndEvent<'_>> {
+        match self {
+            CudaEvent::Timed { end, .. } => Ok(EndEvent::Recorded(*end)),
+            CudaEvent::Lazy {
+                stream,
+                sequence,
+                marker,
+            } => {
+                if marker.get().is_none() {
+                    let made = stream.marker_covering(*sequence)?;
+                    let _ = marker.set(made);
+                }
+                Ok(EndEvent::Marker(marker.get().expect("set above")))
             }
-        };
-        Ok(CudaEvent {
-            start,
-            end,
-            context: Arc::clone(context),
-        })
+        }
+    }
+
+    fn context(&self) -> &Arc<CudaContext> {
+        match self {
+            CudaEvent::Timed { pool, .. } => &pool.context,
+            CudaEvent::Lazy { stream, .. } => &stream.context,
+        }
     }
 }
 
 impl Drop for CudaEvent {
     fn drop(&mut self) {
-        if self.context.bind_to_thread().is_ok() {
-            // SAFETY: both events were created by `new` and are destroyed once (the driver
-            // defers the release of a recorded event until it completes).
-            unsafe {
-                let _ = result::event::destroy(self.start);
-                let _ = result::event::destroy(self.end);
-            }
+        // A later record overwrites the events' state, and waits already enqueued on them keep
+        // the state they saw, so they can be reused at once.
+        if let CudaEvent::Timed { start, end, pool } = self {
+            pool.give_back(*start);
+            pool.give_back(*end);
         }
     }
 }
 
 impl EventBackend for CudaEvent {
     fn wait(&self) -> Result<()> {
-        self.context.bind_to_thread().map_err(driver_error)?;
+        let end = self.end_event()?;
+        self.context().bind_to_thread().map_err(driver_error)?;
         // SAFETY: the event is alive and was recorded.
-        unsafe { result::event::synchronize(self.end) }.map_err(driver_error)
+        unsafe { result::event::synchronize(end.event()) }.map_err(driver_error)
     }
 
     fn is_complete(&self) -> Result<bool> {
+        let end = self.end_event()?;
         // SAFETY: the event is alive and was recorded.
-        match unsafe { result::event::query(self.end) } {
+        match unsafe { result::event::query(end.event()) } {
             Ok(()) => Ok(true),
             Err(error) if error.0 == sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
             Err(error) => Err(driver_error(error)),
@@ -541,10 +732,12 @@ impl EventBackend for CudaEvent {
     }
 
     fn elapsed_ns(&self) -> Result<u64> {
+        let CudaEvent::Timed { start, end, .. } = self else {
+            return Err(RuntimeError::ProfilingDisabled);
+        };
         self.wait()?;
         // SAFETY: both events were recorded and have completed.
-        let milliseconds =
-            unsafe { result::event::elapsed(self.start, self.end) }.map_err(driver_error)?;
+        let milliseconds = unsafe { result::event::elapsed(*start, *end) }.map_err(driver_error)?;
         Ok((f64::from(milliseconds) * 1e6).round().max(0.0) as u64)
     }
 

@@ -460,7 +460,9 @@ impl DeviceBackend for HipBackend {
         Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+    /// HIP streams always record an event pair around each submission (never run on hardware,
+    /// so kept the same as the profiled CUDA path).
+    fn new_queue(&self, _profiled: bool) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(HipQueue::owned(self.device)?))
     }
 

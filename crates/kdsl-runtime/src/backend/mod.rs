@@ -35,8 +35,9 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn free(&self, address: u64, kind: MemoryKind);
     /// The queue plain calls use: the instance's own queue, or the adopted foreign one.
     fn default_queue(&self) -> Arc<dyn QueueBackend>;
-    /// A further in-order queue (SYCL queue, CUDA/HIP stream) on the same context.
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
+    /// A further in-order queue (SYCL queue, CUDA/HIP stream) on the same context; a profiled
+    /// one times each submission, an unprofiled one is cheaper per submission.
+    fn new_queue(&self, profiled: bool) -> Result<Arc<dyn QueueBackend>>;
     /// Loads `image`, one of `bundle`'s images (the bundle gives kernel names and how the
     /// image's entry points are named).
     fn load(&self, bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>>;

@@ -58,7 +58,7 @@ mod ffi {
         fn load_runtime() -> Result<()>;
         fn list_devices() -> Result<Vec<DeviceDescription>>;
         fn create_queue(index: usize) -> Result<UniquePtr<Queue>>;
-        fn create_sibling_queue(queue: &Queue) -> Result<UniquePtr<Queue>>;
+        fn create_sibling_queue(queue: &Queue, profiled: bool) -> Result<UniquePtr<Queue>>;
         fn adopt_queue(sycl_queue: u64, device_index: &mut usize) -> Result<UniquePtr<Queue>>;
         fn validate_spirv(spirv: &[u8]) -> Result<()>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
@@ -225,6 +225,7 @@ pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     Ok(Box::new(SyclDevice {
         queue: Arc::new(SyclQueue {
             queue: Arc::new(queue),
+            profiled: true,
         }),
     }))
 }
@@ -242,6 +243,7 @@ pub(crate) unsafe fn adopt(
     let device: Box<dyn DeviceBackend> = Box::new(SyclDevice {
         queue: Arc::new(SyclQueue {
             queue: Arc::new(queue),
+            profiled: true,
         }),
     });
     Ok((device, locator))
@@ -299,10 +301,12 @@ impl DeviceBackend for SyclDevice {
         Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
-        let queue = ffi::create_sibling_queue(&self.queue.queue).map_err(backend_error)?;
+    fn new_queue(&self, profiled: bool) -> Result<Arc<dyn QueueBackend>> {
+        let queue =
+            ffi::create_sibling_queue(&self.queue.queue, profiled).map_err(backend_error)?;
         Ok(Arc::new(SyclQueue {
             queue: Arc::new(queue),
+            profiled,
         }))
     }
 
@@ -350,6 +354,9 @@ impl DeviceBackend for SyclDevice {
 
 struct SyclQueue {
     queue: QueueHandle,
+    /// False for a queue kdsl made without profiling (an adopted queue may or may not have it;
+    /// asking for a timing there reports what SYCL says).
+    profiled: bool,
 }
 
 /// The addresses of the bridge's C++ event objects, which the shim resolves to SYCL events.
@@ -367,6 +374,7 @@ impl SyclQueue {
     fn event(&self, event: cxx::UniquePtr<ffi::Event>) -> Arc<dyn EventBackend> {
         Arc::new(SyclEvent {
             event,
+            profiled: self.profiled,
             _queue: Arc::clone(&self.queue),
         })
     }
@@ -463,6 +471,7 @@ impl KernelBackend for SyclKernel {
 /// The C++ event refers to its queue, so it keeps the queue alive; `event` drops first.
 struct SyclEvent {
     event: cxx::UniquePtr<ffi::Event>,
+    profiled: bool,
     _queue: QueueHandle,
 }
 
@@ -484,6 +493,9 @@ impl EventBackend for SyclEvent {
     }
 
     fn elapsed_ns(&self) -> Result<u64> {
+        if !self.profiled {
+            return Err(RuntimeError::ProfilingDisabled);
+        }
         ffi::event_elapsed_ns(&self.event).map_err(backend_error)
     }
 

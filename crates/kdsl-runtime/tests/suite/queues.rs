@@ -489,3 +489,47 @@ pub fn syclbin_bundles_run(device: &Device) -> CaseResult {
         Some(&vec![256.0; groups]),
     )
 }
+
+/// A queue without profiling runs the same work, orders conflicting work with other queues,
+/// and its events report completion but no timings.
+pub fn queues_without_profiling(device: &Device) -> CaseResult {
+    let kernel = saxpy_kernel(device)?;
+    let fast = device.queue_without_profiling().map_err(fail)?;
+    let n = 1 << 16;
+    let x = Random::new(51).f32s(n);
+    let x_buffer = device.buffer_from(&x).map_err(fail)?;
+    let mut y_buffer = device.alloc::<f32>(n).map_err(fail)?;
+    fast.fill(&mut y_buffer, 0.0, &[]).map_err(fail)?;
+    let mut last = None;
+    for _ in 0..100 {
+        last = Some(
+            fast.launch(
+                &kernel,
+                &Launch::covering(n, 256),
+                &args![&mut y_buffer, &x_buffer, 1.0f32, n as u32],
+                &[],
+            )
+            .map_err(fail)?,
+        );
+    }
+    let last = last.expect("100 launches");
+    // Read on the default queue: ordered after the unprofiled queue's writes by the runtime.
+    let got = y_buffer.read_to_vec().map_err(fail)?;
+    let want: Vec<f64> = x.iter().map(|&v| 100.0 * f64::from(v)).collect();
+    check_close("y after 100 unprofiled launches", &got, &want, 1e-5, None)?;
+    if !last.is_complete().map_err(fail)? {
+        return Err("the last launch is not complete after a read that depended on it".into());
+    }
+    last.wait().map_err(fail)?;
+    match last.elapsed_ns() {
+        Err(RuntimeError::ProfilingDisabled) => {}
+        other => return Err(format!("elapsed_ns without profiling gave {other:?}")),
+    }
+    // A buffer dropped right after unprofiled work is freed after it.
+    for _ in 0..8 {
+        let mut scratch = device.alloc::<f32>(n).map_err(fail)?;
+        fast.fill(&mut scratch, 1.0, &[]).map_err(fail)?;
+    }
+    fast.synchronize().map_err(fail)?;
+    device.synchronize().map_err(fail)
+}

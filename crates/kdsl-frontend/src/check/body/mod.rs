@@ -20,7 +20,7 @@ use kdsl_ir::{
     AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
     ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
     ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp,
-    UnaryOp, Variable, VariableId, VariableType,
+    UnaryOp, Unroll, Variable, VariableId, VariableType,
 };
 
 /// How a binding came to be, for better messages about assignments.

@@ -1,0 +1,120 @@
+//! Bundles: the compiled images of a module plus its kernels' metadata.
+
+use crate::errors::OrRaise;
+use kdsl_runtime::{Bundle as RuntimeBundle, KernelInfo, ParameterInfo};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::sync::Arc;
+
+/// A kdsl bundle (`.kbundle`): images per target and the kernels' signatures.
+#[pyclass(frozen, module = "kdsl._runtime")]
+pub struct Bundle {
+    pub inner: Arc<RuntimeBundle>,
+}
+
+fn parameter_dict<'py>(py: Python<'py>, parameter: &ParameterInfo) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    match parameter {
+        ParameterInfo::Scalar { name, ty } => {
+            dict.set_item("name", name)?;
+            dict.set_item("kind", "scalar")?;
+            dict.set_item("type", ty.name())?;
+            dict.set_item("writable", false)?;
+            dict.set_item("space", py.None())?;
+        }
+        ParameterInfo::Buffer {
+            name,
+            element,
+            space,
+            writable,
+        } => {
+            dict.set_item("name", name)?;
+            dict.set_item("kind", "buffer")?;
+            dict.set_item("type", element.name())?;
+            dict.set_item("writable", *writable)?;
+            dict.set_item("space", format!("{space:?}").to_lowercase())?;
+        }
+    }
+    Ok(dict)
+}
+
+fn kernel_dict<'py>(py: Python<'py>, kernel: &KernelInfo) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("name", &kernel.name)?;
+    let parameters = kernel
+        .parameters
+        .iter()
+        .map(|parameter| parameter_dict(py, parameter))
+        .collect::<PyResult<Vec<_>>>()?;
+    dict.set_item("parameters", parameters)?;
+    dict.set_item("local_memory_bytes", kernel.local_memory_bytes)?;
+    dict.set_item("ids_fit_in_31_bits", kernel.ids_fit_in_31_bits)?;
+    dict.set_item(
+        "work_group_size",
+        kernel.work_group_size.map(|size| size.to_vec()),
+    )?;
+    Ok(dict)
+}
+
+#[pymethods]
+impl Bundle {
+    /// Parses a bundle from its bytes (as written by `kdsl compile` or `to_bytes`).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Bundle> {
+        let bundle = RuntimeBundle::from_bytes(data)
+            .map_err(kdsl_runtime::RuntimeError::from)
+            .or_raise(py)?;
+        Ok(Bundle {
+            inner: Arc::new(bundle),
+        })
+    }
+
+    /// Reads a `.kbundle` file.
+    #[staticmethod]
+    fn read(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bundle> {
+        let bundle = RuntimeBundle::read(&path)
+            .map_err(kdsl_runtime::RuntimeError::from)
+            .or_raise(py)?;
+        Ok(Bundle {
+            inner: Arc::new(bundle),
+        })
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.to_bytes())
+    }
+
+    /// The `.krn` file the bundle was compiled from.
+    #[getter]
+    fn source_name(&self) -> String {
+        self.inner.source_name.clone()
+    }
+
+    /// Every kernel's signature: name, parameters (name, kind, type, writable, space) and
+    /// local memory in bytes.
+    fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner
+            .kernels
+            .iter()
+            .map(|kernel| kernel_dict(py, kernel))
+            .collect()
+    }
+
+    /// The images: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
+    fn image_names(&self) -> Vec<String> {
+        self.inner
+            .images
+            .iter()
+            .map(|image| image.describe())
+            .collect()
+    }
+
+    /// The bytes of the image named `name` (as `image_names` gives it), or None.
+    fn image<'py>(&self, py: Python<'py>, name: &str) -> Option<Bound<'py, PyBytes>> {
+        self.inner
+            .images
+            .iter()
+            .find(|image| image.describe() == name)
+            .map(|image| PyBytes::new(py, &image.bytes))
+    }
+}

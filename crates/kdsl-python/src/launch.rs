@@ -1,0 +1,465 @@
+//! Loaded programs, kernels, launches from Python and their events.
+
+use crate::bundle::Bundle;
+use crate::device::Device;
+use crate::errors::{argument_error, OrRaise};
+use crate::host::HostCopy;
+use kdsl_ir::ScalarType;
+use kdsl_runtime::{
+    AnyBuffer, Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyTuple};
+
+/// A bundle's image loaded on one device instance.
+#[pyclass(frozen, module = "kdsl._runtime")]
+pub struct Program {
+    inner: kdsl_runtime::Program,
+}
+
+#[pymethods]
+impl Program {
+    /// Loads the bundle's image that fits the device (SPIR-V, PTX or AMDGPU).
+    #[new]
+    fn new(py: Python<'_>, device: &Device, bundle: &Bundle) -> PyResult<Program> {
+        let inner = py
+            .detach(|| device.inner.load(&bundle.inner))
+            .or_raise(py)?;
+        Ok(Program { inner })
+    }
+
+    /// The image that was loaded: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
+    #[getter]
+    fn image(&self) -> String {
+        self.inner.image().to_string()
+    }
+
+    fn kernel(&self, py: Python<'_>, name: &str) -> PyResult<Kernel> {
+        let inner = py.detach(|| self.inner.kernel(name)).or_raise(py)?;
+        Ok(Kernel {
+            device: self.inner.device().clone(),
+            inner,
+        })
+    }
+}
+
+/// One kernel of a loaded program.
+#[pyclass(frozen, module = "kdsl._runtime")]
+pub struct Kernel {
+    device: kdsl_runtime::Device,
+    inner: kdsl_runtime::Kernel,
+}
+
+/// How a buffer argument reaches the kernel.
+enum Memory {
+    /// Host memory: copied to a device buffer before the launch, back after it when writable.
+    Host,
+    /// Memory the kernel's device instance can access (a USM pointer of its SYCL context, a
+    /// CUDA or HIP device pointer of its context): borrowed, never copied.
+    Device,
+}
+
+/// A buffer argument as Python describes it: `(kind, address, element count, read_only)`.
+struct ArrayArgument {
+    memory: Memory,
+    address: u64,
+    count: usize,
+    read_only: bool,
+}
+
+enum Prepared {
+    Array {
+        array: ArrayArgument,
+        element: ScalarType,
+        writable: bool,
+    },
+    Scalar(ScalarValue),
+}
+
+fn launch_geometry(
+    py: Python<'_>,
+    kernel: &str,
+    global: &[u64],
+    local: &[u64],
+) -> PyResult<Launch> {
+    let bad = |why: String| {
+        crate::errors::runtime_error(
+            py,
+            RuntimeError::BadLaunch {
+                kernel: kernel.to_string(),
+                why,
+            },
+        )
+    };
+    if global.len() != local.len() {
+        return Err(bad(format!(
+            "the global size has {} dimensions and the local size {}",
+            global.len(),
+            local.len()
+        )));
+    }
+    let size = |values: &[u64]| {
+        values
+            .iter()
+            .map(|&value| value as usize)
+            .collect::<Vec<_>>()
+    };
+    let (g, l) = (size(global), size(local));
+    Ok(match g.len() {
+        1 => Launch::new([g[0]], [l[0]]),
+        2 => Launch::new([g[0], g[1]], [l[0], l[1]]),
+        3 => Launch::new([g[0], g[1], g[2]], [l[0], l[1], l[2]]),
+        other => {
+            return Err(bad(format!(
+                "a launch has 1, 2 or 3 dimensions, not {other}"
+            )))
+        }
+    })
+}
+
+/// Converts a Python value to the scalar type of a parameter: ints range-checked, floats to
+/// `f32` or `f64`, `bool` only from a bool.
+fn convert_scalar(
+    value: &Bound<'_, PyAny>,
+    ty: ScalarType,
+    describe: &dyn Fn() -> String,
+) -> Result<ScalarValue, (&'static str, String)> {
+    let type_name = || {
+        value
+            .get_type()
+            .name()
+            .map(|name| name.to_string())
+            .unwrap_or_else(|_| "?".to_string())
+    };
+    let wrong = || {
+        (
+            "ArgumentType",
+            format!(
+                "{} must be {ty}, but a {} was given",
+                describe(),
+                type_name()
+            ),
+        )
+    };
+    let integer = || -> Result<i128, (&'static str, String)> {
+        if value.is_instance_of::<PyFloat>() || value.is_instance_of::<PyBool>() {
+            return Err(wrong());
+        }
+        // Most values fit an i64, whose conversion is the cheap one under the stable ABI.
+        if let Ok(number) = value.extract::<i64>() {
+            return Ok(i128::from(number));
+        }
+        value.extract::<i128>().map_err(|_| wrong())
+    };
+    let range = |number: i128| {
+        (
+            "ScalarOutOfRange",
+            format!("{} is {ty}, and {number} is out of its range", describe()),
+        )
+    };
+    macro_rules! int {
+        ($rust:ty, $variant:ident) => {{
+            let number = integer()?;
+            ScalarValue::$variant(<$rust>::try_from(number).map_err(|_| range(number))?)
+        }};
+    }
+    Ok(match ty {
+        ScalarType::Bool => {
+            // Python's bool, or NumPy's (`numpy.bool`, formerly `numpy.bool_`).
+            let name = type_name();
+            if !value.is_instance_of::<PyBool>() && name != "bool" && name != "bool_" {
+                return Err(wrong());
+            }
+            ScalarValue::Bool(value.is_truthy().map_err(|_| wrong())?)
+        }
+        ScalarType::I8 => int!(i8, I8),
+        ScalarType::U8 => int!(u8, U8),
+        ScalarType::I16 => int!(i16, I16),
+        ScalarType::U16 => int!(u16, U16),
+        ScalarType::I32 => int!(i32, I32),
+        ScalarType::U32 => int!(u32, U32),
+        ScalarType::I64 => int!(i64, I64),
+        ScalarType::U64 => int!(u64, U64),
+        ScalarType::F32 | ScalarType::F64 => {
+            if value.is_instance_of::<PyBool>() {
+                return Err(wrong());
+            }
+            let number = value.extract::<f64>().map_err(|_| wrong())?;
+            if ty == ScalarType::F64 {
+                ScalarValue::F64(number)
+            } else {
+                let narrowed = number as f32;
+                if number.is_finite() && narrowed.is_infinite() {
+                    return Err((
+                        "ScalarOutOfRange",
+                        format!("{} is f32, and {number} is out of its range", describe()),
+                    ));
+                }
+                ScalarValue::F32(narrowed)
+            }
+        }
+        ScalarType::F16 => {
+            return Err((
+                "ArgumentType",
+                format!("{}: f16 scalars cannot be passed from Python", describe()),
+            ))
+        }
+    })
+}
+
+fn prepare(
+    py: Python<'_>,
+    info: &KernelInfo,
+    arguments: &Bound<'_, PyTuple>,
+) -> PyResult<Vec<Prepared>> {
+    if arguments.len() != info.parameters.len() {
+        return Err(crate::errors::runtime_error(
+            py,
+            RuntimeError::ArgumentCount {
+                kernel: info.name.clone(),
+                expected: info.parameters.len(),
+                found: arguments.len(),
+            },
+        ));
+    }
+    let mut prepared = Vec::with_capacity(arguments.len());
+    for (index, (parameter, value)) in info.parameters.iter().zip(arguments.iter()).enumerate() {
+        let describe = || {
+            format!(
+                "argument {index} (`{}`) of kernel `{}`",
+                parameter.name(),
+                info.name
+            )
+        };
+        match parameter {
+            ParameterInfo::Scalar { ty, .. } => {
+                let scalar = convert_scalar(&value, *ty, &describe)
+                    .map_err(|(kind, message)| argument_error(py, kind, message))?;
+                prepared.push(Prepared::Scalar(scalar));
+            }
+            ParameterInfo::Buffer {
+                element, writable, ..
+            } => {
+                let (kind, address, count, read_only): (u8, u64, usize, bool) =
+                    value.extract().map_err(|_| {
+                        argument_error(
+                            py,
+                            "ArgumentType",
+                            format!("{} must be an array of {element}", describe()),
+                        )
+                    })?;
+                let memory = match kind {
+                    0 => Memory::Host,
+                    1 => Memory::Device,
+                    other => {
+                        return Err(argument_error(
+                            py,
+                            "ArgumentType",
+                            format!("{}: unknown memory kind {other}", describe()),
+                        ))
+                    }
+                };
+                if *writable && read_only {
+                    return Err(crate::errors::runtime_error(
+                        py,
+                        RuntimeError::ReadOnlyBufferAsWritable {
+                            kernel: info.name.clone(),
+                            index,
+                            name: parameter.name().to_string(),
+                        },
+                    ));
+                }
+                prepared.push(Prepared::Array {
+                    array: ArrayArgument {
+                        memory,
+                        address,
+                        count,
+                        read_only,
+                    },
+                    element: *element,
+                    writable: *writable,
+                });
+            }
+        }
+    }
+    check_overlaps(py, info, &prepared)?;
+    Ok(prepared)
+}
+
+/// Two arrays whose bytes overlap, one of them passed to a writable parameter, are rejected as
+/// the runtime rejects one buffer passed twice: kernels assume writable buffers do not alias.
+fn check_overlaps(py: Python<'_>, info: &KernelInfo, prepared: &[Prepared]) -> PyResult<()> {
+    let ranges: Vec<(usize, u64, u64, bool)> = prepared
+        .iter()
+        .enumerate()
+        .filter_map(|(index, argument)| match argument {
+            Prepared::Array {
+                array,
+                element,
+                writable,
+            } => {
+                let bytes = array.count as u64 * u64::from(element.size_in_bytes());
+                Some((index, array.address, array.address + bytes, *writable))
+            }
+            Prepared::Scalar(_) => None,
+        })
+        .collect();
+    for (position, &(first, start, end, first_writable)) in ranges.iter().enumerate() {
+        for &(second, other_start, other_end, second_writable) in &ranges[position + 1..] {
+            let overlap = start < other_end && other_start < end;
+            if overlap && (first_writable || second_writable) {
+                return Err(crate::errors::runtime_error(
+                    py,
+                    RuntimeError::AliasedBuffers {
+                        kernel: info.name.clone(),
+                        first,
+                        first_name: info.parameters[first].name().to_string(),
+                        second,
+                        second_name: info.parameters[second].name().to_string(),
+                    },
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs a launch on the device's default queue: borrows device memory, copies host memory in
+/// (and, for writable parameters, back out, waiting for it). Without host arrays it does not
+/// block; with read-only host arrays it waits only for their copies.
+fn run(
+    device: &kdsl_runtime::Device,
+    kernel: &kdsl_runtime::Kernel,
+    launch: &Launch,
+    prepared: &[Prepared],
+) -> Result<kdsl_runtime::Event, RuntimeError> {
+    let queue = device.default_queue();
+    let mut buffers: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
+    let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
+    let mut uploads = Vec::new();
+    for (index, argument) in prepared.iter().enumerate() {
+        let Prepared::Array { array, element, .. } = argument else {
+            buffers.push(None);
+            continue;
+        };
+        match array.memory {
+            Memory::Host => {
+                // SAFETY: Python keeps the array alive during the call, which waits for this
+                // copy (below) before returning; it described `count` elements at `address`.
+                let (copy, upload) = unsafe {
+                    HostCopy::upload(device, &queue, *element, array.address, array.count)
+                }?;
+                uploads.extend(upload);
+                host_copies.push((index, copy));
+                buffers.push(None);
+            }
+            Memory::Device => {
+                // SAFETY: Python described memory of this device's context (the array's own
+                // queue or stream) and keeps the array alive until the launch has completed.
+                let borrowed = unsafe {
+                    AnyBuffer::borrowed(
+                        device,
+                        array.address,
+                        *element,
+                        array.count,
+                        array.read_only,
+                    )
+                }?;
+                buffers.push(Some(borrowed));
+            }
+        }
+    }
+    let arguments: Vec<Argument<'_>> = prepared
+        .iter()
+        .enumerate()
+        .map(|(index, argument)| match argument {
+            Prepared::Scalar(value) => Argument::scalar(*value),
+            Prepared::Array { writable, .. } => {
+                let buffer = buffers[index].as_ref().unwrap_or_else(|| {
+                    &host_copies
+                        .iter()
+                        .find(|(position, _)| *position == index)
+                        .expect("every host array has a copy")
+                        .1
+                        .buffer
+                });
+                Argument::buffer(buffer, *writable)
+            }
+        })
+        .collect();
+    let event = kernel.launch_on(&queue, launch, &arguments, &[])?;
+    let mut downloads = Vec::new();
+    for (index, copy) in &host_copies {
+        if let Prepared::Array { writable: true, .. } = prepared[*index] {
+            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait below.
+            downloads.extend(unsafe { copy.download(&queue, &[&event]) }?);
+        }
+    }
+    if !downloads.is_empty() {
+        for download in &downloads {
+            download.wait()?;
+        }
+        // Errors the device raised while running the kernel surface here.
+        event.wait()?;
+    } else {
+        for upload in &uploads {
+            upload.wait()?;
+        }
+    }
+    Ok(event)
+}
+
+#[pymethods]
+impl Kernel {
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name().to_string()
+    }
+
+    /// Checks and submits a launch. Each buffer argument is a tuple `(kind, address, count,
+    /// read_only)`: kind 0 is host memory, copied in and, for writable parameters, back out
+    /// (the call waits for that); kind 1 is memory of this kernel's device instance (the USM of
+    /// its SYCL context, a pointer of its CUDA or HIP context), borrowed without copies.
+    /// Scalars are Python numbers converted by the signature.
+    fn launch(
+        &self,
+        py: Python<'_>,
+        arguments: &Bound<'_, PyTuple>,
+        global: Vec<u64>,
+        local: Vec<u64>,
+    ) -> PyResult<Event> {
+        let info = self.inner.info();
+        let launch = launch_geometry(py, &info.name, &global, &local)?;
+        let prepared = prepare(py, info, arguments)?;
+        let event = py
+            .detach(|| run(&self.device, &self.inner, &launch, &prepared))
+            .or_raise(py)?;
+        Ok(Event { inner: event })
+    }
+}
+
+/// A submitted launch.
+#[pyclass(frozen, module = "kdsl._runtime")]
+pub struct Event {
+    inner: kdsl_runtime::Event,
+}
+
+#[pymethods]
+impl Event {
+    /// Waits for the launch to finish; raises what the device reported while running it.
+    fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| self.inner.wait()).or_raise(py)
+    }
+
+    /// True once the launch has finished. Never blocks.
+    #[getter]
+    fn is_complete(&self, py: Python<'_>) -> PyResult<bool> {
+        self.inner.is_complete().or_raise(py)
+    }
+
+    /// Waits, then gives the kernel's execution time in nanoseconds as the device measured it.
+    #[getter]
+    fn elapsed_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        py.detach(|| self.inner.elapsed_ns()).or_raise(py)
+    }
+}

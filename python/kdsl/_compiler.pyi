@@ -1,0 +1,11 @@
+"""Type stubs of ``kdsl._compiler``, the native half of kdsl that links LLVM 22. Imported
+only by ``kdsl.compile`` on a cache miss."""
+
+from typing import Any
+
+def compile(
+    source_name: str, source: str, targets: list[str], opt_level: int = 3
+) -> tuple[bytes | None, str | None, list[dict[str, Any]]]:
+    """``(bundle_bytes, None, [])``, or ``(None, rendered_report, diagnostics)``."""
+
+def default_targets() -> list[str]: ...

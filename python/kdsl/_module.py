@@ -1,0 +1,437 @@
+"""Modules (compiled bundles), their kernels, and launches."""
+
+from __future__ import annotations
+
+import collections
+import threading
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple, Sequence, Union
+
+from . import _arrays, _runtime
+from ._devices import Device, DeviceLike, resolve_device
+from ._errors import ArgumentError, BundleError, KernelNotFoundError, LaunchError
+
+Event = _runtime.Event
+
+Size = Union[int, Sequence[int]]
+
+
+class Parameter(NamedTuple):
+    """One kernel parameter as the bundle's metadata describes it."""
+
+    name: str
+    kind: str
+    """``"buffer"`` or ``"scalar"``."""
+    type: str
+    """The scalar type, or the element type of a buffer: ``f32``, ``u32``, ..."""
+    writable: bool
+    """True for ``mut`` buffers."""
+    space: str | None
+    """``"global"`` for buffers, None for scalars."""
+
+    def __str__(self) -> str:
+        if self.kind == "buffer":
+            mutability = "mut " if self.writable else ""
+            return f"{self.name}: {self.space} {mutability}[{self.type}]"
+        return f"{self.name}: {self.type}"
+
+
+def _dimensions(size: Size, what: str) -> tuple[int, ...]:
+    values = (size,) if isinstance(size, int) else tuple(size)
+    if not 1 <= len(values) <= 3:
+        raise LaunchError(f"{what} has {len(values)} dimensions; a launch has 1, 2 or 3", "BadLaunch")
+    for value in values:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise LaunchError(f"{what} must be non-negative ints, not {size!r}", "BadLaunch")
+    return values
+
+
+# Work-group sizes tried, largest first, when no local size is given.
+_DEFAULT_LOCAL = {1: (256, 128, 64, 32, 16, 8, 4, 2, 1), 2: (16, 8, 4, 2, 1), 3: (8, 4, 2, 1)}
+
+
+def launch_sizes(
+    global_size: Size, local_size: Size | None, required: Sequence[int] | None = None
+) -> tuple[list[int], list[int]]:
+    """Normalizes launch sizes (dimension 0 fastest). Without a local size, a kernel that
+    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise each dimension
+    gets the largest of 256/128/.../1 (1-D), 16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides it."""
+    global_dims = _dimensions(global_size, "global_size")
+    if local_size is None and required is not None:
+        local_dims = tuple(required[: len(global_dims)])
+    elif local_size is None:
+        choices = _DEFAULT_LOCAL[len(global_dims)]
+        local_dims = tuple(
+            next(choice for choice in choices if extent % choice == 0) if extent else 1
+            for extent in global_dims
+        )
+    else:
+        local_dims = _dimensions(local_size, "local_size")
+        if len(local_dims) != len(global_dims):
+            raise LaunchError(
+                f"global_size {global_dims} and local_size {local_dims} have different numbers "
+                f"of dimensions",
+                "BadLaunch",
+            )
+    return list(global_dims), list(local_dims)
+
+
+def _stream_handle(stream: Any) -> int:
+    """A CUDA/HIP stream as an int handle: an int, a CuPy stream (``.ptr``), a PyTorch stream
+    (``.cuda_stream``)."""
+    if isinstance(stream, int):
+        return stream
+    for attribute in ("ptr", "cuda_stream", "handle"):
+        value = getattr(stream, attribute, None)
+        if isinstance(value, int):
+            return value
+    raise ArgumentError(
+        f"stream= takes an int handle, a CuPy stream or a PyTorch stream, not {type(stream).__name__}",
+        "ArgumentType",
+    )
+
+
+def _interface_stream(value: Any) -> int:
+    """The stream of a ``__cuda_array_interface__`` as a handle: 1 (and None) is the legacy
+    default stream (handle 0), 2 the per-thread default stream (``CU_STREAM_PER_THREAD``)."""
+    if value is None or value == 1:
+        return 0
+    return int(value)
+
+
+_lock = threading.Lock()
+_sycl_devices: dict[Any, Device] = {}
+_gpu_devices: dict[tuple[str, int, int], Device] = {}
+# Launches on borrowed memory and the arrays they use: the arrays stay referenced until the
+# launch has completed, even if the caller drops them.
+_in_flight: collections.deque[tuple[Any, Any]] = collections.deque()
+
+
+def sycl_device(queue: Any) -> Device:
+    """The device instance adopting a dpctl ``SyclQueue`` (one per queue, made once)."""
+    with _lock:
+        device = _sycl_devices.get(queue)
+        if device is None:
+            device = Device.from_sycl_queue(queue._get_capsule())
+            _sycl_devices[queue] = device
+        return device
+
+
+def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
+    """The device instance adopting a CUDA (or HIP) stream of a device's primary context."""
+    key = (kind, ordinal, stream)
+    with _lock:
+        device = _gpu_devices.get(key)
+        if device is None:
+            if kind == "cuda":
+                device = Device.from_cuda_stream(ordinal, stream)
+            else:
+                device = Device.from_hip_stream(ordinal, stream)
+            _gpu_devices[key] = device
+        return device
+
+
+_prune_at = 64
+
+
+def _keep_until_complete(event: Any, arrays: Any) -> None:
+    """Keeps the arrays of a launch referenced until it completes. Completed launches are
+    dropped in batches (querying an event costs a driver call), oldest first."""
+    global _prune_at
+    _in_flight.append((event, arrays))
+    if len(_in_flight) >= _prune_at:
+        while _in_flight and _in_flight[0][0].is_complete:
+            _in_flight.popleft()
+        _prune_at = len(_in_flight) + 64
+
+
+class Kernel:
+    """A kernel of a :class:`Module`: its signature, and launches.
+
+    ``kernel[global_size, local_size](*args)`` or
+    ``kernel(*args, global_size=..., local_size=..., device=None, queue=None, stream=None)``.
+    Sizes are ints or tuples of 1 to 3 ints, dimension 0 fastest (``get_global_id(0)``).
+    """
+
+    def __init__(self, module: Module, info: dict[str, Any]) -> None:
+        self.module = module
+        self.name: str = info["name"]
+        self.parameters: tuple[Parameter, ...] = tuple(Parameter(**p) for p in info["parameters"])
+        self.local_memory_bytes: int = info["local_memory_bytes"]
+        required = info.get("work_group_size")
+        self.work_group_size: tuple[int, int, int] | None = tuple(required) if required else None
+        """The work-group size the kernel requires (``#[work_group_size(x, y, z)]``), or None."""
+        self._buffer_parameters = tuple(
+            (index, parameter)
+            for index, parameter in enumerate(self.parameters)
+            if parameter.kind == "buffer"
+        )
+        self._loaded: dict[Device, Any] = {}
+
+    @property
+    def signature(self) -> str:
+        """``saxpy(y: global mut [f32], x: global [f32], a: f32, n: u32)``"""
+        return f"{self.name}({', '.join(str(p) for p in self.parameters)})"
+
+    def __repr__(self) -> str:
+        return f"<kdsl.Kernel {self.signature}, {self.local_memory_bytes} bytes of local memory>"
+
+    def __getitem__(self, sizes: Any) -> _Configured:
+        # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
+        # is kernel[(width, height), None].
+        if isinstance(sizes, tuple) and len(sizes) == 2:
+            global_size, local_size = sizes
+        else:
+            global_size, local_size = sizes, None
+        return _Configured(self, global_size, local_size)
+
+    def __call__(
+        self,
+        *args: Any,
+        global_size: Size | None = None,
+        local_size: Size | None = None,
+        device: DeviceLike = None,
+        queue: Any = None,
+        stream: Any = None,
+    ) -> Event:
+        if global_size is None:
+            raise LaunchError(
+                f"kernel `{self.name}` needs global_size= (or launch it as kernel[global, local](...))",
+                "BadLaunch",
+            )
+        return self.launch(args, global_size, local_size, device=device, queue=queue, stream=stream)
+
+    def loaded(self, device: Device) -> Any:
+        """This kernel loaded on a device instance (loaded once per instance)."""
+        kernel = self._loaded.get(device)
+        if kernel is None:
+            kernel = self.module._program(device).kernel(self.name)
+            self._loaded[device] = kernel
+        return kernel
+
+    def launch(
+        self,
+        args: Sequence[Any],
+        global_size: Size,
+        local_size: Size | None = None,
+        *,
+        device: DeviceLike = None,
+        queue: Any = None,
+        stream: Any = None,
+    ) -> Event:
+        """Checks the arguments against the signature, picks the device the data lives on, and
+        submits the launch. See the package documentation for the synchronisation rules."""
+        global_dims, local_dims = launch_sizes(global_size, local_size, self.work_group_size)
+        return self._launch(args, global_dims, local_dims, device, queue, stream)
+
+    def _launch(
+        self,
+        args: Sequence[Any],
+        global_dims: list[int],
+        local_dims: list[int],
+        device: DeviceLike,
+        queue: Any,
+        stream: Any,
+    ) -> Event:
+        if len(args) != len(self.parameters):
+            raise ArgumentError(
+                f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
+                f"were given: {self.signature}",
+                "ArgumentCount",
+            )
+        prepared = list(args)
+        arrays = []
+        for index, parameter in self._buffer_parameters:
+            array = _arrays.describe(args[index], index, parameter, self.name)
+            arrays.append(array)
+            prepared[index] = (array.memory, array.address, array.count, array.read_only)
+        target, sycl_queue = self._choose_device(arrays, device, queue, stream)
+        kernel = self._loaded.get(target) or self.loaded(target)
+        out_of_order = sycl_queue is not None and not sycl_queue.is_in_order
+        if out_of_order:
+            # An out-of-order queue (dpnp's default): order the launch after everything already
+            # submitted to the queue (the arrays' producers) ...
+            sycl_queue.submit_barrier()
+        event = kernel.launch(tuple(prepared), global_dims, local_dims)
+        if out_of_order:
+            # ... and what dpnp/dpctl submits next after the launch: dpnp makes each operation
+            # depend on the events its SequentialOrderManager holds for the queue.
+            from dpctl.utils import SequentialOrderManager
+
+            barrier = sycl_queue.submit_barrier()
+            SequentialOrderManager[sycl_queue].add_event_pair(barrier, barrier)
+        if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
+            _keep_until_complete(event, [array.keep_alive for array in arrays])
+        return event
+
+    def _choose_device(
+        self, arrays: list[_arrays.ArrayArgument], device: DeviceLike, queue: Any, stream: Any
+    ) -> tuple[Device, Any]:
+        """The device instance to launch on, and the dpctl queue when it adopts one."""
+        placements = {array.placement.kind for array in arrays}
+        if len(placements) == 1 and device is None and queue is None and stream is None:
+            first = arrays[0].placement
+            if first.kind == "sycl" and all(array.placement.where is first.where for array in arrays):
+                # The common case: every array on one dpnp queue.
+                found = _sycl_devices.get(first.where)
+                if found is not None:
+                    return found, first.where
+        if len(placements) > 1:
+            kinds = ", ".join(
+                f"argument {index} (`{parameter.name}`) on {array.placement.kind}"
+                for (index, parameter), array in zip(self._buffer_parameters, arrays)
+            )
+            raise ArgumentError(
+                f"kernel `{self.name}` was given arrays on different devices ({kinds}); all arrays "
+                f"of a launch must live on one device (move them with dpnp.asarray, cupy.asarray, "
+                f"torch.as_tensor or numpy.asarray)",
+                "DifferentDevices",
+            )
+        placement = next(iter(placements)) if placements else "host"
+        if placement == "host":
+            if queue is not None:
+                return sycl_device(queue), queue
+            if stream is not None:
+                ordinal = 0
+                if isinstance(device, str) and device.startswith(("cuda:", "hip:")):
+                    ordinal = int(device.split(":", 1)[1])
+                kind = "rocm" if isinstance(device, str) and device.startswith("hip") else "cuda"
+                return gpu_device(kind, ordinal, _stream_handle(stream)), None
+            return resolve_device(device), None
+        if device is not None:
+            raise ArgumentError(
+                f"device= chooses where NumPy (host) arrays run; the arrays given to kernel "
+                f"`{self.name}` live on a {placement} device and the launch runs there",
+                "DifferentDevices",
+            )
+        if placement == "sycl":
+            array_queue = arrays[0].placement.where
+            for array in arrays[1:]:
+                if array.placement.where != array_queue:
+                    if array.placement.where.sycl_context != array_queue.sycl_context:
+                        raise ArgumentError(
+                            f"the arrays given to kernel `{self.name}` belong to different SYCL "
+                            f"contexts; all arrays of a launch must live on one device",
+                            "DifferentDevices",
+                        )
+            chosen = array_queue if queue is None else queue
+            if chosen.sycl_context != array_queue.sycl_context:
+                raise ArgumentError(
+                    f"queue= is in another SYCL context than the arrays given to kernel `{self.name}`",
+                    "DifferentDevices",
+                )
+            return sycl_device(chosen), chosen
+        ordinals = {array.placement.where[0] for array in arrays}
+        if len(ordinals) > 1:
+            raise ArgumentError(
+                f"the arrays given to kernel `{self.name}` live on {placement} devices "
+                f"{sorted(ordinals)}; all arrays of a launch must live on one device",
+                "DifferentDevices",
+            )
+        if stream is not None:
+            handle = _stream_handle(stream)
+        else:
+            streams = [array.placement.where[1] for array in arrays if array.placement.where[1] is not None]
+            handle = _interface_stream(streams[0] if streams else None)
+        return gpu_device(placement, ordinals.pop(), handle), None
+
+
+class _Configured:
+    """``kernel[global_size, local_size]``: a kernel with its launch sizes, called with the
+    arguments."""
+
+    def __init__(self, kernel: Kernel, global_size: Size, local_size: Size | None) -> None:
+        self.kernel = kernel
+        self.global_size, self.local_size = launch_sizes(global_size, local_size, kernel.work_group_size)
+
+    def __call__(
+        self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None
+    ) -> Event:
+        return self.kernel._launch(args, self.global_size, self.local_size, device, queue, stream)
+
+
+class Module:
+    """A compiled ``.krn`` file: its kernels (``module.saxpy``, ``module["saxpy"]``) and the
+    bundle holding its images (SPIR-V, PTX, AMDGPU)."""
+
+    def __init__(self, bundle: Any, *, from_cache: bool = False, source_name: str | None = None) -> None:
+        self.bundle = bundle
+        self._source_name = source_name
+        self.from_cache = from_cache
+        """True when :func:`kdsl.compile` found the bundle in the on-disk cache."""
+        self.kernels: dict[str, Kernel] = {
+            info["name"]: Kernel(self, info) for info in bundle.kernels()
+        }
+        self._programs: dict[str, Any] = {}
+
+    @property
+    def source_name(self) -> str:
+        """The file compiled (a cached bundle keeps the name it was first compiled under)."""
+        return self._source_name or self.bundle.source_name
+
+    @property
+    def image_names(self) -> list[str]:
+        """The images the bundle holds: ``spirv``, ``ptx:sm_90``, ``amdgpu:gfx90a``."""
+        return list(self.bundle.image_names())
+
+    def __getitem__(self, name: str) -> Kernel:
+        kernel = self.kernels.get(name)
+        if kernel is None:
+            listed = ", ".join(self.kernels) or "(none)"
+            raise KernelNotFoundError(
+                f"the bundle has no kernel named `{name}`; its kernels are: {listed}",
+                "KernelNotFound",
+            )
+        return kernel
+
+    def __getattr__(self, name: str) -> Kernel:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.kernels
+
+    def __iter__(self) -> Iterator[Kernel]:
+        return iter(self.kernels.values())
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self.kernels))
+
+    def __repr__(self) -> str:
+        return f"<kdsl.Module {self.source_name}: {', '.join(self.kernels)}; images {', '.join(self.image_names)}>"
+
+    def to_bytes(self) -> bytes:
+        return self.bundle.to_bytes()
+
+    def save(self, path: str | Path) -> None:
+        """Writes the bundle as a ``.kbundle`` file (readable with :func:`kdsl.load`)."""
+        Path(path).write_bytes(self.to_bytes())
+
+    def _program(self, device: Device) -> Any:
+        program = self._programs.get(device.label)
+        if program is None:
+            program = _runtime.Program(device, self.bundle)
+            self._programs[device.label] = program
+        return program
+
+    def to_dpctl(self, queue: Any) -> dict[str, Any]:
+        """The module's kernels as dpctl ``SyclKernel`` objects, built from the SPIR-V image
+        with ``dpctl.program.create_program_from_spirv(queue, spirv)``.
+
+        dpctl takes launch ranges in SYCL's order, slowest dimension first, which is kdsl's
+        order reversed: a kdsl launch ``[(g0, g1), (l0, l1)]`` is
+        ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
+        (``dpctl.memory`` objects or ``dpnp`` arrays' ``usm_data``) and ctypes scalars
+        (``ctypes.c_float``, ``ctypes.c_uint32``) in the kernel's parameter order.
+        """
+        spirv = self.bundle.image("spirv")
+        if spirv is None:
+            raise BundleError(
+                f"the bundle of {self.source_name} has no SPIR-V image (it has {', '.join(self.image_names)})",
+                "NoMatchingImage",
+            )
+        import dpctl.program
+
+        program = dpctl.program.create_program_from_spirv(queue, spirv)
+        return {name: program.get_sycl_kernel(name) for name in self.kernels}

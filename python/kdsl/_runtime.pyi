@@ -1,0 +1,89 @@
+"""Type stubs of ``kdsl._runtime``, the native half of kdsl that does not link LLVM:
+device discovery, bundles, loaded programs, checked launches and events."""
+
+from os import PathLike
+from typing import Any
+
+COMPILER_VERSION: str
+"""``kdsl 0.1.0 (compiler sources <hash>)``: keys the on-disk bundle cache."""
+SYCL_BUILT_IN: bool
+
+def devices() -> list[dict[str, Any]]:
+    """Every device found on every backend, as dicts (see ``kdsl.DeviceInfo``)."""
+
+def device_notes() -> list[str]:
+    """One line per backend that found no device, saying why."""
+
+def dlpack_tensor(capsule: Any) -> dict[str, Any]:
+    """The tensor of an unconsumed DLPack capsule: address, device_type, device_id, typestr,
+    shape, strides (elements, or None) and read_only."""
+
+class Device:
+    """An opened device instance with its own queue (SYCL) or stream (CUDA, HIP)."""
+
+    def __init__(self, filter: str | None = None) -> None:
+        """Opens the first device matching ``filter`` (``"cuda:0"``, ``"sycl:cpu"``, ``"gpu"``),
+        or the default device (``KDSL_DEVICE``, else a GPU before a CPU)."""
+    @staticmethod
+    def from_sycl_queue(capsule: Any) -> Device:
+        """Adopts the SYCL queue of dpctl's ``SyclQueue._get_capsule()``."""
+    @staticmethod
+    def from_cuda_stream(ordinal: int, stream: int) -> Device:
+        """Adopts a CUDA stream (0: the legacy default stream) of a device's primary context."""
+    @staticmethod
+    def from_hip_stream(ordinal: int, stream: int) -> Device:
+        """Adopts a HIP stream (0: the null stream). Never run on hardware."""
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def backend(self) -> str: ...
+    @property
+    def label(self) -> str:
+        """``sycl:0 instance 3``: the device and which opened instance this is."""
+    def info(self) -> dict[str, Any]: ...
+    def synchronize(self) -> None:
+        """Waits until everything submitted to this device instance has finished."""
+
+class Bundle:
+    """A kdsl bundle: images per target and the kernels' signatures."""
+
+    @staticmethod
+    def from_bytes(data: bytes) -> Bundle: ...
+    @staticmethod
+    def read(path: str | PathLike[str]) -> Bundle: ...
+    def to_bytes(self) -> bytes: ...
+    @property
+    def source_name(self) -> str: ...
+    def kernels(self) -> list[dict[str, Any]]: ...
+    def image_names(self) -> list[str]: ...
+    def image(self, name: str) -> bytes | None: ...
+
+class Program:
+    """A bundle's image loaded on one device instance."""
+
+    def __init__(self, device: Device, bundle: Bundle) -> None: ...
+    @property
+    def image(self) -> str: ...
+    def kernel(self, name: str) -> Kernel: ...
+
+class Kernel:
+    """One kernel of a loaded program."""
+
+    @property
+    def name(self) -> str: ...
+    def launch(self, arguments: tuple[Any, ...], global_size: list[int], local_size: list[int]) -> Event:
+        """Buffer arguments are ``(kind, address, count, read_only)`` tuples (kind 0: host
+        memory, copied; kind 1: memory of this device instance, borrowed); scalars are Python
+        numbers converted by the signature."""
+
+class Event:
+    """A submitted launch."""
+
+    def wait(self) -> None: ...
+    @property
+    def is_complete(self) -> bool: ...
+    @property
+    def elapsed_ns(self) -> int:
+        """Waits, then gives the kernel's execution time in nanoseconds (device-measured)."""

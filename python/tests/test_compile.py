@@ -1,0 +1,282 @@
+"""kdsl.compile, the on-disk cache, kdsl.load, module and kernel signatures, to_dpctl."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, example, has_module, needs_compiler, sycl_available
+
+import kdsl
+
+SAXPY = (EXAMPLES / "saxpy.krn").read_text()
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KDSL_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_signature_and_local_memory():
+    module = example("saxpy")
+    kernel = module.saxpy
+    assert module["saxpy"] is kernel
+    assert "saxpy" in module and [k.name for k in module] == ["saxpy"]
+    assert kernel.signature == "saxpy(y: global mut [f32], x: global [f32], a: f32, n: u32)"
+    assert kernel.parameters[0] == kdsl.Parameter("y", "buffer", "f32", True, "global")
+    assert kernel.parameters[3] == kdsl.Parameter("n", "scalar", "u32", False, None)
+    assert kernel.local_memory_bytes == 0
+    assert example("histogram").histogram.local_memory_bytes == 256 * 4
+    assert example("reduction").reduce_sum.local_memory_bytes == 256 * 4
+
+
+def test_default_targets_give_every_image():
+    images = example("saxpy").image_names
+    assert images[0] == "spirv"
+    assert any(name.startswith("ptx:") for name in images) and "ptx:sm_90" in images
+    assert any(name.startswith("amdgpu:") for name in images)
+
+
+@needs_compiler
+def test_default_targets_match_the_compiler():
+    from kdsl import _compiler
+
+    assert list(kdsl.DEFAULT_TARGETS) == _compiler.default_targets()
+
+
+@needs_compiler
+def test_second_compile_comes_from_the_cache(cache):
+    first = kdsl.compile(source=SAXPY, targets=["spirv"])
+    assert not first.from_cache
+    entries = list(cache.glob("*.kbundle"))
+    assert len(entries) == 1
+    second = kdsl.compile(source=SAXPY, targets=["spirv"])
+    assert second.from_cache
+    assert second.to_bytes() == first.to_bytes()
+    # Other options are other entries.
+    assert not kdsl.compile(source=SAXPY, targets=["spirv", "ptx:sm_90"]).from_cache
+    assert not kdsl.compile(source=SAXPY, targets=["spirv"], opt_level=2).from_cache
+    assert not kdsl.compile(source=SAXPY + "\n// changed\n", targets=["spirv"]).from_cache
+    assert len(list(cache.glob("*.kbundle"))) == 4
+    assert kdsl.clear_cache() == 4
+
+
+@needs_compiler
+def test_cache_works_without_the_compiler(cache, tmp_path):
+    """A process that cannot import kdsl._compiler (as on a machine without LLVM) still
+    compiles what is cached, and gets CompilerUnavailableError for what is not."""
+    kdsl.compile(source=SAXPY, targets=["spirv"])
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.modules["kdsl._compiler"] = None          # importing it now raises ImportError
+        import kdsl, numpy as np
+        module = kdsl.compile(source={SAXPY!r}, targets=["spirv"])
+        assert module.from_cache
+        y = np.ones(10, np.float32)
+        module.saxpy[16, 16](y, np.ones(10, np.float32), 2.0, 10)
+        assert (y == 3.0).all(), y
+        try:
+            kdsl.compile(source={SAXPY!r} + "// not cached", targets=["spirv"])
+        except kdsl.CompilerUnavailableError as error:
+            assert isinstance(error, kdsl.CompileError) and "not available" in str(error), error
+            print("unavailable:", error)
+        else:
+            raise SystemExit("compiled without a compiler")
+        print("ok")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=dict(os.environ))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().endswith("ok")
+
+
+@needs_compiler
+def test_damaged_cache_entry_is_recompiled(cache):
+    kdsl.compile(source=SAXPY, targets=["spirv"])
+    (entry,) = cache.glob("*.kbundle")
+    entry.write_bytes(b"garbage")
+    module = kdsl.compile(source=SAXPY, targets=["spirv"])
+    assert not module.from_cache and module.saxpy.name == "saxpy"
+
+
+@needs_compiler
+def test_compile_error_is_a_rendered_report(cache, tmp_path):
+    path = tmp_path / "broken.krn"
+    path.write_text("kernel k(out: global mut [f32]) {\n    out[0] = 1u32;\n}\n")
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(path=path)
+    report = str(raised.value)
+    assert f"{path}:2:14" in report, report
+    assert "error[E0301]" in report and "hint:" in report
+    (diagnostic,) = raised.value.diagnostics
+    assert (diagnostic["code"], diagnostic["line"], diagnostic["column"]) == ("E0301", 2, 14)
+    assert not list(cache.glob("*.kbundle"))
+
+
+@needs_compiler
+def test_every_error_of_a_file_is_reported():
+    source = (EXAMPLES.parent / "tests" / "errors" / "several_errors.krn").read_text()
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=source, targets=["spirv"])
+    assert len(raised.value.diagnostics) > 1
+    assert str(raised.value).count("error[") == len(raised.value.diagnostics)
+
+
+SCALED = """
+const SCALE: f32 = 1.0;
+const OFFSET: u32 = 0;
+kernel scaled(out: global mut [f32], n: u32) {
+    let i = get_global_id(0);
+    if i < n { out[i] = SCALE * ((i + OFFSET) as f32); }
+}
+"""
+
+
+@needs_compiler
+def test_defines_set_module_constants(cache):
+    plain = kdsl.compile(source=SCALED, targets=["spirv"])
+    defined = kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": 0.5, "OFFSET": 10})
+    assert not defined.from_cache  # the defines are part of the cache key
+    assert kdsl.compile(source=SCALED, targets=["spirv"], defines={"OFFSET": 10, "SCALE": 0.5}).from_cache
+    out = np.zeros(8, np.float32)
+    plain.scaled[8, 8](out, 8)
+    np.testing.assert_array_equal(out, np.arange(8))
+    defined.scaled[8, 8](out, 8)
+    np.testing.assert_array_equal(out, 0.5 * (np.arange(8) + 10))
+
+
+@needs_compiler
+def test_required_work_group_size(cache):
+    source = """
+#[work_group_size(64)]
+kernel group_ids(out: global mut [u32]) {
+    out[get_global_id(0)] = get_local_id(0);
+}
+"""
+    kernel = kdsl.compile(source=source, targets=["spirv"]).group_ids
+    assert kernel.work_group_size == (64, 1, 1)
+    out = np.zeros(256, np.uint32)
+    kernel[256](out)  # no local size: the required one
+    np.testing.assert_array_equal(out, np.arange(256) % 64)
+    with pytest.raises(kdsl.LaunchError) as raised:
+        kernel[256, 128](out)
+    assert raised.value.kind == "BadLaunch" and "64" in str(raised.value)
+
+
+@needs_compiler
+def test_bad_defines_are_compile_errors():
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": "true"})
+    assert raised.value.diagnostics, str(raised.value)
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"MISSING": 1})
+    assert "MISSING" in str(raised.value)
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SCALED, targets=["spirv"], defines={"SCALE": [1]})
+    assert raised.value.kind == "BadDefine"
+
+
+def test_bad_arguments():
+    with pytest.raises(kdsl.CompileError):
+        kdsl.compile()
+    with pytest.raises(kdsl.CompileError):
+        kdsl.compile(source=SAXPY, path="saxpy.krn")
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SAXPY, targets=["metal"])
+    assert raised.value.kind == "BadTarget"
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(path="/nonexistent/file.krn")
+    assert raised.value.kind == "Io"
+
+
+def test_save_and_load(tmp_path):
+    module = example("saxpy")
+    path = tmp_path / "saxpy.kbundle"
+    module.save(path)
+    loaded = kdsl.load(path)
+    assert loaded.saxpy.signature == module.saxpy.signature
+    y = np.ones(10, np.float32)
+    loaded.saxpy[16, 16](y, np.full(10, 2.0, np.float32), 0.5, 10)
+    np.testing.assert_array_equal(y, 2.0)
+
+
+def test_devices_and_notes():
+    found = kdsl.devices()
+    assert found, kdsl.device_notes()
+    for info in found:
+        assert info.id == f"{info.backend}:{info.index}"
+        assert info.target
+    device = found[0].open()
+    assert device.id == found[0].id and device.label.startswith(found[0].id)
+    assert isinstance(kdsl.device_notes(), list)
+
+
+def test_device_argument_selects_the_device():
+    info = kdsl.devices()[0]
+    y = np.ones(10, np.float32)
+    event = example("saxpy").saxpy[16, 16](y, np.ones(10, np.float32), 1.0, 10, device=info.id)
+    assert event.is_complete and event.elapsed_ns > 0
+    np.testing.assert_array_equal(y, 2.0)
+    example("saxpy").saxpy(y, np.ones(10, np.float32), 1.0, 10, global_size=10, device=kdsl.Device(info.id))
+    np.testing.assert_array_equal(y, 3.0)
+
+
+def test_launch_sizes():
+    assert kdsl.launch_sizes(1000, None) == ([1000], [8])
+    assert kdsl.launch_sizes(1024, None) == ([1024], [256])
+    assert kdsl.launch_sizes((64, 48), None) == ([64, 48], [16, 16])
+    assert kdsl.launch_sizes((64, 48), (16, 4)) == ([64, 48], [16, 4])
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_to_dpctl_runs_with_reversed_ranges():
+    import ctypes
+
+    import dpctl
+    import dpctl.memory
+
+    queue = dpctl.SyclQueue(property="in_order")
+    kernels = example("transpose").to_dpctl(queue)
+    height, width = 32, 48
+    source = np.random.default_rng(1).standard_normal((height, width)).astype(np.float32)
+    input_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
+    input_memory.copy_from_host(source.view(np.uint8).reshape(-1))
+    output_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
+    # kdsl's launch is [(width, height), (16, 16)]: dpctl takes it slowest dimension first.
+    queue.submit(
+        kernels["transpose"],
+        [output_memory, input_memory, ctypes.c_uint32(width), ctypes.c_uint32(height)],
+        [height, width],
+        [16, 16],
+    ).wait()
+    result = np.frombuffer(output_memory.copy_to_host().tobytes(), np.float32).reshape(width, height)
+    np.testing.assert_array_equal(result, source.T)
+
+
+def test_import_without_a_loadable_sycl_runtime(tmp_path):
+    """Where the SYCL shim (or libsycl) cannot be loaded, `import kdsl` works and discovery
+    gives a note instead of failing."""
+    script = "import kdsl; print([d.id for d in kdsl.devices() if d.backend == 'sycl']); print(kdsl.device_notes())"
+    env = dict(os.environ, KDSL_SYCL_SHIM=str(tmp_path / "missing" / "libkdsl_sycl_shim.so"))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    sycl_ids, notes = result.stdout.strip().splitlines()
+    assert sycl_ids == "[]"
+    assert "SYCL" in notes and "could not be loaded" in notes, notes
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_numpy_arrays_on_a_given_queue():
+    import dpctl
+
+    queue = dpctl.SyclQueue(property=["in_order", "enable_profiling"])
+    y = np.ones(100, np.float32)
+    event = example("saxpy").saxpy(y, np.full(100, 2.0, np.float32), 3.0, 100, global_size=128, queue=queue)
+    np.testing.assert_array_equal(y, 7.0)
+    assert event.elapsed_ns > 0

@@ -1,0 +1,98 @@
+"""Every example kernel launched from Python on every array kind available here (NumPy,
+dpnp, dpctl USM memory; CuPy and PyTorch on CUDA machines), checked against NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import example
+
+RNG = np.random.default_rng(7)
+
+
+def test_saxpy(kind):
+    n = 1000
+    x = RNG.standard_normal(n).astype(np.float32)
+    y = RNG.standard_normal(n).astype(np.float32)
+    # In f64: a device may fuse the multiply and add (one rounding), NumPy does not.
+    expected = 3.0 * x.astype(np.float64) + y
+    dy, dx = kind.to_device(y), kind.to_device(x)
+    event = example("saxpy").saxpy[1024, 256](dy, dx, 3.0, n)
+    event.wait()
+    np.testing.assert_allclose(kind.to_numpy(dy), expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,dtype", [("axpby_f32", np.float32), ("axpby_f64", np.float64)])
+def test_generic_axpby(kind, name, dtype):
+    n = 777
+    x = RNG.standard_normal(n).astype(dtype)
+    y = RNG.standard_normal(n).astype(dtype)
+    expected = 1.5 * x.astype(np.float64) - 0.5 * y.astype(np.float64)
+    dy = kind.to_device(y)
+    example("generic")[name](dy, kind.to_device(x), 1.5, -0.5, n, global_size=1024, local_size=128)
+    tolerance = 1e-6 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(kind.to_numpy(dy), expected, rtol=tolerance, atol=tolerance)
+
+
+def test_histogram(kind):
+    n = 10_000
+    data = RNG.integers(0, 256, n, dtype=np.uint8)
+    bins = np.zeros(256, np.uint32)
+    dbins = kind.to_device(bins)
+    example("histogram").histogram(dbins, kind.to_device(data), n, global_size=10_240, local_size=256)
+    np.testing.assert_array_equal(kind.to_numpy(dbins), np.bincount(data, minlength=256))
+
+
+def test_reduction(kind):
+    n = 5000
+    values = RNG.standard_normal(n).astype(np.float32)
+    groups = (n + 255) // 256
+    partial = np.zeros(groups, np.float32)
+    dpartial = kind.to_device(partial)
+    example("reduction").reduce_sum[groups * 256, 256](dpartial, kind.to_device(values), n)
+    sums = kind.to_numpy(dpartial)
+    expected = [values[g * 256 : (g + 1) * 256].sum(dtype=np.float64) for g in range(groups)]
+    np.testing.assert_allclose(sums, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_matmul(kind):
+    m, n, k = 48, 80, 64
+    a = RNG.standard_normal((m, k)).astype(np.float32)
+    b = RNG.standard_normal((k, n)).astype(np.float32)
+    c = np.zeros((m, n), np.float32)
+    dc = kind.to_device(c)
+    example("matmul").matmul[(n, m), (16, 16)](dc, kind.to_device(a), kind.to_device(b), m, n, k)
+    np.testing.assert_allclose(kind.to_numpy(dc).reshape(m, n), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_transpose(kind):
+    height, width = 48, 80
+    source = RNG.standard_normal((height, width)).astype(np.float32)
+    out = np.zeros((width, height), np.float32)
+    dout = kind.to_device(out)
+    example("transpose").transpose[(width, height), (16, 16)](dout, kind.to_device(source), width, height)
+    np.testing.assert_array_equal(kind.to_numpy(dout).reshape(width, height), source.T)
+
+
+def test_stencil(kind):
+    height, width = 30, 50
+    grid = RNG.standard_normal((height, width)).astype(np.float32)
+    out = np.zeros_like(grid)
+    dout = kind.to_device(out)
+    example("stencil").stencil[(64, 32), (16, 8)](dout, kind.to_device(grid), width, height)
+    expected = grid.copy()
+    expected[1:-1, 1:-1] = 0.2 * (
+        grid[1:-1, 1:-1] + grid[1:-1, :-2] + grid[1:-1, 2:] + grid[:-2, 1:-1] + grid[2:, 1:-1]
+    )
+    np.testing.assert_allclose(kind.to_numpy(dout).reshape(height, width), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_softmax(kind):
+    rows, columns = 12, 300
+    values = RNG.standard_normal((rows, columns)).astype(np.float32)
+    out = np.zeros_like(values)
+    dout = kind.to_device(out)
+    example("softmax").softmax[rows * 128, 128](dout, kind.to_device(values), columns)
+    shifted = np.exp(values - values.max(axis=1, keepdims=True))
+    expected = shifted / shifted.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(kind.to_numpy(dout).reshape(rows, columns), expected, rtol=1e-5, atol=1e-7)

@@ -1,0 +1,149 @@
+"""Compute follows data: dpnp's out-of-order queues, and CuPy/PyTorch streams (on CUDA
+machines; skipped elsewhere)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import EXAMPLES, cuda_available, example, has_module, sycl_available
+
+import kdsl
+
+needs_dpnp = pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent")
+needs_cupy = pytest.mark.skipif(not (has_module("cupy") and cuda_available()), reason="CuPy or CUDA absent")
+needs_torch = pytest.mark.skipif(not (has_module("torch") and cuda_available()), reason="PyTorch or CUDA absent")
+
+
+@needs_dpnp
+def test_dpnp_producers_and_consumers_are_ordered():
+    """On dpnp's out-of-order queue, each launch sees what dpnp computed before it and dpnp
+    sees what the launch wrote, without waits in between."""
+    import dpnp
+
+    saxpy = example("saxpy").saxpy
+    n = 1 << 18
+    x = dpnp.arange(n, dtype=dpnp.float32)
+    assert not x.sycl_queue.is_in_order
+    y = dpnp.zeros(n, dtype=dpnp.float32)
+    expected = np.zeros(n, np.float32)
+    host_x = np.arange(n, dtype=np.float32)
+    for step in range(10):
+        y = y * 0.5 + 1.0                       # dpnp producer
+        expected = expected * 0.5 + 1.0
+        saxpy[n, 256](y, x, 0.25, n)            # kdsl, no wait
+        expected = expected + 0.25 * host_x
+    total = dpnp.asnumpy(y + 0.0)               # dpnp consumer
+    np.testing.assert_allclose(total, expected, rtol=1e-5)
+
+
+@needs_dpnp
+def test_dpnp_launch_runs_on_the_arrays_queue_and_loads_once():
+    import dpnp
+
+    module = kdsl.compile(path=EXAMPLES / "saxpy.krn")
+    y = dpnp.ones(64, dtype=dpnp.float32)
+    x = dpnp.ones(64, dtype=dpnp.float32)
+    module.saxpy[64, 64](y, x, 1.0, 64)
+    module.saxpy[64, 64](y, x, 1.0, 64)
+    assert len(module._programs) == 1           # one program for the array's queue
+    device = next(iter(module.saxpy._loaded))
+    assert device.backend == "sycl"
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 3.0)
+
+
+@needs_dpnp
+def test_dpnp_read_only_and_strided_views():
+    import dpnp
+
+    saxpy = example("saxpy").saxpy
+    y = dpnp.ones(100, dtype=dpnp.float32)
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[128, 128](y, dpnp.ones(200, dtype=dpnp.float32)[::2], 1.0, 100)
+    assert raised.value.kind == "NotContiguous"
+    # A contiguous slice with an offset is fine.
+    x = dpnp.arange(200, dtype=dpnp.float32)[100:]
+    saxpy[128, 128](y, x, 1.0, 100)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 1.0 + np.arange(100, 200))
+
+
+@needs_cupy
+def test_cupy_default_and_non_default_stream():
+    import cupy
+
+    saxpy = example("saxpy").saxpy
+    n = 1 << 20
+    x = cupy.arange(n, dtype=cupy.float32)
+    y = cupy.ones(n, dtype=cupy.float32)
+    saxpy[n, 256](y, x, 2.0, n)                 # the producer's (current) stream
+    np.testing.assert_allclose(cupy.asnumpy(y), 1.0 + 2.0 * np.arange(n, dtype=np.float32))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        a = cupy.full(n, 3.0, dtype=cupy.float32)   # produced on `stream`
+        b = cupy.ones(n, dtype=cupy.float32)
+        event = saxpy[n, 256](b, a, 2.0, n)          # ordered on `stream` (the array interface names it)
+        c = b * 2                                     # consumer on the same stream
+    stream.synchronize()
+    assert event.is_complete
+    np.testing.assert_array_equal(cupy.asnumpy(c), 14.0)
+    # stream= names the stream explicitly.
+    other = cupy.cuda.Stream(non_blocking=True)
+    d = cupy.zeros(n, dtype=cupy.float32)
+    cupy.cuda.Device().synchronize()
+    saxpy(d, a, 1.0, n, global_size=n, local_size=256, stream=other).wait()
+    np.testing.assert_array_equal(cupy.asnumpy(d), 3.0)
+
+
+@needs_torch
+def test_torch_default_and_non_default_stream():
+    import torch
+
+    saxpy = example("saxpy").saxpy
+    n = 1 << 20
+    x = torch.arange(n, dtype=torch.float32, device="cuda")
+    y = torch.ones(n, dtype=torch.float32, device="cuda")
+    saxpy[n, 256](y, x, 2.0, n)
+    torch.testing.assert_close(y.cpu(), 1.0 + 2.0 * torch.arange(n, dtype=torch.float32))
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream):
+        a = torch.full((n,), 3.0, device="cuda")
+        b = torch.ones(n, device="cuda")
+        saxpy[n, 256](b, a, 2.0, n)              # on PyTorch's current stream, `stream`
+        c = b * 2
+        saxpy[n, 256](c, a, 1.0, n, stream=stream)  # stream= names it explicitly
+        d = c + 1
+    torch.cuda.synchronize()
+    assert bool((d == 18.0).all()), d[:4]
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[n, 256](y, x[::2].contiguous().double(), 2.0, n // 2)
+    assert raised.value.kind == "ArgumentType"
+
+
+@needs_cupy
+def test_cupy_misuse_and_dlpack():
+    import cupy
+
+    saxpy = example("saxpy").saxpy
+    y = cupy.ones(100, dtype=cupy.float32)
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[128, 128](y, np.ones(100, np.float32), 1.0, 100)
+    assert raised.value.kind == "DifferentDevices"
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[128, 128](y, y, 1.0, 100)
+    assert raised.value.kind == "AliasedBuffers"
+
+    class OnlyDlpack:
+        """An array that offers nothing but DLPack (like JAX)."""
+
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    x = cupy.arange(100, dtype=cupy.float32)
+    saxpy[128, 128](OnlyDlpack(y), OnlyDlpack(x), 1.0, 100)
+    cupy.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(y), 1.0 + np.arange(100))

@@ -1,0 +1,233 @@
+"""Every misuse raises its own exception type before anything runs, and the process (and the
+device's queue) stays usable afterwards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import assert_still_usable, example, has_module, sycl_available, feature_kernels
+
+import kdsl
+
+
+def saxpy_arrays(n: int = 100):
+    return np.ones(n, np.float32), np.arange(n, dtype=np.float32)
+
+
+def expect(error_type, kind, call):
+    with pytest.raises(error_type) as raised:
+        call()
+    assert raised.value.kind == kind, (raised.value.kind, str(raised.value))
+    assert isinstance(raised.value, kdsl.Error)
+    assert_still_usable()
+    return raised.value
+
+
+def test_wrong_element_type():
+    y, _ = saxpy_arrays()
+    error = expect(
+        kdsl.ArgumentError,
+        "ArgumentType",
+        lambda: example("saxpy").saxpy[128, 128](y, np.arange(100, dtype=np.float64), 2.0, 100),
+    )
+    assert "argument 1 (`x`)" in str(error) and "float64" in str(error)
+
+
+def test_not_contiguous():
+    y, _ = saxpy_arrays()
+    strided = np.arange(200, dtype=np.float32)[::2]
+    error = expect(
+        kdsl.ArgumentError, "NotContiguous", lambda: example("saxpy").saxpy[128, 128](y, strided, 2.0, 100)
+    )
+    assert "ascontiguousarray" in str(error)
+
+
+def test_read_only_array_for_mut_parameter():
+    y, x = saxpy_arrays()
+    y.flags.writeable = False
+    expect(kdsl.ArgumentError, "ReadOnlyArray", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0, 100))
+
+
+def test_same_array_twice_is_aliasing():
+    y, _ = saxpy_arrays()
+    expect(kdsl.ArgumentError, "AliasedBuffers", lambda: example("saxpy").saxpy[128, 128](y, y, 2.0, 100))
+
+
+def test_overlapping_views_are_aliasing():
+    data = np.ones(150, np.float32)
+    expect(
+        kdsl.ArgumentError,
+        "AliasedBuffers",
+        lambda: example("saxpy").saxpy[128, 128](data[:100], data[50:], 2.0, 100),
+    )
+
+
+@pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent")
+def test_dpnp_array_twice_is_aliasing():
+    import dpnp
+
+    y = dpnp.ones(100, dtype=dpnp.float32)
+    expect(kdsl.ArgumentError, "AliasedBuffers", lambda: example("saxpy").saxpy[128, 128](y, y, 2.0, 100))
+
+
+@pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent")
+def test_arrays_on_different_devices():
+    import dpnp
+
+    y = dpnp.ones(100, dtype=dpnp.float32)
+    _, x = saxpy_arrays()
+    error = expect(
+        kdsl.ArgumentError, "DifferentDevices", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0, 100)
+    )
+    assert "one device" in str(error)
+
+
+@pytest.mark.parametrize("n", [-1, 2**32])
+def test_int_out_of_range_for_u32(n):
+    y, x = saxpy_arrays()
+    error = expect(
+        kdsl.ArgumentError, "ScalarOutOfRange", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0, n)
+    )
+    assert "u32" in str(error) and str(n) in str(error)
+
+
+def test_float_for_int_parameter():
+    y, x = saxpy_arrays()
+    expect(kdsl.ArgumentError, "ArgumentType", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0, 100.0))
+
+
+def test_string_for_float_parameter():
+    y, x = saxpy_arrays()
+    expect(kdsl.ArgumentError, "ArgumentType", lambda: example("saxpy").saxpy[128, 128](y, x, "2", 100))
+
+
+def test_float_out_of_range_for_f32():
+    y, x = saxpy_arrays()
+    expect(kdsl.ArgumentError, "ScalarOutOfRange", lambda: example("saxpy").saxpy[128, 128](y, x, 1e300, 100))
+
+
+def test_not_an_array():
+    _, x = saxpy_arrays()
+    expect(kdsl.ArgumentError, "ArgumentType", lambda: example("saxpy").saxpy[128, 128]("abc", x, 2.0, 100))
+
+
+def test_wrong_argument_count():
+    y, x = saxpy_arrays()
+    error = expect(kdsl.ArgumentError, "ArgumentCount", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0))
+    assert "takes 4 arguments" in str(error)
+
+
+def test_global_not_multiple_of_local():
+    y, x = saxpy_arrays()
+    error = expect(kdsl.LaunchError, "BadLaunch", lambda: example("saxpy").saxpy[100, 64](y, x, 2.0, 100))
+    assert "not a multiple" in str(error)
+
+
+def test_work_group_too_large():
+    y, x = saxpy_arrays()
+    limit = kdsl.default_device().info()["max_work_group_size"]
+    expect(kdsl.LaunchError, "BadLaunch", lambda: example("saxpy").saxpy[limit * 2, limit * 2](y, x, 2.0, 100))
+
+
+def test_four_dimensions():
+    y, x = saxpy_arrays()
+    expect(kdsl.LaunchError, "BadLaunch", lambda: example("saxpy").saxpy[(1, 1, 1, 1), (1, 1, 1, 1)](y, x, 2.0, 1))
+
+
+def test_missing_global_size():
+    y, x = saxpy_arrays()
+    expect(kdsl.LaunchError, "BadLaunch", lambda: example("saxpy").saxpy(y, x, 2.0, 100))
+
+
+def test_missing_kernel():
+    module = example("saxpy")
+    error = expect(kdsl.KernelNotFoundError, "KernelNotFound", lambda: module["saxpi"])
+    assert "saxpy" in str(error)
+    expect(kdsl.KernelNotFoundError, "KernelNotFound", lambda: module.saxpi)
+    assert not hasattr(module, "saxpi")
+
+
+def test_bad_device_filter():
+    y, x = saxpy_arrays()
+    expect(kdsl.DeviceError, "BadFilter", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0, 100, device="gpu:first"))
+
+
+def test_no_matching_device():
+    expect(kdsl.DeviceError, "NoMatchingDevice", lambda: kdsl.Device("hip:7"))
+
+
+def test_not_a_bundle(tmp_path):
+    path = tmp_path / "not.kbundle"
+    path.write_bytes(b"hello, this is not a bundle")
+    expect(kdsl.BundleError, "Bundle", lambda: kdsl.load(path))
+
+
+def test_missing_bundle_file(tmp_path):
+    expect(kdsl.BundleError, "Bundle", lambda: kdsl.load(tmp_path / "missing.kbundle"))
+
+
+def test_scalar_types_convert_by_signature():
+    module = feature_kernels("types")
+    out = np.zeros(10, np.int8)
+    module.fill_i8[16, 16](out, -128, 10)
+    np.testing.assert_array_equal(out, -128)
+    expect(kdsl.ArgumentError, "ScalarOutOfRange", lambda: module.fill_i8[16, 16](out, 128, 10))
+    out = np.zeros(10, np.uint16)
+    module.fill_u16[16, 16](out, 65535, 10)
+    np.testing.assert_array_equal(out, 65535)
+    out = np.zeros(10, np.int64)
+    module.fill_i64[16, 16](out, -(2**63), 10)
+    np.testing.assert_array_equal(out, -(2**63))
+    out = np.zeros(10, np.uint64)
+    module.fill_u64[16, 16](out, 2**64 - 1, 10)
+    np.testing.assert_array_equal(out, 2**64 - 1)
+    expect(kdsl.ArgumentError, "ScalarOutOfRange", lambda: module.fill_u64[16, 16](out, 2**64, 10))
+    out = np.zeros(10, np.float64)
+    module.fill_f64[16, 16](out, 1e300, np.uint32(10))
+    np.testing.assert_array_equal(out, 1e300)
+
+
+def test_dimension_zero_is_fastest():
+    width, height = 24, 10
+    out = np.zeros(width * height, np.uint32)
+    feature_kernels("types").dimension_order[(width, height), (8, 2)](out, width)
+    ids = out.reshape(height, width)
+    x, y = np.meshgrid(np.arange(width), np.arange(height))
+    np.testing.assert_array_equal(ids, x + 1000 * y)
+
+
+def test_dlpack_capsules_are_read_both_ways():
+    """The DLPack reader the CUDA/ROCm path uses, on NumPy's capsules (1.x and legacy)."""
+    from kdsl import _runtime
+
+    array = np.arange(12, dtype=np.float32).reshape(3, 4)[1:]
+    for capsule in (array.__dlpack__(max_version=(1, 0)), array.__dlpack__()):
+        tensor = _runtime.dlpack_tensor(capsule)
+        assert tensor["address"] == array.__array_interface__["data"][0]
+        assert (tensor["device_type"], tensor["typestr"], tensor["shape"]) == (1, "f4", [2, 4])
+        assert tensor["strides"] in (None, [4, 1])
+        assert tensor["read_only"] is False
+    frozen = array.copy()
+    frozen.flags.writeable = False
+    assert _runtime.dlpack_tensor(frozen.__dlpack__(max_version=(1, 0)))["read_only"] is True
+    with pytest.raises(TypeError):
+        _runtime.dlpack_tensor(object())
+
+
+class OnlyDlpack:
+    """An array that offers nothing but DLPack (like a JAX array)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_only_host_arrays():
+    y, x = saxpy_arrays()
+    example("saxpy").saxpy[128, 128](OnlyDlpack(y), OnlyDlpack(x), 2.0, 100)
+    np.testing.assert_array_equal(y, 1.0 + 2.0 * x)

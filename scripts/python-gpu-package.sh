@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Prepares target/python-carry/ for a CUDA machine without Rust, LLVM or network (Python 3.12,
+# CuPy, PyTorch there): the kdsl wheel built here (abi3; its runtime module does not link LLVM),
+# pytest's wheels, a bundle cache holding every kernel the Python tests, the k-means example
+# and the launch-overhead benchmark compile (so kdsl.compile needs no compiler there), and
+# run.sh, which installs the wheel with `pip install --no-deps --no-index` and runs them all.
+# On the GPU machine, from the repository root: `bash target/python-carry/run.sh` (results in $OUT).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+source scripts/env.sh
+python="$KDSL_PREFIX/bin/python"
+carry=$root/target/python-carry
+rm -rf "$carry"
+mkdir -p "$carry/wheels" "$carry/cache"
+
+"$python" python/build_wheel.py --out "$carry/wheels" >/dev/null
+"$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+  --python-version 3.12 -d "$carry/wheels" pytest iniconfig pluggy packaging pygments
+
+# Fill the cache with this very wheel, so the cache key (its compiler version) matches there.
+site=$(mktemp -d)
+trap 'rm -rf "$site"' EXIT
+"$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$carry"/wheels/kdsl-*.whl
+KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" - <<'PY'
+import glob
+import kdsl
+paths = sorted(glob.glob("examples/*.krn") + glob.glob("examples/python/*.krn")
+               + glob.glob("crates/kdsl-bench/python/*.krn") + glob.glob("python/tests/kernels/*.krn"))
+for path in paths:
+    kdsl.compile(path=path)
+print(f"cached {len(paths)} kernels for {kdsl.COMPILER_VERSION}")
+PY
+cp scripts/python-gpu-run.sh "$carry/run.sh"
+du -sh "$carry"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs on the CUDA machine (copied to target/python-carry/run.sh by scripts/python-gpu-package.sh),
+# from a copy of the repository: installs the carried kdsl wheel and pytest into a private folder
+# (`pip install --no-deps --no-index --target`, no LLVM, no network), then runs the Python tests
+# (CuPy and PyTorch arrays, a non-default stream), the k-means example on NumPy, CuPy and
+# PyTorch arrays against PyTorch, and the launch-overhead benchmark against CuPy RawKernel.
+# Results go to $OUT (or target/python-carry/results).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+out=${OUT:-$here/results}
+python=${PYTHON:-python3}
+mkdir -p "$out"
+site=$here/site
+rm -rf "$site" && mkdir -p "$site"
+for wheel in "$here"/wheels/*.whl; do
+  if ! "$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$wheel" 2>/dev/null; then
+    # No pip: a wheel is a zip archive of what site-packages holds.
+    "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$site"
+  fi
+done
+export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+export KDSL_CACHE_DIR=$here/cache
+cd "$root"
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  "$python" --version
+  "$python" -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'
+  "$python" -c 'import kdsl; print(kdsl.COMPILER_VERSION); [print(" ", d) for d in kdsl.devices()]; [print("  note:", n) for n in kdsl.device_notes()]'
+  "$python" -c 'import kdsl._compiler' 2>&1 | tail -n 1 | sed 's/^/compiler module: /'
+} 2>&1 | tee "$out/environment.txt"
+"$python" -m pytest -v -p no:cacheprovider python/tests 2>&1 | tee "$out/pytest.txt"
+pytest_status=${PIPESTATUS[0]}
+"$python" examples/python/kmeans.py --backend numpy,cupy,torch --samples 1000000 --features 32 --clusters 128 --iterations 20 2>&1 | tee "$out/kmeans.txt"
+kmeans_status=${PIPESTATUS[0]}
+"$python" crates/kdsl-bench/python/launch_overhead.py --launches 5000 --repeats 7 --json "$out/launch_overhead.json" 2>&1 | tee "$out/launch_overhead.txt"
+overhead_status=${PIPESTATUS[0]}
+echo "pytest exit $pytest_status, kmeans exit $kmeans_status, launch overhead exit $overhead_status" | tee "$out/status.txt"
+[ "$pytest_status" -eq 0 ] && [ "$kmeans_status" -eq 0 ] && [ "$overhead_status" -eq 0 ]
