@@ -9,7 +9,7 @@ pub mod amdgpu;
 pub mod nvptx;
 pub mod spirv;
 
-use crate::library::{LibraryNaming, MathLibrary};
+use crate::library::MathLibrary;
 use crate::{CodegenError, Options, TargetSpec};
 use kdsl_bundle::TargetKind;
 use kdsl_ir::{AddressSpace, MathFunction, ScalarType};
@@ -227,17 +227,11 @@ impl TargetDescription {
     /// backend's own `frem` is inexact: NVPTX expands `frem` as `a - b * trunc(a / b)`,
     /// which is wrong once `a / b` rounds (`1e10 % 3.0` gave 256). Elsewhere, `None`.
     pub fn remainder_function(&self, ty: ScalarType) -> Option<(String, bool)> {
-        match self.math_library.naming {
-            LibraryNaming::Libdevice => {
-                let suffix = if ty == ScalarType::F64 { "" } else { "f" };
-                Some((format!("__nv_fmod{suffix}"), ty == ScalarType::F16))
-            }
-            LibraryNaming::OpenCl if self.kind == TargetKind::Ptx => {
-                let code = if ty == ScalarType::F64 { "dd" } else { "ff" };
-                Some((format!("_Z4fmod{code}"), ty == ScalarType::F16))
-            }
-            LibraryNaming::OpenCl => None,
-        }
+        let inexact_frem = self.kind == TargetKind::Ptx;
+        inexact_frem.then(|| {
+            let name = self.math_library.remainder_name(ty);
+            (name, ty == ScalarType::F16)
+        })
     }
 
     /// How `function` lowers for arguments of type `ty`.
