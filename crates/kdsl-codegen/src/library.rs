@@ -50,6 +50,15 @@ impl MathLibrary {
         (name, promote_half)
     }
 
+    /// The library's `fmod` on `ty` (`f16` is computed in `f32`): `__nv_fmodf`, `_Z4fmodff`.
+    pub fn remainder_name(&self, ty: ScalarType) -> String {
+        let double = ty == ScalarType::F64;
+        match self.naming {
+            LibraryNaming::OpenCl => format!("_Z4fmod{}", if double { "dd" } else { "ff" }),
+            LibraryNaming::Libdevice => format!("__nv_fmod{}", if double { "" } else { "f" }),
+        }
+    }
+
     /// Links the library functions `module` calls (and what they call) into it, then
     /// internalizes every definition except `keep`, so that the optimizer inlines and drops
     /// them freely. The library is loaded lazily: only the bodies that are linked are read.

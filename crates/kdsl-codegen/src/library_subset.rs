@@ -9,7 +9,7 @@
 
 use crate::library::{load_lazily_from_file, MathLibrary};
 use inkwell::context::Context;
-use kdsl_ir::{MathFunction, ScalarType};
+use kdsl_ir::{Builtin, ScalarType, BUILTINS};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,12 +24,15 @@ type SubsetSlot = Arc<Mutex<Option<Arc<Subset>>>>;
 
 /// The names of every library function the lowering can call.
 fn roots(library: &MathLibrary) -> HashSet<String> {
-    MathFunction::ALL
-        .iter()
-        .flat_map(|&function| {
-            [ScalarType::F32, ScalarType::F64].map(|ty| library.function_name(function, ty).0)
-        })
-        .collect()
+    let math = BUILTINS.iter().filter_map(|row| match row.builtin {
+        Builtin::Math(function) => Some(function),
+        _ => None,
+    });
+    let types = [ScalarType::F32, ScalarType::F64];
+    let functions = math.flat_map(|function| types.map(|ty| library.function_name(function, ty).0));
+    // Float `%` calls `fmod` where the backend's `frem` is inexact.
+    let remainders = types.map(|ty| library.remainder_name(ty));
+    functions.chain(remainders).collect()
 }
 
 /// The subset of the library at `path`, extracted at most once per process.
@@ -50,7 +53,7 @@ pub(crate) fn subset(library: &MathLibrary, path: &Path) -> Result<Arc<Subset>, 
         return Ok(subset.clone());
     }
     let roots = roots(library);
-    let cache_file = cache_file(path);
+    let cache_file = cache_file(path, &roots);
     let cached = cache_file
         .as_ref()
         .and_then(|file| std::fs::read(file).ok())
@@ -146,20 +149,24 @@ fn cache_directory() -> Option<PathBuf> {
 }
 
 /// The cache file of the library at `path`: its name hashes the path, size and modification
-/// time, kdsl's version and the LLVM major version, so a changed library or kdsl misses.
-fn cache_file(path: &Path) -> Option<PathBuf> {
+/// time, kdsl's version, the LLVM major version and the functions kept, so a changed library,
+/// kdsl or set of callable functions (a new built-in) misses.
+fn cache_file(path: &Path, roots: &HashSet<String>) -> Option<PathBuf> {
     let metadata = std::fs::metadata(path).ok()?;
     let modified = metadata
         .modified()
         .ok()?
         .duration_since(std::time::UNIX_EPOCH)
         .ok()?;
+    let mut names: Vec<&str> = roots.iter().map(String::as_str).collect();
+    names.sort_unstable();
     let key = format!(
-        "{}\n{}\n{}\n{}\nllvm22\n",
+        "{}\n{}\n{}\n{}\nllvm22\n{}\n",
         std::fs::canonicalize(path).ok()?.display(),
         metadata.len(),
         modified.as_nanos(),
         env!("CARGO_PKG_VERSION"),
+        names.join(" "),
     );
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for byte in key.bytes() {

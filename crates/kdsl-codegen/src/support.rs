@@ -51,6 +51,33 @@ impl Checker<'_> {
         );
     }
 
+    /// A use of `builtin` on operands (or a memory element) of type `ty`: the feature the
+    /// table of built-ins says it needs must be in the target's feature table.
+    fn builtin(&mut self, builtin: Builtin, ty: ScalarType, span: Span) {
+        let features = self.target.features;
+        let Some(feature) = builtin.row().requires.feature(ty) else {
+            return;
+        };
+        let (available, hint) = match feature {
+            Feature::SubGroups => (
+                features.sub_groups,
+                "use local memory and `barrier()` instead",
+            ),
+            Feature::Int64Atomics => (features.int64_atomics, "use 32-bit counters"),
+            Feature::FloatAtomicAdd => (
+                features.float_atomic_add,
+                "accumulate in local memory and add integers",
+            ),
+            Feature::DoubleAtomicAdd => (
+                features.double_atomic_add,
+                "choose a newer processor (sm_60 or later) or accumulate in `f32`",
+            ),
+        };
+        if !available {
+            self.unsupported(feature.describe(), span, hint);
+        }
+    }
+
     fn scalar(&mut self, ty: ScalarType, span: Span) {
         let features = self.target.features;
         if ty == ScalarType::F16 && !features.half {
@@ -172,7 +199,6 @@ impl Checker<'_> {
 
     fn expression(&mut self, expression: &Expression) {
         self.scalar(expression.ty, expression.span);
-        let features = self.target.features;
         match &expression.kind {
             ExpressionKind::Literal(_)
             | ExpressionKind::Parameter(_)
@@ -207,14 +233,9 @@ impl Checker<'_> {
                     self.expression(argument);
                 }
             }
-            ExpressionKind::SubGroup { arguments, .. } => {
-                if !features.sub_groups {
-                    self.unsupported(
-                        "sub-group operations",
-                        expression.span,
-                        "use local memory and `barrier()` instead",
-                    );
-                }
+            ExpressionKind::SubGroup { op, arguments } => {
+                let ty = arguments.first().map_or(ScalarType::U32, |a| a.ty);
+                self.builtin(Builtin::SubGroup(*op), ty, expression.span);
                 for argument in arguments {
                     self.expression(argument);
                 }
@@ -225,28 +246,7 @@ impl Checker<'_> {
                 value,
                 comparand,
             } => {
-                let ty = place.element;
-                if *op == AtomicOp::Add && ty == ScalarType::F32 && !features.float_atomic_add {
-                    self.unsupported(
-                        "`atomic_add` on `f32`",
-                        expression.span,
-                        "accumulate in local memory and add integers",
-                    );
-                }
-                if *op == AtomicOp::Add && ty == ScalarType::F64 && !features.double_atomic_add {
-                    self.unsupported(
-                        "`atomic_add` on `f64`",
-                        expression.span,
-                        "choose a newer processor (sm_60 or later) or accumulate in `f32`",
-                    );
-                }
-                if matches!(ty, ScalarType::I64 | ScalarType::U64) && !features.int64_atomics {
-                    self.unsupported(
-                        "64-bit integer atomics",
-                        expression.span,
-                        "use 32-bit counters",
-                    );
-                }
+                self.builtin(Builtin::Atomic(*op), place.element, expression.span);
                 self.place(place);
                 self.expression(value);
                 if let Some(comparand) = comparand {

@@ -254,6 +254,9 @@ pub enum Literal {
     },
     Float {
         value: f64,
+        /// The decimal digits as written (no `_`, no suffix), so the value can be rounded
+        /// once to the literal's type when that is known.
+        text: String,
         suffix: Option<String>,
     },
 }

@@ -3,6 +3,7 @@
 //! Bytes that start no token and unterminated block comments become diagnostics; the
 //! offending text is skipped so that the parser still sees the rest of the file.
 
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Span};
 use logos::Logos;
 use std::fmt;
@@ -294,7 +295,7 @@ pub fn tokenize<'input>(
                 flush(&mut invalid_run, diagnostics);
                 diagnostics.push(
                     Diagnostic::error(
-                        "E0002",
+                        ErrorCode::E0002,
                         "unterminated block comment",
                         Span::new(range.start, range.start + 2),
                         "this comment is never closed",
@@ -331,7 +332,7 @@ fn invalid_character(source: &str, span: Span) -> Diagnostic {
         "character"
     };
     let mut diagnostic = Diagnostic::error(
-        "E0001",
+        ErrorCode::E0001,
         format!("invalid {noun} `{shown}` in source"),
         span,
         "not part of any token",
@@ -353,7 +354,7 @@ pub fn check_nesting(tokens: &[Spanned<'_>]) -> Option<Diagnostic> {
                 if depth > MAX_NESTING {
                     return Some(
                         Diagnostic::error(
-                            "E0004",
+                            ErrorCode::E0004,
                             format!("brackets nest deeper than {MAX_NESTING} levels"),
                             Span::new(start, end),
                             "too deeply nested",
@@ -427,7 +428,7 @@ mod tests {
     fn reports_unterminated_comment() {
         let (tokens, diagnostics) = kinds("a /* b");
         assert_eq!(tokens, vec![Token::Identifier("a")]);
-        assert_eq!(diagnostics[0].code, "E0002");
+        assert_eq!(diagnostics[0].code, ErrorCode::E0002.as_str());
     }
 
     #[test]
@@ -437,7 +438,7 @@ mod tests {
         let tokens = tokenize(&source, &mut diagnostics);
         assert_eq!(
             check_nesting(&tokens).map(|d| d.code),
-            Some("E0004".to_string())
+            Some(ErrorCode::E0004.to_string())
         );
     }
 }

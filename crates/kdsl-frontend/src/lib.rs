@@ -10,7 +10,8 @@ mod parser;
 mod render;
 
 pub use check::Define;
-pub use kdsl_ir::Diagnostic;
+use kdsl_ir::Diagnostic;
+pub use kdsl_ir::ErrorCode;
 pub use render::render_diagnostics;
 
 /// The stack the checker runs on: its passes recurse over the syntax tree, whose depth the
@@ -89,7 +90,7 @@ pub fn compile_to_ir_reporting(
 
 fn internal_error(message: impl Into<String>) -> Diagnostic {
     Diagnostic::error(
-        "E0901",
+        ErrorCode::E0901,
         message,
         kdsl_ir::Span::default(),
         "internal compiler error",
@@ -137,7 +138,7 @@ fn check_parsed(
             .into_iter()
             .map(|error| {
                 Diagnostic::error(
-                    "E0901",
+                    ErrorCode::E0901,
                     format!("internal compiler error: {error}"),
                     error.span,
                     "here",

@@ -4,6 +4,7 @@ use crate::ast::{
     BinaryOperator, Expression, ExpressionKind, Literal, SourceFile, MAX_EXPRESSION_DEPTH,
 };
 use crate::lexer::{check_nesting, tokenize, Token};
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Span};
 use lalrpop_util::{ErrorRecovery, ParseError};
 use std::convert::Infallible;
@@ -23,17 +24,24 @@ lalrpop_util::lalrpop_mod!(
 /// State the grammar's actions share: recovered errors and the expression-depth limit.
 pub struct ParseState<'input> {
     pub errors: Vec<ErrorRecovery<usize, Token<'input>, Infallible>>,
-    /// The first expression that was nested too deeply, if any.
-    pub too_deep: Option<Span>,
+    /// The first expression that was nested too deeply, if any, and whether it is a chain of
+    /// binary operators (`a + b + ... + z`, which nests one level per operator).
+    pub too_deep: Option<(Span, bool)>,
 }
 
 impl ParseState<'_> {
     /// Builds an expression node, replacing it by an error node when nested too deeply.
     pub fn node(&mut self, kind: ExpressionKind, span: Span, children_depth: u32) -> Expression {
+        let chain = match &kind {
+            ExpressionKind::Binary { left, .. } => {
+                matches!(left.kind, ExpressionKind::Binary { .. })
+            }
+            _ => false,
+        };
         let expression = Expression::node(kind, span, children_depth);
         if expression.depth > MAX_EXPRESSION_DEPTH {
             if self.too_deep.is_none() {
-                self.too_deep = Some(span);
+                self.too_deep = Some((span, chain));
             }
             return Expression::leaf(ExpressionKind::Error, span);
         }
@@ -94,6 +102,7 @@ pub fn integer_literal(text: &str) -> Literal {
     match &suffix {
         Some(s) if s.starts_with('f') => Literal::Float {
             value: value.map_or(f64::INFINITY, |v| v as f64),
+            text: value.map_or_else(|| "1e400".to_string(), |v| v.to_string()),
             suffix,
         },
         _ => Literal::Integer { value, suffix },
@@ -103,8 +112,13 @@ pub fn integer_literal(text: &str) -> Literal {
 /// Parses the text of a float token (the lexer guarantees its shape).
 pub fn float_literal(text: &str) -> Literal {
     let (digits, suffix) = split_suffix(text, false);
-    let value = digits.replace('_', "").parse::<f64>().unwrap_or(f64::NAN);
-    Literal::Float { value, suffix }
+    let text = digits.replace('_', "");
+    let value = text.parse::<f64>().unwrap_or(f64::NAN);
+    Literal::Float {
+        value,
+        text,
+        suffix,
+    }
 }
 
 /// Parses a file, recovering from syntax errors. Returns the (possibly partial) file and all
@@ -124,15 +138,23 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     for recovery in state.errors {
         diagnostics.push(syntax_error(recovery.error, source.len()));
     }
-    if let Some(span) = state.too_deep {
-        diagnostics.push(
-            Diagnostic::error(
-                "E0004",
+    if let Some((span, chain)) = state.too_deep {
+        // Each binary operator is one level of the expression tree, so a flat chain of more
+        // than 256 operands is as deep as 256 nested parentheses; say which one it is.
+        let (message, label) = if chain {
+            (
+                format!("operator chain longer than {MAX_EXPRESSION_DEPTH} operands"),
+                "too many operands in one expression",
+            )
+        } else {
+            (
                 format!("expression nests deeper than {MAX_EXPRESSION_DEPTH} levels"),
-                span,
                 "too deeply nested",
             )
-            .with_hint("split the expression with `let` bindings"),
+        };
+        diagnostics.push(
+            Diagnostic::error(ErrorCode::E0004, message, span, label)
+                .with_hint("split the expression with `let` bindings"),
         );
     }
     match result {
@@ -184,7 +206,7 @@ fn syntax_error(
             expected,
         } => {
             let mut diagnostic = Diagnostic::error(
-                "E0101",
+                ErrorCode::E0101,
                 format!("syntax error: unexpected {token}"),
                 Span::new(start, end),
                 format!("expected {}", expected_list(&expected)),
@@ -214,7 +236,7 @@ fn syntax_error(
         ParseError::UnrecognizedEof { location, expected } => {
             let start = location.min(source_length);
             Diagnostic::error(
-                "E0102",
+                ErrorCode::E0102,
                 "syntax error: unexpected end of file",
                 Span::new(start, start),
                 format!("expected {}", expected_list(&expected)),
@@ -224,13 +246,13 @@ fn syntax_error(
         ParseError::ExtraToken {
             token: (start, token, end),
         } => Diagnostic::error(
-            "E0101",
+            ErrorCode::E0101,
             format!("syntax error: unexpected {token}"),
             Span::new(start, end),
             "expected the end of the file",
         ),
         ParseError::InvalidToken { location } => Diagnostic::error(
-            "E0101",
+            ErrorCode::E0101,
             "syntax error: invalid token",
             Span::new(location, location),
             "here",

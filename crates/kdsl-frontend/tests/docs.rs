@@ -69,3 +69,65 @@ fn language_reference_examples() {
         }
     }
 }
+
+/// The codes in the first column of the docs' table of error codes (`## Errors`).
+fn documented_codes() -> Vec<String> {
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/language.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let errors = &text[text.find("## Errors").expect("docs have an Errors section")..];
+    let mut codes = Vec::new();
+    for line in errors.lines().filter(|l| l.starts_with("| E")) {
+        let first = line.split('|').nth(1).unwrap_or("");
+        codes.extend(first.split(',').map(|c| c.trim().to_string()));
+    }
+    codes
+}
+
+#[test]
+fn the_docs_code_table_lists_every_error_code_once() {
+    let documented = documented_codes();
+    let known: Vec<String> = kdsl_ir::ErrorCode::ALL
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    assert_eq!(
+        documented, known,
+        "docs/language.md's table and ErrorCode differ"
+    );
+}
+
+/// Every `"E0..."` code written in the sources of the workspace is an `ErrorCode`.
+#[test]
+fn every_code_in_the_sources_is_an_error_code() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut folders = vec![root.join("src"), root.join("crates")];
+    let mut unknown = Vec::new();
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if path.is_dir() && name != "target" && name != "snapshots" {
+                folders.push(path);
+            } else if name.ends_with(".rs") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for piece in text.split("\"E0").skip(1) {
+                    let digits: String = piece.chars().take_while(char::is_ascii_digit).collect();
+                    let code = format!("E0{digits}");
+                    if digits.len() == 3
+                        && piece[3..].starts_with('"')
+                        && kdsl_ir::ErrorCode::from_name(&code).is_none()
+                    {
+                        unknown.push(format!("{code} in {}", path.display()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        unknown.is_empty(),
+        "codes missing from ErrorCode: {unknown:?}"
+    );
+}

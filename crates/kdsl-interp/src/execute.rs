@@ -1,8 +1,8 @@
 //! Execution of a kernel: work-groups, work-items, statements and expressions.
 
 use crate::sync::{Rendezvous, RendezvousFailure};
-use crate::value;
 use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
+use kdsl_ir::scalar;
 use kdsl_ir::Expression;
 use kdsl_ir::{
     AddressSpace, Argument, Block, ExpressionKind, Function, FunctionKind, Literal, LogicalOp,
@@ -204,7 +204,7 @@ fn expression_synchronizes(
                     .is_some_and(|c| expression_synchronizes(module, c, visiting))
         }
         ExpressionKind::SubGroup { op, arguments } => {
-            !matches!(op, SubGroupOp::LocalId | SubGroupOp::Size)
+            op.arity() != 0
                 || arguments
                     .iter()
                     .any(|a| expression_synchronizes(module, a, visiting))
@@ -256,7 +256,7 @@ impl<'a> Launch<'a> {
             .iter()
             .map(|variable| match (&variable.ty, variable.space) {
                 (VariableType::Array { ty }, AddressSpace::Local) => {
-                    let poison = value::truncate(LOCAL_MEMORY_POISON, ty.element);
+                    let poison = scalar::truncate(LOCAL_MEMORY_POISON, ty.element);
                     Some(SharedMemory::from_bits(vec![
                         poison;
                         ty.element_count() as usize
@@ -603,7 +603,7 @@ impl<'g> WorkItem<'g> {
         let mut indices = Vec::with_capacity(place.indices.len());
         for index in &place.indices {
             let bits = self.expression(frame, index)?;
-            indices.push(value::integer_as_i128(bits, index.ty));
+            indices.push(scalar::integer_as_i128(bits, index.ty));
         }
         let out_of_bounds = |message: String| {
             self.error(|work_item| InterpError::OutOfBounds {
@@ -681,7 +681,7 @@ impl<'g> WorkItem<'g> {
         Ok(match &expression.kind {
             ExpressionKind::Literal(Literal::Bool(value)) => u64::from(*value),
             ExpressionKind::Literal(Literal::Integer(bits)) => *bits,
-            ExpressionKind::Literal(Literal::Float(value)) => value::f64_to_float(*value, ty),
+            ExpressionKind::Literal(Literal::Float(value)) => scalar::f64_to_float(*value, ty),
             ExpressionKind::Parameter(parameter) => match frame.parameters[parameter.0 as usize] {
                 Binding::Scalar(bits) => bits,
                 Binding::Buffer(_) => 0,
@@ -697,13 +697,13 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Unary { op, operand } => {
                 let operand_type = operand.ty;
                 let value = self.expression(frame, operand)?;
-                value::unary(*op, operand_type, value)
+                scalar::unary(*op, operand_type, value)
             }
             ExpressionKind::Binary { op, left, right } => {
                 let x = self.expression(frame, left)?;
                 let y = self.expression(frame, right)?;
-                value::binary(*op, left.ty, x, y, right.ty)
-                    .map_err(|message| self.undefined(span, message))?
+                scalar::binary(*op, left.ty, x, y, right.ty)
+                    .map_err(|undefined| self.undefined(span, undefined.to_string()))?
             }
             ExpressionKind::ShortCircuit { op, left, right } => {
                 let x = self.expression(frame, left)?;
@@ -716,7 +716,7 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Cast { value } => {
                 let from = value.ty;
                 let bits = self.expression(frame, value)?;
-                value::cast(bits, from, ty).map_err(|message| self.undefined(span, message))?
+                scalar::cast(bits, from, ty)
             }
             ExpressionKind::Select {
                 condition,
@@ -766,7 +766,7 @@ impl<'g> WorkItem<'g> {
                 for (slot, argument) in values.iter_mut().zip(arguments) {
                     *slot = self.expression(frame, argument)?;
                 }
-                value::math(*function, ty, &values[..arguments.len().max(1)])
+                scalar::math(*function, ty, &values[..arguments.len().max(1)])
             }
             ExpressionKind::Atomic {
                 op,
@@ -781,7 +781,7 @@ impl<'g> WorkItem<'g> {
                     None => 0,
                 };
                 let element = place.element;
-                let update = |old| value::atomic_update(*op, element, old, operand, expected);
+                let update = |old| scalar::atomic_update(*op, element, old, operand, expected);
                 match location {
                     Location::Shared(cell) => {
                         match cell.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
@@ -842,17 +842,17 @@ impl<'g> WorkItem<'g> {
             SubGroupOp::ReduceAdd => {
                 return Ok(lanes[1..]
                     .iter()
-                    .fold(lanes[0], |sum, &lane| value::add(ty, sum, lane)))
+                    .fold(lanes[0], |sum, &lane| scalar::add(ty, sum, lane)))
             }
             SubGroupOp::ReduceMin => {
                 return Ok(lanes[1..]
                     .iter()
-                    .fold(lanes[0], |low, &lane| value::minimum(ty, low, lane)))
+                    .fold(lanes[0], |low, &lane| scalar::minimum(ty, low, lane)))
             }
             _ => {
                 return Ok(lanes[1..]
                     .iter()
-                    .fold(lanes[0], |high, &lane| value::maximum(ty, high, lane)))
+                    .fold(lanes[0], |high, &lane| scalar::maximum(ty, high, lane)))
             }
         };
         match lanes.get(source_lane as usize) {

@@ -51,9 +51,9 @@
 
 mod execute;
 mod sync;
-mod value;
 
 pub use half::f16;
+pub use kdsl_ir::ScalarValue;
 use kdsl_ir::{Module, ParameterType, ScalarType, Span};
 
 /// Every bit set: the initial content of each local-memory element, truncated to its width.
@@ -161,23 +161,6 @@ pub enum HostBuffer {
     F64(Vec<f64>),
 }
 
-/// A scalar kernel argument.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ScalarValue {
-    Bool(bool),
-    I8(i8),
-    U8(u8),
-    I16(i16),
-    U16(u16),
-    I32(i32),
-    U32(u32),
-    I64(i64),
-    U64(u64),
-    F16(f16),
-    F32(f32),
-    F64(f64),
-}
-
 /// One argument of a launch, in the order of the kernel's parameters.
 #[derive(Clone, Debug, PartialEq)]
 pub enum InterpArgument {
@@ -214,23 +197,12 @@ macro_rules! host_types {
                 HostBuffer::$variant(values)
             }
         }
-        impl From<$rust> for ScalarValue {
-            fn from(value: $rust) -> ScalarValue {
-                ScalarValue::$variant(value)
-            }
-        }
     )*};
 }
 
 host_types! {
     i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
     f16 => F16, f32 => F32, f64 => F64,
-}
-
-impl From<bool> for ScalarValue {
-    fn from(value: bool) -> ScalarValue {
-        ScalarValue::Bool(value)
-    }
 }
 
 macro_rules! each_buffer {
@@ -311,42 +283,6 @@ impl HostBuffer {
             HostBuffer::F16(v) => v[index] = f16::from_bits(bits as u16),
             HostBuffer::F32(v) => v[index] = f32::from_bits(bits as u32),
             HostBuffer::F64(v) => v[index] = f64::from_bits(bits),
-        }
-    }
-}
-
-impl ScalarValue {
-    pub fn ty(self) -> ScalarType {
-        match self {
-            ScalarValue::Bool(_) => ScalarType::Bool,
-            ScalarValue::I8(_) => ScalarType::I8,
-            ScalarValue::U8(_) => ScalarType::U8,
-            ScalarValue::I16(_) => ScalarType::I16,
-            ScalarValue::U16(_) => ScalarType::U16,
-            ScalarValue::I32(_) => ScalarType::I32,
-            ScalarValue::U32(_) => ScalarType::U32,
-            ScalarValue::I64(_) => ScalarType::I64,
-            ScalarValue::U64(_) => ScalarType::U64,
-            ScalarValue::F16(_) => ScalarType::F16,
-            ScalarValue::F32(_) => ScalarType::F32,
-            ScalarValue::F64(_) => ScalarType::F64,
-        }
-    }
-
-    fn bits(self) -> u64 {
-        match self {
-            ScalarValue::Bool(v) => u64::from(v),
-            ScalarValue::I8(v) => u64::from(v as u8),
-            ScalarValue::U8(v) => u64::from(v),
-            ScalarValue::I16(v) => u64::from(v as u16),
-            ScalarValue::U16(v) => u64::from(v),
-            ScalarValue::I32(v) => u64::from(v as u32),
-            ScalarValue::U32(v) => u64::from(v),
-            ScalarValue::I64(v) => v as u64,
-            ScalarValue::U64(v) => v,
-            ScalarValue::F16(v) => u64::from(v.to_bits()),
-            ScalarValue::F32(v) => u64::from(v.to_bits()),
-            ScalarValue::F64(v) => v.to_bits(),
         }
     }
 }

@@ -737,6 +737,54 @@ fn operators() {
     );
 }
 
+#[test]
+fn semantics() {
+    let mut random = Random::new(33);
+    let n = 96usize;
+    // Out-of-range, infinite and NaN inputs: conversions saturate, NaN gives 0.
+    let mut input = vec![
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        3.0e9,
+        -3.0e9,
+        1e10,
+        -9.0,
+        300.5,
+        -0.5,
+        255.9,
+        2147483520.0,
+        -2147483904.0,
+    ];
+    input.extend(random.f32s(n - input.len(), -1e12, 1e12));
+    let mut finite = vec![1e10f32, -9.0, 4.5, -4.5, 0.0];
+    finite.extend(random.f32s(n - finite.len(), -1e9, 1e9));
+    // Shift amounts below 0 and at or beyond the width.
+    let amounts: Vec<i32> = (0..n).map(|_| random.i64_in(-70, 70) as i32).collect();
+    let case = Case::new(
+        "semantics",
+        InterpLaunch::covering(n as u32, 32),
+        vec![
+            buffer(vec![0i32; n * 4]),
+            buffer(vec![0u8; n]),
+            buffer(vec![0i64; n]),
+            buffer(vec![0.0f32; n * 2]),
+            buffer(input),
+            buffer(finite),
+            buffer(amounts),
+            scalar(n as u32),
+        ],
+    )
+    // The input holds NaN, which never equals itself; it is read-only, so it is not compared.
+    .compare(4, Compare::Racy);
+    differential(
+        "tests/kernels/semantics.krn",
+        || test_kernel_bundle("semantics"),
+        false,
+        vec![case],
+    );
+}
+
 /// `float_atomics`: `results[i] = old_global + old_local + shared[lid % 64]`; only the old
 /// values of the contended `values[0]` depend on the order, and as a whole they must be
 /// `values[0] + k * operand` for k = 0..n.

@@ -322,14 +322,15 @@ pub enum BinaryOp {
     Add,
     Subtract,
     Multiply,
-    /// Integer division truncates toward zero; division by zero is undefined behaviour.
+    /// Integer division truncates toward zero; division by zero and `MIN / -1` are
+    /// undefined behaviour (see docs/language.md, "Semantics").
     Divide,
     /// Remainder with the sign of the dividend (C semantics).
     Remainder,
     BitAnd,
     BitOr,
     BitXor,
-    /// Shifts by at least the bit width are undefined behaviour.
+    /// The amount is taken modulo the bit width (Rust's `wrapping_shl`).
     ShiftLeft,
     /// Arithmetic for signed integers, logical for unsigned ones.
     ShiftRight,
@@ -376,29 +377,6 @@ pub enum WorkItemQuery {
     NumGroups,
 }
 
-impl WorkItemQuery {
-    pub const ALL: [WorkItemQuery; 6] = [
-        WorkItemQuery::GlobalId,
-        WorkItemQuery::LocalId,
-        WorkItemQuery::GroupId,
-        WorkItemQuery::LocalSize,
-        WorkItemQuery::GlobalSize,
-        WorkItemQuery::NumGroups,
-    ];
-
-    /// The source-level name, such as `get_global_id`.
-    pub fn name(self) -> &'static str {
-        match self {
-            WorkItemQuery::GlobalId => "get_global_id",
-            WorkItemQuery::LocalId => "get_local_id",
-            WorkItemQuery::GroupId => "get_group_id",
-            WorkItemQuery::LocalSize => "get_local_size",
-            WorkItemQuery::GlobalSize => "get_global_size",
-            WorkItemQuery::NumGroups => "get_num_groups",
-        }
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum MathFunction {
     Sqrt,
@@ -422,71 +400,6 @@ pub enum MathFunction {
     Clamp,
 }
 
-impl MathFunction {
-    pub const ALL: [MathFunction; 19] = [
-        MathFunction::Sqrt,
-        MathFunction::Rsqrt,
-        MathFunction::Exp,
-        MathFunction::Exp2,
-        MathFunction::Log,
-        MathFunction::Log2,
-        MathFunction::Sin,
-        MathFunction::Cos,
-        MathFunction::Tan,
-        MathFunction::Tanh,
-        MathFunction::Pow,
-        MathFunction::Fma,
-        MathFunction::Abs,
-        MathFunction::Floor,
-        MathFunction::Ceil,
-        MathFunction::Round,
-        MathFunction::Min,
-        MathFunction::Max,
-        MathFunction::Clamp,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MathFunction::Sqrt => "sqrt",
-            MathFunction::Rsqrt => "rsqrt",
-            MathFunction::Exp => "exp",
-            MathFunction::Exp2 => "exp2",
-            MathFunction::Log => "log",
-            MathFunction::Log2 => "log2",
-            MathFunction::Sin => "sin",
-            MathFunction::Cos => "cos",
-            MathFunction::Tan => "tan",
-            MathFunction::Tanh => "tanh",
-            MathFunction::Pow => "pow",
-            MathFunction::Fma => "fma",
-            MathFunction::Abs => "abs",
-            MathFunction::Floor => "floor",
-            MathFunction::Ceil => "ceil",
-            MathFunction::Round => "round",
-            MathFunction::Min => "min",
-            MathFunction::Max => "max",
-            MathFunction::Clamp => "clamp",
-        }
-    }
-
-    /// How many arguments the function takes (all of the result's type).
-    pub fn arity(self) -> usize {
-        match self {
-            MathFunction::Pow | MathFunction::Min | MathFunction::Max => 2,
-            MathFunction::Fma | MathFunction::Clamp => 3,
-            _ => 1,
-        }
-    }
-
-    /// `abs`, `min`, `max` and `clamp` also take integers; the rest take floats only.
-    pub fn accepts_integers(self) -> bool {
-        matches!(
-            self,
-            MathFunction::Abs | MathFunction::Min | MathFunction::Max | MathFunction::Clamp
-        )
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum AtomicOp {
     Add,
@@ -498,35 +411,6 @@ pub enum AtomicOp {
     Xor,
     Exchange,
     CompareExchange,
-}
-
-impl AtomicOp {
-    pub const ALL: [AtomicOp; 9] = [
-        AtomicOp::Add,
-        AtomicOp::Subtract,
-        AtomicOp::Min,
-        AtomicOp::Max,
-        AtomicOp::And,
-        AtomicOp::Or,
-        AtomicOp::Xor,
-        AtomicOp::Exchange,
-        AtomicOp::CompareExchange,
-    ];
-
-    /// The source-level name, such as `atomic_add`.
-    pub fn name(self) -> &'static str {
-        match self {
-            AtomicOp::Add => "atomic_add",
-            AtomicOp::Subtract => "atomic_sub",
-            AtomicOp::Min => "atomic_min",
-            AtomicOp::Max => "atomic_max",
-            AtomicOp::And => "atomic_and",
-            AtomicOp::Or => "atomic_or",
-            AtomicOp::Xor => "atomic_xor",
-            AtomicOp::Exchange => "atomic_exchange",
-            AtomicOp::CompareExchange => "atomic_compare_exchange",
-        }
-    }
 }
 
 /// Sub-group (warp, wavefront) operations.
@@ -543,28 +427,4 @@ pub enum SubGroupOp {
     ReduceAdd,
     ReduceMin,
     ReduceMax,
-}
-
-impl SubGroupOp {
-    pub const ALL: [SubGroupOp; 7] = [
-        SubGroupOp::LocalId,
-        SubGroupOp::Size,
-        SubGroupOp::Shuffle,
-        SubGroupOp::ShuffleXor,
-        SubGroupOp::ReduceAdd,
-        SubGroupOp::ReduceMin,
-        SubGroupOp::ReduceMax,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            SubGroupOp::LocalId => "sub_group_local_id",
-            SubGroupOp::Size => "sub_group_size",
-            SubGroupOp::Shuffle => "sub_group_shuffle",
-            SubGroupOp::ShuffleXor => "sub_group_shuffle_xor",
-            SubGroupOp::ReduceAdd => "sub_group_reduce_add",
-            SubGroupOp::ReduceMin => "sub_group_reduce_min",
-            SubGroupOp::ReduceMax => "sub_group_reduce_max",
-        }
-    }
 }

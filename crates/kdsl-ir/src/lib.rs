@@ -4,13 +4,21 @@
 //! (`kdsl-codegen`) and the runtime's metadata (`kdsl-bundle`). It depends on nothing
 //! that knows about LLVM or any device API.
 
+pub mod builtins;
+pub mod codes;
 pub mod ir;
 pub mod print;
+pub mod scalar;
 pub mod span;
 pub mod types;
 pub mod validate;
 
+pub use builtins::{
+    Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
+};
+pub use codes::ErrorCode;
 pub use ir::*;
+pub use scalar::{ScalarValue, Undefined};
 pub use span::{Diagnostic, Label, Severity, Span};
 pub use types::{AddressSpace, ArrayType, ParameterType, ScalarType};
 pub use validate::{validate, ValidationError};

@@ -59,14 +59,14 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn error(
-        code: &str,
+        code: impl AsRef<str>,
         message: impl Into<String>,
         span: Span,
         label: impl Into<String>,
     ) -> Self {
         Diagnostic {
             severity: Severity::Error,
-            code: code.to_string(),
+            code: code.as_ref().to_string(),
             message: message.into(),
             labels: vec![Label {
                 span,
@@ -91,10 +91,10 @@ impl Diagnostic {
 
     /// An error about something outside the source text, such as a compile-time definition
     /// from the command line: it renders without a snippet.
-    pub fn without_location(code: &str, message: impl Into<String>) -> Self {
+    pub fn without_location(code: impl AsRef<str>, message: impl Into<String>) -> Self {
         Diagnostic {
             severity: Severity::Error,
-            code: code.to_string(),
+            code: code.as_ref().to_string(),
             message: message.into(),
             labels: Vec::new(),
             hints: Vec::new(),

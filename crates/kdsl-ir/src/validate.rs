@@ -6,6 +6,7 @@
 //! One convention beyond the types: a call to a device function without a result has no
 //! meaningful `ty`; such a call may appear only as the value of a `StatementKind::Evaluate`.
 
+use crate::builtins::Builtin;
 use crate::ir::*;
 use crate::span::Span;
 use crate::types::{AddressSpace, ParameterType, ScalarType};
@@ -44,13 +45,6 @@ struct FunctionValidator<'a> {
     function: &'a Function,
     loop_depth: u32,
     errors: &'a mut Vec<ValidationError>,
-}
-
-fn is_atomic_integer(ty: ScalarType) -> bool {
-    matches!(
-        ty,
-        ScalarType::I32 | ScalarType::U32 | ScalarType::I64 | ScalarType::U64
-    )
 }
 
 impl FunctionValidator<'_> {
@@ -584,7 +578,7 @@ impl FunctionValidator<'_> {
                         );
                     }
                 }
-                if !(ty.is_float() || (function.accepts_integers() && ty.is_integer())) {
+                if !function.types().contains(ty) {
                     self.error(span, format!("`{}` on `{ty}`", function.name()));
                 }
             }
@@ -598,13 +592,7 @@ impl FunctionValidator<'_> {
                 if !(place.space == AddressSpace::Global || place.space == AddressSpace::Local) {
                     self.error(span, format!("atomic on {} memory", place.space));
                 }
-                let valid = match op {
-                    AtomicOp::Add => {
-                        is_atomic_integer(place.element)
-                            || matches!(place.element, ScalarType::F32 | ScalarType::F64)
-                    }
-                    _ => is_atomic_integer(place.element),
-                };
+                let valid = op.types().contains(place.element);
                 if !valid {
                     self.error(
                         span,
@@ -644,11 +632,7 @@ impl FunctionValidator<'_> {
             ExpressionKind::SubGroup { op, arguments } => {
                 let types: Vec<Option<ScalarType>> =
                     arguments.iter().map(|a| self.expression(a)).collect();
-                let expected_count = match op {
-                    SubGroupOp::LocalId | SubGroupOp::Size => 0,
-                    SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => 2,
-                    _ => 1,
-                };
+                let expected_count = op.arity();
                 if arguments.len() != expected_count {
                     self.error(
                         span,
@@ -659,15 +643,11 @@ impl FunctionValidator<'_> {
                         self.error(span, format!("`{}` typed `{ty}`", op.name()));
                     }
                 } else {
-                    let supported = matches!(
-                        ty,
-                        ScalarType::I32
-                            | ScalarType::U32
-                            | ScalarType::I64
-                            | ScalarType::U64
-                            | ScalarType::F32
-                            | ScalarType::F64
-                    );
+                    let supported = Builtin::SubGroup(*op)
+                        .row()
+                        .operands
+                        .types()
+                        .is_some_and(|types| types.contains(ty));
                     if !supported || types[0].is_some_and(|t| t != ty) {
                         self.error(span, format!("`{}` on `{ty}`", op.name()));
                     }

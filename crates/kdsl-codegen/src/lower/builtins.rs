@@ -131,7 +131,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         })
     }
 
-    fn call_intrinsic(
+    pub(super) fn call_intrinsic(
         &self,
         name: &str,
         overloads: &[BasicTypeEnum<'ctx>],
@@ -629,6 +629,43 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.call_intrinsic(name, &[self.types.value(ty)], &[left, right])
     }
 
+    /// Calls the math-library function `name` on `values` of type `ty`; `promote_half`
+    /// computes `f16` in `f32` and rounds the result back once.
+    pub(super) fn library_call(
+        &mut self,
+        name: &str,
+        promote_half: bool,
+        values: Vec<BasicValueEnum<'ctx>>,
+        ty: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let value_type = self.types.value(ty);
+        let (call_type, arguments) = if promote_half {
+            let f32_type = self.context.f32_type();
+            let mut promoted = Vec::with_capacity(values.len());
+            for value in &values {
+                promoted.push(
+                    self.builder
+                        .build_float_ext(value.into_float_value(), f32_type, "")?
+                        .into(),
+                );
+            }
+            (f32_type.into(), promoted)
+        } else {
+            (value_type, values)
+        };
+        let parameters = vec![call_type; arguments.len()];
+        let declaration = self.external_function(name, Some(call_type), &parameters, true);
+        let result = self.call_value(declaration, &arguments)?;
+        if promote_half {
+            Ok(self
+                .builder
+                .build_float_trunc(result.into_float_value(), value_type.into_float_type(), "")?
+                .into())
+        } else {
+            Ok(result)
+        }
+    }
+
     pub(super) fn math(
         &mut self,
         function: MathFunction,
@@ -651,35 +688,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         match self.target.math_strategy(function, ty) {
             MathStrategy::Intrinsic(name) => self.call_intrinsic(name, &[value_type], &values),
             MathStrategy::Library { name, promote_half } => {
-                let (call_type, arguments) = if promote_half {
-                    let f32_type = self.context.f32_type();
-                    let mut promoted = Vec::with_capacity(values.len());
-                    for value in &values {
-                        promoted.push(
-                            self.builder
-                                .build_float_ext(value.into_float_value(), f32_type, "")?
-                                .into(),
-                        );
-                    }
-                    (f32_type.into(), promoted)
-                } else {
-                    (value_type, values)
-                };
-                let parameters = vec![call_type; arguments.len()];
-                let declaration = self.external_function(&name, Some(call_type), &parameters, true);
-                let result = self.call_value(declaration, &arguments)?;
-                if promote_half {
-                    Ok(self
-                        .builder
-                        .build_float_trunc(
-                            result.into_float_value(),
-                            value_type.into_float_type(),
-                            "",
-                        )?
-                        .into())
-                } else {
-                    Ok(result)
-                }
+                self.library_call(&name, promote_half, values, ty)
             }
             MathStrategy::Expanded => match function {
                 MathFunction::Abs if ty.is_signed_integer() => {

@@ -155,6 +155,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         amount_type: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
         if ty.is_float() {
+            if op == BinaryOp::Remainder {
+                if let Some((name, promote_half)) = self.target.remainder_function(ty) {
+                    return self.library_call(&name, promote_half, vec![left, right], ty);
+                }
+            }
             return self.float_binary(op, left.into_float_value(), right.into_float_value());
         }
         let left = left.into_int_value();
@@ -173,8 +178,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             BinaryOp::BitOr => b.build_or(left, right, "")?,
             BinaryOp::BitXor => b.build_xor(left, right, "")?,
             BinaryOp::ShiftLeft | BinaryOp::ShiftRight => {
-                // The amount takes the left operand's width; amounts are never negative in
-                // defined programs, so widening by zero-extension is exact.
+                // The amount takes the left operand's width, then is taken modulo the width
+                // (a power of two, so masking the low bits, which truncation and extension
+                // keep): shifts by the width or more are defined, like `wrapping_shl`.
                 let width = left.get_type().get_bit_width();
                 let amount_width = right.get_type().get_bit_width();
                 if amount_width > width {
@@ -186,6 +192,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         b.build_int_z_extend(right, left.get_type(), "")?
                     };
                 }
+                let mask = left.get_type().const_int(u64::from(width - 1), false);
+                right = b.build_and(right, mask, "")?;
                 if op == BinaryOp::ShiftLeft {
                     b.build_left_shift(left, right, "")?
                 } else {
@@ -316,13 +324,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 .into()
             }
             (true, false) => {
-                let value = value.into_float_value();
-                let target = target_type.into_int_type();
-                if to.is_signed_integer() {
-                    b.build_float_to_signed_int(value, target, "")?.into()
+                // Saturating, NaN to 0, like Rust's `as` (docs/language.md, "Semantics").
+                let name = if to.is_signed_integer() {
+                    "llvm.fptosi.sat"
                 } else {
-                    b.build_float_to_unsigned_int(value, target, "")?.into()
-                }
+                    "llvm.fptoui.sat"
+                };
+                let overloads = [target_type, value.get_type()];
+                return self.call_intrinsic(name, &overloads, &[value]);
             }
             (false, true) => {
                 let value = value.into_int_value();

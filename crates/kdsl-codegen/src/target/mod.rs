@@ -223,6 +223,17 @@ impl TargetDescription {
         }
     }
 
+    /// The library function that computes float `%` exactly (C's `fmod`) on `ty`, where the
+    /// backend's own `frem` is inexact: NVPTX expands `frem` as `a - b * trunc(a / b)`,
+    /// which is wrong once `a / b` rounds (`1e10 % 3.0` gave 256). Elsewhere, `None`.
+    pub fn remainder_function(&self, ty: ScalarType) -> Option<(String, bool)> {
+        let inexact_frem = self.kind == TargetKind::Ptx;
+        inexact_frem.then(|| {
+            let name = self.math_library.remainder_name(ty);
+            (name, ty == ScalarType::F16)
+        })
+    }
+
     /// How `function` lowers for arguments of type `ty`.
     pub fn math_strategy(&self, function: MathFunction, ty: ScalarType) -> MathStrategy {
         use MathFunction::*;

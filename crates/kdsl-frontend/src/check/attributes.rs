@@ -4,6 +4,7 @@
 
 use super::{suggest, Checker};
 use crate::ast;
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Literal, ScalarType};
 
 /// The one attribute the language has.
@@ -57,7 +58,7 @@ pub(crate) fn work_group_size_hint(name: &str) -> Option<String> {
 }
 
 fn attribute_error(attribute: &ast::Attribute, message: String, label: &str) -> Diagnostic {
-    Diagnostic::error("E0514", message, attribute.span, label)
+    Diagnostic::error(ErrorCode::E0514, message, attribute.span, label)
 }
 
 const FORM_HINT: &str =
@@ -160,7 +161,7 @@ impl Checker<'_> {
                 _ => {
                     self.report(
                         Diagnostic::error(
-                            "E0514",
+                            ErrorCode::E0514,
                             "a work-group size must be at least 1",
                             argument.span,
                             "this dimension is 0",

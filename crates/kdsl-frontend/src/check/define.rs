@@ -6,11 +6,13 @@
 //! A definition has no place in the source, so its diagnostics have no snippet of their own;
 //! those about the value point at the constant's declaration instead.
 
-use super::constant::{integer_range, round_float, truncate};
+use super::constant::{integer_range, truncate};
 use super::{suggest, Checker, ConstantState, Global};
 use crate::ast;
 use crate::lexer::{tokenize, Token};
 use crate::parser::{float_literal, integer_literal};
+use kdsl_ir::scalar;
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Diagnostic, Literal, ModuleConstant, ScalarType};
 use std::collections::HashMap;
 
@@ -122,22 +124,19 @@ fn convert(value: &WrittenValue, ty: ScalarType) -> Result<Literal, ValueProblem
             }
         }
         (literal, ty) => {
-            let magnitude = match literal {
+            let digits = match literal {
                 ast::Literal::Integer { value: digits, .. } => digits
-                    .map(|v| v as f64)
-                    .or(value.long_decimal)
-                    .unwrap_or(f64::INFINITY),
-                ast::Literal::Float { value: number, .. } => *number,
+                    .map(|v| v.to_string())
+                    .or_else(|| value.long_decimal.map(|v| format!("{v:e}")))
+                    .unwrap_or_else(|| "1e400".to_string()),
+                ast::Literal::Float { text, .. } => text.clone(),
                 ast::Literal::Bool(b) => return wrong(&format!("`{b}`")),
             };
+            // Rounded once from the digits to `ty`; finite when in range.
+            let magnitude = scalar::parse_float(&digits, ty).unwrap_or(f64::INFINITY);
             let number = if value.negated { -magnitude } else { magnitude };
-            let in_range = match ty {
-                ScalarType::F16 => number.abs() < 65520.0,
-                ScalarType::F32 => (number as f32).is_finite(),
-                _ => number.is_finite(),
-            };
-            if in_range {
-                Ok(Literal::Float(round_float(number, ty)))
+            if number.is_finite() {
+                Ok(Literal::Float(number))
             } else {
                 Err(ValueProblem::OutOfRange(format!(
                     "`{ty}` holds finite values only"
@@ -173,7 +172,7 @@ impl<'file> Checker<'file> {
                 if first.value != define.value {
                     self.report(
                         Diagnostic::without_location(
-                            "E0704",
+                            ErrorCode::E0704,
                             format!(
                                 "module constant `{}` is defined twice: {} and {}",
                                 define.name,
@@ -190,7 +189,7 @@ impl<'file> Checker<'file> {
                 Some(Global::Constant(_)) => {}
                 Some(Global::Function(_) | Global::Instance(_)) => self.report(
                     Diagnostic::without_location(
-                        "E0701",
+                        ErrorCode::E0701,
                         format!(
                             "{}: `{}` is a function, not a module constant",
                             define.shown(),
@@ -215,7 +214,7 @@ impl<'file> Checker<'file> {
                     };
                     self.report(
                         Diagnostic::without_location(
-                            "E0701",
+                            ErrorCode::E0701,
                             format!(
                                 "{}: there is no module constant `{}`",
                                 define.shown(),
@@ -246,7 +245,7 @@ impl<'file> Checker<'file> {
         let Some(written) = read_value(&define.value) else {
             self.report(
                 Diagnostic::error(
-                    "E0702",
+                    ErrorCode::E0702,
                     format!("{}: `{}` is not a literal", define.shown(), define.value),
                     item.name.span,
                     declared_here,
@@ -260,7 +259,7 @@ impl<'file> Checker<'file> {
             Err(ValueProblem::WrongKind(found)) => {
                 self.report(
                     Diagnostic::error(
-                        "E0702",
+                        ErrorCode::E0702,
                         format!("{}: expected `{ty}`, found {found}", define.shown()),
                         item.name.span,
                         declared_here,
@@ -271,7 +270,7 @@ impl<'file> Checker<'file> {
             }
             Err(ValueProblem::OutOfRange(holds)) => {
                 let mut diagnostic = Diagnostic::error(
-                    "E0703",
+                    ErrorCode::E0703,
                     format!(
                         "{}: `{}` is out of range for `{ty}`",
                         define.shown(),

@@ -13,9 +13,10 @@ mod names;
 mod unroll;
 
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{
     AddressSpace, ArrayType, Diagnostic, Function, FunctionId, FunctionKind, Literal, Module,
-    ParameterType, ScalarType, Span,
+    ParameterType, ScalarType, Span, Undefined,
 };
 use std::collections::HashMap;
 
@@ -182,7 +183,7 @@ impl<'file> Checker<'file> {
             if !matches!(global, Global::Constant(_)) && Builtin::from_name(&name.name).is_some() {
                 self.report(
                     Diagnostic::error(
-                        "E0204",
+                        ErrorCode::E0204,
                         format!("`{}` is the name of a built-in function", name.name),
                         name.span,
                         "this definition would hide the built-in",
@@ -195,7 +196,7 @@ impl<'file> Checker<'file> {
                 let previous_span = self.global_name_span(*previous);
                 self.report(
                     Diagnostic::error(
-                        "E0204",
+                        ErrorCode::E0204,
                         format!("`{}` is defined more than once", name.name),
                         name.span,
                         "redefined here",
@@ -208,10 +209,30 @@ impl<'file> Checker<'file> {
             self.globals.insert(name.name.clone(), global);
         }
         for function in self.functions.clone() {
+            for (index, parameter) in function.type_parameters.iter().enumerate() {
+                let earlier = function.type_parameters[..index]
+                    .iter()
+                    .find(|p| p.name == parameter.name);
+                if let Some(earlier) = earlier {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0204,
+                            format!(
+                                "type parameter `{}` is defined more than once",
+                                parameter.name
+                            ),
+                            parameter.span,
+                            "redefined here",
+                        )
+                        .with_label(earlier.span, "first defined here")
+                        .with_hint("give each type parameter its own name"),
+                    );
+                }
+            }
             if function.kind == AstFunctionKind::Device && !function.type_parameters.is_empty() {
                 self.report(
                     Diagnostic::error(
-                        "E0208",
+                        ErrorCode::E0208,
                         "generic device functions are not supported",
                         function.type_parameters[0].span,
                         "type parameters are allowed on kernels only",
@@ -223,7 +244,7 @@ impl<'file> Checker<'file> {
                 if let Some(return_type) = &function.return_type {
                     self.report(
                         Diagnostic::error(
-                            "E0506",
+                            ErrorCode::E0506,
                             format!("kernel `{}` declares a return type", function.name.name),
                             return_type.span(),
                             "kernels return nothing",
@@ -259,7 +280,7 @@ impl<'file> Checker<'file> {
                     .chain(self.type_arguments.keys().map(String::as_str))
                     .collect();
                 let mut diagnostic = Diagnostic::error(
-                    "E0203",
+                    ErrorCode::E0203,
                     format!("unknown type `{}`", name.name),
                     name.span,
                     "not a type",
@@ -292,7 +313,7 @@ impl<'file> Checker<'file> {
                 };
                 if array.element_count() > (1 << 28) {
                     self.report(Diagnostic::error(
-                        "E0502",
+                        ErrorCode::E0502,
                         format!("array `{array}` is too large"),
                         *span,
                         "more than 2^28 elements",
@@ -314,7 +335,7 @@ impl<'file> Checker<'file> {
             ResolvedType::Scalar(scalar) => Some(scalar),
             ResolvedType::Array(array) => {
                 self.report(Diagnostic::error(
-                    "E0301",
+                    ErrorCode::E0301,
                     format!("{what} must have a scalar type, not `{array}`"),
                     ty.span(),
                     "array type not allowed here",
@@ -343,7 +364,7 @@ impl<'file> Checker<'file> {
                 if kernel && scalar == ScalarType::Bool {
                     self.report(
                         Diagnostic::error(
-                            "E0301",
+                            ErrorCode::E0301,
                             "kernel parameters cannot have type `bool`",
                             ty.span(),
                             "`bool` has no defined size on the host",
@@ -368,7 +389,7 @@ impl<'file> Checker<'file> {
                 if space == AddressSpace::Constant && *writable {
                     self.report(
                         Diagnostic::error(
-                            "E0402",
+                            ErrorCode::E0402,
                             "`constant` buffers are read-only",
                             *span,
                             "`constant mut` is not allowed",
@@ -380,7 +401,7 @@ impl<'file> Checker<'file> {
                 if element == ScalarType::Bool {
                     self.report(
                         Diagnostic::error(
-                            "E0301",
+                            ErrorCode::E0301,
                             "buffers of `bool` are not supported",
                             *span,
                             "`bool` has no defined size on the host",
@@ -429,7 +450,7 @@ impl<'file> Checker<'file> {
                     .map(|f| f.name.name.as_str())
                     .collect();
                 let mut diagnostic = Diagnostic::error(
-                    "E0208",
+                    ErrorCode::E0208,
                     format!("`{}` is not a generic kernel", instance.generic.name),
                     instance.generic.span,
                     "expected the name of a generic kernel",
@@ -444,7 +465,7 @@ impl<'file> Checker<'file> {
         if generic.kind != AstFunctionKind::Kernel || generic.type_parameters.is_empty() {
             self.report(
                 Diagnostic::error(
-                    "E0208",
+                    ErrorCode::E0208,
                     format!("`{}` is not a generic kernel", instance.generic.name),
                     instance.generic.span,
                     "only kernels with type parameters can be instantiated",
@@ -456,7 +477,7 @@ impl<'file> Checker<'file> {
         if generic.type_parameters.len() != instance.type_arguments.len() {
             self.report(
                 Diagnostic::error(
-                    "E0208",
+                    ErrorCode::E0208,
                     format!(
                         "`{}` takes {} type argument(s) but {} were given",
                         generic.name.name,
@@ -491,7 +512,7 @@ impl<'file> Checker<'file> {
                 let item = self.constants[index];
                 self.report(
                     Diagnostic::error(
-                        "E0509",
+                        ErrorCode::E0509,
                         format!("constant `{}` depends on itself", item.name.name),
                         item.value.span,
                         "this initializer uses the constant being defined",
@@ -556,7 +577,7 @@ impl<'file> Checker<'file> {
             Err(constant::ConstantError::NotConstant(span)) => {
                 self.report(
                     Diagnostic::error(
-                        "E0509",
+                        ErrorCode::E0509,
                         "expected a constant expression",
                         span,
                         "not known at compile time",
@@ -565,13 +586,18 @@ impl<'file> Checker<'file> {
                 );
                 None
             }
-            Err(constant::ConstantError::DivisionByZero(span)) => {
-                self.report(Diagnostic::error(
-                    "E0510",
-                    "division by zero in a constant expression",
-                    span,
-                    "divides by zero",
-                ));
+            Err(constant::ConstantError::Undefined(span, undefined)) => {
+                let (message, label) = match undefined {
+                    Undefined::DivisionByZero { .. } => (
+                        "division by zero in a constant expression",
+                        "divides by zero",
+                    ),
+                    Undefined::DivisionOverflow { .. } => (
+                        "signed division overflow in a constant expression",
+                        "the smallest value divided by -1",
+                    ),
+                };
+                self.report(Diagnostic::error(ErrorCode::E0510, message, span, label));
                 None
             }
         }
@@ -584,7 +610,7 @@ impl<'file> Checker<'file> {
             Literal::Integer(bits) if ty.is_integer() => constant::sign_extend(bits, ty),
             _ => {
                 self.report(Diagnostic::error(
-                    "E0502",
+                    ErrorCode::E0502,
                     format!("array length must be an integer, found `{ty}`"),
                     length.span,
                     "not an integer",
@@ -595,7 +621,7 @@ impl<'file> Checker<'file> {
         if number <= 0 || number > i128::from(u32::MAX) {
             self.report(
                 Diagnostic::error(
-                    "E0502",
+                    ErrorCode::E0502,
                     format!(
                         "array length must be between 1 and {}, found {number}",
                         u32::MAX
@@ -700,7 +726,7 @@ impl<'file> Checker<'file> {
                 )
             };
             let mut diagnostic = Diagnostic::error(
-                "E0508",
+                ErrorCode::E0508,
                 message,
                 first.name.span,
                 "recursion is not allowed",

@@ -1,51 +1,6 @@
 //! Built-in function names and "did you mean" suggestions.
 
-use kdsl_ir::{AtomicOp, MathFunction, SubGroupOp, WorkItemQuery};
-
-/// A function the language provides.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Builtin {
-    WorkItem(WorkItemQuery),
-    Barrier,
-    Math(MathFunction),
-    Select,
-    Atomic(AtomicOp),
-    SubGroup(SubGroupOp),
-}
-
-impl Builtin {
-    pub fn from_name(name: &str) -> Option<Builtin> {
-        if name == "barrier" {
-            return Some(Builtin::Barrier);
-        }
-        if name == "select" {
-            return Some(Builtin::Select);
-        }
-        if let Some(q) = WorkItemQuery::ALL.into_iter().find(|q| q.name() == name) {
-            return Some(Builtin::WorkItem(q));
-        }
-        if let Some(m) = MathFunction::ALL.into_iter().find(|m| m.name() == name) {
-            return Some(Builtin::Math(m));
-        }
-        if let Some(a) = AtomicOp::ALL.into_iter().find(|a| a.name() == name) {
-            return Some(Builtin::Atomic(a));
-        }
-        SubGroupOp::ALL
-            .into_iter()
-            .find(|s| s.name() == name)
-            .map(Builtin::SubGroup)
-    }
-
-    /// Every built-in name, for suggestions.
-    pub fn all_names() -> Vec<&'static str> {
-        let mut names = vec!["barrier", "select"];
-        names.extend(WorkItemQuery::ALL.iter().map(|q| q.name()));
-        names.extend(MathFunction::ALL.iter().map(|m| m.name()));
-        names.extend(AtomicOp::ALL.iter().map(|a| a.name()));
-        names.extend(SubGroupOp::ALL.iter().map(|s| s.name()));
-        names
-    }
-}
+pub use kdsl_ir::Builtin;
 
 /// The Levenshtein distance between two names.
 pub fn edit_distance(a: &str, b: &str) -> usize {

@@ -4,6 +4,7 @@
 use super::constant;
 use super::Checker;
 use crate::ast;
+use kdsl_ir::ErrorCode;
 use kdsl_ir::{Block, Diagnostic, Expression, ScalarType, StatementKind, Unroll};
 
 /// Innermost loops with a constant trip count up to this many are fully unrolled when the
@@ -14,13 +15,8 @@ pub(super) const FULL_UNROLL_DEFAULT_LIMIT: i128 = 16;
 pub(super) const MAX_UNROLL_COUNT: u32 = 1024;
 
 /// The number of iterations of `for _ in start..end step step`, when all three are constants.
-fn constant_trip_count(
-    start: &Expression,
-    end: &Expression,
-    step: &Expression,
-    ty: ScalarType,
-) -> Option<i128> {
-    let value = |expression: &Expression| constant::evaluate(expression).ok()?.as_i128(ty);
+fn constant_trip_count(start: &Expression, end: &Expression, step: &Expression) -> Option<i128> {
+    let value = |expression: &Expression| constant::evaluate(expression).ok()?.as_i128();
     let (start, end, step) = (value(start)?, value(end)?, value(step)?);
     if step <= 0 {
         return None;
@@ -49,11 +45,10 @@ impl Checker<'_> {
         &mut self,
         request: Option<&ast::UnrollRequest>,
         bounds: (&Expression, &Expression, &Expression),
-        ty: ScalarType,
         body: &Block,
     ) -> Unroll {
         let (start, end, step) = bounds;
-        let trip_count = constant_trip_count(start, end, step, ty);
+        let trip_count = constant_trip_count(start, end, step);
         let Some(request) = request else {
             return match trip_count {
                 Some(2..=FULL_UNROLL_DEFAULT_LIMIT) if !contains_loop(body) => Unroll::Full,
@@ -87,7 +82,7 @@ impl Checker<'_> {
         let constant = constant::evaluate(&value)
             .ok()
             .filter(|_| value.ty.is_integer())
-            .and_then(|constant| constant.as_i128(value.ty));
+            .and_then(|constant| constant.as_i128());
         match constant {
             Some(factor) if (1..=i128::from(MAX_UNROLL_COUNT)).contains(&factor) => {
                 Unroll::Count(factor as u32)
@@ -95,7 +90,7 @@ impl Checker<'_> {
             _ => {
                 self.report(
                     Diagnostic::error(
-                        "E0515",
+                        ErrorCode::E0515,
                         format!(
                             "the unroll factor must be an integer constant from 1 to {MAX_UNROLL_COUNT}"
                         ),

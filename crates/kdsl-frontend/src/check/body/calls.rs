@@ -1,0 +1,472 @@
+//! Calls of device functions and of the built-ins (from the table in `kdsl_ir::builtins`).
+
+use super::*;
+
+impl Checker<'_> {
+    pub(super) fn arity_error(
+        &mut self,
+        callee: &ast::Identifier,
+        expected: usize,
+        found: usize,
+        span: Span,
+    ) {
+        self.report(Diagnostic::error(
+            ErrorCode::E0307,
+            format!(
+                "`{}` takes {} but {} {} given",
+                callee.name,
+                plural(expected, "argument"),
+                found,
+                if found == 1 { "was" } else { "were" }
+            ),
+            span,
+            format!("expected {}", plural(expected, "argument")),
+        ));
+    }
+
+    pub(super) fn call(
+        &mut self,
+        callee: &ast::Identifier,
+        arguments: &[ast::Expression],
+        span: Span,
+        expected: Option<ScalarType>,
+        as_statement: bool,
+    ) -> Option<Expression> {
+        // `select` is an operator on values, so constants may use it.
+        let select = Builtin::from_name(&callee.name) == Some(Builtin::Select);
+        if (self.constant_context || self.function.is_none()) && !select {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0509,
+                    "calls are not allowed in constant expressions",
+                    span,
+                    "not known at compile time",
+                )
+                .with_hint("use literals, `const` items, operators and casts"),
+            );
+            return None;
+        }
+        if let Some(builtin) = Builtin::from_name(&callee.name) {
+            return self.builtin(builtin, callee, arguments, span, expected);
+        }
+        let arguments_ref: Vec<&ast::Expression> = arguments.iter().collect();
+        match self.globals.get(&callee.name).copied() {
+            Some(Global::Function(index))
+                if self.functions[index].kind == ast::FunctionKind::Device =>
+            {
+                let Some(signature) = self.signatures.get(&callee.name).cloned() else {
+                    for argument in arguments {
+                        let _ = self.expression(argument, None);
+                    }
+                    return None;
+                };
+                if arguments.len() != signature.parameters.len() {
+                    self.arity_error(callee, signature.parameters.len(), arguments.len(), span);
+                    return None;
+                }
+                let mut lowered = Vec::new();
+                let mut ok = true;
+                for (argument, parameter) in arguments_ref.iter().zip(&signature.parameters) {
+                    match self.call_argument(argument, parameter, &callee.name) {
+                        Some(value) => lowered.push(value),
+                        None => ok = false,
+                    }
+                }
+                if !ok {
+                    return None;
+                }
+                let ty = match signature.return_type {
+                    Some(ty) => ty,
+                    None if as_statement => ScalarType::Bool,
+                    None => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0312,
+                                format!("function `{}` returns no value", callee.name),
+                                span,
+                                "used as a value here",
+                            )
+                            .with_hint("call it as a statement, or give it a result type"),
+                        );
+                        return None;
+                    }
+                };
+                Some(Expression {
+                    kind: ExpressionKind::Call {
+                        function: signature.id,
+                        arguments: lowered,
+                    },
+                    ty,
+                    span,
+                })
+            }
+            Some(Global::Function(_) | Global::Instance(_)) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0513,
+                        format!("kernel `{}` cannot be called", callee.name),
+                        callee.span,
+                        "kernels are launched from the host",
+                    )
+                    .with_hint("move the shared code into a device function (`fn`)"),
+                );
+                None
+            }
+            Some(Global::Constant(_)) => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0202,
+                    format!("`{}` is a constant, not a function", callee.name),
+                    callee.span,
+                    "not a function",
+                ));
+                None
+            }
+            None => {
+                for argument in arguments {
+                    let _ = self.expression(argument, None);
+                }
+                if self.suppress_unknown_names {
+                    return None;
+                }
+                let mut candidates: Vec<&str> = Builtin::all_names().collect();
+                let device_names: Vec<String> = self.signatures.keys().cloned().collect();
+                candidates.extend(device_names.iter().map(String::as_str));
+                let mut diagnostic = Diagnostic::error(
+                    ErrorCode::E0202,
+                    format!("unknown function `{}`", callee.name),
+                    callee.span,
+                    "not a built-in or a device function",
+                );
+                if let Some(best) = suggest(&callee.name, candidates) {
+                    diagnostic = diagnostic.with_hint(format!("did you mean `{best}`?"));
+                }
+                self.report(diagnostic);
+                None
+            }
+        }
+    }
+
+    pub(super) fn call_argument(
+        &mut self,
+        argument: &ast::Expression,
+        parameter: &ParameterType,
+        callee: &str,
+    ) -> Option<Argument> {
+        match parameter {
+            ParameterType::Scalar { ty } => self
+                .coerce(argument, *ty, &format!("this argument of `{callee}`"))
+                .map(Argument::Value),
+            ParameterType::Buffer {
+                element,
+                space,
+                writable,
+            } => {
+                let resolved = match &strip_parentheses(argument).kind {
+                    E::Name(name) => Some((name, self.lookup(&name.name))),
+                    _ => None,
+                };
+                match resolved {
+                    Some((
+                        _,
+                        Resolved::Parameter(
+                            id,
+                            ParameterType::Buffer {
+                                element: found_element,
+                                space: found_space,
+                                writable: found_writable,
+                            },
+                            declared_at,
+                        ),
+                    )) => {
+                        if found_element != *element || found_space != *space {
+                            self.report(Diagnostic::error(
+                                ErrorCode::E0313,
+                                format!(
+                                    "expected a `{parameter}` buffer, found `{}`",
+                                    ParameterType::Buffer {
+                                        element: found_element,
+                                        space: found_space,
+                                        writable: found_writable
+                                    }
+                                ),
+                                argument.span,
+                                "wrong buffer type",
+                            ));
+                            return None;
+                        }
+                        if *writable && !found_writable {
+                            self.report(
+                                Diagnostic::error(
+                                    ErrorCode::E0402,
+                                    format!(
+                                        "`{callee}` writes to this buffer, but it is read-only"
+                                    ),
+                                    argument.span,
+                                    "read-only buffer",
+                                )
+                                .with_label(declared_at, "declared read-only here")
+                                .with_hint("declare the parameter as `global mut [T]`"),
+                            );
+                            return None;
+                        }
+                        Some(Argument::Buffer(id))
+                    }
+                    Some((name, Resolved::Unknown)) => {
+                        self.unknown_name(name);
+                        None
+                    }
+                    Some((_, Resolved::Binding(Binding::Poisoned))) => None,
+                    _ => {
+                        let _ = self.expression(argument, None);
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0313,
+                                format!("`{callee}` expects a buffer (`{parameter}`) here"),
+                                argument.span,
+                                "not a buffer parameter",
+                            )
+                            .with_hint("pass a buffer parameter of the caller by name"),
+                        );
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn builtin(
+        &mut self,
+        builtin: Builtin,
+        callee: &ast::Identifier,
+        arguments: &[ast::Expression],
+        span: Span,
+        expected: Option<ScalarType>,
+    ) -> Option<Expression> {
+        let arity = builtin.arity();
+        if arguments.len() != arity {
+            self.arity_error(callee, arity, arguments.len(), span);
+            return None;
+        }
+        let arguments: Vec<&ast::Expression> = arguments.iter().collect();
+        let make = |kind, ty| Some(Expression { kind, ty, span });
+        match builtin {
+            Builtin::Barrier => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0513,
+                        "`barrier()` is a statement, not a value",
+                        span,
+                        "used as a value",
+                    )
+                    .with_hint("write `barrier();` on its own line"),
+                );
+                None
+            }
+            Builtin::WorkItem(query) => {
+                let dimension = self.expression(arguments[0], Some(ScalarType::U32))?;
+                let value = constant::evaluate(&dimension)
+                    .ok()
+                    .and_then(|v| v.as_i128())
+                    .filter(|v| (0..=2).contains(v));
+                let Some(value) = value else {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0503,
+                            format!(
+                                "the dimension of `{}` must be a constant 0, 1 or 2",
+                                query.name()
+                            ),
+                            arguments[0].span,
+                            "invalid dimension",
+                        )
+                        .with_hint("launches have at most three dimensions, numbered 0 to 2"),
+                    );
+                    return None;
+                };
+                make(
+                    ExpressionKind::WorkItem {
+                        query,
+                        dimension: value as u8,
+                    },
+                    ScalarType::U32,
+                )
+            }
+            Builtin::Math(function) => {
+                let (values, ty) = self.unify(
+                    &arguments,
+                    expected,
+                    &format!("each argument of `{}`", function.name()),
+                )?;
+                let types = function.types();
+                if !types.contains(ty) {
+                    let what = types.describe();
+                    let mut diagnostic = Diagnostic::error(
+                        ErrorCode::E0309,
+                        format!("`{}` takes {what}, found `{ty}`", function.name()),
+                        span,
+                        format!("called with `{ty}`"),
+                    );
+                    if ty.is_integer() {
+                        diagnostic = diagnostic.with_hint("convert the arguments with `as f32`");
+                    }
+                    self.report(diagnostic);
+                    return None;
+                }
+                make(
+                    ExpressionKind::Math {
+                        function,
+                        arguments: values,
+                    },
+                    ty,
+                )
+            }
+            Builtin::Select => {
+                let condition = self.condition(arguments[0]);
+                let (values, ty) =
+                    self.unify(&arguments[1..], expected, "both choices of `select`")?;
+                let mut values = values.into_iter();
+                let (accept, reject) = (values.next()?, values.next()?);
+                make(
+                    ExpressionKind::Select {
+                        condition: Box::new(condition?),
+                        accept: Box::new(accept),
+                        reject: Box::new(reject),
+                    },
+                    ty,
+                )
+            }
+            Builtin::Atomic(op) => self.atomic(op, callee, &arguments, span),
+            Builtin::SubGroup(op) => {
+                let values = match op {
+                    SubGroupOp::LocalId | SubGroupOp::Size => {
+                        return make(
+                            ExpressionKind::SubGroup {
+                                op,
+                                arguments: Vec::new(),
+                            },
+                            ScalarType::U32,
+                        )
+                    }
+                    SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => {
+                        let value = self.expression(arguments[0], expected);
+                        let lane = self.coerce(arguments[1], ScalarType::U32, "the lane");
+                        vec![value?, lane?]
+                    }
+                    _ => vec![self.expression(arguments[0], expected)?],
+                };
+                let ty = values[0].ty;
+                let types = builtin.row().operands.types();
+                if !types.is_some_and(|types| types.contains(ty)) {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0311,
+                            format!(
+                                "`{}` works on {}, found `{ty}`",
+                                op.name(),
+                                types.map_or("no values", |types| types.describe())
+                            ),
+                            arguments[0].span,
+                            "unsupported type",
+                        )
+                        .with_hint("convert the value with `as i32`, `as u32` or `as f32`"),
+                    );
+                    return None;
+                }
+                make(
+                    ExpressionKind::SubGroup {
+                        op,
+                        arguments: values,
+                    },
+                    ty,
+                )
+            }
+        }
+    }
+
+    pub(super) fn atomic(
+        &mut self,
+        op: AtomicOp,
+        callee: &ast::Identifier,
+        arguments: &[&ast::Expression],
+        span: Span,
+    ) -> Option<Expression> {
+        let target = strip_parentheses(arguments[0]);
+        if !matches!(target.kind, E::Index { .. }) {
+            let _ = self.expression(target, None);
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0403,
+                    format!(
+                        "the first argument of `{}` must be a memory element",
+                        callee.name
+                    ),
+                    target.span,
+                    "not a buffer or local array element",
+                )
+                .with_hint(format!("write `{}(buffer[i], value)`", callee.name)),
+            );
+            return None;
+        }
+        let (place, access) = self.place(target)?;
+        let element = place.element;
+        let value_checks: Vec<Option<Expression>> = arguments[1..]
+            .iter()
+            .map(|a| self.coerce(a, element, &format!("this argument of `{}`", callee.name)))
+            .collect();
+        match access.origin {
+            PlaceOrigin::PrivateArray => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0403,
+                        format!("`{}` needs global or local memory", callee.name),
+                        target.span,
+                        "a private array belongs to one work-item",
+                    )
+                    .with_label(access.declared_at, "declared here")
+                    .with_hint("use a plain read-modify-write on private arrays"),
+                );
+                return None;
+            }
+            PlaceOrigin::Buffer if !access.writable || place.space != AddressSpace::Global => {
+                self.report_read_only(&access, target.span, &format!("use `{}` on", callee.name));
+                return None;
+            }
+            _ => {}
+        }
+        let types = op.types();
+        if !types.contains(element) {
+            let allowed = types.describe();
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0310,
+                    format!(
+                        "`{}` does not support elements of type `{element}`",
+                        callee.name
+                    ),
+                    target.span,
+                    format!("`{element}` element"),
+                )
+                .with_hint(format!("`{}` works on {allowed}", callee.name)),
+            );
+            return None;
+        }
+        let mut values: Vec<Expression> = value_checks.into_iter().collect::<Option<Vec<_>>>()?;
+        let (value, comparand) = if op == AtomicOp::CompareExchange {
+            let desired = values.pop()?;
+            let expected = values.pop()?;
+            (desired, Some(Box::new(expected)))
+        } else {
+            (values.pop()?, None)
+        };
+        Some(Expression {
+            kind: ExpressionKind::Atomic {
+                op,
+                place: Box::new(place),
+                value: Box::new(value),
+                comparand,
+            },
+            ty: element,
+            span,
+        })
+    }
+}

@@ -1,0 +1,348 @@
+//! Checking and lowering of function bodies, split by concern: scopes, statements (with
+//! their desugaring), expressions, places, and calls with the built-ins.
+
+mod calls;
+mod expressions;
+mod places;
+mod scopes;
+mod statements;
+
+use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
+use super::constant::{self, integer_range};
+use super::names::Builtin;
+use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
+use crate::ast::{
+    self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
+};
+use kdsl_ir::scalar;
+use kdsl_ir::ErrorCode;
+use kdsl_ir::{
+    AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
+    ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
+    ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp,
+    UnaryOp, Unroll, Variable, VariableId, VariableType,
+};
+
+/// How a binding came to be, for better messages about assignments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Origin {
+    Let,
+    ForLoop,
+    Local,
+}
+
+#[derive(Clone, Debug)]
+enum Binding {
+    Variable {
+        id: VariableId,
+        ty: VariableType,
+        mutable: bool,
+        space: AddressSpace,
+        origin: Origin,
+        span: Span,
+    },
+    /// A binding whose declaration failed to check; its uses report nothing more.
+    Poisoned,
+}
+
+/// The function body being checked.
+pub(crate) struct FunctionState {
+    kind: FunctionKind,
+    name: String,
+    return_type: Option<ScalarType>,
+    parameters: Vec<Parameter>,
+    variables: Vec<Variable>,
+    scopes: Vec<Vec<(String, Binding)>>,
+    loop_depth: u32,
+    /// Parameters whose types failed to resolve; their uses report nothing more.
+    poisoned_parameters: Vec<String>,
+    /// The kernel's `#[work_group_size]`, which gives its body `WORK_GROUP_SIZE_X` and friends.
+    work_group_size: WorkGroupSize,
+}
+
+/// What a name in an expression refers to.
+enum Resolved {
+    Binding(Binding),
+    Parameter(ParameterId, ParameterType, Span),
+    Constant(usize),
+    /// `WORK_GROUP_SIZE_X` and friends in a kernel with `#[work_group_size]`; `None` when
+    /// the attribute is malformed.
+    WorkGroupSize(Option<u32>),
+    Function,
+    Unknown,
+}
+
+/// Where an element access points, for writability checks.
+#[derive(Clone, Debug)]
+struct PlaceAccess {
+    writable: bool,
+    base_name: String,
+    declared_at: Span,
+    origin: PlaceOrigin,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PlaceOrigin {
+    Buffer,
+    LocalArray,
+    PrivateArray,
+}
+
+fn literal_expression(literal: Literal, ty: ScalarType, span: Span) -> Expression {
+    Expression {
+        kind: ExpressionKind::Literal(literal),
+        ty,
+        span,
+    }
+}
+
+fn zero_literal(ty: ScalarType, span: Span) -> Expression {
+    let literal = if ty == ScalarType::Bool {
+        Literal::Bool(false)
+    } else if ty.is_float() {
+        Literal::Float(0.0)
+    } else {
+        Literal::Integer(0)
+    };
+    literal_expression(literal, ty, span)
+}
+
+fn not(condition: Expression) -> Expression {
+    let span = condition.span;
+    Expression {
+        kind: ExpressionKind::Unary {
+            op: UnaryOp::Not,
+            operand: Box::new(condition),
+        },
+        ty: ScalarType::Bool,
+        span,
+    }
+}
+
+fn statement(kind: StatementKind, span: Span) -> Statement {
+    Statement { kind, span }
+}
+
+fn variable_expression(id: VariableId, ty: ScalarType, span: Span) -> Expression {
+    Expression {
+        kind: ExpressionKind::Variable(id),
+        ty,
+        span,
+    }
+}
+
+/// `if !condition { break; }`, the head of every lowered `while` and `for`.
+fn break_unless(condition: Expression, span: Span) -> Statement {
+    statement(
+        StatementKind::If {
+            condition: not(condition),
+            accept: vec![statement(StatementKind::Break, span)],
+            reject: Vec::new(),
+        },
+        span,
+    )
+}
+
+/// Whether an expression is made only of unsuffixed numeric literals, so its type comes from
+/// the context.
+fn is_untyped(expression: &ast::Expression) -> bool {
+    match &expression.kind {
+        E::Literal(
+            ast::Literal::Integer { suffix: None, .. } | ast::Literal::Float { suffix: None, .. },
+        ) => true,
+        E::Parenthesized(inner) => is_untyped(inner),
+        E::Unary {
+            operator: UnaryOperator::Negate | UnaryOperator::BitNot,
+            operand,
+        } => is_untyped(operand),
+        E::Binary {
+            operator,
+            left,
+            right,
+        } => match operator {
+            BinaryOperator::ShiftLeft | BinaryOperator::ShiftRight => is_untyped(left),
+            BinaryOperator::Add
+            | BinaryOperator::Subtract
+            | BinaryOperator::Multiply
+            | BinaryOperator::Divide
+            | BinaryOperator::Remainder
+            | BinaryOperator::BitAnd
+            | BinaryOperator::BitOr
+            | BinaryOperator::BitXor => is_untyped(left) && is_untyped(right),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn strip_parentheses(mut expression: &ast::Expression) -> &ast::Expression {
+    while let E::Parenthesized(inner) = &expression.kind {
+        expression = inner;
+    }
+    expression
+}
+
+/// Whether every path through the block ends in `return`.
+fn always_returns(block: &ast::Block) -> bool {
+    block.statements.last().is_some_and(|s| match &s.kind {
+        S::Return(_) => true,
+        S::If {
+            accept,
+            reject: Some(reject),
+            ..
+        } => always_returns(accept) && always_returns(reject),
+        S::Block(block) => always_returns(block),
+        _ => false,
+    })
+}
+
+fn ir_binary_op(operator: BinaryOperator) -> Option<BinaryOp> {
+    Some(match operator {
+        BinaryOperator::Add => BinaryOp::Add,
+        BinaryOperator::Subtract => BinaryOp::Subtract,
+        BinaryOperator::Multiply => BinaryOp::Multiply,
+        BinaryOperator::Divide => BinaryOp::Divide,
+        BinaryOperator::Remainder => BinaryOp::Remainder,
+        BinaryOperator::BitAnd => BinaryOp::BitAnd,
+        BinaryOperator::BitOr => BinaryOp::BitOr,
+        BinaryOperator::BitXor => BinaryOp::BitXor,
+        BinaryOperator::ShiftLeft => BinaryOp::ShiftLeft,
+        BinaryOperator::ShiftRight => BinaryOp::ShiftRight,
+        BinaryOperator::Equal => BinaryOp::Equal,
+        BinaryOperator::NotEqual => BinaryOp::NotEqual,
+        BinaryOperator::Less => BinaryOp::Less,
+        BinaryOperator::LessEqual => BinaryOp::LessEqual,
+        BinaryOperator::Greater => BinaryOp::Greater,
+        BinaryOperator::GreaterEqual => BinaryOp::GreaterEqual,
+        BinaryOperator::And | BinaryOperator::Or => return None,
+    })
+}
+
+fn plural(count: usize, word: &str) -> String {
+    match (count, word) {
+        (1, _) => format!("{count} {word}"),
+        (_, "index") => format!("{count} indices"),
+        _ => format!("{count} {word}s"),
+    }
+}
+
+impl Checker<'_> {
+    pub(crate) fn check_function(
+        &mut self,
+        item: &ast::FunctionItem,
+        name: &str,
+    ) -> Option<Function> {
+        let kind = ir_kind(item.kind);
+        let saved_suppress = self.suppress_unknown_names;
+        let has_syntax_errors = block_has_errors(&item.body);
+        self.suppress_unknown_names |= has_syntax_errors;
+
+        let mut parameters = Vec::new();
+        let mut poisoned_parameters = Vec::new();
+        let mut parameters_ok = true;
+        for parameter in &item.parameters {
+            if let Some(previous) = parameters
+                .iter()
+                .find(|p: &&Parameter| p.name == parameter.name.name)
+            {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0205,
+                        format!("parameter `{}` is declared twice", parameter.name.name),
+                        parameter.name.span,
+                        "declared again here",
+                    )
+                    .with_label(previous.span, "first declared here"),
+                );
+                parameters_ok = false;
+                continue;
+            }
+            match self.resolve_parameter(parameter, kind == FunctionKind::Kernel) {
+                Some(ty) => parameters.push(Parameter {
+                    name: parameter.name.name.clone(),
+                    ty,
+                    span: parameter.span,
+                }),
+                None => {
+                    parameters_ok = false;
+                    poisoned_parameters.push(parameter.name.name.clone());
+                }
+            }
+        }
+        let return_type = match (&item.return_type, kind) {
+            (Some(ty), FunctionKind::Device) => self.resolve_scalar_type(ty, "a function result"),
+            _ => None,
+        };
+        let work_group_size = self.function_attributes(item);
+        self.function = Some(FunctionState {
+            kind,
+            name: name.to_string(),
+            return_type,
+            parameters: parameters.clone(),
+            variables: Vec::new(),
+            scopes: vec![Vec::new()],
+            loop_depth: 0,
+            poisoned_parameters,
+            work_group_size,
+        });
+        let body = self.statements(&item.body.statements);
+        if let (Some(ty), false) = (return_type, has_syntax_errors) {
+            if !always_returns(&item.body) {
+                let end = item.body.span.end as usize;
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0505,
+                        format!("function `{name}` may end without returning a `{ty}`"),
+                        Span::new(end.saturating_sub(1), end),
+                        "the body can reach its end here",
+                    )
+                    .with_label(item.name.span, format!("declared to return `{ty}`"))
+                    .with_hint("end the body with `return value;` (or an `if`/`else` that returns in both branches)"),
+                );
+            }
+        }
+        let state = self.function.take()?;
+        self.suppress_unknown_names = saved_suppress;
+        parameters_ok.then(|| Function {
+            name: name.to_string(),
+            kind,
+            parameters,
+            return_type,
+            variables: state.variables,
+            body,
+            span: item.span,
+            work_group_size: work_group_size.required(),
+        })
+    }
+
+    // ----- Statements -----
+}
+
+fn statement_if(condition: Expression, accept: Block, reject: Block, span: Span) -> Statement {
+    statement(
+        StatementKind::If {
+            condition,
+            accept,
+            reject,
+        },
+        span,
+    )
+}
+
+fn binary_expression(
+    op: BinaryOp,
+    left: Expression,
+    right: Expression,
+    ty: ScalarType,
+    span: Span,
+) -> Expression {
+    Expression {
+        kind: ExpressionKind::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+        },
+        ty,
+        span,
+    }
+}

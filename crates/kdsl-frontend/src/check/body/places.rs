@@ -1,0 +1,211 @@
+//! Places: buffer and array elements, and whether they may be written.
+
+use super::*;
+
+impl Checker<'_> {
+    pub(super) fn report_read_only(&mut self, access: &PlaceAccess, span: Span, action: &str) {
+        let diagnostic = match access.origin {
+            PlaceOrigin::Buffer => Diagnostic::error(
+                ErrorCode::E0402,
+                format!(
+                    "cannot {action} `{}`: the buffer is read-only",
+                    access.base_name
+                ),
+                span,
+                "read-only buffer",
+            )
+            .with_label(access.declared_at, "declared read-only here")
+            .with_hint("declare the parameter as `global mut [T]`"),
+            _ => Diagnostic::error(
+                ErrorCode::E0401,
+                format!(
+                    "cannot {action} an element of immutable array `{}`",
+                    access.base_name
+                ),
+                span,
+                "immutable array",
+            )
+            .with_label(access.declared_at, "declared immutable here")
+            .with_hint(format!("declare it `let mut {}`", access.base_name)),
+        };
+        self.report(diagnostic);
+    }
+
+    pub(super) fn place(&mut self, expression: &ast::Expression) -> Option<(Place, PlaceAccess)> {
+        let mut index_expressions = Vec::new();
+        let mut base = expression;
+        loop {
+            match &base.kind {
+                E::Index { base: inner, index } => {
+                    index_expressions.push(index.as_ref());
+                    base = inner;
+                }
+                E::Parenthesized(inner) => base = inner,
+                _ => break,
+            }
+        }
+        index_expressions.reverse();
+        let mut indices = Vec::new();
+        let mut indices_ok = true;
+        for index in &index_expressions {
+            match self.expression(index, Some(ScalarType::U32)) {
+                Some(value) if value.ty.is_integer() => indices.push(value),
+                Some(value) => {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0308,
+                            format!("index must be an integer, found `{}`", value.ty),
+                            index.span,
+                            "not an integer",
+                        )
+                        .with_hint("convert it with `as u32`"),
+                    );
+                    indices_ok = false;
+                }
+                None => indices_ok = false,
+            }
+        }
+        let name = match &base.kind {
+            E::Name(name) => name,
+            E::Error => return None,
+            _ => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0207,
+                    "only buffers and arrays can be indexed",
+                    base.span,
+                    "not a buffer or array",
+                ));
+                return None;
+            }
+        };
+        let (place_base, element, space, dimensions, access) = match self.lookup(&name.name) {
+            Resolved::Binding(Binding::Variable {
+                id,
+                ty: VariableType::Array { ty },
+                mutable,
+                space,
+                span,
+                ..
+            }) => (
+                PlaceBase::Variable(id),
+                ty.element,
+                space,
+                ty.dimensions.len(),
+                PlaceAccess {
+                    writable: mutable,
+                    base_name: name.name.clone(),
+                    declared_at: span,
+                    origin: if space == AddressSpace::Local {
+                        PlaceOrigin::LocalArray
+                    } else {
+                        PlaceOrigin::PrivateArray
+                    },
+                },
+            ),
+            Resolved::Parameter(
+                id,
+                ParameterType::Buffer {
+                    element,
+                    space,
+                    writable,
+                },
+                span,
+            ) => (
+                PlaceBase::Parameter(id),
+                element,
+                space,
+                1,
+                PlaceAccess {
+                    writable,
+                    base_name: name.name.clone(),
+                    declared_at: span,
+                    origin: PlaceOrigin::Buffer,
+                },
+            ),
+            Resolved::Binding(Binding::Poisoned) => return None,
+            Resolved::Unknown => {
+                self.unknown_name(name);
+                return None;
+            }
+            Resolved::Binding(Binding::Variable {
+                ty: VariableType::Scalar { ty },
+                ..
+            })
+            | Resolved::Parameter(_, ParameterType::Scalar { ty }, _) => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0207,
+                    format!("cannot index `{}` of type `{ty}`", name.name),
+                    name.span,
+                    "not a buffer or array",
+                ));
+                return None;
+            }
+            Resolved::Constant(_) | Resolved::WorkGroupSize(_) | Resolved::Function => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0207,
+                    format!("cannot index `{}`", name.name),
+                    name.span,
+                    "not a buffer or array",
+                ));
+                return None;
+            }
+        };
+        if self.constant_context {
+            self.report(Diagnostic::error(
+                ErrorCode::E0509,
+                "expected a constant expression",
+                expression.span,
+                "reads memory",
+            ));
+            return None;
+        }
+        if index_expressions.len() != dimensions {
+            let what = if access.origin == PlaceOrigin::Buffer {
+                "buffer"
+            } else {
+                "array"
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0308,
+                    format!(
+                        "{what} `{}` has {} but {} given",
+                        name.name,
+                        plural(dimensions, "dimension"),
+                        if index_expressions.len() == 1 {
+                            "1 index was".to_string()
+                        } else {
+                            format!("{} indices were", index_expressions.len())
+                        }
+                    ),
+                    expression.span,
+                    format!("needs {}", plural(dimensions, "index")),
+                )
+                .with_hint(if dimensions == 1 {
+                    format!("write `{}[i]`", name.name)
+                } else {
+                    format!(
+                        "index every dimension: `{}{}`",
+                        name.name,
+                        "[i]".repeat(dimensions)
+                    )
+                }),
+            );
+            return None;
+        }
+        if !indices_ok {
+            return None;
+        }
+        Some((
+            Place {
+                base: place_base,
+                indices,
+                element,
+                space,
+            },
+            access,
+        ))
+    }
+
+    // ----- Calls -----
+}

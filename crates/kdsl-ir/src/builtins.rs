@@ -1,0 +1,461 @@
+//! The table of the language's built-in functions: each one's name, operands, accepted types,
+//! result type and required target feature, written once. The checker, the IR validator, the
+//! code generator's support check, the interpreter and the lowering all read it, so adding a
+//! built-in is one row here plus its lowering per target.
+
+use crate::ir::{AtomicOp, MathFunction, SubGroupOp, WorkItemQuery};
+use crate::types::ScalarType;
+
+/// A function the language provides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Builtin {
+    WorkItem(WorkItemQuery),
+    Barrier,
+    Select,
+    Math(MathFunction),
+    Atomic(AtomicOp),
+    SubGroup(SubGroupOp),
+}
+
+/// One row of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuiltinRow {
+    /// The source-level name.
+    pub name: &'static str,
+    pub builtin: Builtin,
+    pub operands: Operands,
+    pub result: ResultRule,
+    pub requires: Requirement,
+}
+
+/// What a built-in's arguments are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operands {
+    /// No arguments.
+    Nothing,
+    /// One constant dimension, 0, 1 or 2.
+    Dimension,
+    /// A `bool` condition, then two values of one type.
+    Condition,
+    /// `count` values of one type, taken from `types`.
+    Values { count: usize, types: TypeSet },
+    /// A value of a type from `types`, then a `u32` lane.
+    ValueAndLane { types: TypeSet },
+    /// A buffer or local array element of a type from `types`, then `values` values of the
+    /// element's type.
+    Memory { values: usize, types: TypeSet },
+}
+
+impl Operands {
+    /// How many arguments a call has.
+    pub fn arity(self) -> usize {
+        match self {
+            Operands::Nothing => 0,
+            Operands::Dimension => 1,
+            Operands::Condition => 3,
+            Operands::Values { count, .. } => count,
+            Operands::ValueAndLane { .. } => 2,
+            Operands::Memory { values, .. } => 1 + values,
+        }
+    }
+
+    /// The types the value operands (or the memory element) may have; `None` when the
+    /// operands are fixed (`Nothing`, `Dimension`) or of any type (`Condition`).
+    pub fn types(self) -> Option<TypeSet> {
+        match self {
+            Operands::Values { types, .. }
+            | Operands::ValueAndLane { types }
+            | Operands::Memory { types, .. } => Some(types),
+            Operands::Nothing | Operands::Dimension | Operands::Condition => None,
+        }
+    }
+}
+
+/// A set of scalar types a built-in accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypeSet {
+    /// `f16`, `f32`, `f64`.
+    Floats,
+    /// Every integer and float type.
+    Numbers,
+    /// `i32`, `u32`, `i64`, `u64`: the integers every target has atomics for.
+    AtomicIntegers,
+    /// The atomic integers, `f32` and `f64`.
+    AtomicNumbers,
+    /// `i32`, `u32`, `i64`, `u64`, `f32`, `f64`: what sub-group operations move.
+    SubGroupValues,
+}
+
+impl TypeSet {
+    pub fn contains(self, ty: ScalarType) -> bool {
+        use ScalarType::*;
+        match self {
+            TypeSet::Floats => ty.is_float(),
+            TypeSet::Numbers => ty.is_float() || ty.is_integer(),
+            TypeSet::AtomicIntegers => matches!(ty, I32 | U32 | I64 | U64),
+            TypeSet::AtomicNumbers | TypeSet::SubGroupValues => {
+                matches!(ty, I32 | U32 | I64 | U64 | F32 | F64)
+            }
+        }
+    }
+
+    /// The set in words, for diagnostics: "floats", "`i32`, `u32`, `i64` and `u64`".
+    pub fn describe(self) -> &'static str {
+        match self {
+            TypeSet::Floats => "floats",
+            TypeSet::Numbers => "integers or floats",
+            TypeSet::AtomicIntegers => "`i32`, `u32`, `i64` and `u64`",
+            TypeSet::AtomicNumbers => "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`",
+            TypeSet::SubGroupValues => "32- and 64-bit integers and floats",
+        }
+    }
+}
+
+/// How a built-in's result type follows from its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ResultRule {
+    /// No value: a statement (`barrier`).
+    Nothing,
+    /// Always `u32` (ids, sizes).
+    U32,
+    /// The type of the value operands.
+    Operand,
+    /// The type of the memory element (atomics give the old content).
+    Element,
+}
+
+/// What a target must provide for a built-in, depending on the operand type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requirement {
+    /// Every target has it.
+    Always,
+    /// Sub-group operations.
+    SubGroups,
+    /// An atomic: on 64-bit integers it needs 64-bit atomics.
+    Atomic,
+    /// `atomic_add`: as `Atomic`, and on floats it needs float atomic addition.
+    AtomicAdd,
+}
+
+/// A target feature a built-in may need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Feature {
+    SubGroups,
+    Int64Atomics,
+    FloatAtomicAdd,
+    DoubleAtomicAdd,
+}
+
+impl Feature {
+    /// The feature in words, for diagnostics.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::SubGroups => "sub-group operations",
+            Feature::Int64Atomics => "64-bit integer atomics",
+            Feature::FloatAtomicAdd => "`atomic_add` on `f32`",
+            Feature::DoubleAtomicAdd => "`atomic_add` on `f64`",
+        }
+    }
+}
+
+impl Requirement {
+    /// The feature a use with operands (or memory element) of type `ty` needs, if any.
+    pub fn feature(self, ty: ScalarType) -> Option<Feature> {
+        let wide_integer = matches!(ty, ScalarType::I64 | ScalarType::U64);
+        match self {
+            Requirement::Always => None,
+            Requirement::SubGroups => Some(Feature::SubGroups),
+            Requirement::Atomic | Requirement::AtomicAdd if wide_integer => {
+                Some(Feature::Int64Atomics)
+            }
+            Requirement::AtomicAdd if ty == ScalarType::F32 => Some(Feature::FloatAtomicAdd),
+            Requirement::AtomicAdd if ty == ScalarType::F64 => Some(Feature::DoubleAtomicAdd),
+            Requirement::Atomic | Requirement::AtomicAdd => None,
+        }
+    }
+}
+
+const fn row(
+    name: &'static str,
+    builtin: Builtin,
+    operands: Operands,
+    result: ResultRule,
+    requires: Requirement,
+) -> BuiltinRow {
+    BuiltinRow {
+        name,
+        builtin,
+        operands,
+        result,
+        requires,
+    }
+}
+
+const fn work_item(name: &'static str, query: WorkItemQuery) -> BuiltinRow {
+    row(
+        name,
+        Builtin::WorkItem(query),
+        Operands::Dimension,
+        ResultRule::U32,
+        Requirement::Always,
+    )
+}
+
+const fn math(
+    name: &'static str,
+    function: MathFunction,
+    count: usize,
+    types: TypeSet,
+) -> BuiltinRow {
+    row(
+        name,
+        Builtin::Math(function),
+        Operands::Values { count, types },
+        ResultRule::Operand,
+        Requirement::Always,
+    )
+}
+
+const fn atomic(name: &'static str, op: AtomicOp, values: usize, types: TypeSet) -> BuiltinRow {
+    let requires = if matches!(op, AtomicOp::Add) {
+        Requirement::AtomicAdd
+    } else {
+        Requirement::Atomic
+    };
+    row(
+        name,
+        Builtin::Atomic(op),
+        Operands::Memory { values, types },
+        ResultRule::Element,
+        requires,
+    )
+}
+
+const fn sub_group(name: &'static str, op: SubGroupOp, operands: Operands) -> BuiltinRow {
+    let result = if matches!(operands, Operands::Nothing) {
+        ResultRule::U32
+    } else {
+        ResultRule::Operand
+    };
+    row(
+        name,
+        Builtin::SubGroup(op),
+        operands,
+        result,
+        Requirement::SubGroups,
+    )
+}
+
+use MathFunction as M;
+use TypeSet::{AtomicIntegers, AtomicNumbers, Floats, Numbers, SubGroupValues};
+
+/// Every built-in of the language, one row each.
+pub static BUILTINS: &[BuiltinRow] = &[
+    work_item("get_global_id", WorkItemQuery::GlobalId),
+    work_item("get_local_id", WorkItemQuery::LocalId),
+    work_item("get_group_id", WorkItemQuery::GroupId),
+    work_item("get_local_size", WorkItemQuery::LocalSize),
+    work_item("get_global_size", WorkItemQuery::GlobalSize),
+    work_item("get_num_groups", WorkItemQuery::NumGroups),
+    row(
+        "barrier",
+        Builtin::Barrier,
+        Operands::Nothing,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "select",
+        Builtin::Select,
+        Operands::Condition,
+        ResultRule::Operand,
+        Requirement::Always,
+    ),
+    math("sqrt", M::Sqrt, 1, Floats),
+    math("rsqrt", M::Rsqrt, 1, Floats),
+    math("exp", M::Exp, 1, Floats),
+    math("exp2", M::Exp2, 1, Floats),
+    math("log", M::Log, 1, Floats),
+    math("log2", M::Log2, 1, Floats),
+    math("sin", M::Sin, 1, Floats),
+    math("cos", M::Cos, 1, Floats),
+    math("tan", M::Tan, 1, Floats),
+    math("tanh", M::Tanh, 1, Floats),
+    math("pow", M::Pow, 2, Floats),
+    math("fma", M::Fma, 3, Floats),
+    math("abs", M::Abs, 1, Numbers),
+    math("floor", M::Floor, 1, Floats),
+    math("ceil", M::Ceil, 1, Floats),
+    math("round", M::Round, 1, Floats),
+    math("min", M::Min, 2, Numbers),
+    math("max", M::Max, 2, Numbers),
+    math("clamp", M::Clamp, 3, Numbers),
+    atomic("atomic_add", AtomicOp::Add, 1, AtomicNumbers),
+    atomic("atomic_sub", AtomicOp::Subtract, 1, AtomicIntegers),
+    atomic("atomic_min", AtomicOp::Min, 1, AtomicIntegers),
+    atomic("atomic_max", AtomicOp::Max, 1, AtomicIntegers),
+    atomic("atomic_and", AtomicOp::And, 1, AtomicIntegers),
+    atomic("atomic_or", AtomicOp::Or, 1, AtomicIntegers),
+    atomic("atomic_xor", AtomicOp::Xor, 1, AtomicIntegers),
+    atomic("atomic_exchange", AtomicOp::Exchange, 1, AtomicIntegers),
+    atomic(
+        "atomic_compare_exchange",
+        AtomicOp::CompareExchange,
+        2,
+        AtomicIntegers,
+    ),
+    sub_group("sub_group_local_id", SubGroupOp::LocalId, Operands::Nothing),
+    sub_group("sub_group_size", SubGroupOp::Size, Operands::Nothing),
+    sub_group(
+        "sub_group_shuffle",
+        SubGroupOp::Shuffle,
+        Operands::ValueAndLane {
+            types: SubGroupValues,
+        },
+    ),
+    sub_group(
+        "sub_group_shuffle_xor",
+        SubGroupOp::ShuffleXor,
+        Operands::ValueAndLane {
+            types: SubGroupValues,
+        },
+    ),
+    sub_group(
+        "sub_group_reduce_add",
+        SubGroupOp::ReduceAdd,
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
+    ),
+    sub_group(
+        "sub_group_reduce_min",
+        SubGroupOp::ReduceMin,
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
+    ),
+    sub_group(
+        "sub_group_reduce_max",
+        SubGroupOp::ReduceMax,
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
+    ),
+];
+
+impl Builtin {
+    /// The built-in called `name` in source.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        BUILTINS
+            .iter()
+            .find(|row| row.name == name)
+            .map(|row| row.builtin)
+    }
+
+    /// This built-in's row of [`BUILTINS`].
+    pub fn row(self) -> &'static BuiltinRow {
+        BUILTINS
+            .iter()
+            .find(|row| row.builtin == self)
+            .expect("every built-in has a row in BUILTINS")
+    }
+
+    pub fn name(self) -> &'static str {
+        self.row().name
+    }
+
+    pub fn arity(self) -> usize {
+        self.row().operands.arity()
+    }
+
+    /// Every built-in name, for suggestions.
+    pub fn all_names() -> impl Iterator<Item = &'static str> {
+        BUILTINS.iter().map(|row| row.name)
+    }
+}
+
+impl WorkItemQuery {
+    /// The source-level name, such as `get_global_id`.
+    pub fn name(self) -> &'static str {
+        Builtin::WorkItem(self).name()
+    }
+}
+
+impl MathFunction {
+    pub fn name(self) -> &'static str {
+        Builtin::Math(self).name()
+    }
+
+    /// How many arguments the function takes (all of the result's type).
+    pub fn arity(self) -> usize {
+        Builtin::Math(self).arity()
+    }
+
+    /// The argument types the function accepts.
+    pub fn types(self) -> TypeSet {
+        match Builtin::Math(self).row().operands {
+            Operands::Values { types, .. } => types,
+            _ => TypeSet::Numbers,
+        }
+    }
+}
+
+impl AtomicOp {
+    /// The source-level name, such as `atomic_add`.
+    pub fn name(self) -> &'static str {
+        Builtin::Atomic(self).name()
+    }
+
+    /// The element types the operation accepts.
+    pub fn types(self) -> TypeSet {
+        Builtin::Atomic(self)
+            .row()
+            .operands
+            .types()
+            .unwrap_or(TypeSet::AtomicIntegers)
+    }
+}
+
+impl SubGroupOp {
+    pub fn name(self) -> &'static str {
+        Builtin::SubGroup(self).name()
+    }
+
+    /// How many arguments the operation takes.
+    pub fn arity(self) -> usize {
+        Builtin::SubGroup(self).arity()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_row_has_a_distinct_name_and_builtin_and_finds_itself() {
+        let names: HashSet<_> = BUILTINS.iter().map(|r| r.name).collect();
+        let builtins: HashSet<_> = BUILTINS.iter().map(|r| r.builtin).collect();
+        assert_eq!(names.len(), BUILTINS.len());
+        assert_eq!(builtins.len(), BUILTINS.len());
+        for row in BUILTINS {
+            assert_eq!(Builtin::from_name(row.name), Some(row.builtin));
+            assert_eq!(row.builtin.row(), row);
+        }
+    }
+
+    #[test]
+    fn requirements_follow_the_operand_type() {
+        let add = Builtin::Atomic(AtomicOp::Add).row().requires;
+        assert_eq!(add.feature(ScalarType::F32), Some(Feature::FloatAtomicAdd));
+        assert_eq!(add.feature(ScalarType::U64), Some(Feature::Int64Atomics));
+        assert_eq!(add.feature(ScalarType::I32), None);
+        assert!(MathFunction::Min.types().contains(ScalarType::I8));
+        assert!(!MathFunction::Sqrt.types().contains(ScalarType::I32));
+        assert_eq!(MathFunction::Clamp.arity(), 3);
+        assert_eq!(SubGroupOp::Shuffle.arity(), 2);
+    }
+}

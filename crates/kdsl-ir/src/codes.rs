@@ -1,0 +1,256 @@
+//! Every diagnostic code kdsl reports, in one enum. docs/language.md's table of codes lists
+//! exactly these (a test in kdsl-frontend checks it).
+
+use std::fmt;
+
+/// A diagnostic's stable code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// An invalid character in the source.
+    E0001,
+    /// An unterminated block comment.
+    E0002,
+    /// Brackets or expressions nested deeper than 256 levels, operator chains of more than 256
+    /// operands.
+    E0004,
+    /// A syntax error.
+    E0101,
+    /// An unexpected end of file.
+    E0102,
+    /// An unknown name.
+    E0201,
+    /// An unknown function.
+    E0202,
+    /// An unknown type.
+    E0203,
+    /// A duplicate definition or parameter.
+    E0204,
+    /// A name taken by a built-in.
+    E0205,
+    /// A name that is not a value (a buffer, an array, a function).
+    E0206,
+    /// A value that cannot be indexed.
+    E0207,
+    /// Generic kernel and instance problems, generic device functions.
+    E0208,
+    /// Mismatched types.
+    E0301,
+    /// Invalid operand types.
+    E0302,
+    /// An invalid cast.
+    E0303,
+    /// A condition that is not `bool`.
+    E0304,
+    /// A literal out of range.
+    E0305,
+    /// A float literal where an integer is expected.
+    E0306,
+    /// A wrong number of arguments.
+    E0307,
+    /// A wrong index count or a non-integer index.
+    E0308,
+    /// Math function argument types.
+    E0309,
+    /// Atomic argument types.
+    E0310,
+    /// Sub-group argument types.
+    E0311,
+    /// The result of a function without one used.
+    E0312,
+    /// A wrong buffer argument.
+    E0313,
+    /// Assignment to an immutable binding.
+    E0401,
+    /// A write to a read-only buffer.
+    E0402,
+    /// An invalid atomic place.
+    E0403,
+    /// An invalid assignment target.
+    E0404,
+    /// A misplaced `local` array.
+    E0501,
+    /// An invalid array length.
+    E0502,
+    /// An invalid work-item dimension.
+    E0503,
+    /// `break` or `continue` outside a loop.
+    E0504,
+    /// A missing return.
+    E0505,
+    /// A kernel with a return type.
+    E0506,
+    /// An invalid `return`.
+    E0507,
+    /// Recursion.
+    E0508,
+    /// A non-constant or cyclic constant.
+    E0509,
+    /// Undefined behaviour in a constant: division by zero, `MIN / -1`.
+    E0510,
+    /// An expression statement without effect.
+    E0511,
+    /// A non-positive `for` step.
+    E0512,
+    /// `barrier` or kernel misuse.
+    E0513,
+    /// An unknown, malformed, repeated or misplaced attribute; a work-group size below 1.
+    E0514,
+    /// An `unroll(N)` factor that is not a constant from 1 to 1024.
+    E0515,
+    /// A feature the chosen target does not support.
+    E0601,
+    /// Local memory above the target's limit.
+    E0602,
+    /// A `-D` definition that names no module constant.
+    E0701,
+    /// A `-D` value of the wrong type or not a literal.
+    E0702,
+    /// A `-D` value out of the constant's range.
+    E0703,
+    /// One constant given two values.
+    E0704,
+    /// A target or tool problem: unknown processor, missing `llc`, `ld.lld`, libdevice or libclc.
+    E0801,
+    /// An internal compiler error in the front end.
+    E0901,
+    /// An internal compiler error in code generation.
+    E0902,
+}
+
+impl ErrorCode {
+    pub const ALL: [ErrorCode; 54] = [
+        ErrorCode::E0001,
+        ErrorCode::E0002,
+        ErrorCode::E0004,
+        ErrorCode::E0101,
+        ErrorCode::E0102,
+        ErrorCode::E0201,
+        ErrorCode::E0202,
+        ErrorCode::E0203,
+        ErrorCode::E0204,
+        ErrorCode::E0205,
+        ErrorCode::E0206,
+        ErrorCode::E0207,
+        ErrorCode::E0208,
+        ErrorCode::E0301,
+        ErrorCode::E0302,
+        ErrorCode::E0303,
+        ErrorCode::E0304,
+        ErrorCode::E0305,
+        ErrorCode::E0306,
+        ErrorCode::E0307,
+        ErrorCode::E0308,
+        ErrorCode::E0309,
+        ErrorCode::E0310,
+        ErrorCode::E0311,
+        ErrorCode::E0312,
+        ErrorCode::E0313,
+        ErrorCode::E0401,
+        ErrorCode::E0402,
+        ErrorCode::E0403,
+        ErrorCode::E0404,
+        ErrorCode::E0501,
+        ErrorCode::E0502,
+        ErrorCode::E0503,
+        ErrorCode::E0504,
+        ErrorCode::E0505,
+        ErrorCode::E0506,
+        ErrorCode::E0507,
+        ErrorCode::E0508,
+        ErrorCode::E0509,
+        ErrorCode::E0510,
+        ErrorCode::E0511,
+        ErrorCode::E0512,
+        ErrorCode::E0513,
+        ErrorCode::E0514,
+        ErrorCode::E0515,
+        ErrorCode::E0601,
+        ErrorCode::E0602,
+        ErrorCode::E0701,
+        ErrorCode::E0702,
+        ErrorCode::E0703,
+        ErrorCode::E0704,
+        ErrorCode::E0801,
+        ErrorCode::E0901,
+        ErrorCode::E0902,
+    ];
+
+    /// The code as written in diagnostics and docs, such as `E0509`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::E0001 => "E0001",
+            ErrorCode::E0002 => "E0002",
+            ErrorCode::E0004 => "E0004",
+            ErrorCode::E0101 => "E0101",
+            ErrorCode::E0102 => "E0102",
+            ErrorCode::E0201 => "E0201",
+            ErrorCode::E0202 => "E0202",
+            ErrorCode::E0203 => "E0203",
+            ErrorCode::E0204 => "E0204",
+            ErrorCode::E0205 => "E0205",
+            ErrorCode::E0206 => "E0206",
+            ErrorCode::E0207 => "E0207",
+            ErrorCode::E0208 => "E0208",
+            ErrorCode::E0301 => "E0301",
+            ErrorCode::E0302 => "E0302",
+            ErrorCode::E0303 => "E0303",
+            ErrorCode::E0304 => "E0304",
+            ErrorCode::E0305 => "E0305",
+            ErrorCode::E0306 => "E0306",
+            ErrorCode::E0307 => "E0307",
+            ErrorCode::E0308 => "E0308",
+            ErrorCode::E0309 => "E0309",
+            ErrorCode::E0310 => "E0310",
+            ErrorCode::E0311 => "E0311",
+            ErrorCode::E0312 => "E0312",
+            ErrorCode::E0313 => "E0313",
+            ErrorCode::E0401 => "E0401",
+            ErrorCode::E0402 => "E0402",
+            ErrorCode::E0403 => "E0403",
+            ErrorCode::E0404 => "E0404",
+            ErrorCode::E0501 => "E0501",
+            ErrorCode::E0502 => "E0502",
+            ErrorCode::E0503 => "E0503",
+            ErrorCode::E0504 => "E0504",
+            ErrorCode::E0505 => "E0505",
+            ErrorCode::E0506 => "E0506",
+            ErrorCode::E0507 => "E0507",
+            ErrorCode::E0508 => "E0508",
+            ErrorCode::E0509 => "E0509",
+            ErrorCode::E0510 => "E0510",
+            ErrorCode::E0511 => "E0511",
+            ErrorCode::E0512 => "E0512",
+            ErrorCode::E0513 => "E0513",
+            ErrorCode::E0514 => "E0514",
+            ErrorCode::E0515 => "E0515",
+            ErrorCode::E0601 => "E0601",
+            ErrorCode::E0602 => "E0602",
+            ErrorCode::E0701 => "E0701",
+            ErrorCode::E0702 => "E0702",
+            ErrorCode::E0703 => "E0703",
+            ErrorCode::E0704 => "E0704",
+            ErrorCode::E0801 => "E0801",
+            ErrorCode::E0901 => "E0901",
+            ErrorCode::E0902 => "E0902",
+        }
+    }
+
+    /// The code written `text`, if there is one.
+    pub fn from_name(text: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL
+            .into_iter()
+            .find(|code| code.as_str() == text)
+    }
+}
+
+impl AsRef<str> for ErrorCode {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
