@@ -100,12 +100,9 @@ def _interface_stream(value: Any) -> int:
 
 
 _lock = threading.Lock()
+_dpnp_types = _arrays.DPNP_TYPES
 _sycl_devices: dict[Any, Device] = {}
 _gpu_devices: dict[tuple[str, int, int], Device] = {}
-# Per adopted dpctl queue: whether it is in order (a property that asks the SYCL runtime).
-_sycl_in_order: dict[Any, bool] = {}
-
-
 def sycl_device(queue: Any) -> Device:
     """The device instance adopting a dpctl ``SyclQueue`` (one per queue, made once)."""
     device = _sycl_devices.get(queue)  # made once: later launches need no lock
@@ -115,7 +112,6 @@ def sycl_device(queue: Any) -> Device:
         device = _sycl_devices.get(queue)
         if device is None:
             device = Device.from_sycl_queue(queue._get_capsule())
-            _sycl_in_order[queue] = bool(queue.is_in_order)
             _sycl_devices[queue] = device
         return device
 
@@ -162,25 +158,24 @@ class _InFlight:
 
     GROUP = 64
 
-    __slots__ = ("lock", "groups", "open")
+    __slots__ = ("device", "sycl_queue", "in_order", "lock", "groups", "open")
 
-    def __init__(self) -> None:
+    def __init__(self, device: Device, sycl_queue: Any) -> None:
+        self.device = device
+        # The dpctl queue the instance adopted (None for CUDA and HIP streams), and whether
+        # it is in order (a property that asks the SYCL runtime, read once).
+        self.sycl_queue = sycl_queue
+        self.in_order = sycl_queue is None or bool(sycl_queue.is_in_order)
         self.lock = threading.Lock()
         self.groups: collections.deque[tuple[Any, list[Any]]] = collections.deque()
         self.open: list[Any] = []
 
-    def submit(
-        self,
-        kernel: Any,
-        prepared: tuple,
-        global_dims: list[int],
-        local_dims: list[int],
-        sycl_queue: Any,
-        in_order: bool,
-        arrays: Any,
-    ) -> Event:
+    def submit(self, kernel: Any, prepared: tuple, global_dims: list[int], local_dims: list[int], arrays: Any) -> Event:
         with self.lock:
-            event = _submit(kernel, prepared, global_dims, local_dims, sycl_queue, in_order)
+            if self.in_order:
+                event = kernel.launch(prepared, global_dims, local_dims)
+            else:
+                event = _submit(kernel, prepared, global_dims, local_dims, self.sycl_queue, False)
             self.open.append(arrays)
             if len(self.open) >= self.GROUP:
                 self.groups.append((event, self.open))
@@ -191,13 +186,20 @@ class _InFlight:
 
 
 _in_flight: dict[Device, _InFlight] = {}
+# The same objects by adopted dpctl queue, for the launch's fast path on dpnp arrays.
+_sycl_in_flight: dict[Any, _InFlight] = {}
 
 
-def _in_flight_of(device: Device) -> _InFlight:
+def _in_flight_of(device: Device, sycl_queue: Any) -> _InFlight:
     in_flight = _in_flight.get(device)
     if in_flight is None:
         with _lock:
-            in_flight = _in_flight.setdefault(device, _InFlight())
+            in_flight = _in_flight.get(device)
+            if in_flight is None:
+                in_flight = _InFlight(device, sycl_queue)
+                _in_flight[device] = in_flight
+                if sycl_queue is not None:
+                    _sycl_in_flight[sycl_queue] = in_flight
     return in_flight
 
 
@@ -244,6 +246,7 @@ class Kernel:
             (index, parameter.writable, _arrays.TYPE_CHARS[parameter.type])
             for index, parameter in self._buffer_parameters
         )
+        self._parameter_count = len(self.parameters)
         self._loaded: dict[Device, Any] = {}
 
     @property
@@ -321,6 +324,19 @@ class Kernel:
             event = self._launch_dpnp(args, global_dims, local_dims)
             if event is not None:
                 return event
+        return self._launch_general(args, global_dims, local_dims, device, queue, stream)
+
+    def _launch_general(
+        self,
+        args: Sequence[Any],
+        global_dims: list[int],
+        local_dims: list[int],
+        device: DeviceLike,
+        queue: Any,
+        stream: Any,
+    ) -> Event:
+        """Any arrays: described one by one (raising the precise error for misuse), then the
+        device chosen from where they live."""
         prepared = list(args)
         arrays = []
         for index, parameter in self._buffer_parameters:
@@ -329,50 +345,46 @@ class Kernel:
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
         target, sycl_queue = self._choose_device(arrays, device, queue, stream)
         kernel = self._loaded.get(target) or self.loaded(target)
-        in_order = sycl_queue is None or _sycl_in_order.get(sycl_queue)
-        if in_order is None:
-            in_order = _sycl_in_order[sycl_queue] = bool(sycl_queue.is_in_order)
+        in_flight = _in_flight_of(target, sycl_queue)
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
-            return _in_flight_of(target).submit(
-                kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_order,
-                [array.keep_alive for array in arrays],
-            )
-        return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_order)
+            keep_alive = [array.keep_alive for array in arrays]
+            return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, keep_alive)
+        # Host arrays: the launch waits for its copies, nothing to keep.
+        return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order)
 
     def _launch_dpnp(self, args: Sequence[Any], global_dims: list[int], local_dims: list[int]) -> Any:
         """The common case, with the same checks in fewer steps: every array argument a dpnp
         array (or ``usm_ndarray``) of the parameter's element type, C-contiguous, writable where
         the parameter is ``mut``, all on one queue kdsl has adopted before. Returns None for
         anything else (the general path then launches it or raises the precise error)."""
-        if len(args) != len(self.parameters):
+        if len(args) != self._parameter_count:
             return None
-        prepared = list(args)
+        prepared = None
         sycl_queue = None
         for index, writable, type_chars in self._buffer_facts:
             array = args[index]
-            kind = _arrays.DPNP_TYPES.get(type(array))
+            kind = _dpnp_types.get(type(array))
             if kind is None:
                 return None
+            if prepared is None:
+                prepared = list(args)
             usm = array.get_array() if kind else array
-            if usm.dtype.char not in type_chars:
-                return None
             flags = usm.flags
+            if usm.dtype.char not in type_chars or not flags.c_contiguous:
+                return None
             read_only = not flags.writable
-            if not flags.c_contiguous or (read_only and writable):
+            if read_only and writable:
                 return None
-            array_queue = usm.sycl_queue
             if sycl_queue is None:
-                sycl_queue = array_queue
-            elif array_queue is not sycl_queue:
+                sycl_queue = usm.sycl_queue
+            elif usm.sycl_queue is not sycl_queue:
                 return None
-            prepared[index] = (_arrays.DEVICE_MEMORY, usm._pointer, usm.size, read_only)
-        target = _sycl_devices.get(sycl_queue) if sycl_queue is not None else None
-        if target is None:
+            prepared[index] = (1, usm._pointer, usm.size, read_only)  # 1: device memory
+        in_flight = _sycl_in_flight.get(sycl_queue) if sycl_queue is not None else None
+        if in_flight is None:
             return None
-        kernel = self._loaded.get(target) or self.loaded(target)
-        return _in_flight_of(target).submit(
-            kernel, tuple(prepared), global_dims, local_dims, sycl_queue, _sycl_in_order[sycl_queue], args
-        )
+        kernel = self._loaded.get(in_flight.device) or self.loaded(in_flight.device)
+        return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, args)
 
     def _choose_device(
         self, arrays: list[_arrays.ArrayArgument], device: DeviceLike, queue: Any, stream: Any
@@ -457,7 +469,11 @@ class _Configured:
     def __call__(
         self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None
     ) -> Event:
-        return self.kernel._launch(args, self.global_size, self.local_size, device, queue, stream)
+        if device is None and queue is None and stream is None:
+            event = self.kernel._launch_dpnp(args, self.global_size, self.local_size)
+            if event is not None:
+                return event
+        return self.kernel._launch_general(args, self.global_size, self.local_size, device, queue, stream)
 
 
 class Module:
