@@ -103,6 +103,8 @@ _lock = threading.Lock()
 _dpnp_types = _arrays.DPNP_TYPES
 _sycl_devices: dict[Any, Device] = {}
 _gpu_devices: dict[tuple[str, int, int], Device] = {}
+
+
 def sycl_device(queue: Any) -> Device:
     """The device instance adopting a dpctl ``SyclQueue`` (one per queue, made once)."""
     device = _sycl_devices.get(queue)  # made once: later launches need no lock
@@ -153,8 +155,9 @@ class _InFlight:
     An instance's launches complete in the order submitted (kdsl's work on it goes through one
     in-order queue or stream), so a group of launches has completed once its last one has:
     only that launch's event is kept, queried when a later group closes (holding and querying
-    an event per launch cost more than the launch on the SYCL CPU device). Submission and bookkeeping share a lock, so the
-    order recorded is the order submitted even when threads launch at once."""
+    an event per launch cost more than the launch on the SYCL CPU device). Submission and
+    bookkeeping share a lock, so the order recorded is the order submitted even when threads
+    launch at once."""
 
     GROUP = 64
 
@@ -322,12 +325,6 @@ class Kernel:
         queue: Any,
         stream: Any,
     ) -> Event:
-        if len(args) != len(self.parameters):
-            raise ArgumentError(
-                f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
-                f"were given: {self.signature}",
-                "ArgumentCount",
-            )
         if device is None and queue is None and stream is None:
             event = self._launch_dpnp(args, global_dims, local_dims)
             if event is not None:
@@ -345,6 +342,12 @@ class Kernel:
     ) -> Event:
         """Any arrays: described one by one (raising the precise error for misuse), then the
         device chosen from where they live."""
+        if len(args) != len(self.parameters):
+            raise ArgumentError(
+                f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
+                f"were given: {self.signature}",
+                "ArgumentCount",
+            )
         prepared = list(args)
         arrays = []
         for index, parameter in self._buffer_parameters:
