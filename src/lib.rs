@@ -16,8 +16,9 @@
 pub use kdsl_bundle as bundle;
 pub use kdsl_bundle::syclbin::Syclbin;
 pub use kdsl_bundle::{Bundle, ConstantInfo, ConstantValue, Image, KernelInfo, TargetKind};
-pub use kdsl_codegen::{Artifact, TargetSpec};
+pub use kdsl_codegen::{Artifact, TargetSpec, TargetTimings};
 pub use kdsl_frontend::Define;
+pub use kdsl_frontend::{FrontEndReport, FrontEndTimings};
 pub use kdsl_ir as ir;
 pub use kdsl_ir::{Diagnostic, Module};
 pub use kdsl_runtime as runtime;
@@ -30,6 +31,10 @@ pub struct CompileOptions {
     /// Module constants set at compile time, as `kdsl compile -D NAME=VALUE` does: each
     /// replaces the declared value of the constant it names (see docs/language.md).
     pub defines: Vec<Define>,
+    /// Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access
+    /// and checks of integer division and remainder; the runtime reports the first violation of
+    /// a launch as `RuntimeError::KernelFault` when its event is waited for (docs/language.md).
+    pub checked: bool,
 }
 
 impl Default for CompileOptions {
@@ -37,6 +42,7 @@ impl Default for CompileOptions {
         CompileOptions {
             opt_level: 3,
             defines: Vec::new(),
+            checked: false,
         }
     }
 }
@@ -105,8 +111,20 @@ pub fn check_with(source: &str, options: &CompileOptions) -> Result<Module, Comp
     )?)
 }
 
+/// [`check_with`], also giving the warnings (such as an `unroll` that cannot be honoured).
+pub fn check_with_warnings(
+    source: &str,
+    options: &CompileOptions,
+) -> Result<(Module, Vec<Diagnostic>), CompileError> {
+    let (module, report) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
+    Ok((module?, report.warnings))
+}
+
 fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
-    kdsl_codegen::Options::with_opt_level(options.opt_level)
+    kdsl_codegen::Options {
+        checked: options.checked,
+        ..kdsl_codegen::Options::with_opt_level(options.opt_level)
+    }
 }
 
 /// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
@@ -137,19 +155,96 @@ pub fn compile_for_target(
 
 /// Compiles a source for several targets into one bundle with the kernels' metadata.
 /// Every target is tried, so the diagnostics of all of them are reported together.
+/// The targets are compiled concurrently.
 pub fn compile(
     source_name: &str,
     source: &str,
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<Bundle, CompileError> {
-    let module = check_with(source, options)?;
-    Ok(kdsl_codegen::compile_bundle(
+    compile_reporting(source_name, source, targets, options).map(|(bundle, _)| bundle)
+}
+
+/// What a compilation found besides its output: the front end's warnings, and where the
+/// time went (the front end's phases, then each target's).
+#[derive(Clone, Debug, Default)]
+pub struct CompileReport {
+    pub warnings: Vec<Diagnostic>,
+    pub front_end: FrontEndTimings,
+    /// One per target, in the order the targets were given; they ran concurrently.
+    pub targets: Vec<TargetTimings>,
+    /// From the start of parsing to the last target's image.
+    pub total: std::time::Duration,
+}
+
+impl CompileReport {
+    /// The breakdown as `kdsl compile --timings` prints it: one line per phase, in
+    /// milliseconds.
+    pub fn timings_text(&self) -> String {
+        let milliseconds = |duration: std::time::Duration| duration.as_secs_f64() * 1e3;
+        let mut out = String::from("timings (ms; targets ran concurrently)\n");
+        out += &format!(
+            "  {:<28}{:>9.3}\n",
+            "parse",
+            milliseconds(self.front_end.parse)
+        );
+        out += &format!(
+            "  {:<28}{:>9.3}\n",
+            "check",
+            milliseconds(self.front_end.check)
+        );
+        for target in &self.targets {
+            out += &format!(
+                "  {:<28}{:>9.3}  (backend {})\n",
+                target.target,
+                milliseconds(target.total()),
+                target.backend_runs
+            );
+            for (phase, duration) in target.phases() {
+                out += &format!("    {:<26}{:>9.3}\n", phase, milliseconds(duration));
+            }
+        }
+        out += &format!("  {:<28}{:>9.3}\n", "total", milliseconds(self.total));
+        out
+    }
+}
+
+/// [`compile`], also giving where the time went (see `kdsl compile --timings`).
+pub fn compile_reporting(
+    source_name: &str,
+    source: &str,
+    targets: &[TargetSpec],
+    options: &CompileOptions,
+) -> Result<(Bundle, CompileReport), CompileError> {
+    bundle_reporting(
         source_name,
-        &module,
+        source,
         targets,
-        &codegen_options(options),
-    )?)
+        codegen_options(options),
+        options,
+    )
+}
+
+fn bundle_reporting(
+    source_name: &str,
+    source: &str,
+    targets: &[TargetSpec],
+    codegen: kdsl_codegen::Options,
+    options: &CompileOptions,
+) -> Result<(Bundle, CompileReport), CompileError> {
+    let started = std::time::Instant::now();
+    let (module, front_end) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
+    let module = module?;
+    let (mut bundle, targets) =
+        kdsl_codegen::compile_bundle_timed(source_name, &module, targets, &codegen)?;
+    bundle.locate_check_sites(source);
+    let timings = CompileReport {
+        warnings: front_end.warnings,
+        front_end: front_end.timings,
+        targets,
+        total: started.elapsed(),
+    };
+    Ok((bundle, timings))
 }
 
 /// Compiles a source for several targets into a SYCLBIN file (the format of the
@@ -164,20 +259,32 @@ pub fn compile_syclbin(
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<Syclbin, CompileError> {
+    compile_syclbin_reporting(source_name, source, targets, options).map(|(syclbin, _)| syclbin)
+}
+
+/// [`compile_syclbin`], also giving where the time went.
+pub fn compile_syclbin_reporting(
+    source_name: &str,
+    source: &str,
+    targets: &[TargetSpec],
+    options: &CompileOptions,
+) -> Result<(Syclbin, CompileReport), CompileError> {
     use kdsl_bundle::syclbin;
-    let module = check_with(source, options)?;
     let codegen = kdsl_codegen::Options {
         entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
         ..codegen_options(options)
     };
-    let bundle = kdsl_codegen::compile_bundle(source_name, &module, targets, &codegen)?;
-    Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| CompileError {
-        diagnostics: vec![Diagnostic::error(
-            "E0902",
-            format!("internal compiler error: {error}"),
-            kdsl_ir::Span::default(),
-            "while writing the SYCLBIN file",
-        )
-        .with_hint("this is a bug in kdsl; please report it with the source file")],
-    })
+    let (bundle, timings) = bundle_reporting(source_name, source, targets, codegen, options)?;
+    let syclbin = Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| {
+        CompileError {
+            diagnostics: vec![Diagnostic::error(
+                "E0902",
+                format!("internal compiler error: {error}"),
+                kdsl_ir::Span::default(),
+                "while writing the SYCLBIN file",
+            )
+            .with_hint("this is a bug in kdsl; please report it with the source file")],
+        }
+    })?;
+    Ok((syclbin, timings))
 }

@@ -20,7 +20,9 @@ mod metadata;
 pub mod syclbin;
 
 pub use constants::{ConstantInfo, ConstantValue};
-pub use metadata::{KernelInfo, ParameterInfo};
+pub use metadata::{
+    CheckSite, FaultKind, FaultRecord, KernelInfo, ParameterInfo, FAULT_RECORD_BYTES,
+};
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -165,6 +167,16 @@ pub fn image_checksum(bytes: &[u8]) -> String {
 }
 
 impl Bundle {
+    /// Fills the line and column of every check site of a checked kernel from the source
+    /// text the bundle was compiled from (the code generator knows only byte spans).
+    pub fn locate_check_sites(&mut self, source: &str) {
+        for kernel in &mut self.kernels {
+            for site in &mut kernel.check_sites {
+                site.locate(source);
+            }
+        }
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name)
     }
@@ -346,6 +358,7 @@ mod tests {
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
                 work_group_size: Some([256, 1, 1]),
+                ..KernelInfo::default()
             }],
             images: vec![
                 Image {

@@ -17,6 +17,130 @@ pub struct KernelInfo {
     /// have no such field and read as `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_group_size: Option<[u32; 3]>,
+    /// True when the kernel was compiled with `--checked`: it then takes hidden arguments after
+    /// the declared ones (one `u64` element count per buffer parameter, in order, then a
+    /// pointer to a [`FAULT_RECORD_BYTES`]-byte fault record the runtime zeroes before the
+    /// launch). Older bundles read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub checked: bool,
+    /// The checks a checked kernel makes, in its body and in the device functions it calls;
+    /// a fault record names one by its `id`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub check_sites: Vec<CheckSite>,
+}
+
+/// Bytes of a checked kernel's fault record: eight little-endian `u64` words (see
+/// [`FaultRecord`]).
+pub const FAULT_RECORD_BYTES: usize = 64;
+
+/// One check a checked kernel makes: an access of a buffer or array (one site per dimension),
+/// or an integer division or remainder.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckSite {
+    pub id: u32,
+    /// The function (kernel or device function) the check is in.
+    pub function: String,
+    /// What is checked: "buffer `y`", "array `tile` (dimension 2 of 2)", "division", "remainder".
+    pub what: String,
+    /// The byte range of the checked expression or statement in the source.
+    pub span: [u32; 2],
+    /// 1-based line and column of the span's start; 0 when the compiler had no source text.
+    #[serde(default)]
+    pub line: u32,
+    #[serde(default)]
+    pub column: u32,
+    /// The index is of a signed type (a fault record holds its 64-bit two's complement).
+    #[serde(default)]
+    pub signed_index: bool,
+}
+
+impl CheckSite {
+    /// Fills `line` and `column` from the source text the spans point into.
+    pub fn locate(&mut self, source: &str) {
+        let start = (self.span[0] as usize).min(source.len());
+        let before = source.get(..start).unwrap_or("");
+        self.line = before.matches('\n').count() as u32 + 1;
+        let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+        self.column = before[line_start..].chars().count() as u32 + 1;
+    }
+}
+
+/// What a checked kernel found, as its fault record says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FaultKind {
+    /// An index outside its buffer or array.
+    OutOfBounds,
+    /// An integer division or remainder by zero.
+    DivisionByZero,
+    /// A signed integer division or remainder of the type's minimum by -1.
+    DivisionOverflow,
+}
+
+impl FaultKind {
+    /// The code a kernel writes into word 1 of its fault record.
+    pub fn code(self) -> u64 {
+        match self {
+            FaultKind::OutOfBounds => 1,
+            FaultKind::DivisionByZero => 2,
+            FaultKind::DivisionOverflow => 3,
+        }
+    }
+
+    pub fn from_code(code: u64) -> Option<FaultKind> {
+        match code {
+            1 => Some(FaultKind::OutOfBounds),
+            2 => Some(FaultKind::DivisionByZero),
+            3 => Some(FaultKind::DivisionOverflow),
+            _ => None,
+        }
+    }
+}
+
+/// A checked kernel's fault record, as the device leaves it. Word 0 is the flag (its low 32
+/// bits are set from 0 to 1 by a compare-and-swap, so the first fault wins), then the kind's
+/// code, the check site id, the index (64-bit two's complement), the length, and the global
+/// id of the work-item in dimensions 0, 1 and 2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultRecord {
+    pub words: [u64; 8],
+}
+
+impl FaultRecord {
+    pub fn from_bytes(bytes: &[u8; FAULT_RECORD_BYTES]) -> FaultRecord {
+        let mut words = [0u64; 8];
+        for (word, chunk) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut le = [0u8; 8];
+            le.copy_from_slice(chunk);
+            *word = u64::from_le_bytes(le);
+        }
+        FaultRecord { words }
+    }
+
+    /// Whether a fault was recorded.
+    pub fn faulted(&self) -> bool {
+        self.words[0] & 0xffff_ffff != 0
+    }
+
+    pub fn kind_code(&self) -> u64 {
+        self.words[1]
+    }
+
+    pub fn site(&self) -> u64 {
+        self.words[2]
+    }
+
+    pub fn index(&self) -> u64 {
+        self.words[3]
+    }
+
+    pub fn length(&self) -> u64 {
+        self.words[4]
+    }
+
+    pub fn work_item(&self) -> [u64; 3] {
+        [self.words[5], self.words[6], self.words[7]]
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,6 +195,8 @@ impl KernelInfo {
             local_memory_bytes: kernel.local_memory_bytes(),
             ids_fit_in_31_bits: true,
             work_group_size: kernel.work_group_size,
+            checked: false,
+            check_sites: Vec::new(),
         }
     }
 
@@ -190,5 +316,70 @@ mod tests {
         assert!(new.contains(r#""work_group_size":[8,4,1]"#), "{new}");
         let round_trip: KernelInfo = serde_json::from_str(&new).unwrap();
         assert_eq!(round_trip.work_group_size, Some([8, 4, 1]));
+    }
+}
+
+#[cfg(test)]
+mod checked_tests {
+    use super::*;
+
+    #[test]
+    fn a_site_is_located_by_line_and_character_column() {
+        let source = "kernel k() {\n    // é\n    let x = a[i];\n}\n";
+        let start = source.find("a[i]").unwrap() as u32;
+        let mut site = CheckSite {
+            id: 0,
+            function: "k".into(),
+            what: "buffer `a`".into(),
+            span: [start, start + 4],
+            line: 0,
+            column: 0,
+            signed_index: false,
+        };
+        site.locate(source);
+        assert_eq!((site.line, site.column), (3, 13));
+        // A span past the end (a source that does not match) still gives a location.
+        site.span = [10_000, 10_001];
+        site.locate(source);
+        assert_eq!((site.line, site.column), (5, 1));
+    }
+
+    #[test]
+    fn a_fault_record_reads_its_words_and_kinds() {
+        let mut bytes = [0u8; FAULT_RECORD_BYTES];
+        let words: [u64; 8] = [1, 1, 7, u64::MAX, 64, 63, 2, 0];
+        for (chunk, word) in bytes.chunks_exact_mut(8).zip(words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        let record = FaultRecord::from_bytes(&bytes);
+        assert!(record.faulted());
+        assert_eq!(
+            FaultKind::from_code(record.kind_code()),
+            Some(FaultKind::OutOfBounds)
+        );
+        assert_eq!(
+            (record.site(), record.index() as i64, record.length()),
+            (7, -1, 64)
+        );
+        assert_eq!(record.work_item(), [63, 2, 0]);
+        assert!(!FaultRecord::default().faulted());
+        for kind in [
+            FaultKind::OutOfBounds,
+            FaultKind::DivisionByZero,
+            FaultKind::DivisionOverflow,
+        ] {
+            assert_eq!(FaultKind::from_code(kind.code()), Some(kind));
+        }
+        assert_eq!(FaultKind::from_code(0), None);
+    }
+
+    #[test]
+    fn kernel_infos_without_the_checked_fields_read_as_unchecked() {
+        let old =
+            r#"{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#;
+        let info: KernelInfo = serde_json::from_str(old).unwrap();
+        assert!(!info.checked && info.check_sites.is_empty());
+        let unchecked = serde_json::to_string(&info).unwrap();
+        assert!(!unchecked.contains("checked"), "{unchecked}");
     }
 }

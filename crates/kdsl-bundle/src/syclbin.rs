@@ -965,6 +965,7 @@ mod tests {
                 local_memory_bytes: 1024,
                 ids_fit_in_31_bits: true,
                 work_group_size: None,
+                ..KernelInfo::default()
             }],
             images: vec![
                 Image {

@@ -45,6 +45,15 @@ enum Action {
         /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
         #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
         define: Vec<Define>,
+        /// Print where the time went (parse, check, and per target: lowering, library
+        /// loading, optimization, backend, linking) to standard error.
+        #[arg(long, conflicts_with = "emit")]
+        timings: bool,
+        /// Checked mode: bounds checks on every buffer and array access and checks of integer
+        /// division; the runtime reports the first violation as an error naming the kernel, the
+        /// source line, the buffer or array, the index and the work-item.
+        #[arg(long)]
+        checked: bool,
     },
     /// Only parse and type-check a .krn file.
     Check {
@@ -97,12 +106,21 @@ fn main() -> ExitCode {
             emit,
             opt_level,
             define,
+            timings,
+            checked,
         } => {
             let options = CompileOptions {
                 opt_level,
                 defines: define,
+                checked,
             };
-            compile(&file, &target, &arch, output, format, emit, &options)
+            let wanted = Output {
+                path: output,
+                format,
+                emit,
+                timings,
+            };
+            compile(&file, &target, &arch, wanted, &options)
         }
         Action::Check { file, define } => check(&file, &define),
         Action::Devices => devices(),
@@ -190,15 +208,28 @@ fn arch_kind(arch: &str) -> Option<TargetKind> {
     }
 }
 
+/// What `kdsl compile` writes.
+struct Output {
+    path: Option<PathBuf>,
+    format: Format,
+    emit: Option<Emit>,
+    /// Also print where the time went.
+    timings: bool,
+}
+
 fn compile(
     file: &Path,
     targets: &[String],
     arches: &[String],
-    output: Option<PathBuf>,
-    format: Format,
-    emit: Option<Emit>,
+    wanted: Output,
     options: &CompileOptions,
 ) -> Result<(), String> {
+    let Output {
+        path: output,
+        format,
+        emit,
+        timings,
+    } = wanted;
     let source = read_source(file)?;
     let name = file.display().to_string();
     if emit == Some(Emit::Ir) {
@@ -244,10 +275,14 @@ fn compile(
         );
     }
     if format == Format::Syclbin {
-        let syclbin = kdsl::compile_syclbin(&name, &source, &specs, options)
+        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, &source, &specs, options)
             .map_err(|e| render(&e, file, &source))?;
+        print_warnings(&measured, file, &source);
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
         write_output(&output, &syclbin.to_bytes())?;
+        if timings {
+            eprint!("{}", measured.timings_text());
+        }
         warn_about_arch_choice(&syclbin);
         let kernels = syclbin
             .modules
@@ -264,10 +299,14 @@ fn compile(
         );
         return Ok(());
     }
-    let bundle =
-        kdsl::compile(&name, &source, &specs, options).map_err(|e| render(&e, file, &source))?;
+    let (bundle, measured) = kdsl::compile_reporting(&name, &source, &specs, options)
+        .map_err(|e| render(&e, file, &source))?;
+    print_warnings(&measured, file, &source);
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
     bundle.write(&output).map_err(|e| format!("error: {e}"))?;
+    if timings {
+        eprint!("{}", measured.timings_text());
+    }
     eprintln!(
         "wrote {} ({} kernel{}; {})",
         output.display(),
@@ -276,6 +315,13 @@ fn compile(
         bundle.describe_images()
     );
     Ok(())
+}
+
+fn print_warnings(report: &kdsl::CompileReport, file: &Path, source: &str) {
+    if !report.warnings.is_empty() {
+        let warnings = kdsl::CompileError::from(report.warnings.clone());
+        eprint!("{}", render(&warnings, file, source));
+    }
 }
 
 /// SYCL runtimes take the first native image whose target fits the device and do not read its
@@ -305,7 +351,14 @@ fn check(file: &Path, defines: &[Define]) -> Result<(), String> {
         defines: defines.to_vec(),
         ..CompileOptions::default()
     };
-    let module = kdsl::check_with(&source, &options).map_err(|e| render(&e, file, &source))?;
+    let (module, warnings) =
+        kdsl::check_with_warnings(&source, &options).map_err(|e| render(&e, file, &source))?;
+    if !warnings.is_empty() {
+        eprint!(
+            "{}",
+            render(&kdsl::CompileError::from(warnings), file, &source)
+        );
+    }
     let kernels: Vec<&str> = module.kernels().map(|k| k.name.as_str()).collect();
     eprintln!(
         "{}: ok ({} kernel{}: {})",

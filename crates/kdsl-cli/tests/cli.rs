@@ -429,3 +429,194 @@ fn wrong_defines_are_diagnostics() {
         stderr(&output)
     );
 }
+
+#[test]
+fn timings_break_the_compilation_down_by_phase_and_target() {
+    let output_path = scratch("timed.kbundle");
+    let output = kdsl(&[
+        "compile",
+        "examples/softmax.krn",
+        "--timings",
+        "-o",
+        output_path.to_str().unwrap(),
+    ]);
+    let text = stderr(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.starts_with("timings (ms"), "{text}");
+    let milliseconds = |line: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|word| word.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("no figure in `{line}`"))
+    };
+    let line = |prefix: &str| -> Vec<&str> {
+        text.lines()
+            .filter(|l| l.trim_start().starts_with(prefix))
+            .collect()
+    };
+    for phase in ["parse", "check", "total"] {
+        assert_eq!(line(phase).len(), 1, "{phase} once:\n{text}");
+    }
+    for target in ["spirv ", "ptx:sm_75 ", "amdgpu:gfx90a "] {
+        assert_eq!(line(target).len(), 1, "{target} once:\n{text}");
+    }
+    // Every target has each phase; softmax calls exp, so PTX and AMDGPU load a library.
+    for phase in [
+        "lowering",
+        "library loading",
+        "optimization",
+        "backend",
+        "linking",
+    ] {
+        assert_eq!(line(phase).len(), 3, "{phase} per target:\n{text}");
+    }
+    let total = milliseconds(line("total")[0]);
+    let backend_sum: f64 = line("backend").iter().map(|l| milliseconds(l)).sum();
+    assert!(total > 0.0 && backend_sum > 0.0, "{text}");
+    // Each target's figure is the sum of its phases, and no target outlasts the total.
+    for target in ["spirv ", "ptx:sm_75 ", "amdgpu:gfx90a "] {
+        assert!(milliseconds(line(target)[0]) <= total, "{text}");
+    }
+    assert!(
+        milliseconds(line("linking")[2]) > 0.0,
+        "AMDGPU runs ld.lld:\n{text}"
+    );
+    // Without --timings, nothing but the summary line.
+    let quiet = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "-o",
+        output_path.to_str().unwrap(),
+    ]);
+    assert!(!stderr(&quiet).contains("timings"), "{}", stderr(&quiet));
+}
+
+#[test]
+fn an_impossible_unroll_is_a_warning_and_the_file_still_compiles() {
+    let source = scratch("unroll_warning.krn");
+    std::fs::write(
+        &source,
+        "kernel k(out: global mut [u32], n: u32) {\n    for a in 0..n unroll { out[a] = a; }\n}\n",
+    )
+    .unwrap();
+    let output_path = scratch("unroll_warning.kbundle");
+    for arguments in [
+        vec!["check", source.to_str().unwrap()],
+        vec![
+            "compile",
+            source.to_str().unwrap(),
+            "--target",
+            "ptx",
+            "-o",
+            output_path.to_str().unwrap(),
+        ],
+    ] {
+        let output = kdsl(&arguments);
+        let text = stderr(&output);
+        assert!(output.status.success(), "{text}");
+        assert!(text.contains("warning[W0516]"), "{text}");
+        assert!(text.contains("unroll_warning.krn:2:19"), "{text}");
+    }
+    assert!(output_path.is_file());
+}
+
+#[test]
+fn math_library_subsets_are_cached_on_disk_and_a_damaged_cache_is_rebuilt() {
+    let cache = scratch("library-cache");
+    let _ = std::fs::remove_dir_all(&cache);
+    let compile = |output: &Path| {
+        let run = Command::new(env!("CARGO_BIN_EXE_kdsl"))
+            .args([
+                "compile",
+                "examples/softmax.krn",
+                "--target",
+                "ptx,amdgpu",
+                "-o",
+            ])
+            .arg(output)
+            .env("KDSL_CACHE_DIR", &cache)
+            .current_dir(workspace())
+            .output()
+            .expect("the kdsl binary runs");
+        assert!(run.status.success(), "{}", stderr(&run));
+    };
+    let cached_files = || -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&cache)
+            .map(|entries| entries.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        files.sort();
+        files
+    };
+    let first = scratch("cache-first.kbundle");
+    compile(&first);
+    // softmax calls exp: one subset for libdevice (PTX), one for libclc (AMDGPU).
+    let files = cached_files();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let second = scratch("cache-second.kbundle");
+    compile(&second);
+    assert_eq!(cached_files(), files, "the second run reuses the cache");
+    for file in &files {
+        std::fs::write(file, b"not bitcode").unwrap();
+    }
+    let third = scratch("cache-third.kbundle");
+    compile(&third);
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        assert!(
+            bytes.starts_with(b"BC"),
+            "{} was not rebuilt",
+            file.display()
+        );
+    }
+    // Valid bitcode cut in half: the header reads, the rest does not.
+    for file in &files {
+        let bytes = std::fs::read(file).unwrap();
+        std::fs::write(file, &bytes[..bytes.len() / 2]).unwrap();
+    }
+    let fourth = scratch("cache-fourth.kbundle");
+    compile(&fourth);
+    let images = |path: &Path| -> Vec<Vec<u8>> {
+        kdsl_bundle_from(path)
+            .images
+            .into_iter()
+            .map(|image| image.bytes)
+            .collect()
+    };
+    assert_eq!(images(&first), images(&second));
+    assert_eq!(images(&first), images(&third));
+    assert_eq!(images(&first), images(&fourth));
+}
+
+#[test]
+fn checked_compiles_record_the_check_sites_with_lines() {
+    let file = "tests/kernels/checked.krn";
+    let checked = scratch("checked.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--checked",
+        "--target",
+        "spirv,ptx",
+        "-o",
+        checked.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&checked);
+    let kernel = bundle.kernel("write_past").unwrap();
+    assert!(kernel.checked);
+    let site = &kernel.check_sites[0];
+    assert_eq!(
+        (site.what.as_str(), site.line, site.column),
+        ("buffer `output`", 7, 5)
+    );
+    let plain = scratch("unchecked.kbundle");
+    let output = kdsl(&[
+        "compile",
+        file,
+        "--target",
+        "spirv",
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(kdsl_bundle_from(&plain).kernels.iter().all(|k| !k.checked));
+}

@@ -1,15 +1,15 @@
 //! The pipeline for one target: lower, verify, link the math library, optimize, run the
 //! backend, and turn its output into an image.
 
-use crate::target::{amdgpu, spirv, OutputFormat, TargetDescription};
+use crate::linker::StartedLinker;
+use crate::target::{spirv, OutputFormat, TargetDescription};
+use crate::timings::{Stopwatch, TargetTimings};
 use crate::{llvm, lower, Artifact, CodegenError, Options};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
 use inkwell::targets::{FileType, TargetMachine};
 use kdsl_bundle::Image;
-use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 fn internal(target: &TargetDescription, message: impl Into<String>) -> CodegenError {
     CodegenError::Internal {
@@ -25,31 +25,43 @@ fn entry_points(ir: &kdsl_ir::Module, options: &Options) -> Vec<String> {
         .collect()
 }
 
-/// Lowers and optimizes `ir` into a module of `context`.
+/// Lowers and optimizes `ir` into a module of `context`, recording the phases' times.
 fn optimized_module<'ctx>(
     context: &'ctx Context,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     options: &Options,
+    timings: &mut TargetTimings,
 ) -> Result<(Module<'ctx>, TargetMachine), CodegenError> {
+    let mut stopwatch = Stopwatch::start();
     let machine =
         llvm::target_machine(target, options.opt_level).map_err(|e| internal(target, e))?;
+    timings.target_machine += stopwatch.lap();
     let module = context.create_module("kdsl");
     module.set_triple(&machine.get_triple());
     module.set_data_layout(&machine.get_target_data().get_data_layout());
-    lower::lower_module(context, &module, ir, target, &options.entry_point_prefix)
-        .map_err(|e| internal(target, e.0))?;
+    lower::lower_module(
+        context,
+        &module,
+        ir,
+        target,
+        &options.entry_point_prefix,
+        options.checked,
+    )
+    .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
         internal(
             target,
             format!("LLVM rejected the lowered module: {}", e.to_string_lossy()),
         )
     })?;
+    timings.lowering += stopwatch.lap();
     let kernels = entry_points(ir, options);
     target
         .math_library
         .link_into(context, &module, &kernels)
         .map_err(|e| internal(target, e))?;
+    timings.library += stopwatch.lap();
     let pipeline = format!("default<O{}>", options.opt_level.min(3));
     module
         .run_passes(&pipeline, &machine, PassBuilderOptions::create())
@@ -59,6 +71,7 @@ fn optimized_module<'ctx>(
                 format!("the optimizer failed: {}", e.to_string_lossy()),
             )
         })?;
+    timings.optimization += stopwatch.lap();
     Ok((module, machine))
 }
 
@@ -68,7 +81,8 @@ pub(crate) fn llvm_ir(
     options: &Options,
 ) -> Result<String, CodegenError> {
     let context = Context::create();
-    let (module, _) = optimized_module(&context, ir, target, options)?;
+    let (module, _) =
+        optimized_module(&context, ir, target, options, &mut TargetTimings::default())?;
     Ok(module.print_to_string().to_string())
 }
 
@@ -77,9 +91,21 @@ pub(crate) fn compile(
     target: &TargetDescription,
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
+    let mut timings = TargetTimings {
+        target: target.display_name(),
+        backend_runs: "in process".to_string(),
+        ..TargetTimings::default()
+    };
+    // The AMDGPU linker starts now, so that its start-up overlaps code generation.
+    let linker = match &target.output {
+        OutputFormat::AmdgpuCodeObject { linker } => Some(StartedLinker::start(linker)?),
+        _ => None,
+    };
     let context = Context::create();
-    let (module, machine) = optimized_module(&context, ir, target, options)?;
+    let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
+    let mut stopwatch = Stopwatch::start();
     let llvm_ir = module.print_to_string().to_string();
+    timings.other += stopwatch.lap();
     let backend = |file_type: FileType| -> Result<Vec<u8>, CodegenError> {
         machine
             .write_to_memory_buffer(&module, file_type)
@@ -93,8 +119,14 @@ pub(crate) fn compile(
     };
     let (bytes, requirements) = match &target.output {
         OutputFormat::SpirvBinary { llc } => {
-            let bitcode = module.write_bitcode_to_memory();
-            let binary = spirv::run_backend(llc, bitcode.as_slice())?;
+            let binary = if spirv::claim_in_process_backend() {
+                spirv::run_backend_in_process(target, &module).map_err(|e| internal(target, e))?
+            } else {
+                timings.backend_runs = format!("{} child process", llc.display());
+                let bitcode = module.write_bitcode_to_memory();
+                spirv::run_backend(llc, bitcode.as_slice())?
+            };
+            timings.backend += stopwatch.lap();
             let summary = spirv::inspect(&binary, &entry_points(ir, options))?;
             let requirements = summary
                 .capabilities
@@ -106,13 +138,17 @@ pub(crate) fn compile(
         }
         OutputFormat::PtxAssembly => {
             let mut text = backend(FileType::Assembly)?;
+            timings.backend += stopwatch.lap();
             // The CUDA driver takes PTX as a C string; no NUL may be inside it.
             text.retain(|&byte| byte != 0);
             (text, vec![format!("processor {}", target.arch)])
         }
-        OutputFormat::AmdgpuCodeObject { linker } => {
+        OutputFormat::AmdgpuCodeObject { .. } => {
             let object = backend(FileType::Object)?;
-            let code_object = link_code_object(linker, &object)?;
+            timings.backend += stopwatch.lap();
+            let linker = linker.ok_or_else(|| internal(target, "the linker was not started"))?;
+            let code_object = linker.link(&object)?;
+            timings.linking += stopwatch.lap();
             (code_object, vec![format!("processor {}", target.arch)])
         }
     };
@@ -124,43 +160,9 @@ pub(crate) fn compile(
         },
         llvm_ir,
         requirements,
+        timings: {
+            timings.other += stopwatch.lap();
+            timings
+        },
     })
-}
-
-/// Links an AMDGPU relocatable object into a shared HSA code object with `ld.lld -shared`.
-fn link_code_object(linker: &Path, object: &[u8]) -> Result<Vec<u8>, amdgpu::Error> {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let unique = format!(
-        "kdsl-{}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    );
-    let directory = std::env::temp_dir();
-    let input = directory.join(format!("{unique}.o"));
-    let output = directory.join(format!("{unique}.hsaco"));
-    let failed = |message: String| amdgpu::Error::LinkFailed {
-        linker: linker.display().to_string(),
-        message,
-    };
-    let result = (|| {
-        std::fs::write(&input, object)
-            .map_err(|e| failed(format!("cannot write `{}`: {e}", input.display())))?;
-        let run = std::process::Command::new(linker)
-            .arg("-shared")
-            .arg(&input)
-            .arg("-o")
-            .arg(&output)
-            .output()
-            .map_err(|e| failed(format!("cannot run it: {e}")))?;
-        if !run.status.success() {
-            return Err(failed(
-                String::from_utf8_lossy(&run.stderr).trim().to_string(),
-            ));
-        }
-        std::fs::read(&output)
-            .map_err(|e| failed(format!("cannot read `{}`: {e}", output.display())))
-    })();
-    let _ = std::fs::remove_file(&input);
-    let _ = std::fs::remove_file(&output);
-    result
 }

@@ -23,13 +23,17 @@
 
 mod emit;
 mod library;
+mod library_subset;
+mod linker;
 mod llvm;
 mod lower;
 mod support;
 pub mod target;
+mod timings;
 mod tool;
 
 pub use target::{amdgpu, nvptx, spirv};
+pub use timings::TargetTimings;
 
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
 use kdsl_ir::{Diagnostic, Module};
@@ -98,6 +102,11 @@ pub struct Options {
     /// SYCLBIN files need `__sycl_kernel_` ([`kdsl_bundle::syclbin::KERNEL_NAME_PREFIX`]).
     /// The bundle's kernel metadata keeps the plain names.
     pub entry_point_prefix: String,
+    /// Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access
+    /// and checks of integer division, reported at run time as a fault naming the kernel, the
+    /// source location, the buffer or array, the index and the work-item. Kernels take hidden
+    /// arguments (see [`kdsl_bundle::KernelInfo::checked`]). Default false.
+    pub checked: bool,
     pub spirv: spirv::Options,
     pub nvptx: nvptx::Options,
     pub amdgpu: amdgpu::Options,
@@ -108,6 +117,7 @@ impl Default for Options {
         Options {
             opt_level: 3,
             entry_point_prefix: String::new(),
+            checked: false,
             spirv: spirv::Options::default(),
             nvptx: nvptx::Options::default(),
             amdgpu: amdgpu::Options::default(),
@@ -138,6 +148,8 @@ pub struct Artifact {
     /// What the image needs from the device: SPIR-V capabilities and extensions, or the
     /// target processor's features. Informational.
     pub requirements: Vec<String>,
+    /// How long each phase took.
+    pub timings: TargetTimings,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -209,6 +221,26 @@ pub fn emit_llvm_ir(
     emit::llvm_ir(module, &description, options)
 }
 
+/// The bundle metadata of the module's kernels; checked kernels list their check sites (with
+/// byte spans only: [`Bundle::locate_check_sites`] adds lines and columns from the source).
+pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
+    let plan = checked.then(|| lower::checked::CheckPlan::new(module));
+    module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
+        .map(|(index, function)| {
+            let mut info = KernelInfo::from_function(function);
+            if let Some(plan) = &plan {
+                info.checked = true;
+                info.check_sites = plan.sites_of_kernel(module, index);
+            }
+            info
+        })
+        .collect()
+}
+
 /// Compiles `module` for every target in `targets` into one bundle with the kernels' metadata.
 /// Diagnostics from several targets are collected before failing.
 pub fn compile_bundle(
@@ -217,11 +249,45 @@ pub fn compile_bundle(
     targets: &[TargetSpec],
     options: &Options,
 ) -> Result<Bundle, CodegenError> {
+    compile_bundle_timed(source_name, module, targets, options).map(|(bundle, _)| bundle)
+}
+
+/// [`compile_bundle`], also giving how long each target's phases took (in `targets`' order).
+/// The targets are compiled concurrently, one thread (with its own LLVM context) each.
+pub fn compile_bundle_timed(
+    source_name: &str,
+    module: &Module,
+    targets: &[TargetSpec],
+    options: &Options,
+) -> Result<(Bundle, Vec<TargetTimings>), CodegenError> {
+    llvm::initialize();
+    let results: Vec<Result<Artifact, CodegenError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = targets
+            .iter()
+            .map(|target| scope.spawn(move || compile(module, target, options)))
+            .collect();
+        workers
+            .into_iter()
+            .zip(targets)
+            .map(|(worker, target)| {
+                worker.join().unwrap_or_else(|_| {
+                    Err(CodegenError::Internal {
+                        target: target.to_string(),
+                        message: "the code generation thread panicked".to_string(),
+                    })
+                })
+            })
+            .collect()
+    });
     let mut images = Vec::with_capacity(targets.len());
+    let mut timings = Vec::with_capacity(targets.len());
     let mut diagnostics = Vec::new();
-    for target in targets {
-        match compile(module, target, options) {
-            Ok(artifact) => images.push(artifact.image),
+    for result in results {
+        match result {
+            Ok(artifact) => {
+                images.push(artifact.image);
+                timings.push(artifact.timings);
+            }
             Err(CodegenError::Unsupported(found)) => diagnostics.extend(found),
             Err(other) => return Err(other),
         }
@@ -229,11 +295,12 @@ pub fn compile_bundle(
     if !diagnostics.is_empty() {
         return Err(CodegenError::Unsupported(diagnostics));
     }
-    Ok(Bundle {
+    let bundle = Bundle {
         source_name: source_name.to_string(),
-        kernels: module.kernels().map(KernelInfo::from_function).collect(),
+        kernels: kernel_infos(module, options.checked),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
         entry_point_prefix: options.entry_point_prefix.clone(),
-    })
+    };
+    Ok((bundle, timings))
 }

@@ -71,19 +71,15 @@ impl MathLibrary {
         if needed.is_empty() {
             return Ok(());
         }
-        let library = load_lazily(context, path)?;
+        // The extracted subset when it has every function needed, else the whole library.
+        let subset = crate::library_subset::subset(self, path)?;
+        let library = if needed.is_subset(&subset.roots) {
+            load_lazily_from_buffer(context, &subset.bitcode, &path.display().to_string())?
+        } else {
+            load_lazily_from_file(context, path)?
+        };
         // Local definitions are linked only when something linked refers to them.
-        for function in library.get_functions() {
-            let name = function.get_name().to_string_lossy();
-            if !is_declaration(function.as_value_ref()) && !needed.contains(name.as_ref()) {
-                function.set_linkage(Linkage::Internal);
-            }
-        }
-        for global in library.get_globals() {
-            if !is_declaration(global.as_value_ref()) {
-                global.set_linkage(Linkage::Internal);
-            }
-        }
+        internalize_all_but(&library, &needed);
         library.set_triple(&module.get_triple());
         library.set_data_layout(&module.get_data_layout());
         module
@@ -99,13 +95,49 @@ impl MathLibrary {
     }
 }
 
+/// Gives every definition in `module` internal linkage except the functions named in `keep`.
+pub(crate) fn internalize_all_but(module: &Module<'_>, keep: &HashSet<String>) {
+    for function in module.get_functions() {
+        let name = function.get_name().to_string_lossy();
+        if !is_declaration(function.as_value_ref()) && !keep.contains(name.as_ref()) {
+            function.set_linkage(Linkage::Internal);
+        }
+    }
+    for global in module.get_globals() {
+        if !is_declaration(global.as_value_ref()) {
+            global.set_linkage(Linkage::Internal);
+        }
+    }
+}
+
 fn is_declaration(value: LLVMValueRef) -> bool {
     // SAFETY: `value` is a live global value (function or variable).
     unsafe { llvm_sys::core::LLVMIsDeclaration(value) != 0 }
 }
 
+/// Opens bitcode held in memory as a lazily materialized module; `what` names it in errors.
+pub(crate) fn load_lazily_from_buffer<'ctx>(
+    context: &'ctx Context,
+    bytes: &[u8],
+    what: &str,
+) -> Result<Module<'ctx>, String> {
+    let name = c"kdsl-math-library";
+    // SAFETY: LLVM copies the bytes into a buffer it owns.
+    let buffer = unsafe {
+        llvm_sys::core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
+            bytes.as_ptr() as *const std::ffi::c_char,
+            bytes.len(),
+            name.as_ptr(),
+        )
+    };
+    module_from_buffer(context, buffer, what)
+}
+
 /// Opens a bitcode file as a lazily materialized module.
-fn load_lazily<'ctx>(context: &'ctx Context, path: &Path) -> Result<Module<'ctx>, String> {
+pub(crate) fn load_lazily_from_file<'ctx>(
+    context: &'ctx Context,
+    path: &Path,
+) -> Result<Module<'ctx>, String> {
     let c_path = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| format!("`{}` contains a NUL byte", path.display()))?;
     let mut buffer: LLVMMemoryBufferRef = std::ptr::null_mut();
@@ -123,6 +155,15 @@ fn load_lazily<'ctx>(context: &'ctx Context, path: &Path) -> Result<Module<'ctx>
         let text = unsafe { take_message(message) };
         return Err(format!("cannot read `{}`: {text}", path.display()));
     }
+    module_from_buffer(context, buffer, &path.display().to_string())
+}
+
+/// The lazily materialized module of a buffer, which the module then owns.
+fn module_from_buffer<'ctx>(
+    context: &'ctx Context,
+    buffer: LLVMMemoryBufferRef,
+    what: &str,
+) -> Result<Module<'ctx>, String> {
     let mut raw_module: LLVMModuleRef = std::ptr::null_mut();
     // SAFETY: the lazy module takes ownership of `buffer`, which must outlive it; it is
     // never freed here. The context outlives the module by `'ctx`.
@@ -130,7 +171,7 @@ fn load_lazily<'ctx>(context: &'ctx Context, path: &Path) -> Result<Module<'ctx>
         llvm_sys::bit_reader::LLVMGetBitcodeModuleInContext2(context.raw(), buffer, &mut raw_module)
     };
     if failed != 0 || raw_module.is_null() {
-        return Err(format!("cannot parse `{}` as LLVM bitcode", path.display()));
+        return Err(format!("cannot parse `{what}` as LLVM bitcode"));
     }
     // SAFETY: `raw_module` is a fresh module of `context`, owned by the returned value.
     Ok(unsafe { Module::new(raw_module) })

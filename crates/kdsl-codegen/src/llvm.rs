@@ -14,9 +14,27 @@ use std::sync::Once;
 
 static INITIALIZE: Once = Once::new();
 
-/// Initializes every LLVM target once per process.
+/// Initializes every LLVM target once per process, and sets the SPIR-V backend's options
+/// (read when a SPIR-V target machine is created, so before any is).
 pub(crate) fn initialize() {
-    INITIALIZE.call_once(|| Target::initialize_all(&InitializationConfig::default()));
+    INITIALIZE.call_once(|| {
+        Target::initialize_all(&InitializationConfig::default());
+        let arguments: Vec<std::ffi::CString> = std::iter::once("kdsl".to_string())
+            .chain(crate::target::spirv::backend_options())
+            .map(|argument| std::ffi::CString::new(argument).expect("no NUL in option text"))
+            .collect();
+        let pointers: Vec<*const std::ffi::c_char> =
+            arguments.iter().map(|argument| argument.as_ptr()).collect();
+        // SAFETY: the arguments are NUL-terminated strings that outlive the call; LLVM
+        // reports unknown options to a null stream instead of exiting.
+        unsafe {
+            llvm_sys::support::LLVMParseCommandLineOptions(
+                pointers.len() as i32,
+                pointers.as_ptr(),
+                c"".as_ptr(),
+            )
+        }
+    });
 }
 
 pub(crate) fn optimization_level(opt_level: u8) -> OptimizationLevel {
@@ -151,5 +169,53 @@ pub(crate) fn set_non_negative(value: BasicValueEnum<'_>) {
         if !llvm_sys::core::LLVMIsAZExtInst(value).is_null() {
             llvm_sys::core::LLVMSetNNeg(value, 1);
         }
+    }
+}
+
+/// Attaches the loop's unroll request to its back edge as `!llvm.loop` metadata
+/// (`llvm.loop.unroll.full`, `llvm.loop.unroll.count`, `llvm.loop.unroll.disable` for a count
+/// of 1), which LLVM's loop unroller honours on every target. Nothing is attached for [`kdsl_ir::Unroll::Default`].
+pub(crate) fn set_loop_unroll(
+    context: &Context,
+    back_edge: InstructionValue<'_>,
+    unroll: kdsl_ir::Unroll,
+) {
+    use llvm_sys::core::*;
+    use llvm_sys::debuginfo::{LLVMMetadataReplaceAllUsesWith, LLVMTemporaryMDNode};
+    use llvm_sys::prelude::LLVMMetadataRef;
+    let raw = context.raw();
+    let string = |text: &str| -> LLVMMetadataRef {
+        // SAFETY: the text is passed with its length; the context is live.
+        unsafe { LLVMMDStringInContext2(raw, text.as_ptr() as *const std::ffi::c_char, text.len()) }
+    };
+    // SAFETY: every node and value belongs to `context`; the temporary node is replaced by
+    // the loop id (making it refer to itself, as loop ids must), which also deletes it.
+    unsafe {
+        let hint: Vec<LLVMMetadataRef> = match unroll {
+            kdsl_ir::Unroll::Default => return,
+            kdsl_ir::Unroll::Full => vec![string("llvm.loop.unroll.full")],
+            kdsl_ir::Unroll::Count(1) => vec![string("llvm.loop.unroll.disable")],
+            kdsl_ir::Unroll::Count(count) => {
+                let int32 = LLVMInt32TypeInContext(raw);
+                let count = LLVMConstInt(int32, u64::from(count), 0);
+                vec![string("llvm.loop.unroll.count"), LLVMValueAsMetadata(count)]
+            }
+        };
+        let hint = LLVMMDNodeInContext2(raw, hint.as_ptr() as *mut LLVMMetadataRef, hint.len());
+        let placeholder = LLVMTemporaryMDNode(raw, std::ptr::null_mut(), 0);
+        let mut operands = [placeholder, hint];
+        let loop_id = LLVMMDNodeInContext2(raw, operands.as_mut_ptr(), operands.len());
+        LLVMMetadataReplaceAllUsesWith(placeholder, loop_id);
+        let kind = "llvm.loop";
+        let kind = LLVMGetMDKindIDInContext(
+            raw,
+            kind.as_ptr() as *const std::ffi::c_char,
+            kind.len() as u32,
+        );
+        LLVMSetMetadata(
+            back_edge.as_value_ref(),
+            kind,
+            LLVMMetadataAsValue(raw, loop_id),
+        );
     }
 }

@@ -149,7 +149,9 @@ impl Checker<'_> {
                     self.block(accept);
                     self.block(reject);
                 }
-                StatementKind::Loop { body, continuing } => {
+                StatementKind::Loop {
+                    body, continuing, ..
+                } => {
                     self.block(body);
                     self.block(continuing);
                 }

@@ -169,12 +169,13 @@ pub enum StatementKind {
         condition: Expression,
         body: Block,
     },
-    /// `for variable in start..end [step step] { body }`
+    /// `for variable in start..end [step step] [unroll | unroll(count)] { body }`
     For {
         variable: Identifier,
         start: Expression,
         end: Expression,
         step: Option<Expression>,
+        unroll: Option<UnrollRequest>,
         body: Block,
     },
     Break,
@@ -317,4 +318,12 @@ impl Expression {
             depth: children_depth.saturating_add(1),
         }
     }
+}
+
+/// `unroll` (a full unroll) or `unroll(count)` written after a `for` loop's range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnrollRequest {
+    /// The factor, a constant expression; `None` asks for a full unroll.
+    pub count: Option<Box<Expression>>,
+    pub span: Span,
 }

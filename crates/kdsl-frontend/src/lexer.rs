@@ -53,6 +53,8 @@ pub enum Token<'input> {
     In,
     #[token("step")]
     Step,
+    #[token("unroll")]
+    Unroll,
     #[token("break")]
     Break,
     #[token("continue")]
@@ -202,6 +204,7 @@ impl fmt::Display for Token<'_> {
             Token::For => "`for`",
             Token::In => "`in`",
             Token::Step => "`step`",
+            Token::Unroll => "`unroll`",
             Token::Break => "`break`",
             Token::Continue => "`continue`",
             Token::Return => "`return`",

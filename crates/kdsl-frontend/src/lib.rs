@@ -38,7 +38,37 @@ pub fn compile_to_ir_with_defines(
     source: &str,
     defines: &[Define],
 ) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
-    let run = || compile_on_this_thread(source, defines);
+    compile_to_ir_reporting(source, defines).0
+}
+
+/// How long the front end's phases took.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrontEndTimings {
+    /// Lexing and parsing into the syntax tree.
+    pub parse: std::time::Duration,
+    /// Name resolution, type checking, lowering to the IR and validating it.
+    pub check: std::time::Duration,
+}
+
+/// What the front end found besides the module: warnings (when there is no error; with
+/// errors they are among the errors' diagnostics) and how long it took.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrontEndReport {
+    pub warnings: Vec<Diagnostic>,
+    pub timings: FrontEndTimings,
+}
+
+/// [`compile_to_ir_with_defines`], also giving the warnings and how long parsing and
+/// checking took.
+pub fn compile_to_ir_reporting(
+    source: &str,
+    defines: &[Define],
+) -> (Result<kdsl_ir::Module, Vec<Diagnostic>>, FrontEndReport) {
+    let run = || {
+        let mut report = FrontEndReport::default();
+        let result = compile_on_this_thread(source, defines, &mut report);
+        (result, report)
+    };
     let result = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("kdsl-frontend".into())
@@ -47,10 +77,13 @@ pub fn compile_to_ir_with_defines(
             .map(|handle| handle.join())
     });
     match result {
-        Ok(Ok(result)) => result,
+        Ok(Ok(finished)) => finished,
         // The thread could not start (or panicked, which is a bug): report rather than abort.
-        Ok(Err(_)) => Err(vec![internal_error("the front end stopped unexpectedly")]),
-        Err(_) => compile_on_this_thread(source, defines),
+        Ok(Err(_)) => (
+            Err(vec![internal_error("the front end stopped unexpectedly")]),
+            FrontEndReport::default(),
+        ),
+        Err(_) => run(),
     }
 }
 
@@ -67,13 +100,34 @@ fn internal_error(message: impl Into<String>) -> Diagnostic {
 fn compile_on_this_thread(
     source: &str,
     defines: &[Define],
+    report: &mut FrontEndReport,
 ) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
-    let (file, mut diagnostics) = parser::parse_with_recovery(source);
+    let started = std::time::Instant::now();
+    let (file, diagnostics) = parser::parse_with_recovery(source);
+    report.timings.parse = started.elapsed();
     let Some(file) = file else {
         return Err(diagnostics);
     };
-    let (module, semantic) = check::Checker::new(&file).with_defines(defines).check();
+    let checking = std::time::Instant::now();
+    let result = check_parsed(&file, defines, diagnostics, &mut report.warnings);
+    report.timings.check = checking.elapsed();
+    result
+}
+
+fn check_parsed(
+    file: &ast::SourceFile,
+    defines: &[Define],
+    mut diagnostics: Vec<Diagnostic>,
+    warnings: &mut Vec<Diagnostic>,
+) -> Result<kdsl_ir::Module, Vec<Diagnostic>> {
+    let (module, semantic) = check::Checker::new(file).with_defines(defines).check();
     diagnostics.extend(semantic);
+    if diagnostics
+        .iter()
+        .all(|d| d.severity == kdsl_ir::Severity::Warning)
+    {
+        *warnings = std::mem::take(&mut diagnostics);
+    }
     if !diagnostics.is_empty() {
         diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.start, s.end)));
         return Err(diagnostics);

@@ -142,7 +142,9 @@ fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>
                 || block_synchronizes(module, accept, visiting)
                 || block_synchronizes(module, reject, visiting)
         }
-        StatementKind::Loop { body, continuing } => {
+        StatementKind::Loop {
+            body, continuing, ..
+        } => {
             block_synchronizes(module, body, visiting)
                 || block_synchronizes(module, continuing, visiting)
         }
@@ -548,7 +550,9 @@ impl<'g> WorkItem<'g> {
                 };
                 return self.block(frame, taken);
             }
-            StatementKind::Loop { body, continuing } => loop {
+            StatementKind::Loop {
+                body, continuing, ..
+            } => loop {
                 match self.block(frame, body)? {
                     Flow::Break => break,
                     Flow::Return(value) => return Ok(Flow::Return(value)),

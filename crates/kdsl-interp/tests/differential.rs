@@ -950,3 +950,46 @@ fn work_group_size() {
         vec![sums, tiles, shape],
     );
 }
+
+/// Unroll requests change how a loop is compiled, never what it computes.
+#[test]
+fn unroll() {
+    let mut random = Random::new(42);
+    let n = 128usize;
+    let count = 7usize;
+    let full = Case::new(
+        "full",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(vec![0.0f32; n]),
+            buffer(random.f32s(n + 16, -1.0, 1.0)),
+            buffer(random.f32s(16, -1.0, 1.0)),
+        ],
+    )
+    // Devices may contract into fused multiply-adds.
+    .compare(0, Compare::Close(1e-5));
+    let partial = Case::new(
+        "partial",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(vec![0.0f32; n]),
+            buffer(random.f32s(n * count, -1.0, 1.0)),
+            scalar(count as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    let rolled = Case::new(
+        "rolled",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(vec![0u32; n]),
+            buffer((0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect()),
+        ],
+    );
+    differential(
+        "tests/kernels/unroll.krn",
+        || test_kernel_bundle("unroll"),
+        false,
+        vec![full, partial, rolled],
+    );
+}

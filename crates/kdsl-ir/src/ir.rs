@@ -162,6 +162,8 @@ pub enum StatementKind {
     Loop {
         body: Block,
         continuing: Block,
+        /// How the loop asks to be unrolled; a hint only, with no effect on what it computes.
+        unroll: Unroll,
     },
     Break,
     Continue,
@@ -176,6 +178,19 @@ pub enum StatementKind {
     Evaluate {
         value: Expression,
     },
+}
+
+/// How a loop asks to be unrolled (`for .. unroll`, `for .. unroll(4)`). Back ends pass it
+/// to their optimizer; it never changes what the loop computes, so interpreters ignore it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Unroll {
+    /// The optimizer decides.
+    #[default]
+    Default,
+    /// Unroll completely: the trip count is a compile-time constant.
+    Full,
+    /// Unroll by this factor (at least 1; 1 asks for no unrolling).
+    Count(u32),
 }
 
 /// Which memories a barrier makes consistent across the work-group.

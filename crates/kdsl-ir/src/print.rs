@@ -138,8 +138,16 @@ impl Printer<'_> {
                     out.push('}');
                 }
             }
-            StatementKind::Loop { body, continuing } => {
-                out.push_str("loop {\n");
+            StatementKind::Loop {
+                body,
+                continuing,
+                unroll,
+            } => {
+                match unroll {
+                    Unroll::Default => out.push_str("loop {\n"),
+                    Unroll::Full => out.push_str("loop unroll {\n"),
+                    Unroll::Count(count) => out.push_str(&format!("loop unroll({count}) {{\n")),
+                }
                 self.block(out, body, depth + 1)?;
                 indent(out, depth);
                 out.push('}');

@@ -76,6 +76,19 @@ impl Diagnostic {
         }
     }
 
+    /// A warning: the module still compiles.
+    pub fn warning(
+        code: &str,
+        message: impl Into<String>,
+        span: Span,
+        label: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, message, span, label)
+        }
+    }
+
     /// An error about something outside the source text, such as a compile-time definition
     /// from the command line: it renders without a snippet.
     pub fn without_location(code: &str, message: impl Into<String>) -> Self {

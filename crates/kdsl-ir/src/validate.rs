@@ -189,7 +189,14 @@ impl FunctionValidator<'_> {
                 self.block(accept);
                 self.block(reject);
             }
-            StatementKind::Loop { body, continuing } => {
+            StatementKind::Loop {
+                body,
+                continuing,
+                unroll,
+            } => {
+                if *unroll == Unroll::Count(0) {
+                    self.error(span, "unroll count 0");
+                }
                 self.loop_depth += 1;
                 self.block(body);
                 // `break` and `continue` are meaningless in `continuing`.
@@ -848,6 +855,7 @@ mod tests {
             statement(StatementKind::Loop {
                 body: vec![statement(StatementKind::Break)],
                 continuing: vec![],
+                unroll: Unroll::Default,
             }),
         ];
         let module = Module {

@@ -36,6 +36,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::BadForeignObject { .. } => ("DeviceError", "BadForeignObject"),
         RuntimeError::InvalidImage { .. } => ("BundleError", "InvalidImage"),
         RuntimeError::ProfilingDisabled => ("LaunchError", "ProfilingDisabled"),
+        RuntimeError::KernelFault(_) => ("LaunchError", "KernelFault"),
         RuntimeError::Bundle(_) => ("BundleError", "Bundle"),
     }
 }

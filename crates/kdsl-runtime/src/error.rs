@@ -132,6 +132,13 @@ pub enum RuntimeError {
     #[error("{backend} does not support {what}")]
     Unsupported { backend: BackendKind, what: String },
 
+    /// A kernel compiled with `--checked` broke a rule while it ran: an index outside its
+    /// buffer or array, or an integer division by zero (or of the minimum by -1). The first
+    /// fault of the launch is reported when its event is waited for; the faulting access was
+    /// skipped and the device stays usable. See [`crate::KernelFault`] for the fields.
+    #[error("{0}")]
+    KernelFault(Box<crate::fault::KernelFault>),
+
     #[error(transparent)]
     Bundle(#[from] kdsl_bundle::BundleError),
 }

@@ -164,6 +164,7 @@ mod tests {
             local_memory_bytes,
             ids_fit_in_31_bits,
             work_group_size: None,
+            ..KernelInfo::default()
         }
     }
 

@@ -35,6 +35,7 @@ mod buffer;
 mod device;
 mod element;
 mod error;
+mod fault;
 pub mod filter;
 pub mod image;
 mod launch;
@@ -49,8 +50,9 @@ pub use device::{
 };
 pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};
+pub use fault::KernelFault;
 pub use filter::DeviceFilter;
-pub use kdsl_bundle::{Bundle, Image, KernelInfo, ParameterInfo, TargetKind};
+pub use kdsl_bundle::{Bundle, CheckSite, FaultKind, Image, KernelInfo, ParameterInfo, TargetKind};
 pub use launch::{Launch, MAX_WORK_ITEMS};
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;

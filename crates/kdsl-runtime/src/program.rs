@@ -4,6 +4,7 @@ use crate::args::Argument;
 use crate::backend::{EventBackend, KernelBackend, ModuleBackend};
 use crate::device::Device;
 use crate::error::{Result, RuntimeError};
+use crate::fault::FaultCheck;
 use crate::launch::Launch;
 use crate::memory::Retired;
 use crate::queue::Queue;
@@ -79,6 +80,7 @@ impl Program {
         Ok(Kernel {
             device: self.device.clone(),
             info: info.clone(),
+            source_name: self.source_name.clone(),
             backend,
         })
     }
@@ -88,6 +90,8 @@ impl Program {
 pub struct Kernel {
     pub(crate) device: Device,
     pub(crate) info: KernelInfo,
+    /// The source file the bundle was compiled from, to name a checked kernel's faults.
+    pub(crate) source_name: String,
     pub(crate) backend: Box<dyn KernelBackend>,
 }
 
@@ -141,6 +145,8 @@ impl Kernel {
 pub struct Event {
     pub(crate) backend: Arc<dyn EventBackend>,
     pub(crate) device: Device,
+    /// For a launch of a checked kernel: its fault record, read once the launch finished.
+    pub(crate) fault_check: Option<Arc<FaultCheck>>,
 }
 
 impl fmt::Debug for Event {
@@ -153,9 +159,19 @@ impl fmt::Debug for Event {
 
 impl Event {
     /// Waits for this submission (only) to finish; reports errors the device raised while
-    /// running it.
+    /// running it, and for a checked kernel the first fault it recorded
+    /// ([`RuntimeError::KernelFault`]).
     pub fn wait(&self) -> Result<()> {
-        self.backend.wait()
+        self.backend.wait()?;
+        self.check_faults()
+    }
+
+    /// After completion: a checked launch's recorded fault as an error.
+    fn check_faults(&self) -> Result<()> {
+        match &self.fault_check {
+            Some(check) => check.check(),
+            None => Ok(()),
+        }
     }
 
     /// True once the submission has finished. Never blocks.
@@ -168,7 +184,9 @@ impl Event {
     /// submission only, so work queued after it keeps running. A foreign SYCL queue adopted
     /// without profiling enabled has no timings: that is an error.
     pub fn elapsed_ns(&self) -> Result<u64> {
-        self.backend.elapsed_ns()
+        let elapsed = self.backend.elapsed_ns()?;
+        self.check_faults()?;
+        Ok(elapsed)
     }
 
     /// Keeps `item` alive until this submission has finished.

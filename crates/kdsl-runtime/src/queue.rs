@@ -6,10 +6,11 @@ use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
+use crate::fault::{hidden_arguments, FaultCheck};
 use crate::launch::{check_launch, Launch};
 use crate::memory::{Memory, PendingWork, Retired};
 use crate::program::{Event, Kernel};
-use kdsl_bundle::ParameterInfo;
+use kdsl_bundle::{ParameterInfo, FAULT_RECORD_BYTES};
 use std::fmt;
 use std::sync::Arc;
 
@@ -90,6 +91,7 @@ impl Queue {
         Ok(Event {
             backend: event,
             device: self.device.clone(),
+            fault_check: None,
         })
     }
 
@@ -113,7 +115,8 @@ impl Queue {
         check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         check_launch(&kernel.info, launch, &device.info.limits)?;
         let mut uses = Vec::new();
-        let raw: Vec<RawArgument> = kernel
+        let mut buffer_sizes = Vec::new();
+        let mut raw: Vec<RawArgument> = kernel
             .info
             .parameters
             .iter()
@@ -125,14 +128,44 @@ impl Queue {
                         pending: facts.pending,
                         writes,
                     });
+                    buffer_sizes.push((facts.bytes, facts.element));
                     RawArgument::Pointer(facts.address)
                 }
                 ArgumentKind::Scalar(value) => RawArgument::Scalar(value),
             })
             .collect();
-        self.submit(&uses, wait_for, |queue, waits| {
+        if !kernel.info.checked {
+            return self.submit(&uses, wait_for, |queue, waits| {
+                queue.launch(&*kernel.backend, launch, &raw, waits)
+            });
+        }
+        // A checked kernel: a zeroed fault record and the buffers' lengths follow the arguments.
+        let check = Arc::new(FaultCheck::new(
+            &self.device,
+            &kernel.info,
+            &kernel.source_name,
+        )?);
+        let record = check.record().region();
+        let zeroed = self.submit(
+            &[MemoryUse {
+                pending: &record.memory.pending,
+                writes: true,
+            }],
+            &[],
+            |queue, waits| queue.fill(record.address, &[0u8; 8], FAULT_RECORD_BYTES / 8, waits),
+        )?;
+        raw.extend(hidden_arguments(&buffer_sizes, check.record().address()));
+        uses.push(MemoryUse {
+            pending: &record.memory.pending,
+            writes: true,
+        });
+        let mut waits: Vec<&Event> = wait_for.to_vec();
+        waits.push(&zeroed);
+        let mut event = self.submit(&uses, &waits, |queue, waits| {
             queue.launch(&*kernel.backend, launch, &raw, waits)
-        })
+        })?;
+        event.fault_check = Some(check);
+        Ok(event)
     }
 
     /// Starts copying `buffer` to the host; [`PendingRead::wait`] gives the data.

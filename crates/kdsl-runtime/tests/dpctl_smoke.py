@@ -3,7 +3,8 @@
 Usage: dpctl_smoke.py BUNDLE   (run with .kdsl/prefix/bin/python after `source scripts/env.sh`)
 
 Parses the bundle format (magic "KDSLBNDL", u32 version, u64 JSON length, JSON metadata whose
-images give offset and length into the payload that follows), builds the SPIR-V image with
+images give offset, length and, from version 2, an FNV-1a 64 checksum into the payload that
+follows), builds the SPIR-V image with
 dpctl.program.create_program_from_spirv, runs saxpy(y, x, a, n) and checks it with numpy.
 """
 
@@ -18,19 +19,30 @@ import dpctl.program
 import numpy as np
 
 
+def fnv1a64(data):
+    """The image checksum the bundle records: FNV-1a 64, as `fnv1a64:<16 hex digits>`."""
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"fnv1a64:{value:016x}"
+
+
 def read_spirv(path):
     with open(path, "rb") as handle:
         data = handle.read()
     if data[:8] != b"KDSLBNDL":
         raise SystemExit(f"{path}: not a kdsl bundle")
     version, metadata_length = struct.unpack_from("<IQ", data, 8)
-    if version != 1:
-        raise SystemExit(f"{path}: bundle format version {version} is not 1")
+    if version not in (1, 2):
+        raise SystemExit(f"{path}: bundle format version {version} is not 1 or 2")
     metadata = json.loads(data[20 : 20 + metadata_length])
     payload = data[20 + metadata_length :]
     for image in metadata["images"]:
         if image["target"] == "spirv":
-            return payload[image["offset"] : image["offset"] + image["length"]], metadata
+            spirv = payload[image["offset"] : image["offset"] + image["length"]]
+            if version >= 2 and image.get("checksum") != fnv1a64(spirv):
+                raise SystemExit(f"{path}: the SPIR-V image's checksum does not match")
+            return spirv, metadata
     raise SystemExit(f"{path}: the bundle has no SPIR-V image")
 
 

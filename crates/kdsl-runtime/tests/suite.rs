@@ -12,6 +12,8 @@ use kdsl_runtime::{
     args, Argument, Bundle, Device, DeviceFilter, DeviceInfo, DeviceTarget, Launch, MemoryKind,
     RuntimeError,
 };
+#[path = "suite/checked.rs"]
+mod checked;
 mod common;
 #[path = "suite/queues.rs"]
 mod queues;
@@ -119,6 +121,21 @@ queue_tests! {
     absurd_launches_are_refused,
     syclbin_bundles_run,
     queues_without_profiling,
+}
+
+macro_rules! checked_tests {
+    ($($case:ident),* $(,)?) => {$(
+        #[test]
+        fn $case() {
+            on_every_device(stringify!($case), checked::$case);
+        }
+    )*};
+}
+
+checked_tests! {
+    checked_write_past_the_end,
+    checked_loads_arrays_and_divisions,
+    checked_atomics,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

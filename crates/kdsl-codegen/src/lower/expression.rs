@@ -44,6 +44,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let operand_type = left.ty;
                 let left_value = self.expression(left)?;
                 let right_value = self.expression(right)?;
+                if self.checked.is_some() && super::checked::is_checked_division(*op, operand_type)
+                {
+                    return self.checked_division(
+                        expression,
+                        *op,
+                        operand_type,
+                        left_value,
+                        right_value,
+                    );
+                }
                 self.binary(*op, operand_type, left_value, right_value, right.ty)
             }
             ExpressionKind::ShortCircuit { op, left, right } => {
@@ -363,6 +373,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 },
             });
         }
+        values.extend(self.hidden_call_arguments(arguments)?);
         let call = self.builder.build_call(callee, &values, "")?;
         call.set_call_convention(self.target.device_calling_convention);
         Ok(call.try_as_basic_value().basic())

@@ -1,5 +1,6 @@
-//! Memory: element addresses, loads, stores and atomics. There are no bounds checks:
-//! an index outside its buffer or array is undefined behaviour, as in OpenCL and CUDA.
+//! Memory: element addresses, loads, stores and atomics. There are no bounds checks unless
+//! the module is checked (`checked.rs`): otherwise an index outside its buffer or array is
+//! undefined behaviour, as in OpenCL and CUDA.
 
 use super::{FunctionLowering, LowerError, ParameterValue, Result};
 use crate::llvm;
@@ -25,6 +26,19 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     /// The address of a place's element.
     fn address(&mut self, place: &Place) -> Result<PointerValue<'ctx>> {
+        let mut indices = Vec::with_capacity(place.indices.len());
+        for index in &place.indices {
+            indices.push(self.index(index)?);
+        }
+        self.element_address(place, &indices)
+    }
+
+    /// The address of a place's element at already evaluated 64-bit indices.
+    pub(super) fn element_address(
+        &mut self,
+        place: &Place,
+        place_indices: &[IntValue<'ctx>],
+    ) -> Result<PointerValue<'ctx>> {
         let mut indices = Vec::with_capacity(place.indices.len() + 1);
         let (base, ty) = match place.base {
             PlaceBase::Parameter(id) => match self.parameters.get(id.0 as usize) {
@@ -39,10 +53,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 (storage.pointer, storage.ty)
             }
         };
-        for index in &place.indices {
-            let index = self.index(index)?;
-            indices.push(index);
-        }
+        indices.extend_from_slice(place_indices);
         // SAFETY: `inbounds` holds for every valid access (an out-of-bounds index is
         // undefined behaviour in kdsl), and the indices match `ty`'s nesting.
         let pointer = unsafe { self.builder.build_in_bounds_gep(ty, base, &indices, "")? };
@@ -50,7 +61,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     pub(super) fn load(&mut self, place: &Place) -> Result<BasicValueEnum<'ctx>> {
+        if self.checked.is_some() {
+            let indices = self.checked_indices(place)?;
+            let guard = self.guard_place(place, &indices)?;
+            let pointer = self.element_address(place, &indices)?;
+            let value = self.load_from(place, pointer)?;
+            return self
+                .finish_guard(guard, Some(value))?
+                .ok_or_else(|| LowerError("a checked load without a value".into()));
+        }
         let pointer = self.address(place)?;
+        self.load_from(place, pointer)
+    }
+
+    fn load_from(
+        &mut self,
+        place: &Place,
+        pointer: PointerValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let memory_type = self.types.memory(place.element);
         let value = self.builder.build_load(memory_type, pointer, "")?;
         set_alignment(value, place.element)?;
@@ -65,7 +93,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     pub(super) fn store(&mut self, place: &Place, value: BasicValueEnum<'ctx>) -> Result<()> {
+        if self.checked.is_some() {
+            let indices = self.checked_indices(place)?;
+            let guard = self.guard_place(place, &indices)?;
+            let pointer = self.element_address(place, &indices)?;
+            self.store_to(place, pointer, value)?;
+            self.finish_guard(guard, None)?;
+            return Ok(());
+        }
         let pointer = self.address(place)?;
+        self.store_to(place, pointer, value)
+    }
+
+    fn store_to(
+        &mut self,
+        place: &Place,
+        pointer: PointerValue<'ctx>,
+        value: BasicValueEnum<'ctx>,
+    ) -> Result<()> {
         let value = if place.element == ScalarType::Bool {
             self.builder
                 .build_int_z_extend(value.into_int_value(), self.context.i8_type(), "")?
@@ -89,8 +134,31 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         value: &Expression,
         comparand: Option<&Expression>,
     ) -> Result<BasicValueEnum<'ctx>> {
+        if self.checked.is_some() {
+            let indices = self.checked_indices(place)?;
+            let value = self.expression(value)?;
+            let expected = comparand.map(|e| self.expression(e)).transpose()?;
+            let guard = self.guard_place(place, &indices)?;
+            let pointer = self.element_address(place, &indices)?;
+            let old = self.atomic_at(op, place, pointer, value, expected)?;
+            return self
+                .finish_guard(guard, Some(old))?
+                .ok_or_else(|| LowerError("a checked atomic without a value".into()));
+        }
         let pointer = self.address(place)?;
         let value = self.expression(value)?;
+        let expected = comparand.map(|e| self.expression(e)).transpose()?;
+        self.atomic_at(op, place, pointer, value, expected)
+    }
+
+    fn atomic_at(
+        &mut self,
+        op: AtomicOp,
+        place: &Place,
+        pointer: PointerValue<'ctx>,
+        value: BasicValueEnum<'ctx>,
+        expected: Option<BasicValueEnum<'ctx>>,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let scope = if place.space == AddressSpace::Local {
             self.target.sync_scopes.work_group
         } else {
@@ -98,9 +166,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         };
         let ty = place.element;
         if op == AtomicOp::CompareExchange {
-            let expected = comparand
+            let expected = expected
                 .ok_or_else(|| LowerError("compare-exchange without an expected value".into()))?;
-            let expected = self.expression(expected)?;
             return Ok(llvm::compare_exchange(
                 self.context,
                 &self.builder,

@@ -6,8 +6,10 @@
 //! - `expression.rs`: operators, casts, calls.
 //! - `memory.rs`: places, loads, stores, atomics.
 //! - `builtins.rs`: work-item queries, barriers, sub-groups, math.
+//! - `checked.rs`: checked mode's hidden parameters, bounds and division checks.
 
 mod builtins;
+pub(crate) mod checked;
 mod expression;
 mod memory;
 mod statement;
@@ -49,8 +51,13 @@ pub(crate) fn lower_module<'ctx>(
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     entry_point_prefix: &str,
+    checked: bool,
 ) -> Result<()> {
     let types = Types { context };
+    let plan = checked.then(|| checked::CheckPlan::new(ir));
+    if plan.is_some() {
+        checked::define_report_function(context, module, &types, target)?;
+    }
     for (flag, value) in &target.module_flags {
         module.add_basic_value_flag(
             flag,
@@ -67,6 +74,7 @@ pub(crate) fn lower_module<'ctx>(
             target,
             function,
             entry_point_prefix,
+            plan.is_some(),
         ));
     }
     for (function, value) in ir.functions.iter().zip(&functions) {
@@ -74,6 +82,11 @@ pub(crate) fn lower_module<'ctx>(
         let mut lowering = FunctionLowering::new(
             context, module, builder, target, &functions, function, *value,
         )?;
+        if let Some(plan) = &plan {
+            lowering.checked = Some(checked::CheckedFunction::new(
+                plan, module, function, *value,
+            )?);
+        }
         lowering.lower_body()?;
     }
     Ok(())
@@ -134,9 +147,10 @@ fn declare_function<'ctx>(
     target: &TargetDescription,
     function: &Function,
     entry_point_prefix: &str,
+    checked: bool,
 ) -> FunctionValue<'ctx> {
     let is_kernel = function.kind == FunctionKind::Kernel;
-    let parameter_types: Vec<BasicMetadataTypeEnum> = function
+    let mut parameter_types: Vec<BasicMetadataTypeEnum> = function
         .parameters
         .iter()
         .map(|parameter| match parameter.ty {
@@ -147,6 +161,9 @@ fn declare_function<'ctx>(
             }
         })
         .collect();
+    if checked {
+        parameter_types.extend(checked::hidden_parameter_types(types, target, function));
+    }
     let function_type = match function.return_type {
         Some(ty) => types.value(ty).fn_type(&parameter_types, false),
         None => context.void_type().fn_type(&parameter_types, false),
@@ -282,6 +299,8 @@ pub(crate) struct FunctionLowering<'a, 'ctx> {
     pub parameters: Vec<ParameterValue<'ctx>>,
     pub variables: Vec<VariableStorage<'ctx>>,
     pub loops: Vec<LoopTargets<'ctx>>,
+    /// The hidden parameters of a checked module's function; `None` when unchecked.
+    pub checked: Option<checked::CheckedFunction<'a, 'ctx>>,
 }
 
 impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
@@ -365,6 +384,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             parameters,
             variables,
             loops: Vec::new(),
+            checked: None,
         })
     }
 

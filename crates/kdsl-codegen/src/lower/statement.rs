@@ -42,7 +42,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 self.builder.position_at_end(join);
             }
-            StatementKind::Loop { body, continuing } => {
+            StatementKind::Loop {
+                body,
+                continuing,
+                unroll,
+            } => {
                 let body_block = self.new_block("loop");
                 let continuing_block = self.new_block("continuing");
                 let exit = self.new_block("endloop");
@@ -61,7 +65,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.builder.position_at_end(continuing_block);
                 self.block(continuing)?;
                 if !self.is_terminated() {
-                    self.builder.build_unconditional_branch(body_block)?;
+                    let back_edge = self.builder.build_unconditional_branch(body_block)?;
+                    crate::llvm::set_loop_unroll(self.context, back_edge, *unroll);
                 }
                 self.builder.position_at_end(exit);
             }

@@ -6,11 +6,13 @@
 //! functions become `OpenCL.std` extended instructions. Float atomic add needs
 //! `SPV_EXT_shader_atomic_float_add`, which is enabled for every module.
 //!
-//! The backend runs in an `llc-22` child process rather than in this process: LLVM 22's
-//! SPIR-V backend keeps module analysis results in a static (llvm/llvm-project#160613,
-//! fixed after 22), so a second module compiled in one process can get duplicate ids, and
-//! two threads would race. Its extensions are also only settable as process-wide options.
-//! The child process isolates both; the module it gets is already optimized.
+//! LLVM 22's SPIR-V backend keeps module analysis results in a static
+//! (llvm/llvm-project#160613, fixed after 22), so a second module compiled in one process can
+//! get duplicate ids, and two threads would race. The first SPIR-V module of a process (the
+//! only one when the `kdsl` command compiles a file) therefore runs the backend in process,
+//! on fresh state; every later one runs it in an `llc-22` child process, which starts fresh
+//! too. Its extensions are process-wide options, set once when LLVM is initialized
+//! ([`crate::llvm::initialize`]). The module the backend gets is already optimized.
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, OutputFormat,
@@ -19,6 +21,7 @@ use super::{
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
@@ -118,19 +121,40 @@ fn find_llc() -> Option<PathBuf> {
 /// `operators` kernel of `tests/kernels/language.krn`, caught by the differential test against
 /// the reference interpreter, read the wrong elements).
 pub(crate) fn run_backend(llc: &Path, bitcode: &[u8]) -> Result<Vec<u8>, Error> {
-    let extensions: Vec<String> = EXTENSIONS.iter().map(|e| format!("+{e}")).collect();
-    let arguments = [
-        "-O0".to_string(),
-        format!("--spirv-ext={}", extensions.join(",")),
-        "-filetype=obj".to_string(),
-        "-o".to_string(),
-        "-".to_string(),
-        "-".to_string(),
-    ];
+    let mut arguments = vec!["-O0".to_string()];
+    arguments.extend(backend_options());
+    arguments.extend(["-filetype=obj", "-o", "-", "-"].map(String::from));
     crate::tool::run(llc, &arguments, bitcode).map_err(|message| Error::BackendFailed {
         llc: llc.display().to_string(),
         message,
     })
+}
+
+/// Whether this call is the first of the process, which may run the SPIR-V backend in process
+/// (see the module's documentation); every later call gets `false`.
+pub(crate) fn claim_in_process_backend() -> bool {
+    static CLAIMED: AtomicBool = AtomicBool::new(false);
+    !CLAIMED.swap(true, Ordering::SeqCst)
+}
+
+/// Runs the SPIR-V backend in this process at `-O0` (see [`run_backend`] for why `-O0`).
+/// Only the caller that won [`claim_in_process_backend`] may call it.
+pub(crate) fn run_backend_in_process(
+    target: &TargetDescription,
+    module: &inkwell::module::Module<'_>,
+) -> Result<Vec<u8>, String> {
+    let machine = crate::llvm::target_machine(target, 0)?;
+    machine
+        .write_to_memory_buffer(module, inkwell::targets::FileType::Object)
+        .map(|buffer| buffer.as_slice().to_vec())
+        .map_err(|e| format!("the SPIR-V backend failed: {}", e.to_string_lossy()))
+}
+
+/// The command-line options that configure the SPIR-V backend as `run_backend` configures
+/// `llc`: the extensions the lowering may need.
+pub(crate) fn backend_options() -> Vec<String> {
+    let extensions: Vec<String> = EXTENSIONS.iter().map(|e| format!("+{e}")).collect();
+    vec![format!("--spirv-ext={}", extensions.join(","))]
 }
 
 /// What a SPIR-V module declares and needs.

@@ -11,7 +11,7 @@ use kdsl_ir::{
     AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
     ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
     ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp,
-    UnaryOp, Variable, VariableId, VariableType,
+    UnaryOp, Unroll, Variable, VariableId, VariableType,
 };
 
 /// How a binding came to be, for better messages about assignments.
@@ -525,6 +525,7 @@ impl Checker<'_> {
                         StatementKind::Loop {
                             body: loop_body,
                             continuing: Vec::new(),
+                            unroll: Unroll::Default,
                         },
                         span,
                     ));
@@ -535,8 +536,12 @@ impl Checker<'_> {
                 start,
                 end,
                 step,
+                unroll,
                 body,
-            } => self.for_statement(variable, start, end, step.as_ref(), body, span, out),
+            } => {
+                let range = (start, end, step.as_ref());
+                self.for_statement(variable, range, unroll.as_ref(), body, span, out)
+            }
             S::Break | S::Continue => {
                 let inside_loop = self.function.as_ref().is_some_and(|f| f.loop_depth > 0);
                 let is_break = matches!(source.kind, S::Break);
@@ -787,6 +792,7 @@ impl Checker<'_> {
                             },
                             span,
                         )],
+                        unroll: Unroll::Default,
                     },
                     span,
                 ),
@@ -1071,13 +1077,13 @@ impl Checker<'_> {
     fn for_statement(
         &mut self,
         variable: &ast::Identifier,
-        start: &ast::Expression,
-        end: &ast::Expression,
-        step: Option<&ast::Expression>,
+        range: (&ast::Expression, &ast::Expression, Option<&ast::Expression>),
+        unroll: Option<&ast::UnrollRequest>,
         body: &ast::Block,
         span: Span,
         out: &mut Block,
     ) {
+        let (start, end, step) = range;
         let bounds = self.unify(&[start, end], None, "the range bounds");
         let ty = bounds.as_ref().map(|(_, ty)| *ty);
         if let Some(ty) = ty {
@@ -1148,6 +1154,7 @@ impl Checker<'_> {
         let (Some(start), Some(end)) = (bounds.next(), bounds.next()) else {
             return;
         };
+        let unroll = self.unroll_hint(unroll, (&start, &end, &step), ty, &body);
         let counter = variable_expression(id, ty, variable.span);
         let condition =
             binary_expression(BinaryOp::Less, counter.clone(), end, ScalarType::Bool, span);
@@ -1171,6 +1178,7 @@ impl Checker<'_> {
                     },
                     span,
                 )],
+                unroll,
             },
             span,
         ));

@@ -10,6 +10,7 @@ mod body;
 pub mod constant;
 mod define;
 mod names;
+mod unroll;
 
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
 use kdsl_ir::{

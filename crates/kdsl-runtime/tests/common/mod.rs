@@ -43,6 +43,7 @@ pub fn handmade_bundle() -> Bundle {
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
                 work_group_size: None,
+                ..KernelInfo::default()
             },
             KernelInfo {
                 name: "global_ids".into(),
@@ -53,6 +54,7 @@ pub fn handmade_bundle() -> Bundle {
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
                 work_group_size: None,
+                ..KernelInfo::default()
             },
         ],
         images: vec![

@@ -1,0 +1,737 @@
+//! Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access and
+//! checks of integer division and remainder, reported through a fault record.
+//!
+//! Every function of a checked module takes hidden parameters after its own: one `i64` element
+//! count per buffer parameter, in order, then a pointer (global memory) to the fault record
+//! ([`kdsl_bundle::FaultRecord`]). A call passes the caller's counts for the buffers it passes
+//! on. A failed check calls `kdsl.checked.report`, which claims the record with a
+//! compare-and-swap on its flag (so the first fault wins) and writes the fault; then the bad
+//! access is skipped (a load or atomic gives 0, a division 0) and the kernel goes on.
+//!
+//! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
+//! so every image of a bundle agrees with the site list in its metadata.
+
+use super::{FunctionLowering, LowerError, Result, Types};
+use crate::llvm;
+use crate::target::TargetDescription;
+use inkwell::basic_block::BasicBlock;
+use inkwell::context::Context;
+use inkwell::module::{Linkage, Module};
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
+};
+use inkwell::IntPredicate;
+use kdsl_bundle::{CheckSite, FaultKind};
+use kdsl_ir::{
+    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
+    Place, PlaceBase, ScalarType, Span, StatementKind, VariableType, WorkItemQuery,
+};
+use std::collections::{BTreeSet, HashMap};
+
+const REPORT_FUNCTION: &str = "kdsl.checked.report";
+
+/// The check sites of a module, numbered in a fixed walk over its functions.
+pub(crate) struct CheckPlan {
+    /// The first site of a place (one per dimension), by the place's address in the IR.
+    places: HashMap<usize, u32>,
+    /// The site of an integer division or remainder, by the expression's address.
+    divisions: HashMap<usize, u32>,
+    pub sites: Vec<CheckSite>,
+    /// For each function, the sites in it.
+    sites_of_function: Vec<Vec<u32>>,
+}
+
+impl CheckPlan {
+    pub(crate) fn new(module: &kdsl_ir::Module) -> CheckPlan {
+        let mut plan = CheckPlan {
+            places: HashMap::new(),
+            divisions: HashMap::new(),
+            sites: Vec::new(),
+            sites_of_function: Vec::new(),
+        };
+        for function in &module.functions {
+            let first = plan.sites.len() as u32;
+            let mut walk = Walk {
+                plan: &mut plan,
+                function,
+            };
+            walk.block(&function.body);
+            let last = plan.sites.len() as u32;
+            plan.sites_of_function.push((first..last).collect());
+        }
+        plan
+    }
+
+    /// The sites a kernel can report: its own and those of the device functions it calls.
+    pub(crate) fn sites_of_kernel(
+        &self,
+        module: &kdsl_ir::Module,
+        kernel: usize,
+    ) -> Vec<CheckSite> {
+        let mut reached = BTreeSet::new();
+        let mut pending = vec![kernel];
+        while let Some(index) = pending.pop() {
+            if reached.insert(index) {
+                let mut callees = Vec::new();
+                collect_calls(&module.functions[index].body, &mut callees);
+                pending.extend(callees);
+            }
+        }
+        reached
+            .into_iter()
+            .flat_map(|index| self.sites_of_function[index].iter())
+            .map(|&id| self.sites[id as usize].clone())
+            .collect()
+    }
+
+    fn place_site(&self, place: &Place) -> Result<u32> {
+        self.places
+            .get(&address_of(place))
+            .copied()
+            .ok_or_else(|| LowerError("a checked access has no check site".into()))
+    }
+
+    fn division_site(&self, expression: &Expression) -> Result<u32> {
+        self.divisions
+            .get(&address_of(expression))
+            .copied()
+            .ok_or_else(|| LowerError("a checked division has no check site".into()))
+    }
+}
+
+fn address_of<T>(node: &T) -> usize {
+    node as *const T as usize
+}
+
+pub(super) fn is_checked_division(op: BinaryOp, ty: ScalarType) -> bool {
+    matches!(op, BinaryOp::Divide | BinaryOp::Remainder) && ty.is_integer()
+}
+
+/// Numbers the checks of one function in evaluation order.
+struct Walk<'p, 'm> {
+    plan: &'p mut CheckPlan,
+    function: &'m Function,
+}
+
+impl Walk<'_, '_> {
+    fn add(&mut self, what: String, span: Span, signed_index: bool) -> u32 {
+        let id = self.plan.sites.len() as u32;
+        self.plan.sites.push(CheckSite {
+            id,
+            function: self.function.name.clone(),
+            what,
+            span: [span.start, span.end],
+            line: 0,
+            column: 0,
+            signed_index,
+        });
+        id
+    }
+
+    fn block(&mut self, block: &Block) {
+        for statement in block {
+            match &statement.kind {
+                StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
+                    self.expression(value)
+                }
+                StatementKind::Store { place, value } => {
+                    self.expression(value);
+                    self.place(place, statement.span);
+                }
+                StatementKind::If {
+                    condition,
+                    accept,
+                    reject,
+                } => {
+                    self.expression(condition);
+                    self.block(accept);
+                    self.block(reject);
+                }
+                StatementKind::Loop {
+                    body, continuing, ..
+                } => {
+                    self.block(body);
+                    self.block(continuing);
+                }
+                StatementKind::Return { value: Some(value) } => self.expression(value),
+                StatementKind::Return { value: None }
+                | StatementKind::Break
+                | StatementKind::Continue
+                | StatementKind::Barrier { .. } => {}
+            }
+        }
+    }
+
+    fn place(&mut self, place: &Place, span: Span) {
+        for index in &place.indices {
+            self.expression(index);
+        }
+        let (name, dimensions) = match place.base {
+            PlaceBase::Parameter(id) => {
+                (format!("buffer `{}`", self.function.parameter(id).name), 1)
+            }
+            PlaceBase::Variable(id) => {
+                let variable = self.function.variable(id);
+                let kind = if variable.space == AddressSpace::Local {
+                    "local array"
+                } else {
+                    "array"
+                };
+                (format!("{kind} `{}`", variable.name), place.indices.len())
+            }
+        };
+        let mut first = None;
+        for (dimension, index) in place.indices.iter().enumerate() {
+            let what = if dimensions > 1 {
+                format!("{name} (dimension {} of {dimensions})", dimension + 1)
+            } else {
+                name.clone()
+            };
+            let id = self.add(what, span, index.ty.is_signed_integer());
+            first.get_or_insert(id);
+        }
+        if let Some(first) = first {
+            self.plan.places.insert(address_of(place), first);
+        }
+    }
+
+    fn expression(&mut self, expression: &Expression) {
+        match &expression.kind {
+            ExpressionKind::Literal(_)
+            | ExpressionKind::Parameter(_)
+            | ExpressionKind::Variable(_)
+            | ExpressionKind::WorkItem { .. } => {}
+            ExpressionKind::Load(place) => self.place(place, expression.span),
+            ExpressionKind::Unary { operand, .. } => self.expression(operand),
+            ExpressionKind::Binary { op, left, right } => {
+                self.expression(left);
+                self.expression(right);
+                if is_checked_division(*op, left.ty) {
+                    let what = if *op == BinaryOp::Divide {
+                        "division"
+                    } else {
+                        "remainder"
+                    };
+                    let id = self.add(what.to_string(), expression.span, false);
+                    self.plan.divisions.insert(address_of(expression), id);
+                }
+            }
+            ExpressionKind::ShortCircuit { left, right, .. } => {
+                self.expression(left);
+                self.expression(right);
+            }
+            ExpressionKind::Cast { value } => self.expression(value),
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.expression(condition);
+                self.expression(accept);
+                self.expression(reject);
+            }
+            ExpressionKind::Call { arguments, .. } => {
+                for argument in arguments {
+                    if let Argument::Value(value) = argument {
+                        self.expression(value);
+                    }
+                }
+            }
+            ExpressionKind::Math { arguments, .. } | ExpressionKind::SubGroup { arguments, .. } => {
+                for argument in arguments {
+                    self.expression(argument);
+                }
+            }
+            ExpressionKind::Atomic {
+                place,
+                value,
+                comparand,
+                ..
+            } => {
+                self.place(place, expression.span);
+                self.expression(value);
+                if let Some(comparand) = comparand {
+                    self.expression(comparand);
+                }
+            }
+        }
+    }
+}
+
+/// The functions `block` calls directly.
+fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
+    fn expression(e: &Expression, callees: &mut Vec<usize>) {
+        match &e.kind {
+            ExpressionKind::Call {
+                function,
+                arguments,
+            } => {
+                callees.push(function.0 as usize);
+                for argument in arguments {
+                    if let Argument::Value(value) = argument {
+                        expression(value, callees);
+                    }
+                }
+            }
+            ExpressionKind::Load(place) => place_indices(place, callees),
+            ExpressionKind::Unary { operand, .. } => expression(operand, callees),
+            ExpressionKind::Binary { left, right, .. }
+            | ExpressionKind::ShortCircuit { left, right, .. } => {
+                expression(left, callees);
+                expression(right, callees);
+            }
+            ExpressionKind::Cast { value } => expression(value, callees),
+            ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            } => {
+                expression(condition, callees);
+                expression(accept, callees);
+                expression(reject, callees);
+            }
+            ExpressionKind::Math { arguments, .. } | ExpressionKind::SubGroup { arguments, .. } => {
+                for argument in arguments {
+                    expression(argument, callees);
+                }
+            }
+            ExpressionKind::Atomic {
+                place,
+                value,
+                comparand,
+                ..
+            } => {
+                place_indices(place, callees);
+                expression(value, callees);
+                if let Some(comparand) = comparand {
+                    expression(comparand, callees);
+                }
+            }
+            ExpressionKind::Literal(_)
+            | ExpressionKind::Parameter(_)
+            | ExpressionKind::Variable(_)
+            | ExpressionKind::WorkItem { .. } => {}
+        }
+    }
+    fn place_indices(place: &Place, callees: &mut Vec<usize>) {
+        for index in &place.indices {
+            expression(index, callees);
+        }
+    }
+    for statement in block {
+        match &statement.kind {
+            StatementKind::Assign { value, .. }
+            | StatementKind::Evaluate { value }
+            | StatementKind::Return { value: Some(value) } => expression(value, callees),
+            StatementKind::Store { place, value } => {
+                place_indices(place, callees);
+                expression(value, callees);
+            }
+            StatementKind::If {
+                condition,
+                accept,
+                reject,
+            } => {
+                expression(condition, callees);
+                collect_calls(accept, callees);
+                collect_calls(reject, callees);
+            }
+            StatementKind::Loop {
+                body, continuing, ..
+            } => {
+                collect_calls(body, callees);
+                collect_calls(continuing, callees);
+            }
+            StatementKind::Return { value: None }
+            | StatementKind::Break
+            | StatementKind::Continue
+            | StatementKind::Barrier { .. } => {}
+        }
+    }
+}
+
+/// The LLVM types of a function's hidden parameters: one `i64` per buffer parameter, then the
+/// fault record's pointer in the target's global address space.
+pub(super) fn hidden_parameter_types<'ctx>(
+    types: &Types<'ctx>,
+    target: &TargetDescription,
+    function: &Function,
+) -> Vec<BasicMetadataTypeEnum<'ctx>> {
+    let buffers = function
+        .parameters
+        .iter()
+        .filter(|p| matches!(p.ty, ParameterType::Buffer { .. }));
+    let mut result: Vec<BasicMetadataTypeEnum> =
+        buffers.map(|_| types.context.i64_type().into()).collect();
+    result.push(
+        types
+            .pointer(target.address_spaces.of(AddressSpace::Global))
+            .into(),
+    );
+    result
+}
+
+/// The hidden parameters' values inside a function of a checked module.
+pub(crate) struct CheckedFunction<'a, 'ctx> {
+    pub plan: &'a CheckPlan,
+    /// The element count of each buffer parameter, by parameter index.
+    lengths: Vec<Option<IntValue<'ctx>>>,
+    record: PointerValue<'ctx>,
+    report: FunctionValue<'ctx>,
+}
+
+impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
+    /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them.
+    pub(super) fn new(
+        plan: &'a CheckPlan,
+        module: &Module<'ctx>,
+        function: &Function,
+        value: FunctionValue<'ctx>,
+    ) -> Result<Self> {
+        let mut next = function.parameters.len() as u32;
+        let mut hidden = || {
+            let parameter = value
+                .get_nth_param(next)
+                .ok_or_else(|| LowerError(format!("hidden parameter {next} is missing")));
+            next += 1;
+            parameter
+        };
+        let mut lengths = Vec::with_capacity(function.parameters.len());
+        for parameter in &function.parameters {
+            lengths.push(match parameter.ty {
+                ParameterType::Buffer { .. } => {
+                    let length = hidden()?;
+                    length.set_name(&format!("{}.length", parameter.name));
+                    Some(length.into_int_value())
+                }
+                ParameterType::Scalar { .. } => None,
+            });
+        }
+        let record = hidden()?;
+        record.set_name("fault_record");
+        let report = module
+            .get_function(REPORT_FUNCTION)
+            .ok_or_else(|| LowerError(format!("{REPORT_FUNCTION} is not declared")))?;
+        Ok(CheckedFunction {
+            plan,
+            lengths,
+            record: record.into_pointer_value(),
+            report,
+        })
+    }
+}
+
+/// Declares and defines `kdsl.checked.report(record, kind, site, index, length, id0, id1,
+/// id2)`: claims the record with a compare-and-swap of its flag from 0 to 1 and, if this
+/// work-item won, writes the fault's words.
+pub(super) fn define_report_function<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    types: &Types<'ctx>,
+    target: &TargetDescription,
+) -> Result<()> {
+    let i64_type = context.i64_type();
+    let record_type = types.pointer(target.address_spaces.of(AddressSpace::Global));
+    let mut parameters: Vec<BasicMetadataTypeEnum> = vec![record_type.into()];
+    parameters.extend(std::iter::repeat_n(
+        BasicMetadataTypeEnum::from(i64_type),
+        7,
+    ));
+    let function = module.add_function(
+        REPORT_FUNCTION,
+        context.void_type().fn_type(&parameters, false),
+        Some(Linkage::Internal),
+    );
+    function.set_call_conventions(target.device_calling_convention);
+    for attribute in ["nounwind", "cold", "noinline"] {
+        function.add_attribute(
+            inkwell::attributes::AttributeLoc::Function,
+            context.create_enum_attribute(
+                inkwell::attributes::Attribute::get_named_enum_kind_id(attribute),
+                0,
+            ),
+        );
+    }
+    let builder = context.create_builder();
+    let entry = context.append_basic_block(function, "entry");
+    let write = context.append_basic_block(function, "first_fault");
+    let done = context.append_basic_block(function, "done");
+    builder.position_at_end(entry);
+    let record = function
+        .get_nth_param(0)
+        .ok_or_else(|| LowerError("report: no record parameter".into()))?
+        .into_pointer_value();
+    let i32_type = context.i32_type();
+    let old = llvm::compare_exchange(
+        context,
+        &builder,
+        record,
+        i32_type.const_zero().into(),
+        i32_type.const_int(1, false).into(),
+        target.sync_scopes.device,
+    )?;
+    let first = builder.build_int_compare(
+        IntPredicate::EQ,
+        old.into_int_value(),
+        i32_type.const_zero(),
+        "first",
+    )?;
+    builder.build_conditional_branch(first, write, done)?;
+    builder.position_at_end(write);
+    for word in 1..8u32 {
+        let value = function
+            .get_nth_param(word)
+            .ok_or_else(|| LowerError(format!("report: no parameter {word}")))?;
+        // SAFETY: the record holds eight i64 words and `word` is below eight.
+        let slot = unsafe {
+            builder.build_in_bounds_gep(
+                i64_type,
+                record,
+                &[i64_type.const_int(u64::from(word), false)],
+                "",
+            )?
+        };
+        let store = builder.build_store(slot, value)?;
+        store
+            .set_alignment(8)
+            .map_err(|e| LowerError(e.to_string()))?;
+    }
+    builder.build_unconditional_branch(done)?;
+    builder.position_at_end(done);
+    builder.build_return(None)?;
+    Ok(())
+}
+
+/// The blocks a guarded access continues in: the in-bounds path ends there and every failed
+/// check jumps there.
+pub(super) struct Guard<'ctx> {
+    after: BasicBlock<'ctx>,
+    failed: Vec<BasicBlock<'ctx>>,
+}
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    fn checked_state(&self) -> Result<&CheckedFunction<'_, 'ctx>> {
+        self.checked
+            .as_ref()
+            .ok_or_else(|| LowerError("a checked operation in an unchecked module".into()))
+    }
+
+    /// The arguments a call passes after the callee's own: the lengths of the buffers passed
+    /// on, then the fault record. Nothing in an unchecked module.
+    pub(super) fn hidden_call_arguments(
+        &self,
+        arguments: &[Argument],
+    ) -> Result<Vec<BasicMetadataValueEnum<'ctx>>> {
+        let Some(checked) = &self.checked else {
+            return Ok(Vec::new());
+        };
+        let mut values = Vec::new();
+        for argument in arguments {
+            if let Argument::Buffer(id) = argument {
+                let length = checked
+                    .lengths
+                    .get(id.0 as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| LowerError(format!("parameter %{} has no length", id.0)))?;
+                values.push(length.into());
+            }
+        }
+        values.push(checked.record.into());
+        Ok(values)
+    }
+
+    /// The indices of a place as 64-bit values; a signed index is sign-extended so that a
+    /// negative one fails the unsigned bounds comparison.
+    pub(super) fn checked_indices(&mut self, place: &Place) -> Result<Vec<IntValue<'ctx>>> {
+        let i64_type = self.context.i64_type();
+        let mut indices = Vec::with_capacity(place.indices.len());
+        for index in &place.indices {
+            let value = self.expression(index)?.into_int_value();
+            let wide = if value.get_type().get_bit_width() >= 64 {
+                value
+            } else if index.ty.is_signed_integer() {
+                self.builder.build_int_s_extend(value, i64_type, "")?
+            } else {
+                self.builder.build_int_z_extend(value, i64_type, "")?
+            };
+            indices.push(wide);
+        }
+        Ok(indices)
+    }
+
+    /// Checks every index of `place` against its extent; continues in the block where all
+    /// are in bounds. Each failure reports its site and jumps to the guard's `after` block.
+    pub(super) fn guard_place(
+        &mut self,
+        place: &Place,
+        indices: &[IntValue<'ctx>],
+    ) -> Result<Guard<'ctx>> {
+        let first_site = self.checked_state()?.plan.place_site(place)?;
+        let i64_type = self.context.i64_type();
+        let extents: Vec<IntValue<'ctx>> = match place.base {
+            PlaceBase::Parameter(id) => {
+                let length = self
+                    .checked_state()?
+                    .lengths
+                    .get(id.0 as usize)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| LowerError(format!("parameter %{} has no length", id.0)))?;
+                vec![length]
+            }
+            PlaceBase::Variable(id) => match &self.function.variable(id).ty {
+                VariableType::Array { ty } => ty
+                    .dimensions
+                    .iter()
+                    .map(|&d| i64_type.const_int(u64::from(d), false))
+                    .collect(),
+                VariableType::Scalar { .. } => {
+                    return Err(LowerError("an indexed scalar variable".into()))
+                }
+            },
+        };
+        let after = self.new_block("checked.after");
+        let mut failed = Vec::with_capacity(indices.len());
+        for (dimension, (&index, &extent)) in indices.iter().zip(&extents).enumerate() {
+            let in_bounds =
+                self.builder
+                    .build_int_compare(IntPredicate::ULT, index, extent, "in_bounds")?;
+            let pass = self.new_block("checked.in_bounds");
+            let fail = self.new_block("checked.out_of_bounds");
+            self.builder
+                .build_conditional_branch(in_bounds, pass, fail)?;
+            self.builder.position_at_end(fail);
+            let site = first_site + dimension as u32;
+            self.report(FaultKind::OutOfBounds.code(), site, index, extent)?;
+            self.builder.build_unconditional_branch(after)?;
+            failed.push(fail);
+            self.builder.position_at_end(pass);
+        }
+        Ok(Guard { after, failed })
+    }
+
+    /// Ends a guarded access: the in-bounds path joins the failures; with a value, the result
+    /// is that value, or zero after a failure.
+    pub(super) fn finish_guard(
+        &mut self,
+        guard: Guard<'ctx>,
+        value: Option<BasicValueEnum<'ctx>>,
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        let pass = self
+            .builder
+            .get_insert_block()
+            .ok_or_else(|| LowerError("the builder has no block".into()))?;
+        self.builder.build_unconditional_branch(guard.after)?;
+        self.builder.position_at_end(guard.after);
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        let ty = value.get_type();
+        let phi = self.builder.build_phi(ty, "checked")?;
+        phi.add_incoming(&[(&value, pass)]);
+        let zero = ty.const_zero();
+        for block in &guard.failed {
+            phi.add_incoming(&[(&zero, *block)]);
+        }
+        Ok(Some(phi.as_basic_value()))
+    }
+
+    /// An integer division or remainder with a check of its divisor (and of `MIN / -1` for
+    /// signed types): a failure reports the site and gives 0.
+    pub(super) fn checked_division(
+        &mut self,
+        expression: &Expression,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let site = self.checked_state()?.plan.division_site(expression)?;
+        let left_int = left.into_int_value();
+        let right_int = right.into_int_value();
+        let int_type = left_int.get_type();
+        let b = &self.builder;
+        let zero_divisor =
+            b.build_int_compare(IntPredicate::EQ, right_int, int_type.const_zero(), "")?;
+        let i64_type = self.context.i64_type();
+        let (failure, kind) = if ty.is_signed_integer() {
+            let width = int_type.get_bit_width();
+            let minimum = int_type.const_int(1u64 << (width - 1), false);
+            let is_minimum = b.build_int_compare(IntPredicate::EQ, left_int, minimum, "")?;
+            let minus_one =
+                b.build_int_compare(IntPredicate::EQ, right_int, int_type.const_all_ones(), "")?;
+            let overflow = b.build_and(is_minimum, minus_one, "")?;
+            let failure = b.build_or(zero_divisor, overflow, "")?;
+            let kind = b.build_select(
+                zero_divisor,
+                i64_type.const_int(FaultKind::DivisionByZero.code(), false),
+                i64_type.const_int(FaultKind::DivisionOverflow.code(), false),
+                "",
+            )?;
+            (failure, kind.into_int_value())
+        } else {
+            (
+                zero_divisor,
+                i64_type.const_int(FaultKind::DivisionByZero.code(), false),
+            )
+        };
+        let pass = self.new_block("checked.divide");
+        let fail = self.new_block("checked.bad_divisor");
+        let after = self.new_block("checked.after");
+        self.builder.build_conditional_branch(failure, fail, pass)?;
+        self.builder.position_at_end(fail);
+        let zero64 = i64_type.const_zero();
+        self.report_kind(kind, site, zero64, zero64)?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(pass);
+        let value = self.binary(op, ty, left, right, ty)?;
+        let guard = Guard {
+            after,
+            failed: vec![fail],
+        };
+        self.finish_guard(guard, Some(value))?
+            .ok_or_else(|| LowerError("a checked division without a value".into()))
+    }
+
+    fn report(
+        &mut self,
+        kind: u64,
+        site: u32,
+        index: IntValue<'ctx>,
+        length: IntValue<'ctx>,
+    ) -> Result<()> {
+        let kind = self.context.i64_type().const_int(kind, false);
+        self.report_kind(kind, site, index, length)
+    }
+
+    /// Calls the report function with this work-item's global id.
+    fn report_kind(
+        &mut self,
+        kind: IntValue<'ctx>,
+        site: u32,
+        index: IntValue<'ctx>,
+        length: IntValue<'ctx>,
+    ) -> Result<()> {
+        let i64_type = self.context.i64_type();
+        let mut ids = Vec::with_capacity(3);
+        for dimension in 0..3 {
+            let id = self.work_item(WorkItemQuery::GlobalId, dimension)?;
+            ids.push(self.builder.build_int_z_extend(id, i64_type, "")?);
+        }
+        let checked = self.checked_state()?;
+        let (record, report) = (checked.record, checked.report);
+        let mut arguments: Vec<BasicMetadataValueEnum> = vec![
+            record.into(),
+            kind.into(),
+            i64_type.const_int(u64::from(site), false).into(),
+            index.into(),
+            length.into(),
+        ];
+        arguments.extend(ids.into_iter().map(BasicMetadataValueEnum::from));
+        let call = self.builder.build_call(report, &arguments, "")?;
+        call.set_call_convention(self.target.device_calling_convention);
+        Ok(())
+    }
+}

@@ -1,0 +1,259 @@
+//! Checked mode (`Options::checked`): every example and test kernel compiled checked for every
+//! target and validated (`spirv-val`, `ptxas`, `llvm-readobj`), the hidden parameters in each
+//! image, snapshots of the optimized LLVM IR of `tests/kernels/checked.krn`, and the check
+//! sites in the bundle metadata. Unchecked code is covered by `targets.rs`'s snapshots, which
+//! checked mode must leave unchanged.
+
+use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repository_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn checked() -> Options {
+    Options {
+        checked: true,
+        ..Options::default()
+    }
+}
+
+/// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
+fn kernel_sources() -> Vec<(String, String)> {
+    let mut files = Vec::new();
+    for directory in ["examples", "tests/kernels"] {
+        for entry in std::fs::read_dir(repository_root().join(directory)).expect("kernel folder") {
+            let path = entry.expect("directory entry").path();
+            if path.extension().is_some_and(|e| e == "krn") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    assert!(files.len() >= 14, "expected the kernels, found {files:?}");
+    files
+        .into_iter()
+        .map(|path| {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            (
+                stem,
+                std::fs::read_to_string(&path).expect("readable kernel"),
+            )
+        })
+        .collect()
+}
+
+fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
+    kdsl_frontend::compile_to_ir(source)
+        .unwrap_or_else(|d| panic!("{name}.krn does not compile: {d:?}"))
+}
+
+fn checked_source() -> String {
+    std::fs::read_to_string(repository_root().join("tests/kernels/checked.krn")).unwrap()
+}
+
+fn tool(names: &[&str]) -> PathBuf {
+    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    directories.push("/usr/lib/llvm-22/bin".into());
+    for name in names {
+        for directory in &directories {
+            if directory.join(name).is_file() {
+                return directory.join(name);
+            }
+        }
+    }
+    panic!("validator {names:?} not found; run scripts/setup.sh")
+}
+
+fn ptxas() -> PathBuf {
+    let prefix = std::env::var_os("KDSL_PREFIX")
+        .map(PathBuf::from)
+        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
+        .expect("KDSL_PREFIX is not set; run scripts/setup.sh");
+    std::fs::read_dir(prefix.join("lib"))
+        .ok()
+        .and_then(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
+                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
+                .find(|p| p.is_file())
+        })
+        .expect("ptxas not found in the prefix; run scripts/setup.sh")
+}
+
+/// Runs a validator on `bytes` written to a scratch file; panics with its output on failure.
+fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command) -> String {
+    let file = std::env::temp_dir().join(format!(
+        "kdsl-checked-test-{}-{name}.{extension}",
+        std::process::id()
+    ));
+    std::fs::write(&file, bytes).unwrap();
+    let output = command.arg(&file).output().expect("validator runs");
+    let _ = std::fs::remove_file(&file);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{command:?} on {name}: {text}");
+    text
+}
+
+#[test]
+fn every_kernel_compiled_checked_validates_on_every_target() {
+    let spirv_val = tool(&["spirv-val"]);
+    let ptxas = ptxas();
+    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
+    for (name, source) in kernel_sources() {
+        let module = module_of(&name, &source);
+        let compiled = |spec: &TargetSpec| {
+            compile(&module, spec, &checked())
+                .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
+        };
+        let spirv = compiled(&TargetSpec::spirv());
+        validate(
+            &name,
+            "spv",
+            &spirv.image.bytes,
+            &mut Command::new(&spirv_val),
+        );
+        for arch in ["sm_75", "sm_90"] {
+            let ptx = compiled(&TargetSpec::ptx(Some(arch)));
+            validate(
+                &name,
+                "ptx",
+                &ptx.image.bytes,
+                Command::new(&ptxas)
+                    .arg(format!("-arch={arch}"))
+                    .args(["-o", "/dev/null"]),
+            );
+        }
+        for arch in ["gfx90a", "gfx1100"] {
+            let object = compiled(&TargetSpec::amdgpu(Some(arch)));
+            let notes = validate(
+                &name,
+                "hsaco",
+                &object.image.bytes,
+                Command::new(&readobj).arg("--notes"),
+            );
+            // Every kernel takes the fault record as its last argument.
+            for kernel in module.kernels() {
+                assert!(
+                    notes.contains(&format!(".name:           {}\n", kernel.name)),
+                    "{name} {arch}: kernel {} missing",
+                    kernel.name
+                );
+            }
+            assert!(notes.contains("fault_record"), "{name} {arch}: {notes}");
+        }
+    }
+}
+
+#[test]
+fn checked_kernels_take_the_hidden_parameters() {
+    let module = module_of("checked", &checked_source());
+    let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &checked()).unwrap();
+    let text = String::from_utf8(ptx.image.bytes).unwrap();
+    // write_past(output, offset) takes output's length and the fault record after its own.
+    let entry = text
+        .split(".entry write_past(")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("write_past entry");
+    assert_eq!(entry.matches(".param").count(), 4, "{entry}");
+    assert!(entry.contains(".param .u64 write_past_param_2"), "{entry}");
+    // Unchecked, nothing of checked mode is left.
+    let plain = emit_llvm_ir(&module, &TargetSpec::spirv(), &Options::default()).unwrap();
+    assert!(!plain.contains("fault_record") && !plain.contains("kdsl.checked"));
+    let ir = emit_llvm_ir(&module, &TargetSpec::spirv(), &checked()).unwrap();
+    assert!(ir.contains("%fault_record") && ir.contains("@kdsl.checked.report"));
+}
+
+#[test]
+fn checked_llvm_ir_snapshots() {
+    let module = module_of("checked", &checked_source());
+    for (label, spec) in [
+        ("spirv", TargetSpec::spirv()),
+        ("ptx", TargetSpec::ptx(Some("sm_90"))),
+        ("amdgpu", TargetSpec::amdgpu(Some("gfx90a"))),
+    ] {
+        let ir = emit_llvm_ir(&module, &spec, &checked())
+            .unwrap_or_else(|e| panic!("checked.krn for {spec}: {e}"));
+        insta::assert_snapshot!(format!("checked.{label}"), ir);
+    }
+}
+
+#[test]
+fn check_sites_name_buffers_arrays_and_divisions() {
+    let source = checked_source();
+    let module = module_of("checked", &source);
+    assert!(kernel_infos(&module, false)
+        .iter()
+        .all(|k| !k.checked && k.check_sites.is_empty()));
+    let infos = kernel_infos(&module, true);
+    let sites = |kernel: &str| -> Vec<(String, String, String)> {
+        let info = infos.iter().find(|k| k.name == kernel).unwrap();
+        assert!(info.checked);
+        info.check_sites
+            .iter()
+            .map(|site| {
+                let text = &source[site.span[0] as usize..site.span[1] as usize];
+                (site.function.clone(), site.what.clone(), text.to_string())
+            })
+            .collect()
+    };
+    let own = |what: &str, text: &str, function: &str| {
+        (function.to_string(), what.to_string(), text.to_string())
+    };
+    assert_eq!(
+        sites("write_past"),
+        [own(
+            "buffer `output`",
+            "output[i + offset] = i + 1;",
+            "write_past"
+        )]
+    );
+    // gather's list includes the load in the device function it calls.
+    assert_eq!(
+        sites("gather"),
+        [
+            own("buffer `values`", "values[index]", "scaled"),
+            own(
+                "buffer `output`",
+                "output[i] = scaled(input, i + offset, 2.0);",
+                "gather"
+            ),
+        ]
+    );
+    assert_eq!(
+        sites("divide"),
+        [
+            own("buffer `numerators`", "numerators[i]", "divide"),
+            own("division", "numerators[i] / divisor", "divide"),
+            own(
+                "buffer `output`",
+                "output[i] = numerators[i] / divisor;",
+                "divide"
+            ),
+        ]
+    );
+    let window = sites("window");
+    assert!(window.contains(&own(
+        "array `history` (dimension 2 of 2)",
+        "history[0][(i as i32) - reach]",
+        "window"
+    )));
+    // Site ids are unique within the module (`scaled` is called by `gather` only).
+    let mut ids: Vec<u32> = infos
+        .iter()
+        .flat_map(|k| k.check_sites.iter().map(|s| s.id))
+        .collect();
+    ids.sort();
+    let before = ids.len();
+    ids.dedup();
+    assert_eq!(before, ids.len(), "{ids:?}");
+}
