@@ -303,33 +303,68 @@ def _dpnp_array(array: Any, usm: Any, parameter: Any, where: str) -> ArrayArgume
     )
 
 
+# dpnp's array types (`dpnp_array` -> True: read through `get_array()`; `usm_ndarray` -> False),
+# filled as they are met, for the launch's fast path.
+DPNP_TYPES: dict[type, bool] = {}
+
+
 def _usm_ndarray(array: Any) -> Any:
     """The ``dpnp.tensor.usm_ndarray`` behind a dpnp array, or the array itself, or None."""
     module = type(array).__module__
     if module.startswith("dpnp.tensor"):
+        DPNP_TYPES[type(array)] = False
         return array
     if module.startswith("dpnp") and hasattr(array, "get_array"):
+        DPNP_TYPES[type(array)] = True
         return array.get_array()
     return None
+
+
+# Array types whose protocol is known: types without an instance `__dict__` (CuPy's and
+# NumPy's arrays) get their attributes from the class only, so the protocol found for one
+# instance holds for all, and later launches skip probing the others.
+_CUDA_INTERFACE = 1
+_ARRAY_INTERFACE = 2
+_PROTOCOLS: dict[type, int] = {}
+
+
+def _cuda_interface(array: Any, where: Any) -> Any:
+    try:
+        return getattr(array, "__cuda_array_interface__", None)
+    except Exception as error:  # PyTorch refuses tensors that require grad
+        raise ArgumentError(f"{where}: {error}", "ArgumentType") from error
 
 
 def describe(array: Any, index: int, parameter: Any, kernel: str) -> ArrayArgument:
     """Where the array lives and what the runtime needs of it, after the checks that do not
     need the device: element type, C-contiguity and writability."""
     where: Any = _What(index, parameter, kernel)
+    protocol = _PROTOCOLS.get(type(array))
+    if protocol == _CUDA_INTERFACE:
+        interface = _cuda_interface(array, where)
+        if interface is not None:
+            return _cuda_array(array, interface, parameter, where)
+    elif protocol == _ARRAY_INTERFACE:
+        return _host_array(array, parameter, where)
     usm = _usm_ndarray(array)
     if usm is not None:
         return _dpnp_array(array, usm, parameter, where)
     interface = getattr(array, "__sycl_usm_array_interface__", None)
     if interface is not None:
         return _sycl_array(array, interface, parameter, where)
-    try:
-        interface = getattr(array, "__cuda_array_interface__", None)
-    except Exception as error:  # PyTorch refuses tensors that require grad
-        raise ArgumentError(f"{where}: {error}", "ArgumentType") from error
+    interface = _cuda_interface(array, where)
+    # Known for the type when its instances have no attributes of their own and its class
+    # defines no SYCL interface (that an instance might report).
+    fixed_attributes = not hasattr(array, "__dict__") and not hasattr(
+        type(array), "__sycl_usm_array_interface__"
+    )
     if interface is not None:
+        if fixed_attributes:
+            _PROTOCOLS[type(array)] = _CUDA_INTERFACE
         return _cuda_array(array, interface, parameter, where)
     if hasattr(array, "__array_interface__"):
+        if fixed_attributes and not hasattr(type(array), "__cuda_array_interface__"):
+            _PROTOCOLS[type(array)] = _ARRAY_INTERFACE
         return _host_array(array, parameter, where)
     if hasattr(array, "__dlpack__") and hasattr(array, "__dlpack_device__"):
         return _dlpack_array(array, parameter, where)

@@ -100,15 +100,16 @@ def _interface_stream(value: Any) -> int:
 
 
 _lock = threading.Lock()
+_dpnp_types = _arrays.DPNP_TYPES
 _sycl_devices: dict[Any, Device] = {}
 _gpu_devices: dict[tuple[str, int, int], Device] = {}
-# Launches on borrowed memory and the arrays they use: the arrays stay referenced until the
-# launch has completed, even if the caller drops them.
-_in_flight: collections.deque[tuple[Any, Any]] = collections.deque()
 
 
 def sycl_device(queue: Any) -> Device:
     """The device instance adopting a dpctl ``SyclQueue`` (one per queue, made once)."""
+    device = _sycl_devices.get(queue)  # made once: later launches need no lock
+    if device is not None:
+        return device
     with _lock:
         device = _sycl_devices.get(queue)
         if device is None:
@@ -117,9 +118,25 @@ def sycl_device(queue: Any) -> Device:
         return device
 
 
+_order_managers: Any = None
+
+
+def _order_manager(queue: Any) -> Any:
+    """dpctl's ``SequentialOrderManager`` of a queue (dpnp orders its operations through it)."""
+    global _order_managers
+    if _order_managers is None:
+        from dpctl.utils import SequentialOrderManager
+
+        _order_managers = SequentialOrderManager
+    return _order_managers[queue]
+
+
 def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
     """The device instance adopting a CUDA (or HIP) stream of a device's primary context."""
     key = (kind, ordinal, stream)
+    device = _gpu_devices.get(key)  # made once: later launches need no lock
+    if device is not None:
+        return device
     with _lock:
         device = _gpu_devices.get(key)
         if device is None:
@@ -131,18 +148,87 @@ def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
         return device
 
 
-_prune_at = 64
+class _InFlight:
+    """The arrays of one device instance's launches on borrowed memory, kept referenced until
+    those launches have completed, even if the caller drops them.
+
+    An instance's launches complete in the order submitted (kdsl's work on it goes through one
+    in-order queue or stream), so a group of launches has completed once its last one has:
+    only that launch's event is kept, queried when a later group closes (holding and querying
+    an event per launch cost more than the launch on the SYCL CPU device). Submission and
+    bookkeeping share a lock, so the order recorded is the order submitted even when threads
+    launch at once."""
+
+    GROUP = 64
+
+    __slots__ = ("device", "sycl_queue", "in_order", "lock", "groups", "open")
+
+    def __init__(self, device: Device, sycl_queue: Any) -> None:
+        self.device = device
+        # The dpctl queue the instance adopted (None for CUDA and HIP streams), and whether
+        # it is in order (a property that asks the SYCL runtime, read once).
+        self.sycl_queue = sycl_queue
+        self.in_order = sycl_queue is None or bool(sycl_queue.is_in_order)
+        self.lock = threading.Lock()
+        self.groups: collections.deque[tuple[Any, list[Any]]] = collections.deque()
+        self.open: list[Any] = []
+
+    def submit(
+        self, kernel: Any, prepared: tuple, global_dims: list[int], local_dims: list[int], arrays: Any
+    ) -> Event:
+        """Submits a launch and keeps `arrays` referenced until it has completed."""
+        with self.lock:
+            if self.in_order:
+                event = kernel.launch(prepared, global_dims, local_dims)
+            else:
+                event = _submit(kernel, prepared, global_dims, local_dims, self.sycl_queue, False)
+            self.open.append(arrays)
+            if len(self.open) >= self.GROUP:
+                self.groups.append((event, self.open))
+                self.open = []
+                while self.groups and self.groups[0][0].is_complete:
+                    self.groups.popleft()
+            return event
 
 
-def _keep_until_complete(event: Any, arrays: Any) -> None:
-    """Keeps the arrays of a launch referenced until it completes. Completed launches are
-    dropped in batches (querying an event costs a driver call), oldest first."""
-    global _prune_at
-    _in_flight.append((event, arrays))
-    if len(_in_flight) >= _prune_at:
-        while _in_flight and _in_flight[0][0].is_complete:
-            _in_flight.popleft()
-        _prune_at = len(_in_flight) + 64
+_in_flight: dict[Device, _InFlight] = {}
+# The same objects by adopted dpctl queue, for the launch's fast path on dpnp arrays.
+_sycl_in_flight: dict[Any, _InFlight] = {}
+
+
+def _in_flight_of(device: Device, sycl_queue: Any) -> _InFlight:
+    in_flight = _in_flight.get(device)
+    if in_flight is None:
+        with _lock:
+            in_flight = _in_flight.get(device)
+            if in_flight is None:
+                in_flight = _InFlight(device, sycl_queue)
+                _in_flight[device] = in_flight
+                if sycl_queue is not None:
+                    _sycl_in_flight[sycl_queue] = in_flight
+    return in_flight
+
+
+def _submit(
+    kernel: Any,
+    prepared: tuple,
+    global_dims: list[int],
+    local_dims: list[int],
+    sycl_queue: Any,
+    in_order: bool,
+) -> Event:
+    """Submits a launch; on an out-of-order dpctl queue (dpnp's default), between two barriers."""
+    if in_order:
+        return kernel.launch(prepared, global_dims, local_dims)
+    # An out-of-order queue: order the launch after everything already submitted to the queue
+    # (the arrays' producers) ...
+    sycl_queue.submit_barrier()
+    event = kernel.launch(prepared, global_dims, local_dims)
+    # ... and what dpnp/dpctl submits next after the launch: dpnp makes each operation depend
+    # on the events its SequentialOrderManager holds for the queue.
+    barrier = sycl_queue.submit_barrier()
+    _order_manager(sycl_queue).add_event_pair(barrier, barrier)
+    return event
 
 
 class Kernel:
@@ -166,6 +252,12 @@ class Kernel:
             for index, parameter in enumerate(self.parameters)
             if parameter.kind == "buffer"
         )
+        # Per buffer parameter: (index, writable, the NumPy type codes of its element type).
+        self._buffer_facts = tuple(
+            (index, parameter.writable, _arrays.TYPE_CHARS[parameter.type])
+            for index, parameter in self._buffer_parameters
+        )
+        self._parameter_count = len(self.parameters)
         self._loaded: dict[Device, Any] = {}
 
     @property
@@ -233,6 +325,23 @@ class Kernel:
         queue: Any,
         stream: Any,
     ) -> Event:
+        if device is None and queue is None and stream is None:
+            event = self._launch_dpnp(args, global_dims, local_dims)
+            if event is not None:
+                return event
+        return self._launch_general(args, global_dims, local_dims, device, queue, stream)
+
+    def _launch_general(
+        self,
+        args: Sequence[Any],
+        global_dims: list[int],
+        local_dims: list[int],
+        device: DeviceLike,
+        queue: Any,
+        stream: Any,
+    ) -> Event:
+        """Any arrays: described one by one (raising the precise error for misuse), then the
+        device chosen from where they live."""
         if len(args) != len(self.parameters):
             raise ArgumentError(
                 f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
@@ -247,22 +356,46 @@ class Kernel:
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
         target, sycl_queue = self._choose_device(arrays, device, queue, stream)
         kernel = self._loaded.get(target) or self.loaded(target)
-        out_of_order = sycl_queue is not None and not sycl_queue.is_in_order
-        if out_of_order:
-            # An out-of-order queue (dpnp's default): order the launch after everything already
-            # submitted to the queue (the arrays' producers) ...
-            sycl_queue.submit_barrier()
-        event = kernel.launch(tuple(prepared), global_dims, local_dims)
-        if out_of_order:
-            # ... and what dpnp/dpctl submits next after the launch: dpnp makes each operation
-            # depend on the events its SequentialOrderManager holds for the queue.
-            from dpctl.utils import SequentialOrderManager
-
-            barrier = sycl_queue.submit_barrier()
-            SequentialOrderManager[sycl_queue].add_event_pair(barrier, barrier)
+        in_flight = _in_flight_of(target, sycl_queue)
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
-            _keep_until_complete(event, [array.keep_alive for array in arrays])
-        return event
+            keep_alive = [array.keep_alive for array in arrays]
+            return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, keep_alive)
+        # Host arrays: the launch waits for its copies, nothing to keep.
+        return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order)
+
+    def _launch_dpnp(self, args: Sequence[Any], global_dims: list[int], local_dims: list[int]) -> Any:
+        """The common case, with the same checks in fewer steps: every array argument a dpnp
+        array (or ``usm_ndarray``) of the parameter's element type, C-contiguous, writable where
+        the parameter is ``mut``, all on one queue kdsl has adopted before. Returns None for
+        anything else (the general path then launches it or raises the precise error)."""
+        if len(args) != self._parameter_count:
+            return None
+        prepared = None
+        sycl_queue = None
+        for index, writable, type_chars in self._buffer_facts:
+            array = args[index]
+            kind = _dpnp_types.get(type(array))
+            if kind is None:
+                return None
+            if prepared is None:
+                prepared = list(args)
+            usm = array.get_array() if kind else array
+            flags = usm.flags
+            if usm.dtype.char not in type_chars or not flags.c_contiguous:
+                return None
+            read_only = not flags.writable
+            if read_only and writable:
+                return None
+            if sycl_queue is None:
+                sycl_queue = usm.sycl_queue
+            elif usm.sycl_queue is not sycl_queue:
+                return None
+            prepared[index] = (1, usm._pointer, usm.size, read_only)  # 1: device memory
+        in_flight = _sycl_in_flight.get(sycl_queue) if sycl_queue is not None else None
+        if in_flight is None:
+            return None
+        kernel = self._loaded.get(in_flight.device) or self.loaded(in_flight.device)
+        return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, args)
 
     def _choose_device(
         self, arrays: list[_arrays.ArrayArgument], device: DeviceLike, queue: Any, stream: Any
@@ -347,7 +480,11 @@ class _Configured:
     def __call__(
         self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None
     ) -> Event:
-        return self.kernel._launch(args, self.global_size, self.local_size, device, queue, stream)
+        if device is None and queue is None and stream is None:
+            event = self.kernel._launch_dpnp(args, self.global_size, self.local_size)
+            if event is not None:
+                return event
+        return self.kernel._launch_general(args, self.global_size, self.local_size, device, queue, stream)
 
 
 class Module:

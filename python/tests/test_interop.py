@@ -52,6 +52,36 @@ def test_dpnp_launch_runs_on_the_arrays_queue_and_loads_once():
 
 
 @needs_dpnp
+def test_dpnp_arrays_of_launches_are_kept_until_done_then_released():
+    """Arrays the caller drops right after launching are kept until their launch completed
+    (the results are right), and released afterwards (kdsl keeps no array for ever)."""
+    import sys
+
+    import dpnp
+
+    saxpy = example("saxpy").saxpy
+    n = 4096
+    x = dpnp.ones(n, dtype=dpnp.float32)
+    watched = dpnp.full(n, 2.0, dtype=dpnp.float32)
+    references = sys.getrefcount(watched)
+    results = []
+    for step in range(200):
+        y = dpnp.full(n, float(step), dtype=dpnp.float32)
+        temporary = watched if step == 0 else dpnp.full(n, 2.0, dtype=dpnp.float32)
+        saxpy[n, 256](y, temporary, 0.5, n)  # the caller drops `temporary` right away
+        if step == 0:
+            assert sys.getrefcount(watched) > references  # kdsl holds it while it may run
+        del temporary
+        results.append(y)
+        saxpy[n, 256](y, x, 1.0, n)
+    for step, y in enumerate(results):
+        np.testing.assert_array_equal(dpnp.asnumpy(y), step + 2.0)
+    for _ in range(64):  # completed launches are forgotten in groups, when a later one closes
+        saxpy[n, 256](x, results[0], 0.0, n)
+    assert sys.getrefcount(watched) == references
+
+
+@needs_dpnp
 def test_dpnp_read_only_and_strided_views():
     import dpnp
 

@@ -115,6 +115,9 @@ def test_wrong_argument_count():
     y, x = saxpy_arrays()
     error = expect(kdsl.ArgumentError, "ArgumentCount", lambda: example("saxpy").saxpy[128, 128](y, x, 2.0))
     assert "takes 4 arguments" in str(error)
+    # Fewer arguments than array parameters: counted before the arrays are read.
+    error = expect(kdsl.ArgumentError, "ArgumentCount", lambda: example("saxpy").saxpy[128, 128](y))
+    assert "but 1 were given" in str(error)
 
 
 def test_global_not_multiple_of_local():
