@@ -76,7 +76,9 @@ def _normalize_defines(defines: Mapping[str, Any] | None) -> dict[str, str]:
     return normalized
 
 
-def cache_key(source: str, targets: list[str], defines: dict[str, str], opt_level: int) -> str:
+def cache_key(
+    source: str, targets: list[str], defines: dict[str, str], opt_level: int, checked: bool = False
+) -> str:
     """The cache key: a hash of the compiler version, the source and every option. It needs
     no compiler, so a machine without LLVM finds bundles compiled elsewhere into the same
     cache directory."""
@@ -87,6 +89,7 @@ def cache_key(source: str, targets: list[str], defines: dict[str, str], opt_leve
             "targets": targets,
             "defines": sorted(defines.items()),
             "opt_level": opt_level,
+            **({"checked": True} if checked else {}),
         },
         sort_keys=True,
     )
@@ -125,6 +128,7 @@ def compile(
     defines: Mapping[str, Any] | None = None,
     *,
     opt_level: int = 3,
+    checked: bool = False,
     cache: bool = True,
 ) -> Module:
     """Compiles kdsl source text (``source=``) or a ``.krn`` file (``path=``) into a
@@ -136,6 +140,12 @@ def compile(
       ``kdsl compile -D NAME=VALUE``: each replaces the declared value of the ``const`` it names;
       the value must be a literal of the constant's type (a float for an ``f32`` constant).
       Part of the cache key.
+    - ``checked=True`` compiles in checked mode (``kdsl compile --checked``): every buffer and
+      array access and integer division is checked, and the first violation of a launch is
+      raised by the launch's ``Event.wait()`` (or by the launch itself when NumPy arrays are
+      copied back) as :class:`LaunchError` with ``kind == "KernelFault"``, naming the kernel,
+      ``file:line:col``, the buffer or array, the index and the work-item. Without it an
+      out-of-bounds access is undefined behaviour.
     - Errors in the source raise :class:`CompileError`, whose ``str()`` is the rendered report
       with ``file:line:col``.
     - Bundles are cached on disk (:func:`cache_dir`) keyed by the source, the options and the
@@ -156,7 +166,8 @@ def compile(
     normalized_targets = _normalize_targets(targets)
     normalized_defines = _normalize_defines(defines)
     opt_level = int(opt_level)
-    key = cache_key(source, normalized_targets, normalized_defines, opt_level)
+    checked = bool(checked)
+    key = cache_key(source, normalized_targets, normalized_defines, opt_level, checked)
     cached = cache_dir() / f"{key}.kbundle"
     if cache and cached.exists():
         try:
@@ -166,7 +177,12 @@ def compile(
     compiler = _load_compiler()
     try:
         data, report, diagnostics = compiler.compile(
-            source_name, source, normalized_targets, opt_level, sorted(normalized_defines.items())
+            source_name,
+            source,
+            normalized_targets,
+            opt_level,
+            sorted(normalized_defines.items()),
+            checked,
         )
     except ValueError as error:
         raise CompileError(str(error), "BadTarget") from error

@@ -4,7 +4,12 @@ only by ``kdsl.compile`` on a cache miss."""
 from typing import Any
 
 def compile(
-    source_name: str, source: str, targets: list[str], opt_level: int = 3
+    source_name: str,
+    source: str,
+    targets: list[str],
+    opt_level: int = 3,
+    defines: list[tuple[str, str]] = ...,
+    checked: bool = False,
 ) -> tuple[bytes | None, str | None, list[dict[str, Any]]]:
     """``(bundle_bytes, None, [])``, or ``(None, rendered_report, diagnostics)``."""
 

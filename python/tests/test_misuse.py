@@ -234,3 +234,42 @@ def test_dlpack_only_host_arrays():
     y, x = saxpy_arrays()
     example("saxpy").saxpy[128, 128](OnlyDlpack(y), OnlyDlpack(x), 2.0, 100)
     np.testing.assert_array_equal(y, 1.0 + 2.0 * x)
+
+
+WRITE_PAST = """
+kernel write_past(output: global mut [u32], offset: u32) {
+    let i = get_global_id(0);
+    output[i + offset] = i + 1;
+}
+"""
+
+
+@pytest.mark.parametrize("array_kind", ["numpy", "dpnp"])
+def test_checked_mode_reports_an_out_of_bounds_write(array_kind):
+    if array_kind == "dpnp" and not (has_module("dpnp") and sycl_available()):
+        pytest.skip("dpnp or a SYCL device is missing")
+    module = kdsl.compile(source=WRITE_PAST, targets=["spirv", "ptx"], checked=True)
+    unchecked = kdsl.compile(source=WRITE_PAST, targets=["spirv", "ptx"])
+    assert module is not unchecked
+    if array_kind == "dpnp":
+        import dpnp
+
+        output = dpnp.zeros(64, dtype=dpnp.uint32)
+        event = module.write_past[64, 64](output, 1)
+        error = expect(kdsl.LaunchError, "KernelFault", event.wait)
+        result = dpnp.asnumpy(output)
+    else:
+        output = np.zeros(64, np.uint32)
+        error = expect(kdsl.LaunchError, "KernelFault", lambda: module.write_past[64, 64](output, 1))
+        result = None
+    message = str(error)
+    assert "write_past" in message and "<source>:4:5" in message, message
+    assert "index 64" in message and "length 64" in message, message
+    assert "(63, 0, 0)" in message, message
+    if result is not None:
+        # Every write inside the buffer happened; the one past it was skipped.
+        np.testing.assert_array_equal(result[1:], np.arange(1, 64, dtype=np.uint32))
+    # The same kernel inside its bounds runs without a fault.
+    inside = np.zeros(64, np.uint32)
+    module.write_past[63, 63](inside, 1)
+    np.testing.assert_array_equal(inside[1:], np.arange(1, 64, dtype=np.uint32))

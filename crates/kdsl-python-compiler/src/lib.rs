@@ -44,13 +44,14 @@ type CompileResult<'py> = (
 );
 
 /// Compiles `source` for `targets` (`"spirv"`, `"ptx:sm_90"`, `"amdgpu:gfx90a"`), with module
-/// constants set by `defines` (`[("TILE", "16")]`).
+/// constants set by `defines` (`[("TILE", "16")]`), in checked mode when `checked` (bounds and
+/// division checks reported as a fault at the launch's wait).
 ///
 /// Returns `(bundle_bytes, None, [])` on success, or `(None, report, diagnostics)` where the
 /// report is rendered with `file:line:col` and each diagnostic is a dict (code, message,
 /// line, column, hints).
 #[pyfunction]
-#[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new()))]
+#[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new(), checked=false))]
 fn compile<'py>(
     py: Python<'py>,
     source_name: &str,
@@ -58,6 +59,7 @@ fn compile<'py>(
     targets: Vec<String>,
     opt_level: u8,
     defines: Vec<(String, String)>,
+    checked: bool,
 ) -> PyResult<CompileResult<'py>> {
     let specs = targets
         .iter()
@@ -68,6 +70,7 @@ fn compile<'py>(
     let options = defines.into_iter().fold(
         CompileOptions {
             opt_level,
+            checked,
             ..CompileOptions::default()
         },
         |options, (name, value)| options.define(name, value),
