@@ -259,6 +259,14 @@ class Kernel:
         )
         self._parameter_count = len(self.parameters)
         self._loaded: dict[Device, Any] = {}
+        # The native fast path (dpnp/dpctl, CuPy and PyTorch arrays), and launches configured
+        # by `kernel[global, local]`, by their sizes.
+        self._launcher = _runtime.Launcher(
+            self.name,
+            [(parameter.kind, parameter.type, parameter.writable) for parameter in self.parameters],
+            self._fast_target,
+        )
+        self._configured: dict[Any, Any] = {}
 
     @property
     def signature(self) -> str:
@@ -268,14 +276,40 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<kdsl.Kernel {self.signature}, {self.local_memory_bytes} bytes of local memory>"
 
-    def __getitem__(self, sizes: Any) -> _Configured:
+    def __getitem__(self, sizes: Any) -> Any:
         # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
         # is kernel[(width, height), None].
+        try:
+            configured = self._configured.get(sizes)
+        except TypeError:  # sizes given as lists
+            configured = None
+        if configured is not None:
+            return configured
         if isinstance(sizes, tuple) and len(sizes) == 2:
             global_size, local_size = sizes
         else:
             global_size, local_size = sizes, None
-        return _Configured(self, global_size, local_size)
+        slow = _Configured(self, global_size, local_size)
+        configured = self._launcher.configure(slow.global_size, slow.local_size, slow)
+        try:
+            if len(self._configured) < 256:
+                self._configured[sizes] = configured
+        except TypeError:
+            pass
+        return configured
+
+    def _fast_target(self, kind: str, where: Any) -> Any:
+        """For the native fast path: the kernel loaded on the device instance of a dpctl queue
+        (``kind`` "sycl") or of a CUDA device's stream (``"cuda"``, ``(ordinal, stream)``), or
+        None where launches take the Python path (an out-of-order queue)."""
+        if kind == "sycl":
+            device = sycl_device(where)
+            if not _in_flight_of(device, where).in_order:
+                return None
+        else:
+            ordinal, stream = where
+            device = gpu_device(kind, ordinal, stream)
+        return self._loaded.get(device) or self.loaded(device)
 
     def __call__(
         self,
@@ -326,7 +360,9 @@ class Kernel:
         stream: Any,
     ) -> Event:
         if device is None and queue is None and stream is None:
-            event = self._launch_dpnp(args, global_dims, local_dims)
+            event = self._launcher.try_launch_sizes(tuple(args), global_dims, local_dims)
+            if event is None:
+                event = self._launch_dpnp(args, global_dims, local_dims)
             if event is not None:
                 return event
         return self._launch_general(args, global_dims, local_dims, device, queue, stream)

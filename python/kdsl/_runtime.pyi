@@ -2,7 +2,7 @@
 device discovery, bundles, loaded programs, checked launches and events."""
 
 from os import PathLike
-from typing import Any
+from typing import Any, Callable
 
 COMPILER_VERSION: str
 """``kdsl 0.1.0 (compiler sources <hash>)``: keys the on-disk bundle cache."""
@@ -87,3 +87,19 @@ class Event:
     @property
     def elapsed_ns(self) -> int:
         """Waits, then gives the kernel's execution time in nanoseconds (device-measured)."""
+
+class Launcher:
+    """The native launch fast path of one kernel: dpnp/dpctl arrays on an in-order queue, CuPy
+    and PyTorch CUDA arrays, read and checked without Python frames; anything else goes to
+    the Python path."""
+
+    def __init__(
+        self, name: str, parameters: list[tuple[str, str, bool]], resolve: Callable[[str, Any], Kernel | None]
+    ) -> None: ...
+    def configure(self, global_size: list[int], local_size: list[int], fallback: Callable[..., Event]) -> Configured: ...
+    def try_launch_sizes(self, args: tuple[Any, ...], global_size: list[int], local_size: list[int]) -> Event | None: ...
+
+class Configured:
+    """``kernel[global, local]``: call it with the kernel's arguments."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Event: ...

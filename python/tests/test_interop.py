@@ -82,6 +82,50 @@ def test_dpnp_arrays_of_launches_are_kept_until_done_then_released():
 
 
 @needs_dpnp
+def test_dpnp_in_order_queue_native_launches_keep_arrays_and_refuse_misuse():
+    """On an in-order queue launches take the native fast path (no event per launch): results
+    are right, dropped arrays are kept until their launch completed, and misuse still raises
+    its exception type, with later launches unaffected."""
+    import sys
+
+    import dpctl
+    import dpnp
+
+    queue = dpctl.SyclQueue(property="in_order")
+    saxpy = example("saxpy").saxpy
+    n = 4096
+    x = dpnp.ones(n, dtype=dpnp.float32, sycl_queue=queue)
+    watched = dpnp.full(n, 2.0, dtype=dpnp.float32, sycl_queue=queue)
+    references = sys.getrefcount(watched)
+    results = []
+    for step in range(150):
+        y = dpnp.full(n, float(step), dtype=dpnp.float32, sycl_queue=queue)
+        temporary = watched if step == 0 else dpnp.full(n, 2.0, dtype=dpnp.float32, sycl_queue=queue)
+        saxpy[n, 256](y, temporary, 0.5, n)
+        if step == 0:
+            assert sys.getrefcount(watched) > references
+        del temporary
+        results.append(y)
+        saxpy(y, x, 1.0, n, global_size=n, local_size=256)
+    for step, y in enumerate(results):
+        np.testing.assert_array_equal(dpnp.asnumpy(y), step + 2.0)
+    for _ in range(64):
+        saxpy[n, 256](x, results[0], 0.0, n)
+    queue.wait()
+    assert sys.getrefcount(watched) == references
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[n, 256](x, dpnp.ones(n, dtype=dpnp.int32, sycl_queue=queue), 1.0, n)
+    assert raised.value.kind == "ArgumentType"
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        saxpy[n, 256](x, x, 1.0, n)
+    assert raised.value.kind == "AliasedBuffers"
+    with pytest.raises(kdsl.ArgumentError):
+        saxpy[n, 256](x, results[1], 1.0, -1)
+    saxpy[n, 256](results[0], x, 3.0, n).wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(results[0]), 5.0)
+
+
+@needs_dpnp
 def test_dpnp_read_only_and_strided_views():
     import dpnp
 

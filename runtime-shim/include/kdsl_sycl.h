@@ -81,6 +81,16 @@ std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
                               rust::Slice<const std::uint64_t> local,
                               rust::Slice<const KernelArgument> arguments,
                               rust::Slice<const std::uint64_t> wait_for);
+// Facts of a queue: in order, and profiling enabled.
+bool queue_in_order(const Queue &queue);
+bool queue_profiled(const Queue &queue);
+// A launch on an in-order queue that makes no event; completion is learnt from a later marker.
+void launch_without_event(const Queue &queue, const Kernel &kernel,
+                          rust::Slice<const std::uint64_t> global,
+                          rust::Slice<const std::uint64_t> local,
+                          rust::Slice<const KernelArgument> arguments);
+// An event complete once everything submitted to the queue so far is.
+std::unique_ptr<Event> submit_marker(const Queue &queue);
 void event_wait(const Event &event);
 bool event_is_complete(const Event &event);
 std::uint64_t event_elapsed_ns(const Event &event);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 7u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 8u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -106,6 +106,17 @@ int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kerne
                      const kdsl_sycl_event *const *wait_for, size_t wait_count,
                      kdsl_sycl_event **event);
 int kdsl_sycl_wait(const kdsl_sycl_queue *queue);
+
+// Whether the queue runs its work in order and times it (profiling enabled).
+int kdsl_sycl_queue_facts(const kdsl_sycl_queue *queue, int *in_order, int *profiled);
+// A launch on an in-order queue that makes no event (SYCL's submit_without_event, the cheapest
+// submission); completion is learnt from a later marker. Refused on out-of-order queues.
+int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
+                                   const uint64_t *global, const uint64_t *local,
+                                   size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
+                                   size_t argument_count);
+// An event that completes once everything submitted to the queue so far has (a barrier).
+int kdsl_sycl_submit_marker(const kdsl_sycl_queue *queue, kdsl_sycl_event **event);
 
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event);
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event);

@@ -7,6 +7,7 @@
 
 #include <spirv-tools/libspirv.h>
 #include <sycl/sycl.hpp>
+#include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
 
 #include <cstring>
@@ -130,6 +131,7 @@ struct kdsl_sycl_queue {
 
   sycl::queue &queue() const { return queue_; }
   const sycl::context &context() const { return context_; }
+  bool in_order() const { return in_order_; }
 
   // Submits `body` after `dependencies`. On an adopted out-of-order queue kdsl's own submissions
   // are chained, so they run in submission order like on kdsl's own queues.
@@ -315,6 +317,19 @@ sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kern
                           const kdsl_sycl_kernel_argument *arguments,
                           std::size_t argument_count, std::vector<sycl::event> waits) {
   return queue.submit(std::move(waits), [&](sycl::handler &handler) {
+    for (std::size_t index = 0; index < argument_count; ++index) {
+      set_argument(handler, static_cast<int>(index), arguments[index]);
+    }
+    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+  });
+}
+
+template <int Dimensions>
+void submit_launch_without_event(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
+                                 const std::uint64_t *global, const std::uint64_t *local,
+                                 const kdsl_sycl_kernel_argument *arguments,
+                                 std::size_t argument_count) {
+  syclex::submit(queue.queue(), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
@@ -602,6 +617,51 @@ int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kerne
     }
     queue->check_asynchronous();
     *event = new kdsl_sycl_event(std::move(submitted), *queue);
+  });
+}
+
+int kdsl_sycl_queue_facts(const kdsl_sycl_queue *queue, int *in_order, int *profiled) {
+  return guarded([&] {
+    *in_order = queue->in_order() ? 1 : 0;
+    *profiled =
+        queue->queue().has_property<sycl::property::queue::enable_profiling>() ? 1 : 0;
+  });
+}
+
+int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
+                                   const std::uint64_t *global, const std::uint64_t *local,
+                                   std::size_t dimensions,
+                                   const kdsl_sycl_kernel_argument *arguments,
+                                   std::size_t argument_count) {
+  return guarded([&] {
+    if (dimensions == 0 || dimensions > 3) {
+      throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
+    }
+    if (!queue->in_order()) {
+      throw std::runtime_error("a launch without an event needs an in-order queue");
+    }
+    switch (dimensions) {
+      case 1:
+        submit_launch_without_event<1>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
+        break;
+      case 2:
+        submit_launch_without_event<2>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
+        break;
+      default:
+        submit_launch_without_event<3>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
+        break;
+    }
+    queue->check_asynchronous();
+  });
+}
+
+int kdsl_sycl_submit_marker(const kdsl_sycl_queue *queue, kdsl_sycl_event **event) {
+  return guarded([&] {
+    sycl::event marker = queue->queue().ext_oneapi_submit_barrier();
+    *event = new kdsl_sycl_event(std::move(marker), *queue);
   });
 }
 

@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -48,6 +49,9 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_fill) fill;
   decltype(&kdsl_sycl_wait) wait;
   decltype(&kdsl_sycl_launch) launch;
+  decltype(&kdsl_sycl_queue_facts) queue_facts;
+  decltype(&kdsl_sycl_launch_without_event) launch_without_event;
+  decltype(&kdsl_sycl_submit_marker) submit_marker;
   decltype(&kdsl_sycl_destroy_event) destroy_event;
   decltype(&kdsl_sycl_event_wait) event_wait;
   decltype(&kdsl_sycl_event_is_complete) event_is_complete;
@@ -128,6 +132,9 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_fill", table.fill, error) &&
       resolve(library, "kdsl_sycl_wait", table.wait, error) &&
       resolve(library, "kdsl_sycl_launch", table.launch, error) &&
+      resolve(library, "kdsl_sycl_queue_facts", table.queue_facts, error) &&
+      resolve(library, "kdsl_sycl_launch_without_event", table.launch_without_event, error) &&
+      resolve(library, "kdsl_sycl_submit_marker", table.submit_marker, error) &&
       resolve(library, "kdsl_sycl_destroy_event", table.destroy_event, error) &&
       resolve(library, "kdsl_sycl_event_wait", table.event_wait, error) &&
       resolve(library, "kdsl_sycl_event_is_complete", table.event_is_complete, error) &&
@@ -332,6 +339,40 @@ std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
   kdsl_sycl_event *handle = nullptr;
   check(shim().launch(queue.handle(), kernel.handle(), global.data(), local.data(), global.size(),
                       converted.data(), converted.size(), waits.data(), waits.size(), &handle));
+  return std::make_unique<Event>(handle);
+}
+
+bool queue_in_order(const Queue &queue) {
+  int in_order = 0, profiled = 0;
+  check(shim().queue_facts(queue.handle(), &in_order, &profiled));
+  return in_order != 0;
+}
+
+bool queue_profiled(const Queue &queue) {
+  int in_order = 0, profiled = 0;
+  check(shim().queue_facts(queue.handle(), &in_order, &profiled));
+  return profiled != 0;
+}
+
+void launch_without_event(const Queue &queue, const Kernel &kernel,
+                          rust::Slice<const std::uint64_t> global,
+                          rust::Slice<const std::uint64_t> local,
+                          rust::Slice<const KernelArgument> arguments) {
+  if (global.size() != local.size() || global.empty() || global.size() > 3) {
+    throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
+  }
+  static_assert(sizeof(KernelArgument) == sizeof(kdsl_sycl_kernel_argument) &&
+                    offsetof(KernelArgument, kind) == offsetof(kdsl_sycl_kernel_argument, kind) &&
+                    offsetof(KernelArgument, bits) == offsetof(kdsl_sycl_kernel_argument, bits),
+                "the bridge's and the shim's argument layouts agree");
+  const auto *converted = reinterpret_cast<const kdsl_sycl_kernel_argument *>(arguments.data());
+  check(shim().launch_without_event(queue.handle(), kernel.handle(), global.data(), local.data(),
+                                    global.size(), converted, arguments.size()));
+}
+
+std::unique_ptr<Event> submit_marker(const Queue &queue) {
+  kdsl_sycl_event *handle = nullptr;
+  check(shim().submit_marker(queue.handle(), &handle));
   return std::make_unique<Event>(handle);
 }
 

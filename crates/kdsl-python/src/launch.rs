@@ -46,12 +46,12 @@ impl Program {
 /// One kernel of a loaded program.
 #[pyclass(frozen, module = "kdsl._runtime")]
 pub struct Kernel {
-    device: kdsl_runtime::Device,
-    inner: kdsl_runtime::Kernel,
+    pub(crate) device: kdsl_runtime::Device,
+    pub(crate) inner: kdsl_runtime::Kernel,
 }
 
 /// How a buffer argument reaches the kernel.
-enum Memory {
+pub(crate) enum Memory {
     /// Host memory: copied to a device buffer before the launch, back after it when writable.
     Host,
     /// Memory the kernel's device instance can access (a USM pointer of its SYCL context, a
@@ -60,14 +60,14 @@ enum Memory {
 }
 
 /// A buffer argument as Python describes it: `(kind, address, element count, read_only)`.
-struct ArrayArgument {
-    memory: Memory,
-    address: u64,
-    count: usize,
-    read_only: bool,
+pub(crate) struct ArrayArgument {
+    pub(crate) memory: Memory,
+    pub(crate) address: u64,
+    pub(crate) count: usize,
+    pub(crate) read_only: bool,
 }
 
-enum Prepared {
+pub(crate) enum Prepared {
     Array {
         array: ArrayArgument,
         element: ScalarType,
@@ -76,7 +76,7 @@ enum Prepared {
     Scalar(ScalarValue),
 }
 
-fn launch_geometry(
+pub(crate) fn launch_geometry(
     py: Python<'_>,
     kernel: &str,
     global: &[u64],
@@ -119,7 +119,7 @@ fn launch_geometry(
 
 /// Converts a Python value to the scalar type of a parameter: ints range-checked, floats to
 /// `f32` or `f64`, `bool` only from a bool.
-fn convert_scalar(
+pub(crate) fn convert_scalar(
     value: &Bound<'_, PyAny>,
     ty: ScalarType,
     describe: &dyn Fn() -> String,
@@ -288,7 +288,11 @@ fn prepare(
 
 /// Two arrays whose bytes overlap, one of them passed to a writable parameter, are rejected as
 /// the runtime rejects one buffer passed twice: kernels assume writable buffers do not alias.
-fn check_overlaps(py: Python<'_>, info: &KernelInfo, prepared: &[Prepared]) -> PyResult<()> {
+pub(crate) fn check_overlaps(
+    py: Python<'_>,
+    info: &KernelInfo,
+    prepared: &[Prepared],
+) -> PyResult<()> {
     let ranges: Vec<(usize, u64, u64, bool)> = prepared
         .iter()
         .enumerate()
@@ -327,7 +331,7 @@ fn check_overlaps(py: Python<'_>, info: &KernelInfo, prepared: &[Prepared]) -> P
 /// Runs a launch on the device's default queue: borrows device memory, copies host memory in
 /// (and, for writable parameters, back out, waiting for it). Without host arrays it does not
 /// block; with read-only host arrays it waits only for their copies.
-fn run(
+pub(crate) fn run(
     device: &kdsl_runtime::Device,
     kernel: &kdsl_runtime::Kernel,
     launch: &Launch,
@@ -441,7 +445,7 @@ impl Kernel {
 /// A submitted launch.
 #[pyclass(frozen, module = "kdsl._runtime")]
 pub struct Event {
-    inner: kdsl_runtime::Event,
+    pub(crate) inner: kdsl_runtime::Event,
 }
 
 #[pymethods]

@@ -6,6 +6,7 @@ mod bundle;
 mod device;
 mod dlpack;
 mod errors;
+mod fast;
 mod host;
 mod launch;
 
@@ -33,5 +34,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<launch::Program>()?;
     module.add_class::<launch::Kernel>()?;
     module.add_class::<launch::Event>()?;
+    module.add_class::<fast::Launcher>()?;
+    module.add_class::<fast::Configured>()?;
     Ok(())
 }

@@ -22,7 +22,8 @@ use crate::launch::{DeviceLimits, Launch};
 use kdsl_bundle::syclbin::{State, Syclbin};
 use kdsl_bundle::{Bundle, Image, TargetKind};
 use std::any::Any;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[cxx::bridge(namespace = "kdsl_sycl")]
 mod ffi {
@@ -89,6 +90,16 @@ mod ffi {
             arguments: &[KernelArgument],
             wait_for: &[u64],
         ) -> Result<UniquePtr<Event>>;
+        fn queue_in_order(queue: &Queue) -> Result<bool>;
+        fn queue_profiled(queue: &Queue) -> Result<bool>;
+        fn launch_without_event(
+            queue: &Queue,
+            kernel: &Kernel,
+            global: &[u64],
+            local: &[u64],
+            arguments: &[KernelArgument],
+        ) -> Result<()>;
+        fn submit_marker(queue: &Queue) -> Result<UniquePtr<Event>>;
         fn event_wait(event: &Event) -> Result<()>;
         fn event_is_complete(event: &Event) -> Result<bool>;
         fn event_elapsed_ns(event: &Event) -> Result<u64>;
@@ -223,10 +234,7 @@ struct SyclDevice {
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     let queue = ffi::create_queue(info.locator).map_err(backend_error)?;
     Ok(Box::new(SyclDevice {
-        queue: Arc::new(SyclQueue {
-            queue: Arc::new(queue),
-            profiled: true,
-        }),
+        queue: SyclQueue::new(queue)?,
     }))
 }
 
@@ -241,10 +249,7 @@ pub(crate) unsafe fn adopt(
     let mut locator = 0usize;
     let queue = ffi::adopt_queue(queue as u64, &mut locator).map_err(backend_error)?;
     let device: Box<dyn DeviceBackend> = Box::new(SyclDevice {
-        queue: Arc::new(SyclQueue {
-            queue: Arc::new(queue),
-            profiled: true,
-        }),
+        queue: SyclQueue::new(queue)?,
     });
     Ok((device, locator))
 }
@@ -304,10 +309,7 @@ impl DeviceBackend for SyclDevice {
     fn new_queue(&self, profiled: bool) -> Result<Arc<dyn QueueBackend>> {
         let queue =
             ffi::create_sibling_queue(&self.queue.queue, profiled).map_err(backend_error)?;
-        Ok(Arc::new(SyclQueue {
-            queue: Arc::new(queue),
-            profiled,
-        }))
+        Ok(SyclQueue::new(queue)? as Arc<dyn QueueBackend>)
     }
 
     fn load(&self, bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
@@ -354,9 +356,46 @@ impl DeviceBackend for SyclDevice {
 
 struct SyclQueue {
     queue: QueueHandle,
-    /// False for a queue kdsl made without profiling (an adopted queue may or may not have it;
-    /// asking for a timing there reports what SYCL says).
+    /// Whether the queue times its work (kdsl's own profiled queues; an adopted queue if it was
+    /// made with `enable_profiling`).
     profiled: bool,
+    /// In order and unprofiled: launches go through SYCL's `submit_without_event` (the
+    /// cheapest submission) and learn of completion from lazy markers.
+    markers: Option<Arc<MarkerState>>,
+}
+
+/// The lazy completion markers of an in-order, unprofiled queue.
+struct MarkerState {
+    queue: QueueHandle,
+    /// How many launches without events were enqueued (each one's sequence number is its count).
+    submitted: AtomicU64,
+    /// The latest marker submitted.
+    last: Mutex<Option<Arc<Marker>>>,
+}
+
+/// A barrier submitted after launch `covers` (and everything before it).
+struct Marker {
+    event: cxx::UniquePtr<ffi::Event>,
+    covers: u64,
+}
+
+impl MarkerState {
+    /// A marker whose completion implies that launch `sequence` finished: the latest one if it
+    /// was submitted after that launch, else a new one submitted now.
+    fn marker_covering(&self, sequence: u64) -> Result<Arc<Marker>> {
+        let mut last = self
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(marker) = last.as_ref().filter(|marker| marker.covers >= sequence) {
+            return Ok(Arc::clone(marker));
+        }
+        let covers = self.submitted.load(Ordering::Acquire);
+        let event = ffi::submit_marker(&self.queue).map_err(backend_error)?;
+        let marker = Arc::new(Marker { event, covers });
+        *last = Some(Arc::clone(&marker));
+        Ok(marker)
+    }
 }
 
 /// The addresses of the bridge's C++ event objects, which the shim resolves to SYCL events.
@@ -365,14 +404,32 @@ fn event_addresses(wait_for: &[&dyn EventBackend]) -> Result<Vec<u64>> {
         .iter()
         .map(|event| {
             let event: &SyclEvent = downcast(BackendKind::Sycl, "an event", event.as_any())?;
-            Ok(event.address())
+            event.address()
         })
         .collect()
 }
 
 impl SyclQueue {
+    fn new(queue: cxx::UniquePtr<ffi::Queue>) -> Result<Arc<SyclQueue>> {
+        let profiled = ffi::queue_profiled(&queue).map_err(backend_error)?;
+        let in_order = ffi::queue_in_order(&queue).map_err(backend_error)?;
+        let queue = Arc::new(queue);
+        let markers = (in_order && !profiled).then(|| {
+            Arc::new(MarkerState {
+                queue: Arc::clone(&queue),
+                submitted: AtomicU64::new(0),
+                last: Mutex::new(None),
+            })
+        });
+        Ok(Arc::new(SyclQueue {
+            queue,
+            profiled,
+            markers,
+        }))
+    }
+
     fn event(&self, event: cxx::UniquePtr<ffi::Event>) -> Arc<dyn EventBackend> {
-        Arc::new(SyclEvent {
+        Arc::new(SyclEvent::Recorded {
             event,
             profiled: self.profiled,
             _queue: Arc::clone(&self.queue),
@@ -416,6 +473,22 @@ impl QueueBackend for SyclQueue {
     ) -> Result<Arc<dyn EventBackend>> {
         let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
         let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
+        if let (Some(markers), true) = (&self.markers, wait_for.is_empty()) {
+            ffi::launch_without_event(
+                &self.queue,
+                &kernel.kernel,
+                launch.global(),
+                launch.local(),
+                &arguments,
+            )
+            .map_err(backend_error)?;
+            let sequence = markers.submitted.fetch_add(1, Ordering::AcqRel) + 1;
+            return Ok(Arc::new(SyclEvent::Lazy {
+                markers: Arc::clone(markers),
+                sequence,
+                marker: OnceLock::new(),
+            }));
+        }
         let waits = event_addresses(wait_for)?;
         let event = ffi::launch(
             &self.queue,
@@ -469,34 +542,67 @@ impl KernelBackend for SyclKernel {
 }
 
 /// The C++ event refers to its queue, so it keeps the queue alive; `event` drops first.
-struct SyclEvent {
-    event: cxx::UniquePtr<ffi::Event>,
-    profiled: bool,
-    _queue: QueueHandle,
+enum SyclEvent {
+    /// The event SYCL made for the submission.
+    Recorded {
+        event: cxx::UniquePtr<ffi::Event>,
+        profiled: bool,
+        _queue: QueueHandle,
+    },
+    /// A launch without an event: a marker submitted at or after it, made the first time
+    /// someone waits for, queries or depends on it.
+    Lazy {
+        markers: Arc<MarkerState>,
+        sequence: u64,
+        marker: OnceLock<Arc<Marker>>,
+    },
 }
 
 impl SyclEvent {
-    fn address(&self) -> u64 {
-        self.event
+    /// The SYCL event whose completion means the submission finished.
+    fn completion(&self) -> Result<&cxx::UniquePtr<ffi::Event>> {
+        match self {
+            SyclEvent::Recorded { event, .. } => Ok(event),
+            SyclEvent::Lazy {
+                markers,
+                sequence,
+                marker,
+            } => {
+                if marker.get().is_none() {
+                    let made = markers.marker_covering(*sequence)?;
+                    let _ = marker.set(made);
+                }
+                Ok(&marker.get().expect("set above").event)
+            }
+        }
+    }
+
+    fn address(&self) -> Result<u64> {
+        Ok(self
+            .completion()?
             .as_ref()
-            .map_or(0, |event| event as *const ffi::Event as u64)
+            .map_or(0, |event| event as *const ffi::Event as u64))
     }
 }
 
 impl EventBackend for SyclEvent {
     fn wait(&self) -> Result<()> {
-        ffi::event_wait(&self.event).map_err(backend_error)
+        ffi::event_wait(self.completion()?).map_err(backend_error)
     }
 
     fn is_complete(&self) -> Result<bool> {
-        ffi::event_is_complete(&self.event).map_err(backend_error)
+        ffi::event_is_complete(self.completion()?).map_err(backend_error)
     }
 
     fn elapsed_ns(&self) -> Result<u64> {
-        if !self.profiled {
-            return Err(RuntimeError::ProfilingDisabled);
+        match self {
+            SyclEvent::Recorded {
+                event,
+                profiled: true,
+                ..
+            } => ffi::event_elapsed_ns(event).map_err(backend_error),
+            _ => Err(RuntimeError::ProfilingDisabled),
         }
-        ffi::event_elapsed_ns(&self.event).map_err(backend_error)
     }
 
     fn as_any(&self) -> &dyn Any {
