@@ -1,0 +1,136 @@
+//! A random well-typed kernel generator for kdsl, in the style of Cranelift's fuzzgen.
+//!
+//! [`generate`] turns a seed into a `.krn` module that the front end accepts by construction
+//! (typed expression trees over every scalar type, only what docs/language.md allows), plus
+//! everything needed to run it: each kernel's launch shape, its arguments with deterministic
+//! data, and how each output is compared ([`KernelRun`]).
+//!
+//! # Results that agree on every target
+//!
+//! Every value the generator builds carries facts ([`facts`]): how uniform it is across
+//! work-items, integer intervals, and for floats one of three classes:
+//!
+//! - **exact**: a bounded multiple of a power of two, so every `+ - * fma`, conversion,
+//!   `min`/`max`/`abs`/`clamp`, `floor`/`ceil`/`round`, remainder and sub-group reduction is
+//!   computed without rounding, whatever a target contracts or reorders;
+//! - **rounded**: one correctly rounded operation on exact values (division, `sqrt`, a
+//!   conversion that rounds), the same everywhere by the documented semantics, used only by
+//!   comparisons, conversions, `min`/`max`-like operations and stores (never by arithmetic,
+//!   which might be contracted into an `fma` on one target and not another);
+//! - **approximate**: transcendental math (`sin exp log pow tanh rsqrt ...`) on exact
+//!   arguments in a well-conditioned range, then continuous operations, with an absolute
+//!   error bound carried along; only a dedicated float output receives them, compared within
+//!   four times the bound.
+//!
+//! Integers wrap, shifts mask their amount and float-to-integer conversions saturate, so only
+//! division, remainder and indexing can be undefined; the generator guards them (`x / ((y &
+//! 127) | 1)`, `% len`). With [`GeneratorOptions::possibly_undefined_percent`] some kernels
+//! keep a few unguarded divisions and indices, which the interpreter reports; such runs are
+//! skipped in the differential comparison and counted.
+//!
+//! Races are avoided by construction: each work-item writes only its own output slots; local
+//! arrays are written slot by slot between barriers; contended atomics use one commutative
+//! operation per buffer and their results are not read back; sub-group operations sit only
+//! in control flow the whole sub-group takes, and their results depend on the sub-group size,
+//! which the kernel stores for the interpreter to use ([`KernelRun::sub_group_size_probe`]).
+
+pub mod compare;
+mod expression;
+pub mod facts;
+mod function;
+mod generator;
+mod kernel;
+pub mod pack;
+pub mod random;
+pub mod run;
+mod scope;
+mod statement;
+pub mod types;
+
+pub mod device;
+
+#[cfg(feature = "compiler")]
+pub mod check;
+#[cfg(feature = "interpreter")]
+pub mod reference;
+
+pub use compare::{compare_outputs, Outputs};
+pub use run::{ArgumentValue, Comparison, KernelRun, RunArgument};
+
+use std::collections::BTreeMap;
+
+/// What the generator may use. Every construct is on by default.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratorOptions {
+    /// Statements in a kernel body (nested ones included), at most.
+    pub max_statements: u32,
+    /// Statements in one block, at most.
+    pub block_statements: u32,
+    /// Nesting of `if` and loops, at most.
+    pub max_block_depth: u32,
+    /// Operator depth of one expression, at most.
+    pub expression_depth: u32,
+    /// Statements in a device function body, at most.
+    pub function_statements: u32,
+    pub f16: bool,
+    pub f64: bool,
+    /// `f16` buffers and scalar parameters (not only `f16` values inside kernels).
+    pub f16_parameters: bool,
+    pub sub_groups: bool,
+    /// Local arrays and barriers.
+    pub local_memory: bool,
+    pub private_arrays: bool,
+    pub atomics: bool,
+    /// `atomic_add` on `f32` and `f64`.
+    pub float_atomics: bool,
+    pub device_functions: bool,
+    pub generics: bool,
+    /// Transcendental math into an output compared with a tolerance.
+    pub approximate_math: bool,
+    /// The percentage of kernels that keep some divisions and indices unguarded.
+    pub possibly_undefined_percent: u64,
+}
+
+impl Default for GeneratorOptions {
+    fn default() -> Self {
+        GeneratorOptions {
+            max_statements: 28,
+            block_statements: 4,
+            max_block_depth: 3,
+            expression_depth: 4,
+            function_statements: 4,
+            f16: true,
+            f64: true,
+            f16_parameters: true,
+            sub_groups: true,
+            local_memory: true,
+            private_arrays: true,
+            atomics: true,
+            float_atomics: true,
+            device_functions: true,
+            generics: true,
+            approximate_math: true,
+            possibly_undefined_percent: 8,
+        }
+    }
+}
+
+/// A generated module and how to run it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GeneratedKernel {
+    pub seed: u64,
+    /// The `.krn` source.
+    pub source: String,
+    /// One run per kernel: one, or one per instance of a generic kernel.
+    pub runs: Vec<KernelRun>,
+    pub uses_sub_groups: bool,
+    /// Some operations are unguarded, so the interpreter may report undefined behaviour.
+    pub may_be_undefined: bool,
+    /// How often each construct was generated.
+    pub coverage: BTreeMap<String, u64>,
+}
+
+/// The module for `seed`: the same seed and options always give the same module and data.
+pub fn generate(seed: u64, options: &GeneratorOptions) -> GeneratedKernel {
+    kernel::generate_module(seed, options)
+}

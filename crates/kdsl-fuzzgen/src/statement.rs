@@ -1,0 +1,1254 @@
+//! Statements: bindings, assignments, stores, branches, loops, local memory with barriers,
+//! atomics, calls and returns, each placed only where its result is defined and the same on
+//! every target.
+
+use crate::expression::{default_exact_need, FloatNeed};
+use crate::facts::{Facts, FloatFacts, Uniformity, ValueFacts};
+use crate::generator::{Expr, Generator, Place};
+use crate::scope::{
+    BufferUse, Control, FunctionParameter, GrowthBudget, LocalUse, Mutability, PrivateArray,
+    Variable,
+};
+use crate::types::{
+    float_literal, integer_literal, integer_range, ValueType, ATOMIC_INTEGER_TYPES,
+};
+use kdsl_ir::ScalarType;
+
+/// The kinds of statement, for weighting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Let,
+    LetMutable,
+    Assign,
+    DeclareArray,
+    StoreArray,
+    StoreOutput,
+    If,
+    ForConstant,
+    ForDynamic,
+    While,
+    Exit,
+    LocalExchange,
+    LocalAtomics,
+    GlobalAtomic,
+    OwnSlotAtomic,
+    Barrier,
+    CallStore,
+    EarlyReturn,
+}
+
+const INTEGER_COMPOUND_OPERATORS: [&str; 10] =
+    ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="];
+
+impl Generator<'_> {
+    /// Up to `count` statements in the current block.
+    pub fn statements(&mut self, count: u32) {
+        for _ in 0..count {
+            if self.statements >= self.options.max_statements {
+                return;
+            }
+            self.statement();
+        }
+    }
+
+    /// Statements in a new block with control `control`.
+    fn nested_block(&mut self, control: Control, count: u32) {
+        let saved = self.control;
+        self.control = control;
+        self.scope.push();
+        self.statements(count);
+        self.scope.pop();
+        self.control = saved;
+    }
+
+    fn expression_depth(&mut self) -> u32 {
+        1 + self.random.below(u64::from(self.options.expression_depth)) as u32
+    }
+
+    fn kind_weight(&self, kind: Kind) -> u64 {
+        let control = self.control;
+        let kernel = self.place == Place::Kernel;
+        let nested_ok = control.depth < self.options.max_block_depth;
+        let has_mutable = self
+            .scope
+            .variables()
+            .iter()
+            .any(|v| v.mutability.is_some());
+        match kind {
+            Kind::Let => 14,
+            Kind::LetMutable => 6,
+            Kind::Assign if has_mutable => 12,
+            Kind::DeclareArray if self.options.private_arrays => 3,
+            Kind::StoreArray if !self.scope.arrays().is_empty() => 6,
+            Kind::StoreOutput if kernel => 8,
+            Kind::If if nested_ok => 6,
+            Kind::ForConstant if nested_ok => 4,
+            Kind::ForDynamic if nested_ok => 3,
+            Kind::While if nested_ok => 2,
+            Kind::Exit if control.in_loop => 3,
+            Kind::LocalExchange
+                if kernel
+                    && control.work_group_uniform
+                    && self.locals.iter().any(|l| l.usage == LocalUse::Exchange) =>
+            {
+                5
+            }
+            Kind::LocalAtomics
+                if kernel
+                    && control.work_group_uniform
+                    && self.locals.iter().any(|l| l.usage == LocalUse::Atomics) =>
+            {
+                3
+            }
+            Kind::GlobalAtomic if kernel && !self.accumulators.is_empty() => 4,
+            Kind::OwnSlotAtomic
+                if kernel && self.options.atomics && self.atomic_outputs().next().is_some() =>
+            {
+                3
+            }
+            Kind::Barrier if kernel && self.barriers && control.work_group_uniform => 1,
+            Kind::CallStore if kernel && self.functions.iter().any(|f| f.result.is_none()) => 3,
+            Kind::EarlyReturn if self.early_return_allowed() => 1,
+            _ => 0,
+        }
+    }
+
+    fn early_return_allowed(&self) -> bool {
+        match self.place {
+            Place::Function => self.control.depth > 0,
+            Place::Kernel => !self.barriers && !self.sub_groups && self.control.depth > 0,
+        }
+    }
+
+    fn statement(&mut self) {
+        const KINDS: [Kind; 18] = [
+            Kind::Let,
+            Kind::LetMutable,
+            Kind::Assign,
+            Kind::DeclareArray,
+            Kind::StoreArray,
+            Kind::StoreOutput,
+            Kind::If,
+            Kind::ForConstant,
+            Kind::ForDynamic,
+            Kind::While,
+            Kind::Exit,
+            Kind::LocalExchange,
+            Kind::LocalAtomics,
+            Kind::GlobalAtomic,
+            Kind::OwnSlotAtomic,
+            Kind::Barrier,
+            Kind::CallStore,
+            Kind::EarlyReturn,
+        ];
+        let weights: Vec<u64> = KINDS.iter().map(|&k| self.kind_weight(k)).collect();
+        let kind = KINDS[self.random.weighted(&weights)];
+        self.statements += 1;
+        match kind {
+            Kind::Let => self.let_binding(),
+            Kind::LetMutable => self.mutable_binding(),
+            Kind::Assign => self.assignment(),
+            Kind::DeclareArray => self.array_declaration(),
+            Kind::StoreArray => self.array_store(),
+            Kind::StoreOutput => self.output_store(),
+            Kind::If => self.if_statement(),
+            Kind::ForConstant => self.constant_loop(),
+            Kind::ForDynamic => self.dynamic_loop(),
+            Kind::While => self.while_loop(),
+            Kind::Exit => self.loop_exit(),
+            Kind::LocalExchange => self.local_exchange(),
+            Kind::LocalAtomics => self.local_atomics(),
+            Kind::GlobalAtomic => self.global_atomic(),
+            Kind::OwnSlotAtomic => self.own_slot_atomic(),
+            Kind::Barrier => {
+                self.note("barrier");
+                self.code.line("barrier();");
+            }
+            Kind::CallStore => self.call_store(),
+            Kind::EarlyReturn => self.early_return(),
+        }
+    }
+
+    /// A type for a new variable: a scalar, or `T` in a generic kernel.
+    fn variable_type(&mut self) -> ValueType {
+        if self.generic.is_some() && self.percent(25) {
+            ValueType::Generic
+        } else {
+            ValueType::Scalar(self.random_type())
+        }
+    }
+
+    fn let_binding(&mut self) {
+        let depth = self.expression_depth();
+        let approximate_output = self.buffers.iter().any(|b| {
+            matches!(
+                b.usage,
+                BufferUse::Output {
+                    approximate: true,
+                    ..
+                }
+            )
+        });
+        let ty = self.variable_type();
+        let value = if approximate_output && ty.is_float() && self.percent(20) {
+            let scalar = ty.scalar().unwrap();
+            self.float_value(
+                scalar,
+                FloatNeed::Approximate { magnitude: 1000.0 },
+                Uniformity::Varying,
+                depth,
+            )
+        } else {
+            self.value(ty, Uniformity::Varying, depth)
+        };
+        let name = self.fresh("v");
+        self.note("let");
+        if self.percent(30) {
+            self.code
+                .line(format!("let {name}: {} = {};", ty.name(), value.text));
+        } else {
+            self.code.line(format!("let {name} = {};", value.text));
+        }
+        self.scope.add_variable(Variable {
+            name,
+            ty,
+            facts: value.facts,
+            mutability: None,
+        });
+    }
+
+    /// The budget a new mutable float gets, and the need of its first value.
+    fn new_budget(&mut self, ty: ScalarType) -> GrowthBudget {
+        let FloatNeed::Exact {
+            magnitude,
+            granularity,
+        } = default_exact_need(ty)
+        else {
+            unreachable!()
+        };
+        GrowthBudget::new(magnitude, granularity)
+    }
+
+    /// A value for a plain store into something under `budget`, updating the budget.
+    fn budgeted_plain_value(
+        &mut self,
+        ty: ScalarType,
+        budget: &mut GrowthBudget,
+        uniformity: Uniformity,
+    ) -> Expr {
+        let available = (budget.magnitude - budget.accumulated).max(0.0);
+        let bound = budget
+            .plain_bound
+            .max(available / 2.0)
+            .min(available)
+            .floor();
+        budget.plain_bound = budget.plain_bound.max(bound);
+        let depth = self.expression_depth();
+        self.float_value(
+            ty,
+            FloatNeed::Exact {
+                magnitude: bound,
+                granularity: budget.granularity,
+            },
+            uniformity,
+            depth,
+        )
+    }
+
+    fn mutable_binding(&mut self) {
+        let ty = self.variable_type();
+        let uniform = self.control.work_group_uniform && self.percent(40);
+        let uniformity = if uniform {
+            Uniformity::WorkGroup
+        } else {
+            Uniformity::Varying
+        };
+        let name = self.fresh("m");
+        let depth = self.expression_depth();
+        let mut mutability = Mutability {
+            uniform,
+            budget: None,
+            declared_at_bound: self.control.execution_bound,
+        };
+        let (value, facts) = match ty {
+            ValueType::Scalar(scalar) if scalar.is_float() => {
+                let mut budget = self.new_budget(scalar);
+                let value = if self.percent(25) {
+                    None
+                } else {
+                    Some(self.budgeted_plain_value(scalar, &mut budget, uniformity))
+                };
+                mutability.budget = Some(budget);
+                (value, Facts::new(uniformity, budget.facts()))
+            }
+            ValueType::Generic => {
+                let (low, high) = self.generic_interval();
+                let value = self.generic_value(low, high, uniformity, depth);
+                (
+                    Some(value),
+                    Facts::new(uniformity, ValueFacts::interval(low, high)),
+                )
+            }
+            ValueType::Scalar(scalar) => {
+                let value = if self.percent(25) {
+                    None
+                } else {
+                    Some(self.value(ty, uniformity, depth))
+                };
+                (value, Facts::anything(scalar, uniformity))
+            }
+        };
+        self.note("let mut");
+        match value {
+            Some(value) => {
+                self.code
+                    .line(format!("let mut {name}: {} = {};", ty.name(), value.text))
+            }
+            None => {
+                self.note("zero-initialized variable");
+                self.code.line(format!("let mut {name}: {};", ty.name()));
+            }
+        }
+        self.scope.add_variable(Variable {
+            name,
+            ty,
+            facts,
+            mutability: Some(mutability),
+        });
+    }
+
+    /// How many times a statement here can run for each run of the statement at
+    /// `declared_at_bound`.
+    fn repetitions_since(&self, declared_at_bound: u64) -> u64 {
+        (self.control.execution_bound / declared_at_bound.max(1)).max(1)
+    }
+
+    /// An update `target op= value` of a float under `budget` (`+=`, `-=`, `*=`, `%=`) or
+    /// `None` if the budget has no room.
+    fn float_update(
+        &mut self,
+        ty: ScalarType,
+        budget: &mut GrowthBudget,
+        declared_at_bound: u64,
+        uniformity: Uniformity,
+    ) -> Option<(String, Expr)> {
+        let depth = self.expression_depth();
+        match self.random.below(4) {
+            0 | 1 => {
+                let repetitions = self.repetitions_since(declared_at_bound) as f64;
+                let bound = (budget.headroom() / repetitions).floor().min(1024.0);
+                if bound < 1.0 {
+                    return None;
+                }
+                budget.accumulated += bound * repetitions;
+                let value = self.float_value(
+                    ty,
+                    FloatNeed::Exact {
+                        magnitude: bound,
+                        granularity: budget.granularity.max(-2),
+                    },
+                    uniformity,
+                    depth,
+                );
+                self.note("float accumulation");
+                Some((self.random.pick(&["+=", "-="]).to_string(), value))
+            }
+            2 => {
+                let value = self.float_value(
+                    ty,
+                    FloatNeed::Exact {
+                        magnitude: 1.0,
+                        granularity: 0,
+                    },
+                    uniformity,
+                    depth,
+                );
+                self.note("float compound multiply");
+                Some(("*=".to_string(), value))
+            }
+            _ => {
+                let divisor = self.random.between(1, 16) as f64;
+                self.note("float compound remainder");
+                Some((
+                    "%=".to_string(),
+                    Expr::new(
+                        float_literal(divisor, ty),
+                        ValueType::Scalar(ty),
+                        Facts::new(Uniformity::WorkGroup, ValueFacts::exact(divisor, 0)),
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// A compound update of an integer (`/=` and `%=` with a guarded divisor).
+    fn integer_update(&mut self, ty: ScalarType, uniformity: Uniformity) -> (String, Expr) {
+        let depth = self.expression_depth();
+        let operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
+        let value = if operator == "<<=" || operator == ">>=" {
+            let amount_type = self.random_integer_type();
+            self.integer_value(amount_type, uniformity, depth)
+        } else {
+            self.integer_value(ty, uniformity, depth)
+        };
+        let value = if operator == "/=" || operator == "%=" {
+            let mask = integer_literal(127.min(integer_range(ty).1), ty, &mut self.random);
+            let one = integer_literal(1, ty, &mut self.random);
+            Expr::new(
+                format!("(({} & {mask}) | {one})", value.text),
+                value.ty,
+                value.facts,
+            )
+        } else {
+            value
+        };
+        self.note("integer compound assignment");
+        (operator.to_string(), value)
+    }
+
+    fn assignment(&mut self) {
+        let work_group_uniform = self.control.work_group_uniform;
+        let candidates: Vec<Variable> = self
+            .scope
+            .variables()
+            .into_iter()
+            .filter(|v| matches!(&v.mutability, Some(m) if !m.uniform || work_group_uniform))
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
+            return self.let_binding();
+        }
+        let variable = self.random.pick(&candidates).clone();
+        let mut rules = variable.mutability.clone().unwrap();
+        let uniformity = if rules.uniform {
+            Uniformity::WorkGroup
+        } else {
+            Uniformity::Varying
+        };
+        let depth = self.expression_depth();
+        let name = variable.name.clone();
+        match variable.ty {
+            ValueType::Scalar(ty) if ty.is_float() => {
+                let mut budget = rules.budget.expect("floats have budgets");
+                let update = if self.percent(50) {
+                    self.float_update(ty, &mut budget, rules.declared_at_bound, uniformity)
+                } else {
+                    None
+                };
+                match update {
+                    Some((operator, value)) => {
+                        self.code.line(format!("{name} {operator} {};", value.text))
+                    }
+                    None => {
+                        let value = self.budgeted_plain_value(ty, &mut budget, uniformity);
+                        self.note("assignment");
+                        self.code.line(format!("{name} = {};", value.text));
+                    }
+                }
+                rules.budget = Some(budget);
+            }
+            ValueType::Generic => {
+                let (low, high) = self.generic_interval();
+                let value = self.generic_value(low, high, uniformity, depth);
+                self.note("assignment");
+                self.code.line(format!("{name} = {};", value.text));
+            }
+            ValueType::Scalar(ScalarType::Bool) => {
+                let value = self.bool_value(uniformity, depth);
+                let operator = *self.random.pick(&["=", "=", "&=", "|=", "^="]);
+                self.note("assignment");
+                self.code.line(format!("{name} {operator} {};", value.text));
+            }
+            ValueType::Scalar(ty) => {
+                if self.percent(50) {
+                    let (operator, value) = self.integer_update(ty, uniformity);
+                    self.code.line(format!("{name} {operator} {};", value.text));
+                } else {
+                    let value = self.integer_value(ty, uniformity, depth);
+                    self.note("assignment");
+                    self.code.line(format!("{name} = {};", value.text));
+                }
+            }
+        }
+        if let Some(target) = self.scope.variable_mut(&name) {
+            target.mutability = Some(rules);
+        }
+    }
+
+    fn array_declaration(&mut self) {
+        let element = loop {
+            let ty = self.random_type();
+            if ty != ScalarType::Bool {
+                break ty;
+            }
+        };
+        let dimensions = if self.percent(25) {
+            vec![
+                2 + self.random.below(3) as u32,
+                2 + self.random.below(4) as u32,
+            ]
+        } else {
+            vec![2 + self.random.below(7) as u32]
+        };
+        let name = self.fresh("a");
+        let mut ty_text = element.name().to_string();
+        for length in dimensions.iter().rev() {
+            ty_text = format!("[{ty_text}; {length}]");
+        }
+        let budget = element.is_float().then(|| self.new_budget(element));
+        self.note(if dimensions.len() == 2 {
+            "private 2-D array"
+        } else {
+            "private array"
+        });
+        self.code.line(format!("let mut {name}: {ty_text};"));
+        let array = PrivateArray {
+            name: name.clone(),
+            element,
+            dimensions: dimensions.clone(),
+            budget,
+            declared_at_bound: self.control.execution_bound,
+        };
+        self.scope.add_array(array);
+        // Often filled by a loop right away, as real kernels do.
+        if dimensions.len() == 1 && self.percent(50) {
+            let index = self.fresh("k");
+            let length = dimensions[0];
+            self.code
+                .open(format!("for {index} in 0u32..{length}u32 {{"));
+            let saved = self.control;
+            self.control = Control {
+                in_loop: true,
+                loop_exits_uniform: true,
+                execution_bound: saved.execution_bound * u64::from(length),
+                depth: saved.depth + 1,
+                ..saved
+            };
+            self.scope.push();
+            self.scope.add_variable(Variable {
+                name: index.clone(),
+                ty: ValueType::Scalar(ScalarType::U32),
+                facts: Facts::new(
+                    saved.uniformity_needed(),
+                    ValueFacts::interval(0, i128::from(length) - 1),
+                ),
+                mutability: None,
+            });
+            let value = self.array_value(&name, Uniformity::Varying);
+            self.code.line(format!("{name}[{index}] = {};", value.text));
+            self.scope.pop();
+            self.control = saved;
+            self.code.close("}");
+        }
+    }
+
+    /// A value to store into private array `name`, charging its budget.
+    fn array_value(&mut self, name: &str, uniformity: Uniformity) -> Expr {
+        let array = self
+            .scope
+            .arrays()
+            .into_iter()
+            .find(|a| a.name == name)
+            .cloned()
+            .expect("a visible array");
+        let depth = self.expression_depth();
+        match array.budget {
+            Some(mut budget) => {
+                let value = self.budgeted_plain_value(array.element, &mut budget, uniformity);
+                self.scope.array_mut(name).unwrap().budget = Some(budget);
+                value
+            }
+            None => self.integer_value(array.element, uniformity, depth),
+        }
+    }
+
+    fn array_store(&mut self) {
+        let arrays: Vec<PrivateArray> = self.scope.arrays().into_iter().cloned().collect();
+        let array = self.random.pick(&arrays).clone();
+        let depth = self.expression_depth();
+        let mut place = array.name.clone();
+        for &length in &array.dimensions {
+            let index = self.index_into(length, Uniformity::Varying, depth);
+            place += &format!("[{}]", index.text);
+        }
+        self.note("private array store");
+        match array.budget {
+            Some(mut budget) if self.percent(40) => {
+                let update = self.float_update(
+                    array.element,
+                    &mut budget,
+                    array.declared_at_bound,
+                    Uniformity::Varying,
+                );
+                self.scope.array_mut(&array.name).unwrap().budget = Some(budget);
+                match update {
+                    Some((operator, value)) => self
+                        .code
+                        .line(format!("{place} {operator} {};", value.text)),
+                    None => {
+                        let value = self.array_value(&array.name, Uniformity::Varying);
+                        self.code.line(format!("{place} = {};", value.text));
+                    }
+                }
+            }
+            None if self.percent(40) => {
+                let (operator, value) = self.integer_update(array.element, Uniformity::Varying);
+                self.code
+                    .line(format!("{place} {operator} {};", value.text));
+            }
+            _ => {
+                let value = self.array_value(&array.name, Uniformity::Varying);
+                self.code.line(format!("{place} = {};", value.text));
+            }
+        }
+    }
+
+    /// Output buffers whose elements atomics work on.
+    fn atomic_outputs(&self) -> impl Iterator<Item = usize> + '_ {
+        self.buffers
+            .iter()
+            .enumerate()
+            .filter_map(|(index, buffer)| {
+                let atomic_type = match buffer.element {
+                    ValueType::Scalar(ty) => {
+                        ATOMIC_INTEGER_TYPES.contains(&ty)
+                            || (self.options.float_atomics
+                                && matches!(ty, ScalarType::F32 | ScalarType::F64))
+                    }
+                    ValueType::Generic => false,
+                };
+                matches!(buffer.usage, BufferUse::Output { approximate: false, .. } if atomic_type)
+                    .then_some(index)
+            })
+    }
+
+    pub fn output_store(&mut self) {
+        let outputs: Vec<usize> = self
+            .buffers
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| matches!(b.usage, BufferUse::Output { .. }))
+            .map(|(index, _)| index)
+            .collect();
+        if outputs.is_empty() {
+            return;
+        }
+        let index = *self.random.pick(&outputs);
+        self.store_into_output(index, None);
+    }
+
+    /// One store into an own slot of output `index`: slot `slot`, or a random one.
+    pub fn store_into_output(&mut self, index: usize, slot: Option<u32>) {
+        let buffer = self.buffers[index].clone();
+        let BufferUse::Output { slots, approximate } = buffer.usage else {
+            unreachable!()
+        };
+        let slot = match slot {
+            Some(slot) if slots > 1 => format!("((gid * {slots}u32) + {slot}u32)"),
+            Some(_) => "gid".to_string(),
+            None => self.own_slot(slots),
+        };
+        let depth = self.expression_depth();
+        let place = format!("{}[{slot}]", buffer.name);
+        match buffer.element {
+            ValueType::Scalar(ty) if approximate => {
+                let value = self.float_value(
+                    ty,
+                    FloatNeed::Approximate { magnitude: 1000.0 },
+                    Uniformity::Varying,
+                    depth + 1,
+                );
+                let error = match value.facts.float() {
+                    Some(FloatFacts::Approximate { error, .. }) => error,
+                    _ => 0.0,
+                };
+                self.approximate_error = self.approximate_error.max(error);
+                self.note("approximate output store");
+                self.code.line(format!("{place} = {};", value.text));
+            }
+            ValueType::Scalar(ty) if ty.is_integer() && self.percent(25) => {
+                let (operator, value) = self.integer_update(ty, Uniformity::Varying);
+                self.code
+                    .line(format!("{place} {operator} {};", value.text));
+            }
+            ty => {
+                let value = self.value(ty, Uniformity::Varying, depth);
+                self.note("output store");
+                self.code.line(format!("{place} = {};", value.text));
+            }
+        }
+    }
+
+    /// A condition for a branch or loop exit here: uniform enough to keep the control as it
+    /// is, or (when `keep_uniform` is false) anything.
+    fn condition(&mut self, keep_uniform: bool) -> Expr {
+        let uniformity = if keep_uniform {
+            self.control.uniformity_needed()
+        } else {
+            Uniformity::Varying
+        };
+        let depth = self.expression_depth();
+        self.bool_value(uniformity, depth)
+    }
+
+    /// Generates with control treated as divergent: for expressions that only some
+    /// work-items evaluate (loop conditions re-evaluated after others left).
+    fn divergently<T>(&mut self, divergent: bool, generate: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.control;
+        if divergent {
+            self.control.work_group_uniform = false;
+            self.control.sub_group_uniform = false;
+        }
+        let result = generate(self);
+        self.control = saved;
+        result
+    }
+
+    fn block_size(&mut self) -> u32 {
+        1 + self.random.below(u64::from(self.options.block_statements)) as u32
+    }
+
+    fn if_statement(&mut self) {
+        let keep_uniform = self.control.work_group_uniform && self.percent(60);
+        let condition = self.condition(keep_uniform);
+        self.note("if");
+        self.code.open(format!("if {} {{", condition.text));
+        let inner = self.control.branch(condition.uniformity());
+        let size = self.block_size();
+        self.nested_block(inner, size);
+        let mut chain = 0;
+        let mut decided = condition.uniformity();
+        while self.percent(35) && chain < 2 {
+            chain += 1;
+            // Only work-items that failed the earlier conditions evaluate this one.
+            let saved = self.control;
+            self.control = saved.branch(decided);
+            let next = self.condition(keep_uniform);
+            self.control = saved;
+            decided = decided.join(next.uniformity());
+            self.note("else if");
+            self.code.close("}");
+            self.code.open(format!("else if {} {{", next.text));
+            let inner = self.control.branch(decided);
+            let size = self.block_size();
+            self.nested_block(inner, size);
+        }
+        if self.percent(40) {
+            self.note("else");
+            self.code.close("}");
+            self.code.open("else {");
+            let inner = self.control.branch(decided);
+            let size = self.block_size();
+            self.nested_block(inner, size);
+        }
+        self.code.close("}");
+    }
+
+    /// The control of a loop body that runs up to `trips` times, whose bounds have
+    /// uniformity `bounds`.
+    fn loop_control(&mut self, trips: u64, bounds: Uniformity) -> Control {
+        let outer = self.control;
+        let uniform_body =
+            outer.work_group_uniform && bounds == Uniformity::WorkGroup && self.percent(60);
+        let sub_group_body = outer.sub_group_uniform
+            && bounds <= Uniformity::SubGroup
+            && (uniform_body || self.percent(30));
+        Control {
+            work_group_uniform: uniform_body,
+            sub_group_uniform: sub_group_body,
+            in_loop: true,
+            loop_exits_uniform: uniform_body || sub_group_body,
+            execution_bound: outer.execution_bound * trips.max(1),
+            depth: outer.depth + 1,
+        }
+    }
+
+    fn loop_body(&mut self, control: Control, index: Option<(String, ValueType, Facts)>) {
+        let saved = self.control;
+        self.control = control;
+        self.scope.push();
+        if let Some((name, ty, facts)) = index {
+            self.scope.add_variable(Variable {
+                name,
+                ty,
+                facts,
+                mutability: None,
+            });
+        }
+        let size = self.block_size();
+        self.statements(size);
+        self.scope.pop();
+        self.control = saved;
+    }
+
+    fn unroll_hint(&mut self, constant_trip_count: bool) -> &'static str {
+        match self.random.below(8) {
+            0 if constant_trip_count => " unroll",
+            1 => " unroll(2)",
+            2 => " unroll(1)",
+            _ => "",
+        }
+    }
+
+    fn constant_loop(&mut self) {
+        let ty = *self.random.pick(&crate::types::INTEGER_TYPES);
+        let start: i128 = if ty.is_signed_integer() && self.percent(30) {
+            -self.random.between(1, 3)
+        } else {
+            self.random.between(0, 3)
+        };
+        let step = if self.percent(30) {
+            self.random.between(2, 3)
+        } else {
+            1
+        };
+        let trips = self.random.between(1, 6);
+        let end = start + trips * step - self.random.between(0, step - 1);
+        let last = start + ((end - start - 1) / step) * step;
+        let name = self.fresh("i");
+        let step_text = if step == 1 && self.percent(70) {
+            String::new()
+        } else {
+            format!(" step {}", integer_literal(step, ty, &mut self.random))
+        };
+        let hint = self.unroll_hint(true);
+        self.note("for loop, constant bounds");
+        self.code.open(format!(
+            "for {name} in {}..{}{step_text}{hint} {{",
+            integer_literal(start, ty, &mut self.random),
+            integer_literal(end, ty, &mut self.random)
+        ));
+        let control = self.loop_control(trips as u64, Uniformity::WorkGroup);
+        let facts = Facts::new(
+            if control.work_group_uniform {
+                Uniformity::WorkGroup
+            } else {
+                Uniformity::Varying
+            },
+            ValueFacts::interval(start, last),
+        );
+        self.loop_body(control, Some((name, ValueType::Scalar(ty), facts)));
+        self.code.close("}");
+    }
+
+    fn dynamic_loop(&mut self) {
+        let ty = *self.random.pick(&[
+            ScalarType::U32,
+            ScalarType::I32,
+            ScalarType::U64,
+            ScalarType::I64,
+            ScalarType::U16,
+        ]);
+        let keep_uniform = self.control.work_group_uniform && self.percent(60);
+        let uniformity = if keep_uniform {
+            Uniformity::WorkGroup
+        } else {
+            Uniformity::Varying
+        };
+        let depth = self.expression_depth().min(3);
+        let limit = self.random.between(1, 8);
+        let signed = ty.is_signed_integer();
+        // start: 0..=2 (or -2..=2 when signed); end at most `limit`; step 1..=3.
+        let start = if self.percent(50) {
+            let first = self.random.between(0, 2);
+            self.integer_constant(first, ty)
+        } else {
+            let raw = self.integer_value(ty, uniformity, depth);
+            let three = integer_literal(3, ty, &mut self.random);
+            Expr::new(format!("({} % {three})", raw.text), raw.ty, raw.facts)
+        };
+        // The end and the step are evaluated before every iteration, by the work-items
+        // still in the loop.
+        let raw_end = self.divergently(!keep_uniform, |me| me.integer_value(ty, uniformity, depth));
+        let end = format!(
+            "min({}, {})",
+            raw_end.text,
+            integer_literal(limit, ty, &mut self.random)
+        );
+        let step = if self.percent(50) {
+            None
+        } else {
+            let raw = self.divergently(!keep_uniform, |me| me.integer_value(ty, uniformity, depth));
+            let three = integer_literal(3, ty, &mut self.random);
+            let one = integer_literal(1, ty, &mut self.random);
+            Some(if signed {
+                format!("(abs(({} % {three})) + {one})", raw.text)
+            } else {
+                format!("(({} % {three}) + {one})", raw.text)
+            })
+        };
+        let bounds = start.uniformity().join(raw_end.uniformity());
+        let name = self.fresh("j");
+        let step_text = step.map(|s| format!(" step {s}")).unwrap_or_default();
+        let hint = self.unroll_hint(false);
+        self.note("for loop, data-dependent bounds");
+        self.code.open(format!(
+            "for {name} in {}..{end}{step_text}{hint} {{",
+            start.text
+        ));
+        let trips = (limit + 2) as u64;
+        let control = self.loop_control(
+            trips,
+            if keep_uniform {
+                bounds
+            } else {
+                Uniformity::Varying
+            },
+        );
+        let low = if signed { -2 } else { 0 };
+        let facts = Facts::new(
+            if control.work_group_uniform {
+                Uniformity::WorkGroup
+            } else {
+                Uniformity::Varying
+            },
+            ValueFacts::interval(low, limit - 1),
+        );
+        self.loop_body(control, Some((name, ValueType::Scalar(ty), facts)));
+        self.code.close("}");
+    }
+
+    fn while_loop(&mut self) {
+        let keep_uniform = self.control.work_group_uniform && self.percent(50);
+        let counter = self.fresh("w");
+        let limit = self.random.between(1, 6);
+        let condition = self.divergently(!keep_uniform, |me| me.condition(keep_uniform));
+        self.note("while loop");
+        self.code.line(format!("let mut {counter}: u32 = 0u32;"));
+        self.code.open(format!(
+            "while ({counter} < {limit}u32) && {} {{",
+            condition.text
+        ));
+        self.code.line(format!("{counter} += 1u32;"));
+        let control = self.loop_control(
+            limit as u64,
+            if keep_uniform {
+                condition.uniformity()
+            } else {
+                Uniformity::Varying
+            },
+        );
+        self.loop_body(control, None);
+        self.code.close("}");
+    }
+
+    fn loop_exit(&mut self) {
+        let keep_uniform = self.control.loop_exits_uniform;
+        let condition = self.condition(keep_uniform);
+        if keep_uniform && condition.uniformity() > self.control.uniformity_needed() {
+            return;
+        }
+        let exit = if self.percent(50) {
+            "break"
+        } else {
+            "continue"
+        };
+        self.note(if exit == "break" { "break" } else { "continue" });
+        self.code.open(format!("if {} {{", condition.text));
+        self.code.line(format!("{exit};"));
+        self.code.close("}");
+    }
+
+    fn local_exchange(&mut self) {
+        let candidates: Vec<usize> = (0..self.locals.len())
+            .filter(|&i| self.locals[i].usage == LocalUse::Exchange)
+            .collect();
+        let index = *self.random.pick(&candidates);
+        let local = self.locals[index].clone();
+        let depth = self.expression_depth();
+        let value = match local.element_facts {
+            ValueFacts::Float(FloatFacts::Exact {
+                magnitude,
+                granularity,
+            }) => self.float_value(
+                local.element,
+                FloatNeed::Exact {
+                    magnitude,
+                    granularity,
+                },
+                Uniformity::Varying,
+                depth,
+            ),
+            _ => self.value(ValueType::Scalar(local.element), Uniformity::Varying, depth),
+        };
+        self.note("local memory exchange");
+        self.code.line("barrier();");
+        self.code
+            .line(format!("{}[lid] = {};", local.name, value.text));
+        self.code.line("barrier();");
+        self.scope.mark_local_readable(index);
+    }
+
+    fn local_atomics(&mut self) {
+        let candidates: Vec<usize> = (0..self.locals.len())
+            .filter(|&i| self.locals[i].usage == LocalUse::Atomics)
+            .collect();
+        let index = *self.random.pick(&candidates);
+        let local = self.locals[index].clone();
+        let ty = local.element;
+        let operation = if ty.is_float() {
+            "atomic_add"
+        } else {
+            *self.random.pick(&[
+                "atomic_add",
+                "atomic_sub",
+                "atomic_min",
+                "atomic_max",
+                "atomic_and",
+                "atomic_or",
+                "atomic_xor",
+            ])
+        };
+        let depth = self.expression_depth();
+        self.note("local memory atomics");
+        self.code.line("barrier();");
+        let initial = if ty.is_float() {
+            float_literal(0.0, ty)
+        } else {
+            self.value(ValueType::Scalar(ty), Uniformity::Varying, depth)
+                .text
+        };
+        self.code.line(format!("{}[lid] = {initial};", local.name));
+        self.code.line("barrier();");
+        // The updates: some in a short loop, some under a condition.
+        let updates = 1 + self.random.below(3) as u32;
+        let group_items = u64::from(self.geometry.group_items());
+        let repeat = self.percent(40);
+        let trips = if repeat { 1 + self.random.below(4) } else { 1 };
+        if repeat {
+            let name = self.fresh("r");
+            self.code.open(format!("for {name} in 0u32..{trips}u32 {{"));
+        }
+        let saved = self.control;
+        self.control = Control {
+            work_group_uniform: false,
+            sub_group_uniform: false,
+            in_loop: false,
+            execution_bound: saved.execution_bound * trips,
+            depth: saved.depth + 1,
+            ..saved
+        };
+        let total_updates = group_items * trips * u64::from(updates);
+        for _ in 0..updates {
+            let position = self.index_into(local.length, Uniformity::Varying, depth);
+            let value = if ty.is_float() {
+                let bound = (local.atomic_magnitude / total_updates as f64)
+                    .floor()
+                    .min(64.0);
+                self.float_value(
+                    ty,
+                    FloatNeed::Exact {
+                        magnitude: bound,
+                        granularity: 0,
+                    },
+                    Uniformity::Varying,
+                    depth,
+                )
+            } else {
+                self.integer_value(ty, Uniformity::Varying, depth)
+            };
+            let guarded = self.percent(40);
+            if guarded {
+                let condition = self.condition(false);
+                self.code.open(format!("if {} {{", condition.text));
+            }
+            self.code.line(format!(
+                "{operation}({}[{}], {});",
+                local.name, position.text, value.text
+            ));
+            if guarded {
+                self.code.close("}");
+            }
+        }
+        self.control = saved;
+        if repeat {
+            self.code.close("}");
+        }
+        self.code.line("barrier();");
+        self.scope.mark_local_readable(index);
+    }
+
+    fn global_atomic(&mut self) {
+        let which = self.random.below(self.accumulators.len() as u64) as usize;
+        let accumulator = self.accumulators[which].clone();
+        let buffer = self.buffers[accumulator.buffer].clone();
+        let ty = buffer.element.scalar().expect("accumulators are scalar");
+        let depth = self.expression_depth();
+        let value = match accumulator.budget {
+            Some(mut budget) => {
+                let updates = self.control.execution_bound * u64::from(self.geometry.total_items());
+                let bound = (budget.headroom() / updates as f64).floor().min(64.0);
+                if bound < 1.0 {
+                    return;
+                }
+                budget.accumulated += bound * updates as f64;
+                self.accumulators[which].budget = Some(budget);
+                self.float_value(
+                    ty,
+                    FloatNeed::Exact {
+                        magnitude: bound,
+                        granularity: 0,
+                    },
+                    Uniformity::Varying,
+                    depth,
+                )
+            }
+            None => self.integer_value(ty, Uniformity::Varying, depth),
+        };
+        let position = self.index_into(buffer.length, Uniformity::Varying, depth);
+        self.note("global atomics");
+        self.code.line(format!(
+            "{}({}[{}], {});",
+            accumulator.operation, buffer.name, position.text, value.text
+        ));
+    }
+
+    fn own_slot_atomic(&mut self) {
+        let outputs: Vec<usize> = self.atomic_outputs().collect();
+        let index = *self.random.pick(&outputs);
+        let buffer = self.buffers[index].clone();
+        let BufferUse::Output { slots, .. } = buffer.usage else {
+            unreachable!()
+        };
+        let ty = buffer.element.scalar().unwrap();
+        let slot = self.own_slot(slots);
+        let depth = self.expression_depth();
+        let place = format!("{}[{slot}]", buffer.name);
+        let call = if ty.is_float() {
+            let FloatNeed::Exact {
+                magnitude,
+                granularity,
+            } = default_exact_need(ty)
+            else {
+                unreachable!()
+            };
+            let value = self.float_value(
+                ty,
+                FloatNeed::Exact {
+                    magnitude,
+                    granularity,
+                },
+                Uniformity::Varying,
+                depth,
+            );
+            format!("atomic_add({place}, {})", value.text)
+        } else if self.percent(25) {
+            let expected = self.integer_value(ty, Uniformity::Varying, depth);
+            let desired = self.integer_value(ty, Uniformity::Varying, depth);
+            self.note("atomic_compare_exchange");
+            format!(
+                "atomic_compare_exchange({place}, {}, {})",
+                expected.text, desired.text
+            )
+        } else {
+            let operation = *self.random.pick(&[
+                "atomic_add",
+                "atomic_sub",
+                "atomic_min",
+                "atomic_max",
+                "atomic_and",
+                "atomic_or",
+                "atomic_xor",
+                "atomic_exchange",
+            ]);
+            let value = self.integer_value(ty, Uniformity::Varying, depth);
+            format!("{operation}({place}, {})", value.text)
+        };
+        self.note("own-slot atomics");
+        if self.percent(60) {
+            let name = self.fresh("old");
+            self.code.line(format!("let {name} = {call};"));
+            self.scope.add_variable(Variable {
+                name,
+                ty: ValueType::Scalar(ty),
+                facts: Facts::anything(ty, Uniformity::Varying),
+                mutability: None,
+            });
+        } else {
+            self.code.line(format!("{call};"));
+        }
+    }
+
+    fn call_store(&mut self) {
+        let candidates: Vec<usize> = self
+            .functions
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.result.is_none())
+            .map(|(i, _)| i)
+            .collect();
+        let function = self.functions[*self.random.pick(&candidates)].clone();
+        let mut arguments = Vec::new();
+        let depth = self.expression_depth();
+        let mut slots = 1;
+        for parameter in &function.parameters {
+            match parameter {
+                FunctionParameter::OutputBuffer {
+                    element, length, ..
+                } => {
+                    let targets: Vec<(String, u32)> = self
+                        .buffers
+                        .iter()
+                        .filter(|b| {
+                            b.element == ValueType::Scalar(*element)
+                                && b.length == *length
+                                && matches!(
+                                    b.usage,
+                                    BufferUse::Output {
+                                        approximate: false,
+                                        ..
+                                    }
+                                )
+                        })
+                        .map(|b| match b.usage {
+                            BufferUse::Output { slots, .. } => (b.name.clone(), slots),
+                            _ => unreachable!(),
+                        })
+                        .collect();
+                    let Some(target) = targets.first().cloned() else {
+                        return;
+                    };
+                    slots = target.1;
+                    arguments.push(target.0);
+                }
+                FunctionParameter::Slot { .. } => arguments.push(self.own_slot(slots)),
+                FunctionParameter::Scalar { ty, facts, .. } => {
+                    let value = self.argument_within(*ty, *facts, Uniformity::Varying, depth);
+                    arguments.push(value.text);
+                }
+                FunctionParameter::InputBuffer { element, .. } => {
+                    let inputs: Vec<String> = self
+                        .buffers
+                        .iter()
+                        .filter(|b| {
+                            b.usage == BufferUse::Input && b.element == ValueType::Scalar(*element)
+                        })
+                        .map(|b| b.name.clone())
+                        .collect();
+                    let Some(input) = inputs.first().cloned() else {
+                        return;
+                    };
+                    arguments.push(input);
+                }
+            }
+        }
+        self.note("device function storing into a buffer");
+        self.code
+            .line(format!("{}({});", function.name, arguments.join(", ")));
+    }
+
+    fn early_return(&mut self) {
+        let condition = self.condition(false);
+        self.note("early return");
+        self.code.open(format!("if {} {{", condition.text));
+        match self.function_result {
+            Some((ty, facts)) => {
+                let depth = self.expression_depth();
+                let value = self.argument_within(ty, facts, Uniformity::Varying, depth);
+                self.code.line(format!("return {};", value.text));
+            }
+            None => self.code.line("return;"),
+        }
+        self.code.close("}");
+    }
+}
