@@ -1,1 +1,97 @@
+//! The bounded fuzzgen run: generated kernels must pass the front end, compile for every
+//! target at -O0 and -O3 and validate (`spirv-val`, `ptxas`, `llvm-readobj`), and give the
+//! interpreter's outputs on every available device (those the interpreter runs without
+//! undefined behaviour).
+//!
+//! `KDSL_FUZZGEN_COUNT` (default 200) kernels from seed `KDSL_FUZZGEN_SEED` (default 1). A
+//! failing kernel's source and messages go to `target/fuzzgen-failures/`. With no device the
+//! test fails unless `KDSL_ALLOW_NO_DEVICE=1`, as the differential tests do.
 
+use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
+use kdsl_fuzzgen::device::devices_under_test;
+use kdsl_fuzzgen::{generate, GeneratorOptions};
+use std::path::PathBuf;
+use std::time::Instant;
+
+fn workspace() -> PathBuf {
+    match std::env::var_os("KDSL_WORKSPACE") {
+        Some(root) => PathBuf::from(root),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
+    }
+}
+
+fn environment_number(name: &str, default: u64) -> u64 {
+    match std::env::var(name) {
+        Ok(text) if !text.trim().is_empty() => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text} is not a number")),
+        _ => default,
+    }
+}
+
+fn open_devices() -> Vec<OpenDevice> {
+    match devices_under_test() {
+        Ok(infos) => infos
+            .iter()
+            .map(|info| OpenDevice {
+                name: info.id(),
+                device: kdsl::runtime::Device::open(info)
+                    .unwrap_or_else(|e| panic!("opening {}: {e}", info.id())),
+            })
+            .collect(),
+        Err(why) if std::env::var("KDSL_ALLOW_NO_DEVICE").as_deref() == Ok("1") => {
+            eprintln!("KDSL_ALLOW_NO_DEVICE=1, so comparing with no device: {why}");
+            Vec::new()
+        }
+        Err(why) => panic!("{why}\n(set KDSL_ALLOW_NO_DEVICE=1 to allow this)"),
+    }
+}
+
+#[test]
+fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
+    let count = environment_number("KDSL_FUZZGEN_COUNT", 200);
+    let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
+    let validators = Validators::find().unwrap_or_else(|why| panic!("{why}"));
+    let devices = open_devices();
+    let targets = every_target();
+    let options = GeneratorOptions::default();
+    let failure_folder = workspace().join("target/fuzzgen-failures");
+    let started = Instant::now();
+    let (mut compared, mut undefined, mut runs) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for seed in first_seed..first_seed + count {
+        let generated = generate(seed, &options);
+        runs += generated.runs.len();
+        let outcome = check_generated(&generated, &targets, &validators, &devices);
+        compared += outcome.compared;
+        undefined += outcome.undefined;
+        if !outcome.failures.is_empty() {
+            std::fs::create_dir_all(&failure_folder).expect("a writable target folder");
+            let source = failure_folder.join(format!("seed-{seed}.krn"));
+            std::fs::write(&source, &generated.source).expect("writable failure folder");
+            let mut report = String::new();
+            for failure in &outcome.failures {
+                report += &format!(
+                    "{:?} {}: {}\n",
+                    failure.stage, failure.kernel, failure.message
+                );
+            }
+            std::fs::write(failure_folder.join(format!("seed-{seed}.txt")), &report)
+                .expect("writable failure folder");
+            eprintln!("seed {seed} FAILED ({}):\n{report}", source.display());
+            failures.push(seed);
+        }
+    }
+    eprintln!(
+        "fuzzgen: {count} modules from seed {first_seed} ({runs} kernel runs) in {:.1} s: {compared} compared on {} device(s), {undefined} skipped for undefined behaviour, {} failing",
+        started.elapsed().as_secs_f64(),
+        devices.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "failing seeds (rerun one with KDSL_FUZZGEN_SEED=<seed> KDSL_FUZZGEN_COUNT=1; sources in {}): {failures:?}",
+        failure_folder.display()
+    );
+}
