@@ -31,5 +31,9 @@ for path in paths:
     kdsl.compile(path=path)
 print(f"cached {len(paths)} kernels for {kdsl.COMPILER_VERSION}")
 PY
+# The tests also compile inline sources (checked mode, misuse cases): running them here once
+# with the carried cache puts those bundles in it too.
+KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \
+  || echo "python-gpu-package: the Python tests failed here; the cache may lack some of their kernels"
 cp scripts/python-gpu-run.sh "$carry/run.sh"
 du -sh "$carry"

@@ -102,7 +102,7 @@ def _interface_stream(value: Any) -> int:
 _lock = threading.Lock()
 _dpnp_types = _arrays.DPNP_TYPES
 _sycl_devices: dict[Any, Device] = {}
-_gpu_devices: dict[tuple[str, int, int], Device] = {}
+_gpu_devices: dict[tuple[str, int, int, bool], Device] = {}
 
 
 def sycl_device(queue: Any) -> Device:
@@ -131,9 +131,11 @@ def _order_manager(queue: Any) -> Any:
     return _order_managers[queue]
 
 
-def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
-    """The device instance adopting a CUDA (or HIP) stream of a device's primary context."""
-    key = (kind, ordinal, stream)
+def gpu_device(kind: str, ordinal: int, stream: int, profiled: bool = False) -> Device:
+    """The device instance adopting a CUDA (or HIP) stream of a device's primary context.
+    Unprofiled unless asked (launches then cost about a bare ``cuLaunchKernel``); a profiled
+    instance of the same stream is another instance, ordered with it by the stream itself."""
+    key = (kind, ordinal, stream, profiled)
     device = _gpu_devices.get(key)  # made once: later launches need no lock
     if device is not None:
         return device
@@ -141,7 +143,7 @@ def gpu_device(kind: str, ordinal: int, stream: int) -> Device:
         device = _gpu_devices.get(key)
         if device is None:
             if kind == "cuda":
-                device = Device.from_cuda_stream(ordinal, stream)
+                device = Device.from_cuda_stream(ordinal, stream, profiled)
             else:
                 device = Device.from_hip_stream(ordinal, stream)
             _gpu_devices[key] = device
@@ -217,18 +219,30 @@ def _submit(
     sycl_queue: Any,
     in_order: bool,
 ) -> Event:
-    """Submits a launch; on an out-of-order dpctl queue (dpnp's default), between two barriers."""
+    """Submits a launch; on an out-of-order dpctl queue (dpnp's default) ordered the way dpnp
+    orders its own operations: after the events dpctl's SequentialOrderManager holds for the
+    queue (the arrays' producers), and recorded there, so what dpnp submits next follows it."""
     if in_order:
         return kernel.launch(prepared, global_dims, local_dims)
-    # An out-of-order queue: order the launch after everything already submitted to the queue
-    # (the arrays' producers) ...
-    sycl_queue.submit_barrier()
-    event = kernel.launch(prepared, global_dims, local_dims)
-    # ... and what dpnp/dpctl submits next after the launch: dpnp makes each operation depend
-    # on the events its SequentialOrderManager holds for the queue.
-    barrier = sycl_queue.submit_barrier()
-    _order_manager(sycl_queue).add_event_pair(barrier, barrier)
+    manager = _order_manager(sycl_queue)
+    producers = manager.submitted_events
+    event = kernel.launch(prepared, global_dims, local_dims, [e.addressof_ref() for e in producers])
+    launched = _sycl_event(event.sycl_event_capsule())
+    manager.add_event_pair(launched, launched)
     return event
+
+
+_sycl_event_type: Any = None
+
+
+def _sycl_event(capsule: Any) -> Any:
+    """A dpctl ``SyclEvent`` copied from a ``"SyclEventRef"`` capsule."""
+    global _sycl_event_type
+    if _sycl_event_type is None:
+        from dpctl import SyclEvent
+
+        _sycl_event_type = SyclEvent
+    return _sycl_event_type(capsule)
 
 
 class Kernel:
@@ -319,13 +333,16 @@ class Kernel:
         device: DeviceLike = None,
         queue: Any = None,
         stream: Any = None,
+        profile: bool = False,
     ) -> Event:
         if global_size is None:
             raise LaunchError(
                 f"kernel `{self.name}` needs global_size= (or launch it as kernel[global, local](...))",
                 "BadLaunch",
             )
-        return self.launch(args, global_size, local_size, device=device, queue=queue, stream=stream)
+        return self.launch(
+            args, global_size, local_size, device=device, queue=queue, stream=stream, profile=profile
+        )
 
     def loaded(self, device: Device) -> Any:
         """This kernel loaded on a device instance (loaded once per instance)."""
@@ -344,11 +361,14 @@ class Kernel:
         device: DeviceLike = None,
         queue: Any = None,
         stream: Any = None,
+        profile: bool = False,
     ) -> Event:
         """Checks the arguments against the signature, picks the device the data lives on, and
-        submits the launch. See the package documentation for the synchronisation rules."""
+        submits the launch. See the package documentation for the synchronisation rules.
+        ``profile=True`` times a launch on CuPy/PyTorch arrays (``Event.elapsed_ns``); a dpctl
+        queue times its launches when it was made with ``enable_profiling``."""
         global_dims, local_dims = launch_sizes(global_size, local_size, self.work_group_size)
-        return self._launch(args, global_dims, local_dims, device, queue, stream)
+        return self._launch(args, global_dims, local_dims, device, queue, stream, profile)
 
     def _launch(
         self,
@@ -358,14 +378,15 @@ class Kernel:
         device: DeviceLike,
         queue: Any,
         stream: Any,
+        profile: bool = False,
     ) -> Event:
-        if device is None and queue is None and stream is None:
+        if device is None and queue is None and stream is None and not profile:
             event = self._launcher.try_launch_sizes(tuple(args), global_dims, local_dims)
             if event is None:
                 event = self._launch_dpnp(args, global_dims, local_dims)
             if event is not None:
                 return event
-        return self._launch_general(args, global_dims, local_dims, device, queue, stream)
+        return self._launch_general(args, global_dims, local_dims, device, queue, stream, profile)
 
     def _launch_general(
         self,
@@ -375,6 +396,7 @@ class Kernel:
         device: DeviceLike,
         queue: Any,
         stream: Any,
+        profile: bool = False,
     ) -> Event:
         """Any arrays: described one by one (raising the precise error for misuse), then the
         device chosen from where they live."""
@@ -390,7 +412,7 @@ class Kernel:
             array = _arrays.describe(args[index], index, parameter, self.name)
             arrays.append(array)
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
-        target, sycl_queue = self._choose_device(arrays, device, queue, stream)
+        target, sycl_queue = self._choose_device(arrays, device, queue, stream, profile)
         kernel = self._loaded.get(target) or self.loaded(target)
         in_flight = _in_flight_of(target, sycl_queue)
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
@@ -434,7 +456,12 @@ class Kernel:
         return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, args)
 
     def _choose_device(
-        self, arrays: list[_arrays.ArrayArgument], device: DeviceLike, queue: Any, stream: Any
+        self,
+        arrays: list[_arrays.ArrayArgument],
+        device: DeviceLike,
+        queue: Any,
+        stream: Any,
+        profile: bool = False,
     ) -> tuple[Device, Any]:
         """The device instance to launch on, and the dpctl queue when it adopts one."""
         placements = {array.placement.kind for array in arrays}
@@ -465,7 +492,7 @@ class Kernel:
                 if isinstance(device, str) and device.startswith(("cuda:", "hip:")):
                     ordinal = int(device.split(":", 1)[1])
                 kind = "rocm" if isinstance(device, str) and device.startswith("hip") else "cuda"
-                return gpu_device(kind, ordinal, _stream_handle(stream)), None
+                return gpu_device(kind, ordinal, _stream_handle(stream), profile), None
             return resolve_device(device), None
         if device is not None:
             raise ArgumentError(
@@ -502,7 +529,7 @@ class Kernel:
         else:
             streams = [array.placement.where[1] for array in arrays if array.placement.where[1] is not None]
             handle = _interface_stream(streams[0] if streams else None)
-        return gpu_device(placement, ordinals.pop(), handle), None
+        return gpu_device(placement, ordinals.pop(), handle, profile), None
 
 
 class _Configured:
@@ -514,13 +541,20 @@ class _Configured:
         self.global_size, self.local_size = launch_sizes(global_size, local_size, kernel.work_group_size)
 
     def __call__(
-        self, *args: Any, device: DeviceLike = None, queue: Any = None, stream: Any = None
+        self,
+        *args: Any,
+        device: DeviceLike = None,
+        queue: Any = None,
+        stream: Any = None,
+        profile: bool = False,
     ) -> Event:
-        if device is None and queue is None and stream is None:
+        if device is None and queue is None and stream is None and not profile:
             event = self.kernel._launch_dpnp(args, self.global_size, self.local_size)
             if event is not None:
                 return event
-        return self.kernel._launch_general(args, self.global_size, self.local_size, device, queue, stream)
+        return self.kernel._launch_general(
+            args, self.global_size, self.local_size, device, queue, stream, profile
+        )
 
 
 class Module:

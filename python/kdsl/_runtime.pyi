@@ -28,8 +28,9 @@ class Device:
     def from_sycl_queue(capsule: Any) -> Device:
         """Adopts the SYCL queue of dpctl's ``SyclQueue._get_capsule()``."""
     @staticmethod
-    def from_cuda_stream(ordinal: int, stream: int) -> Device:
-        """Adopts a CUDA stream (0: the legacy default stream) of a device's primary context."""
+    def from_cuda_stream(ordinal: int, stream: int, profiled: bool = True) -> Device:
+        """Adopts a CUDA stream (0: the legacy default stream) of a device's primary context;
+        ``profiled``: launches record timing events (``Event.elapsed_ns``)."""
     @staticmethod
     def from_hip_stream(ordinal: int, stream: int) -> Device:
         """Adopts a HIP stream (0: the null stream). Never run on hardware."""
@@ -73,7 +74,13 @@ class Kernel:
 
     @property
     def name(self) -> str: ...
-    def launch(self, arguments: tuple[Any, ...], global_size: list[int], local_size: list[int]) -> Event:
+    def launch(
+        self,
+        arguments: tuple[Any, ...],
+        global_size: list[int],
+        local_size: list[int],
+        wait_for_sycl: list[int] = ...,
+    ) -> Event:
         """Buffer arguments are ``(kind, address, count, read_only)`` tuples (kind 0: host
         memory, copied; kind 1: memory of this device instance, borrowed); scalars are Python
         numbers converted by the signature."""
@@ -87,6 +94,9 @@ class Event:
     @property
     def elapsed_ns(self) -> int:
         """Waits, then gives the kernel's execution time in nanoseconds (device-measured)."""
+    def sycl_event_capsule(self) -> Any | None:
+        """A ``"SyclEventRef"`` capsule of the launch's ``sycl::event`` for ``dpctl.SyclEvent``
+        (valid while this event lives); None on CUDA and HIP."""
 
 class Launcher:
     """The native launch fast path of one kernel: dpnp/dpctl arrays on an in-order queue, CuPy

@@ -3,6 +3,8 @@ machines; skipped elsewhere)."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 import pytest
 from conftest import EXAMPLES, cuda_available, example, has_module, sycl_available
@@ -97,6 +99,7 @@ def test_dpnp_in_order_queue_native_launches_keep_arrays_and_refuse_misuse():
     x = dpnp.ones(n, dtype=dpnp.float32, sycl_queue=queue)
     watched = dpnp.full(n, 2.0, dtype=dpnp.float32, sycl_queue=queue)
     references = sys.getrefcount(watched)
+    assert saxpy._launcher.try_launch_sizes((x, watched, 0.0, n), [n], [256]) is not None
     results = []
     for step in range(150):
         y = dpnp.full(n, float(step), dtype=dpnp.float32, sycl_queue=queue)
@@ -190,6 +193,45 @@ def test_torch_default_and_non_default_stream():
     with pytest.raises(kdsl.ArgumentError) as raised:
         saxpy[n, 256](y, x[::2].contiguous().double(), 2.0, n // 2)
     assert raised.value.kind == "ArgumentType"
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_cuda_arrays_take_the_native_path_unprofiled_unless_asked(library):
+    """CuPy and PyTorch arrays on their current stream go through the native fast path (no
+    Python frames between the call and cuLaunchKernel), also on a non-default stream; such
+    launches are not timed unless `profile=True` asks."""
+    if not (has_module(library) and cuda_available()):
+        pytest.skip(f"{library} or CUDA absent")
+    module = importlib.import_module(library)
+    saxpy = example("saxpy").saxpy
+    n = 1 << 16
+
+    def full(value):
+        if library == "cupy":
+            return module.full(n, value, dtype=module.float32)
+        return module.full((n,), value, dtype=module.float32, device="cuda")
+
+    def host(array):
+        return module.asnumpy(array) if library == "cupy" else array.cpu().numpy()
+
+    x, y = full(1.0), full(2.0)
+    event = saxpy._launcher.try_launch_sizes((y, x, 3.0, n), [n], [256])
+    assert event is not None, "the fast path refused plain contiguous arrays on the current stream"
+    event.wait()
+    np.testing.assert_array_equal(host(y), 5.0)
+    with pytest.raises(kdsl.LaunchError) as raised:
+        _ = saxpy[n, 256](y, x, 1.0, n).elapsed_ns
+    assert raised.value.kind == "ProfilingDisabled"
+    timed = saxpy(y, x, 1.0, n, global_size=n, local_size=256, profile=True)
+    assert timed.elapsed_ns > 0
+    stream = module.cuda.Stream(non_blocking=True) if library == "cupy" else module.cuda.Stream()
+    with (stream if library == "cupy" else module.cuda.stream(stream)):
+        a, b = full(4.0), full(1.0)
+        assert saxpy._launcher.try_launch_sizes((b, a, 0.5, n), [n], [256]) is not None
+        c = b * 2                                    # the library's consumer on that stream
+    stream.synchronize()
+    np.testing.assert_array_equal(host(c), 6.0)
+    np.testing.assert_array_equal(host(y), 7.0)
 
 
 @needs_cupy

@@ -91,6 +91,10 @@ void launch_without_event(const Queue &queue, const Kernel &kernel,
                           rust::Slice<const KernelArgument> arguments);
 // An event complete once everything submitted to the queue so far is.
 std::unique_ptr<Event> submit_marker(const Queue &queue);
+// A copy of a foreign `sycl::event*` (an address) as an event of the queue, and the address
+// of the `sycl::event` inside an event.
+std::unique_ptr<Event> event_from_native(const Queue &queue, std::uint64_t sycl_event);
+std::uint64_t event_native(const Event &event);
 void event_wait(const Event &event);
 bool event_is_complete(const Event &event);
 std::uint64_t event_elapsed_ns(const Event &event);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 8u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 9u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -117,6 +117,13 @@ int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl
                                    size_t argument_count);
 // An event that completes once everything submitted to the queue so far has (a barrier).
 int kdsl_sycl_submit_marker(const kdsl_sycl_queue *queue, kdsl_sycl_event **event);
+
+// An event of the queue holding a copy of a foreign `sycl::event` (such as dpctl's
+// `SyclEvent.addressof_ref()`), so kdsl's submissions can wait for work submitted by others.
+int kdsl_sycl_event_from_native(const kdsl_sycl_queue *queue, const void *sycl_event,
+                                kdsl_sycl_event **event);
+// The `sycl::event` inside an event, valid while the event lives (for dpctl to copy).
+int kdsl_sycl_event_native(const kdsl_sycl_event *event, const void **sycl_event);
 
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event);
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event);

@@ -665,6 +665,18 @@ int kdsl_sycl_submit_marker(const kdsl_sycl_queue *queue, kdsl_sycl_event **even
   });
 }
 
+int kdsl_sycl_event_from_native(const kdsl_sycl_queue *queue, const void *sycl_event,
+                                kdsl_sycl_event **event) {
+  return guarded([&] {
+    if (sycl_event == nullptr) throw std::runtime_error("a foreign SYCL event is null");
+    *event = new kdsl_sycl_event(*static_cast<const sycl::event *>(sycl_event), *queue);
+  });
+}
+
+int kdsl_sycl_event_native(const kdsl_sycl_event *event, const void **sycl_event) {
+  return guarded([&] { *sycl_event = &event->event(); });
+}
+
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event) { delete event; }
 
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event) {

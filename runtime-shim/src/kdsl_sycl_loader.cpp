@@ -52,6 +52,8 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_queue_facts) queue_facts;
   decltype(&kdsl_sycl_launch_without_event) launch_without_event;
   decltype(&kdsl_sycl_submit_marker) submit_marker;
+  decltype(&kdsl_sycl_event_from_native) event_from_native;
+  decltype(&kdsl_sycl_event_native) event_native;
   decltype(&kdsl_sycl_destroy_event) destroy_event;
   decltype(&kdsl_sycl_event_wait) event_wait;
   decltype(&kdsl_sycl_event_is_complete) event_is_complete;
@@ -135,6 +137,8 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_queue_facts", table.queue_facts, error) &&
       resolve(library, "kdsl_sycl_launch_without_event", table.launch_without_event, error) &&
       resolve(library, "kdsl_sycl_submit_marker", table.submit_marker, error) &&
+      resolve(library, "kdsl_sycl_event_from_native", table.event_from_native, error) &&
+      resolve(library, "kdsl_sycl_event_native", table.event_native, error) &&
       resolve(library, "kdsl_sycl_destroy_event", table.destroy_event, error) &&
       resolve(library, "kdsl_sycl_event_wait", table.event_wait, error) &&
       resolve(library, "kdsl_sycl_event_is_complete", table.event_is_complete, error) &&
@@ -374,6 +378,19 @@ std::unique_ptr<Event> submit_marker(const Queue &queue) {
   kdsl_sycl_event *handle = nullptr;
   check(shim().submit_marker(queue.handle(), &handle));
   return std::make_unique<Event>(handle);
+}
+
+std::unique_ptr<Event> event_from_native(const Queue &queue, std::uint64_t sycl_event) {
+  kdsl_sycl_event *handle = nullptr;
+  check(shim().event_from_native(queue.handle(), reinterpret_cast<const void *>(sycl_event),
+                                 &handle));
+  return std::make_unique<Event>(handle);
+}
+
+std::uint64_t event_native(const Event &event) {
+  const void *native = nullptr;
+  check(shim().event_native(event.handle(), &native));
+  return reinterpret_cast<std::uint64_t>(native);
 }
 
 void event_wait(const Event &event) { check(shim().event_wait(event.handle())); }

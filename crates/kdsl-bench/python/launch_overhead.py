@@ -32,18 +32,22 @@ KERNEL = Path(__file__).resolve().parent / "trivial.krn"
 N = 1024
 
 
-def per_launch(launch, finish, count: int, repeats: int) -> float:
-    """Median over `repeats` of (time for `count` launches and the final wait) / count, in us."""
-    launch()
-    finish()
-    samples = []
-    for _ in range(repeats):
-        began = time.perf_counter()
-        for _ in range(count):
-            launch()
+def per_launch(cases: dict, count: int, repeats: int) -> dict:
+    """For each case `(launch, finish)`: the median over `repeats` rounds of (time for `count`
+    launches and the final wait) / count, in us. The rounds of the cases are interleaved, so a
+    slow spell of the machine (clocks, other processes) falls on every case alike."""
+    for launch, finish in cases.values():
+        launch()
         finish()
-        samples.append((time.perf_counter() - began) / count * 1e6)
-    return statistics.median(samples)
+    samples: dict = {name: [] for name in cases}
+    for _ in range(repeats):
+        for name, (launch, finish) in cases.items():
+            began = time.perf_counter()
+            for _ in range(count):
+                launch()
+            finish()
+            samples[name].append((time.perf_counter() - began) / count * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def sycl_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
@@ -53,15 +57,20 @@ def sycl_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
     queue = dpctl.SyclQueue(property="in_order")
     data = dpnp.zeros(N, dtype=dpnp.float32, sycl_queue=queue)
     touch = module.touch[N, 256]
-    kdsl_us = per_launch(lambda: touch(data, N), queue.wait, count, repeats)
-
     dpctl_kernel = module.to_dpctl(queue)["touch"]
     memory = data.get_array().usm_data if hasattr(data, "get_array") else data.usm_data
     arguments = [memory, ctypes.c_uint32(N)]
-    dpctl_us = per_launch(lambda: queue.submit_async(dpctl_kernel, arguments, [N], [256]), queue.wait, count, repeats)
-
     default = dpnp.zeros(N, dtype=dpnp.float32)
-    out_of_order_us = per_launch(lambda: touch(default, N), default.sycl_queue.wait, count, repeats)
+    timed = per_launch(
+        {
+            "kdsl": (lambda: touch(data, N), queue.wait),
+            "dpctl": (lambda: queue.submit_async(dpctl_kernel, arguments, [N], [256]), queue.wait),
+            "kdsl out of order": (lambda: touch(default, N), default.sycl_queue.wait),
+        },
+        count,
+        repeats,
+    )
+    kdsl_us, dpctl_us, out_of_order_us = timed["kdsl"], timed["dpctl"], timed["kdsl out of order"]
     expected = 2 * (repeats * count + 1)  # every launch of both in-order runs added 1
     check = float(dpnp.asnumpy(data)[0])
     return [
@@ -79,7 +88,6 @@ def cuda_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
 
     data = cupy.zeros(N, dtype=cupy.float32)
     touch = module.touch[N, 256]
-    kdsl_us = per_launch(lambda: touch(data, N), cupy.cuda.Device().synchronize, count, repeats)
 
     major, minor = cupy.cuda.Device().compute_capability[:1], cupy.cuda.Device().compute_capability[1:]
     arch = f"sm_{major}{minor}"
@@ -90,7 +98,16 @@ def cuda_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
         path.write_bytes(module.bundle.image(image))
         raw = cupy.RawModule(path=str(path)).get_function("touch")
     size = np.uint32(N)
-    cupy_us = per_launch(lambda: raw((N // 256,), (256,), (data, size)), cupy.cuda.Device().synchronize, count, repeats)
+    synchronize = cupy.cuda.Device().synchronize
+    timed = per_launch(
+        {
+            "kdsl": (lambda: touch(data, N), synchronize),
+            "cupy": (lambda: raw((N // 256,), (256,), (data, size)), synchronize),
+        },
+        count,
+        repeats,
+    )
+    kdsl_us, cupy_us = timed["kdsl"], timed["cupy"]
     expected = 2 * (repeats * count + 1)
     return [
         {"device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(), "what": "kdsl (CuPy array, its stream)",

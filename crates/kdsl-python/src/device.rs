@@ -105,12 +105,24 @@ impl Device {
     }
 
     /// Adopts a CUDA stream (a `CUstream` handle as an int; 0 is the legacy default stream) of
-    /// the primary context of device `ordinal`, the context CuPy and PyTorch use.
+    /// the primary context of device `ordinal`, the context CuPy and PyTorch use. With
+    /// `profiled`, launches record timing events (`Event.elapsed_ns`); without, they cost
+    /// about what a bare `cuLaunchKernel` does.
     #[staticmethod]
-    fn from_cuda_stream(py: Python<'_>, ordinal: usize, stream: usize) -> PyResult<Device> {
+    #[pyo3(signature = (ordinal, stream, profiled = true))]
+    fn from_cuda_stream(
+        py: Python<'_>,
+        ordinal: usize,
+        stream: usize,
+        profiled: bool,
+    ) -> PyResult<Device> {
         // SAFETY: the caller hands a live stream of that device's primary context (or 0).
         let opened = py.detach(|| unsafe {
-            kdsl_runtime::Device::from_cuda_stream(ordinal, stream as *mut c_void)
+            kdsl_runtime::Device::from_cuda_stream_with_profiling(
+                ordinal,
+                stream as *mut c_void,
+                profiled,
+            )
         });
         Ok(Device {
             inner: opened.or_raise(py)?,

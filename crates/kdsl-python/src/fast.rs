@@ -85,7 +85,7 @@ struct State {
     usm_flags: Option<(i64, i64)>,
     /// PyTorch dtype objects by address: the element type they hold.
     torch_types: HashMap<usize, (Py<PyAny>, Option<ScalarType>)>,
-    /// `cupy.cuda.stream.get_current_stream_ptr`, `torch._C._cuda_getCurrentRawStream`.
+    /// `cupy.cuda.get_current_stream`, `torch._C._cuda_getCurrentRawStream`.
     cupy_stream: Option<Py<PyAny>>,
     torch_stream: Option<Py<PyAny>>,
     /// Places met: their target, or None where the Python path launches (out-of-order queues).
@@ -279,16 +279,15 @@ impl Launcher {
         let current = match &state.cupy_stream {
             Some(function) => function.bind(py).clone(),
             None => {
-                let module = py.import("cupy.cuda.stream")?;
-                let function = match module.getattr("get_current_stream_ptr") {
-                    Ok(function) => function,
-                    Err(_) => return Ok(None),
-                };
+                // `cupy.cuda.get_current_stream()`: its `ptr` is 0 for the legacy default
+                // stream and 2 for the per-thread one, the handles the Python path derives
+                // from the array interface.
+                let function = py.import("cupy.cuda")?.getattr("get_current_stream")?;
                 state.cupy_stream = Some(function.clone().unbind());
                 function
             }
         };
-        let stream: u64 = current.call0()?.extract()?;
+        let stream: u64 = current.call0()?.getattr(intern!(py, "ptr"))?.extract()?;
         Ok(Some(Read {
             place: Place::Cuda { ordinal, stream },
             address,
@@ -458,7 +457,7 @@ impl Launcher {
             .in_flight
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let event = run(&kernel.device, &kernel.inner, launch, &prepared).or_raise(py)?;
+        let event = run(&kernel.device, &kernel.inner, launch, &prepared, &[]).or_raise(py)?;
         in_flight.open.push(args.clone().unbind());
         if in_flight.open.len() >= GROUP {
             let group = std::mem::take(&mut in_flight.open);

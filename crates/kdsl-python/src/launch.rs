@@ -328,16 +328,24 @@ pub(crate) fn check_overlaps(
     Ok(())
 }
 
-/// Runs a launch on the device's default queue: borrows device memory, copies host memory in
-/// (and, for writable parameters, back out, waiting for it). Without host arrays it does not
-/// block; with read-only host arrays it waits only for their copies.
+/// Runs a launch on the device's default queue, after the foreign SYCL events at the
+/// addresses `wait_for_sycl`: borrows device memory, copies host memory in (and, for writable
+/// parameters, back out, waiting for it). Without host arrays it does not block; with
+/// read-only host arrays it waits only for their copies.
 pub(crate) fn run(
     device: &kdsl_runtime::Device,
     kernel: &kdsl_runtime::Kernel,
     launch: &Launch,
     prepared: &[Prepared],
+    wait_for_sycl: &[u64],
 ) -> Result<kdsl_runtime::Event, RuntimeError> {
     let queue = device.default_queue();
+    let foreign = wait_for_sycl
+        .iter()
+        // SAFETY: Python passes `addressof_ref()` of dpctl events it holds during the call.
+        .map(|&address| unsafe { queue.adopt_sycl_event(address as *const std::ffi::c_void) })
+        .collect::<Result<Vec<_>, _>>()?;
+    let waits: Vec<&kdsl_runtime::Event> = foreign.iter().collect();
     let mut buffers: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
     let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
     let mut uploads = Vec::new();
@@ -391,7 +399,7 @@ pub(crate) fn run(
             }
         })
         .collect();
-    let event = kernel.launch_on(&queue, launch, &arguments, &[])?;
+    let event = kernel.launch_on(&queue, launch, &arguments, &waits)?;
     let mut downloads = Vec::new();
     for (index, copy) in &host_copies {
         if let Prepared::Array { writable: true, .. } = prepared[*index] {
@@ -424,19 +432,23 @@ impl Kernel {
     /// read_only)`: kind 0 is host memory, copied in and, for writable parameters, back out
     /// (the call waits for that); kind 1 is memory of this kernel's device instance (the USM of
     /// its SYCL context, a pointer of its CUDA or HIP context), borrowed without copies.
-    /// Scalars are Python numbers converted by the signature.
+    /// Scalars are Python numbers converted by the signature. `wait_for_sycl`: addresses of
+    /// `sycl::event`s (dpctl's `SyclEvent.addressof_ref()`) the launch must follow, on a SYCL
+    /// device only.
+    #[pyo3(signature = (arguments, global, local, wait_for_sycl = Vec::new()))]
     fn launch(
         &self,
         py: Python<'_>,
         arguments: &Bound<'_, PyTuple>,
         global: Vec<u64>,
         local: Vec<u64>,
+        wait_for_sycl: Vec<u64>,
     ) -> PyResult<Event> {
         let info = self.inner.info();
         let launch = launch_geometry(py, &info.name, &global, &local)?;
         let prepared = prepare(py, info, arguments)?;
         let event = py
-            .detach(|| run(&self.device, &self.inner, &launch, &prepared))
+            .detach(|| run(&self.device, &self.inner, &launch, &prepared, &wait_for_sycl))
             .or_raise(py)?;
         Ok(Event { inner: event })
     }
@@ -465,5 +477,25 @@ impl Event {
     #[getter]
     fn elapsed_ns(&self, py: Python<'_>) -> PyResult<u64> {
         py.detach(|| self.inner.elapsed_ns()).or_raise(py)
+    }
+
+    /// For a launch on a SYCL device: a `"SyclEventRef"` capsule of its `sycl::event`, for
+    /// `dpctl.SyclEvent(capsule)` (which copies the event at once); the capsule is valid while
+    /// this event lives. None on other backends.
+    fn sycl_event_capsule(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(address) = self.inner.sycl_event().or_raise(py)? else {
+            return Ok(None);
+        };
+        // SAFETY: a plain capsule without destructor around a pointer that stays valid while
+        // `self` lives; the name is a static C string.
+        let capsule = unsafe {
+            let raw = pyo3::ffi::PyCapsule_New(
+                address as *mut std::ffi::c_void,
+                c"SyclEventRef".as_ptr(),
+                None,
+            );
+            Bound::from_owned_ptr_or_err(py, raw)?
+        };
+        Ok(Some(capsule.unbind()))
     }
 }

@@ -379,9 +379,25 @@ impl Device {
         ordinal: usize,
         stream: *mut std::ffi::c_void,
     ) -> Result<Device> {
+        // SAFETY: forwarded to the caller.
+        unsafe { Device::from_cuda_stream_with_profiling(ordinal, stream, true) }
+    }
+
+    /// [`Device::from_cuda_stream`], choosing whether the default queue times its launches:
+    /// a profiled queue records an event pair around each submission (`Event::elapsed_ns`
+    /// works), an unprofiled one only a completion marker when something waits, which makes a
+    /// launch cost about what a bare `cuLaunchKernel` does.
+    ///
+    /// # Safety
+    /// As for [`Device::from_cuda_stream`].
+    pub unsafe fn from_cuda_stream_with_profiling(
+        ordinal: usize,
+        stream: *mut std::ffi::c_void,
+        profiled: bool,
+    ) -> Result<Device> {
         let info = find_device(BackendKind::Cuda, ordinal)?;
         // SAFETY: forwarded to the caller.
-        let backend = unsafe { backend::cuda::adopt_stream(&info, stream) }?;
+        let backend = unsafe { backend::cuda::adopt_stream(&info, stream, profiled) }?;
         Ok(Device::from_backend(info, backend))
     }
 

@@ -189,6 +189,16 @@ impl Event {
         Ok(elapsed)
     }
 
+    /// For a submission to a SYCL queue: the `sycl::event` that completes with it, valid while
+    /// this event lives (for handing to another SYCL library, which copies it: dpctl's
+    /// `SyclEvent` from a `"SyclEventRef"` capsule). None on other backends.
+    pub fn sycl_event(&self) -> Result<Option<*const std::ffi::c_void>> {
+        Ok(self
+            .backend
+            .sycl_event_address()?
+            .map(|address| address as *const std::ffi::c_void))
+    }
+
     /// Keeps `item` alive until this submission has finished.
     pub(crate) fn retire(&self, item: Retired) {
         self.device

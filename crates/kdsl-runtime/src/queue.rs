@@ -52,6 +52,25 @@ impl Queue {
         self.backend.synchronize()
     }
 
+    /// A foreign SYCL event as an [`Event`] of this queue's device, to pass in `wait_for`:
+    /// work submitted by another SYCL library (dpctl's `SyclEvent.addressof_ref()`) that a
+    /// launch must follow. The event is copied; SYCL queues only.
+    ///
+    /// # Safety
+    /// `sycl_event` must point to a live `sycl::event` of the libsycl the runtime loaded.
+    pub unsafe fn adopt_sycl_event(&self, sycl_event: *const std::ffi::c_void) -> Result<Event> {
+        if sycl_event.is_null() {
+            return Err(RuntimeError::BadForeignObject {
+                what: "a null SYCL event".to_string(),
+            });
+        }
+        Ok(Event {
+            backend: self.backend.foreign_sycl_event(sycl_event as u64)?,
+            device: self.device.clone(),
+            fault_check: None,
+        })
+    }
+
     fn check_memory(&self, memory: &Memory) -> Result<()> {
         if memory.device.same_instance(&self.device) {
             Ok(())

@@ -298,12 +298,13 @@ pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
 pub(crate) unsafe fn adopt_stream(
     info: &DeviceInfo,
     stream: *mut c_void,
+    profiled: bool,
 ) -> Result<Box<dyn DeviceBackend>> {
     guarded(|| {
         let context = CudaContext::new(info.locator).map_err(driver_error)?;
         let queue = Arc::new(CudaQueue {
             stream: StreamState::new(&context, stream as sys::CUstream),
-            profiled: true,
+            profiled,
             _owned: None,
         });
         Ok(Box::new(CudaDevice { context, queue }) as Box<dyn DeviceBackend>)

@@ -72,6 +72,13 @@ pub(crate) trait QueueBackend: Send + Sync {
     ) -> Result<Arc<dyn EventBackend>>;
     /// Waits for everything submitted to this queue.
     fn synchronize(&self) -> Result<()>;
+    /// An event of this queue's backend holding a copy of a foreign SYCL event (a
+    /// `sycl::event*` address), to wait for. SYCL queues only.
+    fn foreign_sycl_event(&self, _address: u64) -> Result<Arc<dyn EventBackend>> {
+        Err(RuntimeError::BadForeignObject {
+            what: "a SYCL event given to a queue that is not a SYCL queue".to_string(),
+        })
+    }
 }
 
 /// A loaded image.
@@ -93,6 +100,10 @@ pub(crate) trait EventBackend: Send + Sync {
     fn is_complete(&self) -> Result<bool>;
     /// The device's timing of the finished submission, in nanoseconds (waits for it).
     fn elapsed_ns(&self) -> Result<u64>;
+    /// The address of the `sycl::event` that completes with this submission, for SYCL events.
+    fn sycl_event_address(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
     fn as_any(&self) -> &dyn Any;
 }
 

@@ -100,6 +100,8 @@ mod ffi {
             arguments: &[KernelArgument],
         ) -> Result<()>;
         fn submit_marker(queue: &Queue) -> Result<UniquePtr<Event>>;
+        fn event_from_native(queue: &Queue, sycl_event: u64) -> Result<UniquePtr<Event>>;
+        fn event_native(event: &Event) -> Result<u64>;
         fn event_wait(event: &Event) -> Result<()>;
         fn event_is_complete(event: &Event) -> Result<bool>;
         fn event_elapsed_ns(event: &Event) -> Result<u64>;
@@ -505,6 +507,15 @@ impl QueueBackend for SyclQueue {
     fn synchronize(&self) -> Result<()> {
         ffi::wait(&self.queue).map_err(backend_error)
     }
+
+    fn foreign_sycl_event(&self, address: u64) -> Result<Arc<dyn EventBackend>> {
+        let event = ffi::event_from_native(&self.queue, address).map_err(backend_error)?;
+        Ok(Arc::new(SyclEvent::Recorded {
+            event,
+            profiled: false,
+            _queue: Arc::clone(&self.queue),
+        }))
+    }
 }
 
 struct SyclModule {
@@ -603,6 +614,11 @@ impl EventBackend for SyclEvent {
             } => ffi::event_elapsed_ns(event).map_err(backend_error),
             _ => Err(RuntimeError::ProfilingDisabled),
         }
+    }
+
+    fn sycl_event_address(&self) -> Result<Option<u64>> {
+        let native = ffi::event_native(self.completion()?).map_err(backend_error)?;
+        Ok(Some(native))
     }
 
     fn as_any(&self) -> &dyn Any {
