@@ -313,17 +313,19 @@ class Kernel:
         return configured
 
     def _fast_target(self, kind: str, where: Any) -> Any:
-        """For the native fast path: the kernel loaded on the device instance of a dpctl queue
-        (``kind`` "sycl") or of a CUDA device's stream (``"cuda"``, ``(ordinal, stream)``), or
-        None where launches take the Python path (an out-of-order queue)."""
+        """For the native fast path: ``(kernel, order manager)``, the kernel loaded on the
+        device instance of a dpctl queue (``kind`` "sycl") or of a CUDA device's stream
+        (``"cuda"``, ``(ordinal, stream)``), and for an out-of-order queue dpctl's
+        ``SequentialOrderManager`` of it (else None)."""
+        manager = None
         if kind == "sycl":
             device = sycl_device(where)
             if not _in_flight_of(device, where).in_order:
-                return None
+                manager = _order_manager(where)
         else:
             ordinal, stream = where
             device = gpu_device(kind, ordinal, stream)
-        return self._loaded.get(device) or self.loaded(device)
+        return self._loaded.get(device) or self.loaded(device), manager
 
     def __call__(
         self,

@@ -99,12 +99,16 @@ class Event:
         (valid while this event lives); None on CUDA and HIP."""
 
 class Launcher:
-    """The native launch fast path of one kernel: dpnp/dpctl arrays on an in-order queue, CuPy
+    """The native launch fast path of one kernel: dpnp/dpctl arrays (on out-of-order queues
+    ordered through dpctl's SequentialOrderManager, as dpnp orders its work), CuPy
     and PyTorch CUDA arrays, read and checked without Python frames; anything else goes to
     the Python path."""
 
     def __init__(
-        self, name: str, parameters: list[tuple[str, str, bool]], resolve: Callable[[str, Any], Kernel | None]
+        self,
+        name: str,
+        parameters: list[tuple[str, str, bool]],
+        resolve: Callable[[str, Any], tuple[Kernel, Any | None] | None],
     ) -> None: ...
     def configure(self, global_size: list[int], local_size: list[int], fallback: Callable[..., Event]) -> Configured: ...
     def try_launch_sizes(self, args: tuple[Any, ...], global_size: list[int], local_size: list[int]) -> Event | None: ...

@@ -34,6 +34,10 @@ def test_dpnp_producers_and_consumers_are_ordered():
         expected = expected * 0.5 + 1.0
         saxpy[n, 256](y, x, 0.25, n)            # kdsl, no wait
         expected = expected + 0.25 * host_x
+        y = y + 0.0                             # dpnp consumer and producer
+        # The native path orders the launch by dpctl's SequentialOrderManager too.
+        assert saxpy._launcher.try_launch_sizes((y, x, 0.25, n), [n], [256]) is not None
+        expected = expected + 0.25 * host_x
     total = dpnp.asnumpy(y + 0.0)               # dpnp consumer
     np.testing.assert_allclose(total, expected, rtol=1e-5)
 

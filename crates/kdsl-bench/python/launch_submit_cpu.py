@@ -18,6 +18,7 @@ from pathlib import Path
 
 import dpctl
 import dpnp
+from dpctl.utils import SequentialOrderManager
 
 import kdsl
 from kdsl import _module
@@ -34,11 +35,23 @@ u = data.get_array()
 prep = ((1, u._pointer, N, False), N)
 dk = m.to_dpctl(q)["touch"]
 dargs = [u.usm_data, ctypes.c_uint32(N)]
+# What dpnp (and numba-dpex) do for a kernel on an out-of-order queue: depend on the events of
+# the queue's SequentialOrderManager, then record the launch there.
+manager = SequentialOrderManager[default.sycl_queue]
+default_kernel = m.to_dpctl(default.sycl_queue)["touch"]
+default_args = [default.get_array().usm_data, ctypes.c_uint32(N)]
+
+
+def ordered_dpctl():
+    event = default.sycl_queue.submit_async(default_kernel, default_args, [N], [256], manager.submitted_events)
+    manager.add_event_pair(event, event)
+
 cases = {
     "kdsl, dpnp array, in-order queue": (lambda: touch(data, N), q.wait),
     "kdsl, dpnp array, dpnp's out-of-order queue": (lambda: touch(default, N), default.sycl_queue.wait),
     "kdsl._runtime Kernel.launch alone": (lambda: rk.launch(prep, [N], [256]), q.wait),
     "dpctl submit_async, in-order queue": (lambda: q.submit_async(dk, dargs, [N], [256]), q.wait),
+    "dpctl submit_async, dpnp's out-of-order queue, ordered as dpnp does": (ordered_dpctl, default.sycl_queue.wait),
 }
 samples = {name: [] for name in cases}
 for _ in range(int(sys.argv[1]) if len(sys.argv) > 1 else 30):

@@ -3,9 +3,10 @@
 //!
 //! Only the common case is taken: every array a device array of a kind known here, of the
 //! parameter's element type, C-contiguous, writable where the parameter is `mut`, all on one
-//! queue or stream whose device instance launches in order. Anything else (NumPy arrays,
-//! keywords, an out-of-order SYCL queue, and every misuse) goes to the Python path, which
-//! raises the precise error. The checks that remain (scalars, aliasing, the launch geometry,
+//! queue or stream. Anything else (NumPy arrays, keywords, and every misuse) goes to the
+//! Python path, which raises the precise error. On an out-of-order SYCL queue (dpnp's
+//! default) a launch is ordered as dpnp orders its own operations: after the events of the
+//! queue's `SequentialOrderManager`, and recorded there. The checks that remain (scalars, aliasing, the launch geometry,
 //! the runtime's own) are the ones every launch gets.
 
 use crate::errors::{argument_error, OrRaise};
@@ -65,6 +66,9 @@ struct UsmFacts {
 /// the last event of each group of launches is kept).
 struct Target {
     kernel: Py<Kernel>,
+    /// For an out-of-order SYCL queue: dpctl's `SequentialOrderManager` of the queue and the
+    /// `dpctl.SyclEvent` type.
+    ordering: Option<(Py<PyAny>, Py<PyAny>)>,
     in_flight: Mutex<InFlight>,
 }
 
@@ -375,8 +379,18 @@ impl Launcher {
         let target = if resolved.is_none() {
             None
         } else {
+            // `(kernel, order manager or None)`.
+            let (kernel, manager): (Py<Kernel>, Option<Py<PyAny>>) = resolved.extract()?;
+            let ordering = match manager {
+                Some(manager) => {
+                    let event_type = py.import("dpctl")?.getattr("SyclEvent")?.unbind();
+                    Some((manager, event_type))
+                }
+                None => None,
+            };
             Some(Arc::new(Target {
-                kernel: resolved.extract::<Py<Kernel>>()?,
+                kernel,
+                ordering,
                 in_flight: Mutex::new(InFlight::default()),
             }))
         };
@@ -457,7 +471,34 @@ impl Launcher {
             .in_flight
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let event = run(&kernel.device, &kernel.inner, launch, &prepared, &[]).or_raise(py)?;
+        let event = match &target.ordering {
+            None => run(&kernel.device, &kernel.inner, launch, &prepared, &[]).or_raise(py)?,
+            Some((manager, event_type)) => {
+                // The producers' events stay referenced (by `producers`) during the launch,
+                // which copies them.
+                let manager = manager.bind(py);
+                let producers = manager.getattr(intern!(py, "submitted_events"))?;
+                let mut addresses = Vec::new();
+                for producer in producers.try_iter()? {
+                    addresses.push(
+                        producer?
+                            .call_method0(intern!(py, "addressof_ref"))?
+                            .extract()?,
+                    );
+                }
+                let event = run(&kernel.device, &kernel.inner, launch, &prepared, &addresses)
+                    .or_raise(py)?;
+                let launched = Event {
+                    inner: event.clone(),
+                }
+                .sycl_event_capsule(py)?;
+                if let Some(capsule) = launched {
+                    let launched = event_type.bind(py).call1((capsule,))?;
+                    manager.call_method1(intern!(py, "add_event_pair"), (&launched, &launched))?;
+                }
+                event
+            }
+        };
         in_flight.open.push(args.clone().unbind());
         if in_flight.open.len() >= GROUP {
             let group = std::mem::take(&mut in_flight.open);

@@ -448,7 +448,15 @@ impl Kernel {
         let launch = launch_geometry(py, &info.name, &global, &local)?;
         let prepared = prepare(py, info, arguments)?;
         let event = py
-            .detach(|| run(&self.device, &self.inner, &launch, &prepared, &wait_for_sycl))
+            .detach(|| {
+                run(
+                    &self.device,
+                    &self.inner,
+                    &launch,
+                    &prepared,
+                    &wait_for_sycl,
+                )
+            })
             .or_raise(py)?;
         Ok(Event { inner: event })
     }
@@ -482,7 +490,7 @@ impl Event {
     /// For a launch on a SYCL device: a `"SyclEventRef"` capsule of its `sycl::event`, for
     /// `dpctl.SyclEvent(capsule)` (which copies the event at once); the capsule is valid while
     /// this event lives. None on other backends.
-    fn sycl_event_capsule(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+    pub(crate) fn sycl_event_capsule(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let Some(address) = self.inner.sycl_event().or_raise(py)? else {
             return Ok(None);
         };
