@@ -64,8 +64,10 @@ fn build_sycl_backend() {
     for file in [
         "src/kdsl_sycl.cpp",
         "src/kdsl_sycl_loader.cpp",
+        "src/kdsl_spirv_validate.cpp",
         "include/kdsl_sycl.h",
         "include/kdsl_sycl_shim.h",
+        "include/kdsl_spirv_validate.h",
     ] {
         println!("cargo:rerun-if-changed={}", shim.join(file).display());
     }
@@ -99,6 +101,7 @@ fn build_shim_library(
         .arg("-I")
         .arg(include)
         .arg(shim.join("src/kdsl_sycl.cpp"))
+        .arg(shim.join("src/kdsl_spirv_validate.cpp"))
         .arg("-o")
         .arg(output)
         // Every symbol must resolve now, not when a binary first opens the library.

@@ -5,7 +5,7 @@
 
 #include "kdsl_sycl_shim.h"
 
-#include <spirv-tools/libspirv.h>
+#include "kdsl_spirv_validate.h"
 #include <sycl/sycl.hpp>
 #include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
@@ -442,26 +442,9 @@ void kdsl_sycl_destroy_queue(kdsl_sycl_queue *queue) { delete queue; }
 
 int kdsl_sycl_validate_spirv(const std::uint8_t *spirv, std::size_t size) {
   return guarded([&] {
-    if (size % 4 != 0 || size < 20) {
-      throw std::runtime_error(std::to_string(size) +
-                               " bytes is not a whole SPIR-V module (a multiple of 4 bytes, at "
-                               "least the 20-byte header)");
-    }
-    std::vector<std::uint32_t> words(size / 4);
-    std::memcpy(words.data(), spirv, size);
-    std::unique_ptr<spv_context_t, void (*)(spv_context)> context(
-        spvContextCreate(SPV_ENV_UNIVERSAL_1_6), spvContextDestroy);
-    if (!context) throw std::runtime_error("SPIRV-Tools could not create a context");
-    spv_diagnostic diagnostic = nullptr;
-    spv_result_t result = spvValidateBinary(context.get(), words.data(), words.size(), &diagnostic);
-    std::string message;
-    if (diagnostic != nullptr) {
-      if (diagnostic->error != nullptr) message = diagnostic->error;
-      spvDiagnosticDestroy(diagnostic);
-    }
-    if (result != SPV_SUCCESS) {
-      throw std::runtime_error(message.empty() ? "the SPIR-V validator rejected the module"
-                                               : message);
+    char message[1024];
+    if (kdsl_spirv_validate(spirv, size, message, sizeof message) != 0) {
+      throw std::runtime_error(message);
     }
   });
 }

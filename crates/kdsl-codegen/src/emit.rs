@@ -127,7 +127,23 @@ pub(crate) fn compile(
                 spirv::run_backend(llc, bitcode.as_slice())?
             };
             timings.backend += stopwatch.lap();
-            let summary = spirv::inspect(&binary, &entry_points(ir, options))?;
+            let kernels = entry_points(ir, options);
+            if let Err(message) = spirv::validate(&binary) {
+                return Err(internal(
+                    target,
+                    format!(
+                        "the SPIR-V backend emitted a module that SPIRV-Tools rejects (kernel{} {}): {message}",
+                        if kernels.len() == 1 { "" } else { "s" },
+                        kernels
+                            .iter()
+                            .map(|kernel| format!("`{kernel}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+            timings.other += stopwatch.lap();
+            let summary = spirv::inspect(&binary, &kernels)?;
             let requirements = summary
                 .capabilities
                 .iter()

@@ -165,6 +165,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let left = left.into_int_value();
         let mut right = right.into_int_value();
         let signed = ty.is_signed_integer();
+        let is_division = matches!(op, BinaryOp::Divide | BinaryOp::Remainder);
+        if is_division
+            && self.target.legalization.widen_narrow_division
+            && left.get_type().get_bit_width() < 32
+        {
+            return self.narrow_division_in_32_bits(op, left, right, signed);
+        }
         let b = &self.builder;
         let value: IntValue = match op {
             BinaryOp::Add => b.build_int_add(left, right, "")?,
@@ -217,6 +224,37 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
         };
         Ok(value.into())
+    }
+
+    /// 8- and 16-bit `/` or `%` on 32-bit extensions of the operands, truncated back.
+    fn narrow_division_in_32_bits(
+        &mut self,
+        op: BinaryOp,
+        left: IntValue<'ctx>,
+        right: IntValue<'ctx>,
+        signed: bool,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let b = &self.builder;
+        let wide = self.context.i32_type();
+        let narrow = left.get_type();
+        let (left, right) = if signed {
+            (
+                b.build_int_s_extend(left, wide, "")?,
+                b.build_int_s_extend(right, wide, "")?,
+            )
+        } else {
+            (
+                b.build_int_z_extend(left, wide, "")?,
+                b.build_int_z_extend(right, wide, "")?,
+            )
+        };
+        let value = match (op, signed) {
+            (BinaryOp::Divide, true) => b.build_int_signed_div(left, right, "")?,
+            (BinaryOp::Divide, false) => b.build_int_unsigned_div(left, right, "")?,
+            (_, true) => b.build_int_signed_rem(left, right, "")?,
+            (_, false) => b.build_int_unsigned_rem(left, right, "")?,
+        };
+        Ok(b.build_int_truncate(value, narrow, "")?.into())
     }
 
     fn float_binary(
@@ -351,6 +389,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let value = value.into_int_value();
                 let target = target_type.into_int_type();
                 if from.bit_width() > to.bit_width() {
+                    let value = if from.bit_width() > 32
+                        && to.bit_width() < 32
+                        && self.target.legalization.truncate_through_32_bits
+                    {
+                        b.build_int_truncate(value, self.context.i32_type(), "")?
+                    } else {
+                        value
+                    };
                     b.build_int_truncate(value, target, "")?.into()
                 } else if from.bit_width() == to.bit_width() {
                     value.into()

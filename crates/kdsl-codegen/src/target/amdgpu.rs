@@ -9,9 +9,9 @@
 //! buffers are device allocations, so native float atomics are correct (as in HIP).
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
-    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
-    TargetDescription, WorkItemLowering,
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
+    OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
+    SyncScopes, TargetDescription, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -94,6 +94,18 @@ fn is_wave32(arch: &str) -> bool {
     arch.starts_with("gfx1") && !arch.starts_with("gfx1-")
 }
 
+/// LLVM `-mattr` for `arch`. From gfx11 on, LLVM 22 defaults to true 16-bit registers, and its
+/// post-RA pseudo expansion then crashes (SIGSEGV) on some `f16` code (`(x as f16) % (x as
+/// f16)`); kdsl keeps 16-bit values in 32-bit registers there ("fake16"), LLVM's default up to
+/// LLVM 20, which computes the same values.
+fn cpu_features(arch: &str) -> &'static str {
+    if arch.starts_with("gfx11") || arch.starts_with("gfx12") {
+        "-real-true16"
+    } else {
+        ""
+    }
+}
+
 pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
     if !KNOWN_ARCHES.contains(&arch) {
         return Err(Error::UnknownArch(arch.to_string()));
@@ -115,7 +127,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         arch: arch.to_string(),
         triple: "amdgcn-amd-amdhsa",
         cpu: arch.to_string(),
-        cpu_features: String::new(),
+        cpu_features: cpu_features(arch).to_string(),
         address_spaces: AddressSpaces {
             global: 1,
             constant: 4,
@@ -157,6 +169,10 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         required_work_group_size: RequiredWorkGroupSize {
             metadata: true,
             attributes: vec![("amdgpu-flat-work-group-size", SizeFormat::FlatRange)],
+        },
+        legalization: Legalization {
+            widen_narrow_division: true,
+            ..Legalization::default()
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
     })

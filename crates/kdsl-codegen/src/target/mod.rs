@@ -159,6 +159,20 @@ pub(crate) struct FeatureSupport {
     pub max_work_group_size: Option<u64>,
 }
 
+/// Operations kdsl rewrites before LLVM sees them, because the target's backend fails on the
+/// plain form (each field names the failure). The rewrites compute the same values.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Legalization {
+    /// 8- and 16-bit integer division and remainder computed on 32-bit extensions: AMDGPU's
+    /// instruction selection aborts the process on `sdivrem`/`udivrem` of `i8`/`i16` at -O0
+    /// ("Cannot select"). Exact (where the narrow operation is defined).
+    pub widen_narrow_division: bool,
+    /// 64-bit integers truncated to 8 or 16 bits in two steps, through 32 bits: at -O0 the
+    /// SPIR-V backend masks the 64-bit value with a 32-bit constant (`(x as u8) as u16` of an
+    /// `i64` gave an `OpBitwiseAnd` that `spirv-val` rejects).
+    pub truncate_through_32_bits: bool,
+}
+
 /// The synchronization-scope names of the target's LLVM backend.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SyncScopes {
@@ -210,6 +224,7 @@ pub(crate) struct TargetDescription {
     pub kernel_attributes: Vec<(&'static str, &'static str)>,
     /// How a kernel's `#[work_group_size]` is passed on.
     pub required_work_group_size: RequiredWorkGroupSize,
+    pub legalization: Legalization,
     pub output: OutputFormat,
 }
 

@@ -6,9 +6,9 @@
 //! come from libdevice (`__nv_sinf`), or from libclc when libdevice is not installed.
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, OutputFormat,
-    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
-    TargetDescription, WorkItemLowering,
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
+    OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
+    SyncScopes, TargetDescription, WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,
@@ -106,6 +106,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             metadata: false,
             attributes: vec![("nvvm.reqntid", SizeFormat::Dimensions)],
         },
+        legalization: Legalization::default(),
         output: OutputFormat::PtxAssembly,
     })
 }

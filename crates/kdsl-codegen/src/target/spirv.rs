@@ -15,7 +15,7 @@
 //! ([`crate::llvm::initialize`]). The module the backend gets is already optimized.
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, OutputFormat,
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization, OutputFormat,
     RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
@@ -99,6 +99,10 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             metadata: true,
             attributes: Vec::new(),
         },
+        legalization: Legalization {
+            truncate_through_32_bits: true,
+            ..Legalization::default()
+        },
         output: OutputFormat::SpirvBinary { llc },
     })
 }
@@ -163,6 +167,60 @@ pub(crate) struct ModuleSummary {
     pub entry_points: Vec<String>,
     pub capabilities: Vec<String>,
     pub extensions: Vec<String>,
+}
+
+extern "C" {
+    /// `runtime-shim/src/kdsl_spirv_validate.cpp`, linked with SPIRV-Tools by the build script.
+    fn kdsl_spirv_validate(
+        spirv: *const u8,
+        size: usize,
+        message: *mut std::ffi::c_char,
+        capacity: usize,
+    ) -> std::ffi::c_int;
+}
+
+/// Validates a SPIR-V module with SPIRV-Tools (the rules `spirv-val` applies), in process;
+/// the validator's message when it is invalid.
+pub(crate) fn validate(binary: &[u8]) -> Result<(), String> {
+    let mut message = vec![0u8; 2048];
+    // SAFETY: both buffers are valid for the sizes given; the wrapper never throws and writes
+    // a NUL-terminated message of at most `capacity` bytes.
+    let status = unsafe {
+        kdsl_spirv_validate(
+            binary.as_ptr(),
+            binary.len(),
+            message.as_mut_ptr().cast(),
+            message.len(),
+        )
+    };
+    if status == 0 {
+        return Ok(());
+    }
+    let end = message
+        .iter()
+        .position(|&byte| byte == 0)
+        .unwrap_or(message.len());
+    Err(String::from_utf8_lossy(&message[..end]).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate;
+
+    #[test]
+    fn the_validator_rejects_what_is_not_a_valid_module() {
+        assert!(validate(&[0u8; 7])
+            .unwrap_err()
+            .contains("not a whole SPIR-V module"));
+        // A header (magic, version 1.4, generator, bound 1, schema) and nothing else: no
+        // memory model, which every module needs.
+        let header: Vec<u8> = [0x0723_0203u32, 0x0001_0400, 0, 1, 0]
+            .iter()
+            .flat_map(|word| word.to_le_bytes())
+            .collect();
+        let message = validate(&header).unwrap_err();
+        assert!(!message.is_empty(), "the validator gave no reason");
+    }
 }
 
 /// Parses the binary with rspirv and checks that every kernel is an entry point.
