@@ -206,7 +206,7 @@ pub fn compile(
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
     let description = target::describe(target, options)?;
-    support::check(module, &description)?;
+    support::check(module, &description, options.checked)?;
     emit::compile(module, &description, options)
 }
 
@@ -217,7 +217,7 @@ pub fn emit_llvm_ir(
     options: &Options,
 ) -> Result<String, CodegenError> {
     let description = target::describe(target, options)?;
-    support::check(module, &description)?;
+    support::check(module, &description, options.checked)?;
     emit::llvm_ir(module, &description, options)
 }
 

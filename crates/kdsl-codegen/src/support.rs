@@ -9,10 +9,17 @@ use std::collections::HashSet;
 
 pub(crate) const UNSUPPORTED: &str = "E0601";
 pub(crate) const LOCAL_MEMORY_LIMIT: &str = "E0602";
+pub(crate) const PARAMETER_LIMIT: &str = "E0603";
 
-pub(crate) fn check(module: &Module, target: &TargetDescription) -> Result<(), CodegenError> {
+/// `checked`: the module is compiled in checked mode (its kernels take hidden arguments).
+pub(crate) fn check(
+    module: &Module,
+    target: &TargetDescription,
+    checked: bool,
+) -> Result<(), CodegenError> {
     let mut checker = Checker {
         target,
+        checked,
         diagnostics: Vec::new(),
         reported: HashSet::new(),
     };
@@ -29,6 +36,7 @@ pub(crate) fn check(module: &Module, target: &TargetDescription) -> Result<(), C
 
 struct Checker<'a> {
     target: &'a TargetDescription,
+    checked: bool,
     diagnostics: Vec<Diagnostic>,
     /// Features already reported in the current function.
     reported: HashSet<&'static str>,
@@ -127,8 +135,51 @@ impl Checker<'_> {
                 }
             }
         }
+        if function.kind == FunctionKind::Kernel {
+            self.parameter_bytes(function);
+        }
         self.work_group_size(function);
         self.block(&function.body);
+    }
+
+    /// Argument bytes above what the target passes to a kernel (each parameter at its natural
+    /// alignment; checked mode adds an 8-byte length per buffer and the fault record pointer).
+    fn parameter_bytes(&mut self, function: &Function) {
+        let Some(limit) = self.target.features.max_parameter_bytes else {
+            return;
+        };
+        let mut bytes = 0u64;
+        let mut place = |size: u64| bytes = bytes.div_ceil(size) * size + size;
+        for parameter in &function.parameters {
+            match parameter.ty {
+                ParameterType::Scalar { ty } => place(u64::from(ty.size_in_bytes())),
+                ParameterType::Buffer { .. } => {
+                    place(8);
+                    if self.checked {
+                        place(8);
+                    }
+                }
+            }
+        }
+        if self.checked {
+            place(8);
+        }
+        if bytes > limit {
+            self.diagnostics.push(
+                Diagnostic::error(
+                    PARAMETER_LIMIT,
+                    format!(
+                        "kernel `{}` takes {bytes} bytes of arguments{}, more than the {limit} bytes target `{}` passes to a kernel",
+                        function.name,
+                        if self.checked { " (with checked mode's hidden ones)" } else { "" },
+                        self.target.display_name()
+                    ),
+                    function.span,
+                    "this kernel",
+                )
+                .with_hint("pass fewer parameters: put scalars in a buffer, or merge buffers"),
+            );
+        }
     }
 
     /// A required work-group size above what any processor of the target runs.

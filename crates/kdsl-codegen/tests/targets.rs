@@ -354,6 +354,60 @@ fn unsupported_features_are_diagnostics_naming_the_target() {
     compile(&module, &TargetSpec::spirv(), &Options::default()).expect("SPIR-V has no fixed limit");
 }
 
+/// A kernel of `buffers` buffer parameters and one `u32`.
+fn many_parameters(buffers: usize) -> kdsl_ir::Module {
+    let parameters: Vec<String> = (0..buffers)
+        .map(|i| format!("b{i}: global [f32]"))
+        .collect();
+    let source = format!(
+        "kernel many(out: global mut [f32], {}, n: u32) {{\n    out[0] = b0[n];\n}}\n",
+        parameters.join(", ")
+    );
+    module_of("many", &source)
+}
+
+#[test]
+fn parameters_beyond_a_targets_limit_are_diagnostics() {
+    let limit_error = |module: &kdsl_ir::Module, spec: &TargetSpec, options: &Options| {
+        let error = compile(module, spec, options).expect_err("too many arguments");
+        let diagnostics = error.into_diagnostics();
+        assert_eq!(diagnostics[0].code, "E0603", "{diagnostics:?}");
+        diagnostics[0].message.clone()
+    };
+    // 126 + 1 pointers and a u32: 1020 bytes, within OpenCL's guaranteed 1024.
+    let fits = many_parameters(126);
+    compile(&fits, &TargetSpec::spirv(), &Options::default()).expect("1020 bytes fit");
+    // Checked mode adds a length per buffer and the fault record.
+    let checked = Options {
+        checked: true,
+        ..Options::default()
+    };
+    let message = limit_error(&fits, &TargetSpec::spirv(), &checked);
+    assert!(
+        message.contains("2048 bytes") && message.contains("checked"),
+        "{message}"
+    );
+    let message = limit_error(
+        &many_parameters(128),
+        &TargetSpec::spirv(),
+        &Options::default(),
+    );
+    assert!(
+        message.contains("1036 bytes") && message.contains("`spirv`"),
+        "{message}"
+    );
+    compile(
+        &many_parameters(128),
+        &TargetSpec::ptx(None),
+        &Options::default(),
+    )
+    .expect("PTX takes 4096 bytes");
+    for spec in [TargetSpec::ptx(None), TargetSpec::amdgpu(None)] {
+        let message = limit_error(&many_parameters(520), &spec, &Options::default());
+        assert!(message.contains("4172 bytes"), "{message}");
+    }
+}
+
 #[test]
 fn bad_target_names_are_errors() {
     let module = module_of(

@@ -101,6 +101,8 @@ pub enum ErrorCode {
     E0601,
     /// Local memory above the target's limit.
     E0602,
+    /// Kernel parameters above the target's limit on argument bytes.
+    E0603,
     /// A `-D` definition that names no module constant.
     E0701,
     /// A `-D` value of the wrong type or not a literal.
@@ -118,7 +120,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 54] = [
+    pub const ALL: [ErrorCode; 55] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -166,6 +168,7 @@ impl ErrorCode {
         ErrorCode::E0515,
         ErrorCode::E0601,
         ErrorCode::E0602,
+        ErrorCode::E0603,
         ErrorCode::E0701,
         ErrorCode::E0702,
         ErrorCode::E0703,
@@ -225,6 +228,7 @@ impl ErrorCode {
             ErrorCode::E0515 => "E0515",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
+            ErrorCode::E0603 => "E0603",
             ErrorCode::E0701 => "E0701",
             ErrorCode::E0702 => "E0702",
             ErrorCode::E0703 => "E0703",

@@ -160,6 +160,8 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_LDS_BYTES),
             max_work_group_size: Some(1024),
+            // HIP's limit on a kernel's argument block.
+            max_parameter_bytes: Some(4096),
         },
         module_flags: vec![("amdhsa_code_object_version", code_object_version)],
         // Launches are whole work-groups (HIP grids, SYCL nd-ranges).

@@ -157,6 +157,8 @@ pub(crate) struct FeatureSupport {
     pub max_local_memory_bytes: Option<u64>,
     /// The most work-items a work-group can have on any processor of the target, if known.
     pub max_work_group_size: Option<u64>,
+    /// The most bytes of arguments a kernel can take, if known.
+    pub max_parameter_bytes: Option<u64>,
 }
 
 /// Operations kdsl rewrites before LLVM sees them, because the target's backend fails on the

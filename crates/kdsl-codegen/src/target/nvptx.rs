@@ -95,6 +95,9 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_STATIC_SHARED_BYTES),
             max_work_group_size: Some(1024),
+            // The `.param` space every CUDA driver and processor accepts (Volta and CUDA 12.1
+            // on allow 32764 bytes, older ones not).
+            max_parameter_bytes: Some(4096),
         },
         // libdevice asks `__nvvm_reflect("__CUDA_FTZ")`: keep denormals, as nvcc does by default.
         module_flags: vec![("nvvm-reflect-ftz", 0)],

@@ -91,6 +91,9 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             sub_groups: true,
             max_local_memory_bytes: None,
             max_work_group_size: None,
+            // OpenCL's guaranteed minimum of CL_DEVICE_MAX_PARAMETER_SIZE for full-profile
+            // devices; a kernel within it runs on every OpenCL and Level Zero device.
+            max_parameter_bytes: Some(1024),
         },
         module_flags: Vec::new(),
         atomic_metadata: Vec::new(),
