@@ -206,26 +206,6 @@ pub(crate) fn validate(binary: &[u8]) -> Result<(), String> {
     Err(String::from_utf8_lossy(&message[..end]).into_owned())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::validate;
-
-    #[test]
-    fn the_validator_rejects_what_is_not_a_valid_module() {
-        assert!(validate(&[0u8; 7])
-            .unwrap_err()
-            .contains("not a whole SPIR-V module"));
-        // A header (magic, version 1.4, generator, bound 1, schema) and nothing else: no
-        // memory model, which every module needs.
-        let header: Vec<u8> = [0x0723_0203u32, 0x0001_0400, 0, 1, 0]
-            .iter()
-            .flat_map(|word| word.to_le_bytes())
-            .collect();
-        let message = validate(&header).unwrap_err();
-        assert!(!message.is_empty(), "the validator gave no reason");
-    }
-}
-
 /// Parses the binary with rspirv and checks that every kernel is an entry point.
 pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary, Error> {
     let module = rspirv::dr::load_bytes(binary).map_err(|e| Error::Unparsable(e.to_string()))?;
@@ -254,4 +234,24 @@ pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary
         return Err(Error::MissingEntryPoints(missing.join(", ")));
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate;
+
+    #[test]
+    fn the_validator_rejects_what_is_not_a_valid_module() {
+        assert!(validate(&[0u8; 7])
+            .unwrap_err()
+            .contains("not a whole SPIR-V module"));
+        // A header (magic, version 1.4, generator, bound 1, schema) and nothing else: no
+        // memory model, which every module needs.
+        let header: Vec<u8> = [0x0723_0203u32, 0x0001_0400, 0, 1, 0]
+            .iter()
+            .flat_map(|word| word.to_le_bytes())
+            .collect();
+        let message = validate(&header).unwrap_err();
+        assert!(!message.is_empty(), "the validator gave no reason");
+    }
 }
