@@ -83,50 +83,78 @@ impl Validators {
         })
     }
 
-    /// Checks every image of `bundle` with its target's tool.
+    /// Checks every image of `bundle` with its target's tool (the tools run concurrently).
     pub fn validate(&self, bundle: &Bundle) -> Result<(), String> {
+        let mut checks = Vec::new();
         for image in &bundle.images {
             let what = image.describe();
             let file = ScratchFile::new(&what.replace(':', "-"), &image.bytes)?;
-            match image.target {
+            let mut command = match image.target {
                 TargetKind::Spirv => {
-                    run_tool(
-                        Command::new(&self.spirv_val).arg(&file.path),
-                        &format!("spirv-val on {what}"),
-                    )?;
+                    let mut command = Command::new(&self.spirv_val);
+                    command.arg(&file.path);
+                    command
                 }
                 TargetKind::Ptx => {
-                    run_tool(
-                        Command::new(&self.ptxas)
-                            .arg(format!("-arch={}", image.arch))
-                            .arg(&file.path)
-                            .arg("-o")
-                            .arg("/dev/null"),
-                        &format!("ptxas on {what}"),
-                    )?;
+                    let mut command = Command::new(&self.ptxas);
+                    command
+                        .arg(format!("-arch={}", image.arch))
+                        .arg(&file.path)
+                        .arg("-o")
+                        .arg("/dev/null");
+                    command
                 }
                 TargetKind::Amdgpu => {
-                    let notes = run_tool(
-                        Command::new(&self.readobj).arg("--notes").arg(&file.path),
-                        &format!("llvm-readobj --notes on {what}"),
-                    )?;
-                    if !notes.contains("amdhsa.kernels") {
-                        return Err(format!("{what}: no amdhsa.kernels in the notes"));
-                    }
-                    for kernel in &bundle.kernels {
-                        if !notes.contains(&format!(": {}\n", kernel.name))
-                            && !notes.contains(&format!(" {}\n", kernel.name))
-                        {
-                            return Err(format!(
-                                "{what}: kernel {} not in amdhsa.kernels",
-                                kernel.name
-                            ));
-                        }
+                    let mut command = Command::new(&self.readobj);
+                    command.arg("--notes").arg(&file.path);
+                    command
+                }
+            };
+            let child = command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("cannot run {command:?}: {e}"))?;
+            checks.push((image.target, what, file, child));
+        }
+        let mut problems = Vec::new();
+        for (target, what, _file, child) in checks {
+            let output = child
+                .wait_with_output()
+                .map_err(|e| format!("waiting for the validator of {what}: {e}"))?;
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+            let tool = match target {
+                TargetKind::Spirv => "spirv-val",
+                TargetKind::Ptx => "ptxas",
+                TargetKind::Amdgpu => "llvm-readobj --notes",
+            };
+            if !output.status.success() {
+                problems.push(format!("{tool} on {what} failed:\n{text}"));
+                continue;
+            }
+            if target == TargetKind::Amdgpu {
+                if !text.contains("amdhsa.kernels") {
+                    problems.push(format!("{what}: no amdhsa.kernels in the notes"));
+                }
+                for kernel in &bundle.kernels {
+                    if !text.contains(&format!(".name:           {}\n", kernel.name)) {
+                        problems.push(format!(
+                            "{what}: kernel {} not in amdhsa.kernels",
+                            kernel.name
+                        ));
                     }
                 }
             }
         }
-        Ok(())
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
     }
 }
 
@@ -151,22 +179,6 @@ impl ScratchFile {
 impl Drop for ScratchFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-    }
-}
-
-fn run_tool(command: &mut Command, what: &str) -> Result<String, String> {
-    let output = command
-        .output()
-        .map_err(|e| format!("cannot run {command:?}: {e}"))?;
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    if output.status.success() {
-        Ok(text)
-    } else {
-        Err(format!("{what} failed:\n{text}"))
     }
 }
 

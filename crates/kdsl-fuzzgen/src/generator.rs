@@ -135,6 +135,9 @@ pub struct Generator<'a> {
     pub coverage: BTreeMap<&'static str, u64>,
     /// For the float output compared with a tolerance: the largest error bound stored.
     pub approximate_error: f64,
+    /// The next integer expression must not be a narrowing conversion (see
+    /// [`crate::KnownBugs::avoid_spirv_o0_narrowing_then_widening`]).
+    pub no_narrowing_conversion: bool,
     /// In a device function with a result: its type and the facts every return must meet.
     pub function_result: Option<(ScalarType, crate::facts::ValueFacts)>,
 }
@@ -164,6 +167,7 @@ impl<'a> Generator<'a> {
             coverage: BTreeMap::new(),
             approximate_error: 0.0,
             function_result: None,
+            no_narrowing_conversion: false,
         }
     }
 
@@ -203,6 +207,16 @@ impl<'a> Generator<'a> {
             .as_ref()
             .map(|domain| (domain.low, domain.high))
             .unwrap_or((0, 0))
+    }
+
+    /// Own output elements are not read back (nor updated atomically or by compound
+    /// assignment): see [`crate::KnownBugs::avoid_intel_cpu_noalias_reload_after_barrier`].
+    pub fn output_reads_avoided(&self) -> bool {
+        self.barriers
+            && self
+                .options
+                .known_bugs
+                .avoid_intel_cpu_noalias_reload_after_barrier
     }
 
     /// Sub-group operations are allowed at this point of the program.

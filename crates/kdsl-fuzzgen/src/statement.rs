@@ -102,7 +102,10 @@ impl Generator<'_> {
             }
             Kind::GlobalAtomic if kernel && !self.accumulators.is_empty() => 4,
             Kind::OwnSlotAtomic
-                if kernel && self.options.atomics && self.atomic_outputs().next().is_some() =>
+                if kernel
+                    && self.options.atomics
+                    && !self.output_reads_avoided()
+                    && self.atomic_outputs().next().is_some() =>
             {
                 3
             }
@@ -384,7 +387,16 @@ impl Generator<'_> {
     /// A compound update of an integer (`/=` and `%=` with a guarded divisor).
     fn integer_update(&mut self, ty: ScalarType, uniformity: Uniformity) -> (String, Expr) {
         let depth = self.expression_depth();
-        let operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
+        let mut operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
+        if operator == "/="
+            && ty.bit_width() <= 16
+            && self
+                .options
+                .known_bugs
+                .avoid_amdgpu_o0_small_integer_division_with_remainder
+        {
+            operator = "%=";
+        }
         let value = if operator == "<<=" || operator == ">>=" {
             let amount_type = self.random_integer_type();
             self.integer_value(amount_type, uniformity, depth)
@@ -666,7 +678,9 @@ impl Generator<'_> {
                 self.note("approximate output store");
                 self.code.line(format!("{place} = {};", value.text));
             }
-            ValueType::Scalar(ty) if ty.is_integer() && self.percent(25) => {
+            ValueType::Scalar(ty)
+                if ty.is_integer() && !self.output_reads_avoided() && self.percent(25) =>
+            {
                 let (operator, value) = self.integer_update(ty, Uniformity::Varying);
                 self.code
                     .line(format!("{place} {operator} {};", value.text));

@@ -4,8 +4,9 @@
 //! undefined behaviour).
 //!
 //! `KDSL_FUZZGEN_COUNT` (default 200) kernels from seed `KDSL_FUZZGEN_SEED` (default 1). A
-//! failing kernel's source and messages go to `target/fuzzgen-failures/`. With no device the
-//! test fails unless `KDSL_ALLOW_NO_DEVICE=1`, as the differential tests do.
+//! failing kernel's source and messages go to `target/fuzzgen-failures/` (and the module being
+//! checked is `in-progress.krn` there, in case the compiler crashes the process). With no
+//! device the test fails unless `KDSL_ALLOW_NO_DEVICE=1`, as the differential tests do.
 
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
 use kdsl_fuzzgen::device::devices_under_test;
@@ -59,15 +60,27 @@ fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
     let failure_folder = workspace().join("target/fuzzgen-failures");
     let started = Instant::now();
     let (mut compared, mut undefined, mut runs) = (0, 0, 0);
+    let mut times = [std::time::Duration::ZERO; 3];
     let mut failures = Vec::new();
+    std::fs::create_dir_all(&failure_folder).expect("a writable target folder");
+    // The module being checked, for reproducing a crash of the compiler (which ends the
+    // process before anything else is written).
+    let in_progress = failure_folder.join("in-progress.krn");
     for seed in first_seed..first_seed + count {
         let generated = generate(seed, &options);
+        std::fs::write(
+            &in_progress,
+            format!("// seed {seed}\n{}", generated.source),
+        )
+        .expect("writable failure folder");
         runs += generated.runs.len();
         let outcome = check_generated(&generated, &targets, &validators, &devices);
         compared += outcome.compared;
         undefined += outcome.undefined;
+        times[0] += outcome.compile_time;
+        times[1] += outcome.validate_time;
+        times[2] += outcome.differential_time;
         if !outcome.failures.is_empty() {
-            std::fs::create_dir_all(&failure_folder).expect("a writable target folder");
             let source = failure_folder.join(format!("seed-{seed}.krn"));
             std::fs::write(&source, &generated.source).expect("writable failure folder");
             let mut report = String::new();
@@ -83,9 +96,13 @@ fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
             failures.push(seed);
         }
     }
+    let _ = std::fs::remove_file(&in_progress);
     eprintln!(
-        "fuzzgen: {count} modules from seed {first_seed} ({runs} kernel runs) in {:.1} s: {compared} compared on {} device(s), {undefined} skipped for undefined behaviour, {} failing",
+        "fuzzgen: {count} modules from seed {first_seed} ({runs} kernel runs) in {:.1} s (compile {:.1} s, validate {:.1} s, interpreter and devices {:.1} s): {compared} compared on {} device(s), {undefined} skipped for undefined behaviour, {} failing",
         started.elapsed().as_secs_f64(),
+        times[0].as_secs_f64(),
+        times[1].as_secs_f64(),
+        times[2].as_secs_f64(),
         devices.len(),
         failures.len()
     );

@@ -1,32 +1,58 @@
 //! The long run: generates kernels and compiles each for every target at -O0 and -O3 and
-//! validates the images, until the compile time reaches a limit; optionally also compares
-//! with the devices found (`--differential`). Prints progress and the totals.
+//! validates the images, until the compile time reaches a limit; with `--differential` it
+//! also compares every kernel with the devices found. Failures go to
+//! `target/fuzzgen-failures/` (seed, source, messages).
 //!
-//! `fuzzgen-long [--minutes M] [--first-seed S] [--differential]`
+//! `fuzzgen-long [--minutes M] [--first-seed S] [--differential] [--with-known-bugs]`
+//!
+//! The work runs in a child process (this binary with `--worker`), so that a compiler crash
+//! (LLVM aborting the process) is recorded as a failure of that seed and the run goes on
+//! from the next seed.
 
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn main() {
-    let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let value = |flag: &str, default: u64| -> u64 {
-        arguments
-            .iter()
-            .position(|a| a == flag)
-            .and_then(|i| arguments.get(i + 1))
-            .map(|v| {
-                v.parse()
-                    .unwrap_or_else(|_| panic!("{flag} needs a number"))
-            })
-            .unwrap_or(default)
-    };
-    let minutes = value("--minutes", 35);
-    let first_seed = value("--first-seed", 1_000_000);
-    let differential = arguments.iter().any(|a| a == "--differential");
+const FAILURE_FOLDER: &str = "target/fuzzgen-failures";
+
+fn flag_number(arguments: &[String], flag: &str, default: u64) -> u64 {
+    arguments
+        .iter()
+        .position(|a| a == flag)
+        .and_then(|i| arguments.get(i + 1))
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("{flag} needs a number"))
+        })
+        .unwrap_or(default)
+}
+
+fn options(arguments: &[String]) -> GeneratorOptions {
+    if arguments.iter().any(|a| a == "--with-known-bugs") {
+        GeneratorOptions::with_known_bugs()
+    } else {
+        GeneratorOptions::default()
+    }
+}
+
+fn record_failure(seed: u64, source: &str, report: &str) {
+    let folder = Path::new(FAILURE_FOLDER);
+    let _ = std::fs::create_dir_all(folder);
+    let _ = std::fs::write(folder.join(format!("seed-{seed}.krn")), source);
+    let _ = std::fs::write(folder.join(format!("seed-{seed}.txt")), report);
+}
+
+/// Checks modules from `first_seed` on, one line per module on standard output:
+/// `module SEED COMPILE_US VALIDATE_US DIFFERENTIAL_US RUNS COMPARED UNDEFINED FAILED`.
+fn worker(arguments: &[String]) {
+    let first_seed = flag_number(arguments, "--first-seed", 1_000_000);
+    let options = options(arguments);
     let validators = Validators::find().unwrap_or_else(|why| panic!("{why}"));
-    let devices: Vec<OpenDevice> = if differential {
+    let devices: Vec<OpenDevice> = if arguments.iter().any(|a| a == "--differential") {
         kdsl_fuzzgen::device::devices_under_test()
             .unwrap_or_default()
             .iter()
@@ -43,74 +69,181 @@ fn main() {
         Vec::new()
     };
     let targets = every_target();
-    let options = GeneratorOptions::default();
-    let limit = Duration::from_secs(minutes * 60);
-    let started = Instant::now();
-    let (mut compile_time, mut validate_time, mut differential_time) =
-        (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let (mut modules, mut runs, mut compared, mut undefined) = (0u64, 0u64, 0u64, 0u64);
-    let mut failing = Vec::new();
-    let mut coverage: BTreeMap<String, u64> = BTreeMap::new();
-    let failure_folder = std::path::Path::new("target/fuzzgen-failures");
-    let mut seed = first_seed;
-    while compile_time < limit {
+    let mut stdout = std::io::stdout();
+    for seed in first_seed.. {
         let generated = generate(seed, &options);
+        // Announced first, so that the supervisor knows which seed a crash belongs to.
+        let _ = writeln!(stdout, "start {seed}");
+        let _ = stdout.flush();
         let outcome = check_generated(&generated, &targets, &validators, &devices);
-        modules += 1;
-        runs += generated.runs.len() as u64;
-        compared += outcome.compared;
-        undefined += outcome.undefined;
-        compile_time += outcome.compile_time;
-        validate_time += outcome.validate_time;
-        differential_time += outcome.differential_time;
-        for (construct, count) in &generated.coverage {
-            *coverage.entry(construct.clone()).or_insert(0) += count;
-        }
         if !outcome.failures.is_empty() {
-            let _ = std::fs::create_dir_all(failure_folder);
-            let _ = std::fs::write(
-                failure_folder.join(format!("seed-{seed}.krn")),
-                &generated.source,
-            );
             let report: Vec<String> = outcome
                 .failures
                 .iter()
                 .map(|f| format!("{:?} {}: {}", f.stage, f.kernel, f.message))
                 .collect();
-            let _ = std::fs::write(
-                failure_folder.join(format!("seed-{seed}.txt")),
-                report.join("\n"),
-            );
-            println!(
-                "seed {seed} FAILED: {}",
-                report.join(" | ").chars().take(600).collect::<String>()
-            );
-            failing.push(seed);
+            record_failure(seed, &generated.source, &report.join("\n"));
         }
-        if modules % 100 == 0 {
-            println!(
-                "{modules} modules, compile {:.0} s, validate {:.0} s, differential {:.0} s, wall {:.0} s, {} failing",
-                compile_time.as_secs_f64(),
-                validate_time.as_secs_f64(),
-                differential_time.as_secs_f64(),
-                started.elapsed().as_secs_f64(),
-                failing.len()
-            );
+        let _ = writeln!(
+            stdout,
+            "module {seed} {} {} {} {} {} {} {}",
+            outcome.compile_time.as_micros(),
+            outcome.validate_time.as_micros(),
+            outcome.differential_time.as_micros(),
+            generated.runs.len(),
+            outcome.compared,
+            outcome.undefined,
+            u8::from(!outcome.failures.is_empty())
+        );
+        let _ = stdout.flush();
+    }
+}
+
+#[derive(Default)]
+struct Totals {
+    modules: u64,
+    runs: u64,
+    compared: u64,
+    undefined: u64,
+    compile: Duration,
+    validate: Duration,
+    differential: Duration,
+    failing: Vec<u64>,
+    crashes: Vec<u64>,
+    coverage: BTreeMap<String, u64>,
+}
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    if arguments.iter().any(|a| a == "--worker") {
+        worker(&arguments);
+        return;
+    }
+    let minutes = flag_number(&arguments, "--minutes", 35);
+    let first_seed = flag_number(&arguments, "--first-seed", 1_000_000);
+    let options = options(&arguments);
+    let limit = Duration::from_secs(minutes * 60);
+    let started = Instant::now();
+    let mut totals = Totals::default();
+    let mut next_seed = first_seed;
+    let worker_log = PathBuf::from("fuzzgen-long-worker.log");
+    let passed: Vec<String> = arguments
+        .iter()
+        .filter(|a| *a == "--differential" || *a == "--with-known-bugs")
+        .cloned()
+        .collect();
+    'restart: while totals.compile < limit {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&worker_log)
+            .expect("a writable worker log");
+        let mut child = Command::new(std::env::current_exe().expect("this binary"))
+            .arg("--worker")
+            .arg("--first-seed")
+            .arg(next_seed.to_string())
+            .args(&passed)
+            .stdout(Stdio::piped())
+            .stderr(log)
+            .spawn()
+            .expect("starting the worker");
+        let reader = BufReader::new(child.stdout.take().expect("the worker's output"));
+        let mut in_progress = None;
+        for line in reader.lines() {
+            let Ok(line) = line else { break };
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            match fields.as_slice() {
+                ["start", seed] => in_progress = seed.parse::<u64>().ok(),
+                ["module", seed, compile, validate, differential, runs, compared, undefined, failed] =>
+                {
+                    let number = |text: &str| text.parse::<u64>().unwrap_or(0);
+                    let seed = number(seed);
+                    in_progress = None;
+                    totals.modules += 1;
+                    totals.compile += Duration::from_micros(number(compile));
+                    totals.validate += Duration::from_micros(number(validate));
+                    totals.differential += Duration::from_micros(number(differential));
+                    totals.runs += number(runs);
+                    totals.compared += number(compared);
+                    totals.undefined += number(undefined);
+                    if number(failed) == 1 {
+                        totals.failing.push(seed);
+                        let report = std::fs::read_to_string(
+                            Path::new(FAILURE_FOLDER).join(format!("seed-{seed}.txt")),
+                        )
+                        .unwrap_or_default();
+                        println!(
+                            "seed {seed} FAILED: {}",
+                            report.chars().take(500).collect::<String>()
+                        );
+                    }
+                    for (construct, count) in generate(seed, &options).coverage {
+                        *totals.coverage.entry(construct).or_insert(0) += count;
+                    }
+                    next_seed = seed + 1;
+                    if totals.modules % 100 == 0 {
+                        println!(
+                            "{} modules, compile {:.0} s, validate {:.0} s, differential {:.0} s, wall {:.0} s, {} failing, {} crashes",
+                            totals.modules,
+                            totals.compile.as_secs_f64(),
+                            totals.validate.as_secs_f64(),
+                            totals.differential.as_secs_f64(),
+                            started.elapsed().as_secs_f64(),
+                            totals.failing.len(),
+                            totals.crashes.len()
+                        );
+                    }
+                    if totals.compile >= limit {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break 'restart;
+                    }
+                }
+                _ => {}
+            }
         }
-        seed += 1;
+        let status = child.wait().expect("the worker's status");
+        let Some(seed) = in_progress else {
+            panic!(
+                "the worker stopped ({status}) between modules; see {}",
+                worker_log.display()
+            );
+        };
+        // The worker died while checking `seed`: a crash of the compiler.
+        let log_text = std::fs::read_to_string(&worker_log).unwrap_or_default();
+        let tail: Vec<&str> = log_text.lines().rev().take(15).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        let report = format!("Crash: the process died ({status}) while compiling or checking this module; the end of its standard error:\n{}", tail.join("\n"));
+        record_failure(seed, &generate(seed, &options).source, &report);
+        println!(
+            "seed {seed} CRASHED ({status}): {}",
+            tail.iter()
+                .find(|l| l.contains("ERROR") || l.contains("panicked"))
+                .unwrap_or(&"")
+        );
+        totals.modules += 1;
+        totals.crashes.push(seed);
+        next_seed = seed + 1;
     }
     println!(
-        "done: seeds {first_seed}..{seed}: {modules} modules ({runs} kernels), {} compiles (2 optimization levels x {} targets each), compile time {:.1} min, validation {:.1} min, differential {:.1} min ({compared} compared, {undefined} skipped for undefined behaviour), wall {:.1} min, {} failing seeds: {failing:?}",
-        modules * 2,
-        targets.len(),
-        compile_time.as_secs_f64() / 60.0,
-        validate_time.as_secs_f64() / 60.0,
-        differential_time.as_secs_f64() / 60.0,
+        "done: seeds {first_seed}..{next_seed}: {} modules ({} kernels), {} compiles of {} targets each, compile time {:.1} min, validation {:.1} min, differential {:.1} min ({} compared, {} skipped for undefined behaviour), wall {:.1} min, {} failing seeds {:?}, {} crashes {:?}",
+        totals.modules,
+        totals.runs,
+        totals.modules * 2,
+        every_target().len(),
+        totals.compile.as_secs_f64() / 60.0,
+        totals.validate.as_secs_f64() / 60.0,
+        totals.differential.as_secs_f64() / 60.0,
+        totals.compared,
+        totals.undefined,
         started.elapsed().as_secs_f64() / 60.0,
-        failing.len()
+        totals.failing.len(),
+        totals.failing,
+        totals.crashes.len(),
+        totals.crashes
     );
     println!("coverage (constructs generated):");
-    for (construct, count) in coverage {
+    for (construct, count) in totals.coverage {
         println!("  {count:9}  {construct}");
     }
 }

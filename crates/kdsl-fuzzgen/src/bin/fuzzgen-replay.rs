@@ -1,0 +1,65 @@
+//! Re-checks one generated module, as the bounded test does, and says what failed: for
+//! reproducing a failure and for reducing it by hand or with a delta-debugging script.
+//!
+//! `fuzzgen-replay SEED [--source EDITED.krn] [--targets spirv|all] [--with-known-bugs]`
+//!
+//! With `--source`, the edited source is checked with the seed's parameters and data (keep
+//! the kernel's signature). Exit status 0 when everything agrees, 1 when something failed.
+
+use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
+use kdsl_fuzzgen::{generate, GeneratorOptions};
+
+fn main() {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let seed: u64 = arguments.first().and_then(|s| s.parse().ok()).expect(
+        "usage: fuzzgen-replay SEED [--source FILE] [--targets spirv|all] [--with-known-bugs]",
+    );
+    let flag_value = |flag: &str| {
+        arguments
+            .iter()
+            .position(|a| a == flag)
+            .and_then(|i| arguments.get(i + 1))
+            .cloned()
+    };
+    let options = if arguments.iter().any(|a| a == "--with-known-bugs") {
+        GeneratorOptions::with_known_bugs()
+    } else {
+        GeneratorOptions::default()
+    };
+    let mut generated = generate(seed, &options);
+    if let Some(path) = flag_value("--source") {
+        generated.source =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    }
+    let targets = match flag_value("--targets").as_deref() {
+        Some("spirv") => vec![kdsl::TargetSpec::spirv()],
+        _ => every_target(),
+    };
+    let validators = Validators::find().unwrap_or_else(|why| panic!("{why}"));
+    let devices: Vec<OpenDevice> = kdsl_fuzzgen::device::devices_under_test()
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|info| {
+            kdsl::runtime::Device::open(info)
+                .ok()
+                .map(|device| OpenDevice {
+                    name: info.id(),
+                    device,
+                })
+        })
+        .collect();
+    let outcome = check_generated(&generated, &targets, &validators, &devices);
+    println!(
+        "seed {seed}: {} runs compared, {} skipped for undefined behaviour, {} failures",
+        outcome.compared,
+        outcome.undefined,
+        outcome.failures.len()
+    );
+    for failure in &outcome.failures {
+        println!(
+            "{:?} {}: {}",
+            failure.stage, failure.kernel, failure.message
+        );
+    }
+    std::process::exit(if outcome.failures.is_empty() { 0 } else { 1 });
+}
