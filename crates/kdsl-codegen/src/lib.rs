@@ -252,6 +252,10 @@ pub fn compile_bundle(
     compile_bundle_timed(source_name, module, targets, options).map(|(bundle, _)| bundle)
 }
 
+/// The stack of each target's code generation thread: the lowering recurses over expression
+/// trees (up to the front end's depth cap) and LLVM's passes recurse too.
+const CODEGEN_STACK_BYTES: usize = 16 * 1024 * 1024;
+
 /// [`compile_bundle`], also giving how long each target's phases took (in `targets`' order).
 /// The targets are compiled concurrently, one thread (with its own LLVM context) each.
 pub fn compile_bundle_timed(
@@ -264,18 +268,25 @@ pub fn compile_bundle_timed(
     let results: Vec<Result<Artifact, CodegenError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = targets
             .iter()
-            .map(|target| scope.spawn(move || compile(module, target, options)))
+            .map(|target| {
+                std::thread::Builder::new()
+                    .name(format!("kdsl-codegen-{target}"))
+                    .stack_size(CODEGEN_STACK_BYTES)
+                    .spawn_scoped(scope, move || compile(module, target, options))
+            })
             .collect();
         workers
             .into_iter()
             .zip(targets)
-            .map(|(worker, target)| {
-                worker.join().unwrap_or_else(|_| {
+            .map(|(worker, target)| match worker {
+                Ok(worker) => worker.join().unwrap_or_else(|_| {
                     Err(CodegenError::Internal {
                         target: target.to_string(),
                         message: "the code generation thread panicked".to_string(),
                     })
-                })
+                }),
+                // No thread could start: compile here instead.
+                Err(_) => compile(module, target, options),
             })
             .collect()
     });

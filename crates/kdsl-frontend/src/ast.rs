@@ -301,8 +301,10 @@ pub enum ExpressionKind {
     Error,
 }
 
-/// The deepest expression nesting the parser accepts.
-pub const MAX_EXPRESSION_DEPTH: u32 = 256;
+/// The deepest expression tree the parser accepts (each binary operator is one level, so this
+/// is also the longest operator chain; brackets nest at most 256 deep, see the lexer). Every
+/// pass that recurses over expressions fits it in a 2 MiB stack.
+pub const MAX_EXPRESSION_DEPTH: u32 = 1024;
 
 impl Expression {
     pub fn leaf(kind: ExpressionKind, span: Span) -> Expression {

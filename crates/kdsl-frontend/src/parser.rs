@@ -140,7 +140,7 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     }
     if let Some((span, chain)) = state.too_deep {
         // Each binary operator is one level of the expression tree, so a flat chain of more
-        // than 256 operands is as deep as 256 nested parentheses; say which one it is.
+        // than 1024 operands is as deep as the tree may be; say which one it is.
         let (message, label) = if chain {
             (
                 format!("operator chain longer than {MAX_EXPRESSION_DEPTH} operands"),

@@ -370,9 +370,38 @@ impl InterpError {
     }
 }
 
+/// The stack the interpreter runs on: evaluation recurses over expression trees, up to the
+/// front end's depth cap (1024 levels).
+const INTERPRETER_STACK_BYTES: usize = 64 * 1024 * 1024;
+
 /// Runs `kernel` of `module` over `launch`, reading and writing `arguments` (one per kernel
-/// parameter, in order). On success every buffer argument holds the kernel's writes.
+/// parameter, in order). On success every buffer argument holds the kernel's writes. Runs on a
+/// thread of its own with a large stack, so deep expressions never overflow the caller's.
 pub fn run_kernel(
+    module: &Module,
+    kernel: &str,
+    launch: &InterpLaunch,
+    arguments: &mut [InterpArgument],
+) -> Result<(), InterpError> {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("kdsl-interp".into())
+            .stack_size(INTERPRETER_STACK_BYTES)
+            .spawn_scoped(scope, move || {
+                run_kernel_on_this_thread(module, kernel, launch, arguments)
+            });
+        match worker {
+            Ok(worker) => worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(error) => Err(InterpError::Resources(format!(
+                "the interpreter's thread could not start: {error}"
+            ))),
+        }
+    })
+}
+
+fn run_kernel_on_this_thread(
     module: &Module,
     kernel: &str,
     launch: &InterpLaunch,

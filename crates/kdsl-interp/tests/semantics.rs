@@ -620,3 +620,30 @@ kernel k(halves: global mut [f16], floats: global mut [f32], a: f16, b: f16, c: 
     assert_eq!(floats[0], 1.0);
     assert!(floats[1] == 0.0 && floats[1].is_sign_negative());
 }
+
+#[test]
+fn a_long_flat_operator_chain_runs() {
+    // The parser accepts chains of up to 1024 operands; the interpreter's recursion over that
+    // tree must fit the 2 MiB stack of a test thread.
+    let terms = 1000;
+    let chain = vec!["x"; terms].join(" + ");
+    let products = vec!["(x - 1)"; 400].join(" * ");
+    let source = format!(
+        "kernel k(out: global mut [i32], x: i32) {{ out[0] = {chain}; out[1] = {products}; }}"
+    );
+    let arguments = run(
+        &source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32; 2]),
+            InterpArgument::scalar(3i32),
+        ],
+    )
+    .unwrap();
+    let expected_product = (0..400).fold(1i32, |product, _| product.wrapping_mul(2));
+    assert_eq!(
+        arguments[0].as_slice::<i32>().unwrap(),
+        &[3 * terms as i32, expected_product]
+    );
+}
