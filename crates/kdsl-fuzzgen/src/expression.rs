@@ -173,7 +173,10 @@ impl Generator<'_> {
             }
             if self.place == Place::Kernel {
                 for (index, local) in self.locals.iter().enumerate() {
-                    if ValueType::Scalar(local.element) == ty && self.scope.local_readable(index) {
+                    if ValueType::Scalar(local.element) == ty
+                        && self.scope.local_readable(index)
+                        && self.local_being_written != Some(index)
+                    {
                         reads.push(Read::LocalArray(index));
                     }
                 }
@@ -482,10 +485,7 @@ impl Generator<'_> {
                 let a = self.integer_value(ty, uniformity, inner);
                 let constant_dividend =
                     matches!(a.facts.integer_interval(), Some((low, high)) if low == high);
-                let avoid = self
-                    .options
-                    .known_bugs
-                    .avoid_spirv_o0_compare_exchange_with_constant_remainder;
+                let avoid = self.options.known_bugs.avoid_spirv_o0_compare_exchange;
                 let small = ty.bit_width() <= 16
                     && self
                         .options

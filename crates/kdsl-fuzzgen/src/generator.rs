@@ -138,6 +138,9 @@ pub struct Generator<'a> {
     /// The next integer expression must not be a narrowing conversion (see
     /// [`crate::KnownBugs::avoid_spirv_o0_narrowing_then_widening`]).
     pub no_narrowing_conversion: bool,
+    /// The local array whose slots are being written (between two barriers): reading it
+    /// there would race with the writes.
+    pub local_being_written: Option<usize>,
     /// In a device function with a result: its type and the facts every return must meet.
     pub function_result: Option<(ScalarType, crate::facts::ValueFacts)>,
 }
@@ -168,6 +171,7 @@ impl<'a> Generator<'a> {
             approximate_error: 0.0,
             function_result: None,
             no_narrowing_conversion: false,
+            local_being_written: None,
         }
     }
 

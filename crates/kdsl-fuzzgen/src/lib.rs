@@ -103,11 +103,13 @@ pub struct KnownBugs {
     /// of the 64-bit value with a 32-bit result, which `spirv-val` rejects. The generator
     /// does not widen (by a zero or sign extension) the result of a narrowing conversion.
     pub avoid_spirv_o0_narrowing_then_widening: bool,
-    /// SPIR-V at -O0: a module with `atomic_compare_exchange` and an integer remainder of a
-    /// constant by a constant expression (`12i32 % max(2i32, 1i32)`) gets an
-    /// `OpCompositeExtract` with a garbage index (uninitialized memory in LLVM's SPIR-V
-    /// backend). The generator gives no remainder a constant dividend.
-    pub avoid_spirv_o0_compare_exchange_with_constant_remainder: bool,
+    /// SPIR-V at -O0: in a module with `atomic_compare_exchange`, the extraction of the old
+    /// value becomes an `OpCompositeExtract` with a garbage index (uninitialized memory in
+    /// LLVM's SPIR-V backend), depending on the code around it (reliably with a remainder of
+    /// constants after it, `12i32 % max(2i32, 1i32)`). The generator leaves
+    /// `atomic_compare_exchange` out (and, with this switch, gives no remainder a constant
+    /// dividend).
+    pub avoid_spirv_o0_compare_exchange: bool,
     /// AMDGPU at -O0: a division and a remainder of the same 8- or 16-bit operands
     /// (`(x / d) + (x % d)` with `x, d: i16`) become one `sdivrem`/`udivrem` node on `i16`
     /// that instruction selection cannot handle: LLVM aborts the process ("Cannot select").
@@ -125,7 +127,7 @@ impl KnownBugs {
     pub fn avoid_all() -> KnownBugs {
         KnownBugs {
             avoid_spirv_o0_narrowing_then_widening: true,
-            avoid_spirv_o0_compare_exchange_with_constant_remainder: true,
+            avoid_spirv_o0_compare_exchange: true,
             avoid_amdgpu_o0_small_integer_division_with_remainder: true,
             avoid_intel_cpu_noalias_reload_after_barrier: true,
         }
@@ -134,7 +136,7 @@ impl KnownBugs {
     pub fn avoid_none() -> KnownBugs {
         KnownBugs {
             avoid_spirv_o0_narrowing_then_widening: false,
-            avoid_spirv_o0_compare_exchange_with_constant_remainder: false,
+            avoid_spirv_o0_compare_exchange: false,
             avoid_amdgpu_o0_small_integer_division_with_remainder: false,
             avoid_intel_cpu_noalias_reload_after_barrier: false,
         }

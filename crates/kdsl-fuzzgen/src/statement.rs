@@ -969,6 +969,7 @@ impl Generator<'_> {
             .collect();
         let index = *self.random.pick(&candidates);
         let local = self.locals[index].clone();
+        self.local_being_written = Some(index);
         let depth = self.expression_depth();
         let value = match local.element_facts {
             ValueFacts::Float(FloatFacts::Exact {
@@ -990,6 +991,7 @@ impl Generator<'_> {
         self.code
             .line(format!("{}[lid] = {};", local.name, value.text));
         self.code.line("barrier();");
+        self.local_being_written = None;
         self.scope.mark_local_readable(index);
     }
 
@@ -1013,6 +1015,7 @@ impl Generator<'_> {
                 "atomic_xor",
             ])
         };
+        self.local_being_written = Some(index);
         let depth = self.expression_depth();
         self.note("local memory atomics");
         self.code.line("barrier();");
@@ -1079,6 +1082,7 @@ impl Generator<'_> {
             self.code.close("}");
         }
         self.code.line("barrier();");
+        self.local_being_written = None;
         self.scope.mark_local_readable(index);
     }
 
@@ -1146,7 +1150,7 @@ impl Generator<'_> {
                 depth,
             );
             format!("atomic_add({place}, {})", value.text)
-        } else if self.percent(25) {
+        } else if !self.options.known_bugs.avoid_spirv_o0_compare_exchange && self.percent(25) {
             let expected = self.integer_value(ty, Uniformity::Varying, depth);
             let desired = self.integer_value(ty, Uniformity::Varying, depth);
             self.note("atomic_compare_exchange");
