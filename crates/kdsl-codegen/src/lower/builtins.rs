@@ -69,7 +69,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     /// Declares (once) an external function: a target builtin or a math-library function.
     /// `pure` ones neither read nor write memory; every one is `convergent` unless pure.
-    fn external_function(
+    pub(super) fn external_function(
         &self,
         name: &str,
         result: Option<BasicTypeEnum<'ctx>>,
@@ -118,7 +118,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(call.try_as_basic_value().basic())
     }
 
-    fn call_value(
+    pub(super) fn call_value(
         &self,
         function: FunctionValue<'ctx>,
         arguments: &[BasicValueEnum<'ctx>],

@@ -168,6 +168,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         if op == AtomicOp::CompareExchange {
             let expected = expected
                 .ok_or_else(|| LowerError("compare-exchange without an expected value".into()))?;
+            if self
+                .target
+                .legalization
+                .compare_exchange_through_spirv_builtin
+            {
+                return self.spirv_compare_exchange(place, pointer, expected, value);
+            }
             return Ok(llvm::compare_exchange(
                 self.context,
                 &self.builder,
@@ -216,6 +223,63 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
         }
         Ok(old)
+    }
+}
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// `__spirv_AtomicCompareExchange(pointer, scope, equal, unequal, value, comparator)`,
+    /// relaxed (semantics 0), device scope (1) on global memory, work-group scope (2) on local.
+    fn spirv_compare_exchange(
+        &mut self,
+        place: &Place,
+        pointer: PointerValue<'ctx>,
+        expected: BasicValueEnum<'ctx>,
+        value: BasicValueEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let element = match place.element {
+            ScalarType::I32 => 'i',
+            ScalarType::U32 => 'j',
+            ScalarType::I64 => 'l',
+            ScalarType::U64 => 'm',
+            other => {
+                return Err(LowerError(format!("compare-exchange on `{other}`")));
+            }
+        };
+        let (space, scope) = if place.space == AddressSpace::Local {
+            (self.target.address_spaces.local, 2)
+        } else {
+            (self.target.address_spaces.global, 1)
+        };
+        let name =
+            format!("_Z29__spirv_AtomicCompareExchangePU3AS{space}{element}iii{element}{element}");
+        let word = self.context.i32_type();
+        let value_type = self.types.value(place.element);
+        let declaration = self.external_function(
+            &name,
+            Some(value_type),
+            &[
+                pointer.get_type().into(),
+                word.into(),
+                word.into(),
+                word.into(),
+                value_type,
+                value_type,
+            ],
+            false,
+        );
+        let constant =
+            |number: u64| -> BasicValueEnum<'ctx> { word.const_int(number, false).into() };
+        self.call_value(
+            declaration,
+            &[
+                pointer.into(),
+                constant(scope),
+                constant(0),
+                constant(0),
+                value,
+                expected,
+            ],
+        )
     }
 }
 

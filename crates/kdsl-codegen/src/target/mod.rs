@@ -173,6 +173,11 @@ pub(crate) struct Legalization {
     /// SPIR-V backend masks the 64-bit value with a 32-bit constant (`(x as u8) as u16` of an
     /// `i64` gave an `OpBitwiseAnd` that `spirv-val` rejects).
     pub truncate_through_32_bits: bool,
+    /// `atomic_compare_exchange` as a call of `__spirv_AtomicCompareExchange` (one
+    /// `OpAtomicCompareExchange` giving the old value) instead of LLVM's `cmpxchg`, whose
+    /// `{T, i1}` result the SPIR-V backend mistranslates: a garbage `OpCompositeExtract` index
+    /// at -O0, a compared struct after LLVM freezes the result at -O3.
+    pub compare_exchange_through_spirv_builtin: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.
