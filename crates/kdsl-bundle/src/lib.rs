@@ -16,6 +16,8 @@
 
 pub mod base64;
 mod constants;
+#[doc(hidden)]
+pub mod fuzzing;
 mod metadata;
 pub mod syclbin;
 

@@ -231,8 +231,15 @@ struct KernelList(Vec<KernelInfo>);
 impl Syclbin {
     /// One abstract module holding every image of `bundle`. The images must have been compiled
     /// with entry points named [`entry_point_name`] (kdsl-codegen's `entry_point_prefix`); an
-    /// image that does not mention each kernel's entry point name is refused.
+    /// image that does not mention each kernel's entry point name is refused, and so is a
+    /// kernel name that `[SYCL/kernel names]` cannot hold (a key has no `=` or line break).
     pub fn from_bundle(bundle: &Bundle, state: State) -> Result<Syclbin, BundleError> {
+        if let Some(kernel) = bundle.kernels.iter().find(|k| k.name.contains(['=', '\n'])) {
+            return Err(BundleError::Corrupt(format!(
+                "the kernel name {:?} cannot be written to a SYCLBIN file (it holds `=` or a line break)",
+                kernel.name
+            )));
+        }
         let mut module = AbstractModule {
             kernel_names: bundle
                 .kernels

@@ -5,6 +5,8 @@
 
 pub mod ast;
 mod check;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod lexer;
 mod parser;
 mod render;
