@@ -958,7 +958,7 @@ impl Generator<'_> {
     fn float_literal_within(&mut self, ty: ScalarType, magnitude: f64, granularity: i32) -> Expr {
         let literal_granularity = self.random.between(i128::from(granularity.max(-4)), 0) as i32;
         let step = 2f64.powi(literal_granularity);
-        let limit = (magnitude / step).floor().min(64.0).max(0.0) as i128;
+        let limit = (magnitude / step).floor().clamp(0.0, 64.0) as i128;
         let steps = self.random.between(-limit, limit);
         let value = steps as f64 * step;
         let (magnitude_out, granularity_out) = if value == 0.0 {
@@ -1470,7 +1470,7 @@ impl Generator<'_> {
         };
         let ulp = |m: f64| unit_in_last_place(ty, m);
         if depth == 0 || magnitude < 4.0 {
-            return self.exact_float(ty, magnitude.min(1.0).max(1.0), 0, uniformity, 0);
+            return self.exact_float(ty, 1.0, 0, uniformity, 0);
         }
         let inner = depth - 1;
         let (exact_magnitude, exact_granularity) = match default_exact_need(ty) {
