@@ -248,6 +248,7 @@ pub struct OpenDevice {
 pub fn check_generated(
     generated: &GeneratedKernel,
     targets: &[TargetSpec],
+    opt_levels: &[u8],
     validators: &Validators,
     devices: &[OpenDevice],
 ) -> Outcome {
@@ -267,7 +268,7 @@ pub fn check_generated(
         }
     };
     let mut bundles = Vec::new();
-    for opt_level in OPT_LEVELS {
+    for &opt_level in opt_levels {
         let started = Instant::now();
         let compiled = compile(&generated.source, targets, opt_level);
         outcome.compile_time += started.elapsed();

@@ -86,6 +86,16 @@ impl Generator<'_> {
         }
     }
 
+    /// `atomic_add` on floats may be generated in this kernel.
+    pub fn float_atomics_allowed(&self) -> bool {
+        self.options.float_atomics
+            && !(self.barriers
+                && self
+                    .options
+                    .known_bugs
+                    .avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory)
+    }
+
     /// A type for a buffer element or a kernel parameter (never `bool`).
     fn parameter_type(&mut self) -> ScalarType {
         loop {
@@ -362,7 +372,7 @@ impl Generator<'_> {
         }
         if self.options.atomics && self.percent(40) {
             let mut types: Vec<ScalarType> = ATOMIC_INTEGER_TYPES.to_vec();
-            if self.options.float_atomics {
+            if self.float_atomics_allowed() {
                 types.push(ScalarType::F32);
                 if self.options.f64 {
                     types.push(ScalarType::F64);
@@ -457,7 +467,7 @@ impl Generator<'_> {
         }
         if self.options.atomics && self.percent(50) {
             let mut types: Vec<ScalarType> = ATOMIC_INTEGER_TYPES.to_vec();
-            if self.options.float_atomics {
+            if self.float_atomics_allowed() {
                 types.push(ScalarType::F32);
                 if self.options.f64 {
                     types.push(ScalarType::F64);

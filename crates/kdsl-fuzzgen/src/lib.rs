@@ -121,6 +121,12 @@ pub struct KnownBugs {
     /// buffer parameter `noalias`. OpenCL C with `restrict` shows the same. In kernels with
     /// barriers the generator does not read back, or atomically update, output elements.
     pub avoid_intel_cpu_noalias_reload_after_barrier: bool,
+    /// Intel's OpenCL CPU device: a kernel crashes (SIGSEGV inside the compiled kernel) when
+    /// a float `atomic_add` adds a value loaded from a global buffer at an index read from
+    /// local memory (`atomic_add(acc[0], data[min(shared[15] as u32, 42u32)])`), on local
+    /// and global memory alike; the same kernel written in OpenCL C runs. The generator
+    /// gives kernels with local memory no float atomics.
+    pub avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: bool,
 }
 
 impl KnownBugs {
@@ -130,6 +136,7 @@ impl KnownBugs {
             avoid_spirv_o0_compare_exchange: true,
             avoid_amdgpu_o0_small_integer_division_with_remainder: true,
             avoid_intel_cpu_noalias_reload_after_barrier: true,
+            avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: true,
         }
     }
 
@@ -139,6 +146,7 @@ impl KnownBugs {
             avoid_spirv_o0_compare_exchange: false,
             avoid_amdgpu_o0_small_integer_division_with_remainder: false,
             avoid_intel_cpu_noalias_reload_after_barrier: false,
+            avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: false,
         }
     }
 }

@@ -624,7 +624,7 @@ impl Generator<'_> {
                 let atomic_type = match buffer.element {
                     ValueType::Scalar(ty) => {
                         ATOMIC_INTEGER_TYPES.contains(&ty)
-                            || (self.options.float_atomics
+                            || (self.float_atomics_allowed()
                                 && matches!(ty, ScalarType::F32 | ScalarType::F64))
                     }
                     ValueType::Generic => false,

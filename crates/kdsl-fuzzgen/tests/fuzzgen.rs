@@ -8,7 +8,7 @@
 //! checked is `in-progress.krn` there, in case the compiler crashes the process). With no
 //! device the test fails unless `KDSL_ALLOW_NO_DEVICE=1`, as the differential tests do.
 
-use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
+use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::device::devices_under_test;
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 use std::path::PathBuf;
@@ -74,7 +74,7 @@ fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
         )
         .expect("writable failure folder");
         runs += generated.runs.len();
-        let outcome = check_generated(&generated, &targets, &validators, &devices);
+        let outcome = check_generated(&generated, &targets, &OPT_LEVELS, &validators, &devices);
         compared += outcome.compared;
         undefined += outcome.undefined;
         times[0] += outcome.compile_time;

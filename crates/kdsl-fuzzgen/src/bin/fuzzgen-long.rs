@@ -9,7 +9,7 @@
 //! (LLVM aborting the process) is recorded as a failure of that seed and the run goes on
 //! from the next seed.
 
-use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
+use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -75,7 +75,7 @@ fn worker(arguments: &[String]) {
         // Announced first, so that the supervisor knows which seed a crash belongs to.
         let _ = writeln!(stdout, "start {seed}");
         let _ = stdout.flush();
-        let outcome = check_generated(&generated, &targets, &validators, &devices);
+        let outcome = check_generated(&generated, &targets, &OPT_LEVELS, &validators, &devices);
         if !outcome.failures.is_empty() {
             let report: Vec<String> = outcome
                 .failures

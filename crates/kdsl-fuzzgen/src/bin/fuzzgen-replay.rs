@@ -1,12 +1,13 @@
 //! Re-checks one generated module, as the bounded test does, and says what failed: for
 //! reproducing a failure and for reducing it by hand or with a delta-debugging script.
 //!
-//! `fuzzgen-replay SEED [--source EDITED.krn] [--targets spirv|all] [--with-known-bugs]`
+//! `fuzzgen-replay SEED [--source EDITED.krn] [--targets spirv|all] [--opt-levels 0,3]
+//! [--with-known-bugs]`
 //!
 //! With `--source`, the edited source is checked with the seed's parameters and data (keep
 //! the kernel's signature). Exit status 0 when everything agrees, 1 when something failed.
 
-use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators};
+use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 
 fn main() {
@@ -48,7 +49,14 @@ fn main() {
                 })
         })
         .collect();
-    let outcome = check_generated(&generated, &targets, &validators, &devices);
+    let opt_levels: Vec<u8> = match flag_value("--opt-levels") {
+        Some(list) => list
+            .split(',')
+            .map(|l| l.parse().expect("--opt-levels 0,3"))
+            .collect(),
+        None => OPT_LEVELS.to_vec(),
+    };
+    let outcome = check_generated(&generated, &targets, &opt_levels, &validators, &devices);
     println!(
         "seed {seed}: {} runs compared, {} skipped for undefined behaviour, {} failures",
         outcome.compared,
