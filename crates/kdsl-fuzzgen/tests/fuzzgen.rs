@@ -49,6 +49,13 @@ fn open_devices() -> Vec<OpenDevice> {
     }
 }
 
+/// Seeds whose module crashes Intel's OpenCL CPU runtime (SIGSEGV inside it, "PLEASE submit a
+/// bug report to software.intel.com") when built or run there: compiled, validated and
+/// interpreted, but not run on devices, so the crash does not end this test. Seed 34: a
+/// generic kernel with local `u64` and `f32` arrays (reduced: `intel_cpu_crash_seed34.krn` here); kdsl's
+/// SPIR-V for it passes spirv-val.
+const SEEDS_THAT_CRASH_THE_INTEL_CPU_RUNTIME: &[u64] = &[34];
+
 #[test]
 fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
     let count = environment_number("KDSL_FUZZGEN_COUNT", 200);
@@ -74,7 +81,19 @@ fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
         )
         .expect("writable failure folder");
         runs += generated.runs.len();
-        let outcome = check_generated(&generated, &targets, &OPT_LEVELS, &validators, &devices);
+        let devices_for_seed: &[OpenDevice] =
+            if SEEDS_THAT_CRASH_THE_INTEL_CPU_RUNTIME.contains(&seed) {
+                &[]
+            } else {
+                &devices
+            };
+        let outcome = check_generated(
+            &generated,
+            &targets,
+            &OPT_LEVELS,
+            &validators,
+            devices_for_seed,
+        );
         compared += outcome.compared;
         undefined += outcome.undefined;
         times[0] += outcome.compile_time;
