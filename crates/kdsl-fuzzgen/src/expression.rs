@@ -66,6 +66,12 @@ enum Read {
     WorkItem(String, Facts),
 }
 
+/// Whether an expression's value comes from a `min` or `clamp` (under parentheses and casts).
+fn is_minimum(text: &str) -> bool {
+    let inner = text.trim_start_matches('(');
+    inner.starts_with("min(") || inner.starts_with("clamp(")
+}
+
 fn interval_facts(uniformity: Uniformity, low: i128, high: i128) -> Facts {
     Facts::new(uniformity, ValueFacts::interval(low, high))
 }
@@ -342,7 +348,15 @@ impl Generator<'_> {
             .options
             .known_bugs
             .avoid_spirv_o0_narrowing_then_widening;
-        let value = self.integer_value(ty, uniformity, depth.saturating_sub(1));
+        let avoid_minimum = self.barriers
+            && self
+                .options
+                .known_bugs
+                .avoid_intel_cpu_minimum_index_across_barrier;
+        let mut value = self.integer_value(ty, uniformity, depth.saturating_sub(1));
+        if avoid_minimum && is_minimum(&value.text) {
+            value = self.integer_literal(ty);
+        }
         if let Some((low, high)) = value.facts.integer_interval() {
             if low >= 0 && high < length {
                 return value;
@@ -353,7 +367,11 @@ impl Generator<'_> {
             return value;
         }
         let facts = interval_facts(value.uniformity(), 0, length - 1);
-        let (text, index_type) = match self.random.below(4) {
+        let form = match self.random.below(4) {
+            1 if avoid_minimum => 3,
+            form => form,
+        };
+        let (text, index_type) = match form {
             0 => (
                 format!("(({} as u64) % {length}u64)", value.text),
                 ScalarType::U64,

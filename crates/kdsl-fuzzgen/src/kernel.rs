@@ -89,11 +89,6 @@ impl Generator<'_> {
     /// `atomic_add` on floats may be generated in this kernel.
     pub fn float_atomics_allowed(&self) -> bool {
         self.options.float_atomics
-            && !(self.barriers
-                && self
-                    .options
-                    .known_bugs
-                    .avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory)
     }
 
     /// A type for a buffer element or a kernel parameter (never `bool`).

@@ -121,12 +121,13 @@ pub struct KnownBugs {
     /// buffer parameter `noalias`. OpenCL C with `restrict` shows the same. In kernels with
     /// barriers the generator does not read back, or atomically update, output elements.
     pub avoid_intel_cpu_noalias_reload_after_barrier: bool,
-    /// Intel's OpenCL CPU device: a kernel crashes (SIGSEGV inside the compiled kernel) when
-    /// a float `atomic_add` adds a value loaded from a global buffer at an index read from
-    /// local memory (`atomic_add(acc[0], data[min(shared[15] as u32, 42u32)])`), on local
-    /// and global memory alike; the same kernel written in OpenCL C runs. The generator
-    /// gives kernels with local memory no float atomics.
-    pub avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: bool,
+    /// Intel's OpenCL CPU device (SPIR-V input): a kernel crashes (SIGSEGV inside the
+    /// compiled kernel) when it loads from a buffer at an index that is a `min` (or `clamp`)
+    /// of a value read from local memory and uses the loaded value after a barrier
+    /// (`let v = input[min(shared[15], 42u32)]; barrier(); out[i] = v;`); clang's SPIR-V of
+    /// the same OpenCL C crashes too, the OpenCL C source compiled by the driver does not.
+    /// In kernels with barriers the generator makes no index a `min` or `clamp`.
+    pub avoid_intel_cpu_minimum_index_across_barrier: bool,
 }
 
 impl KnownBugs {
@@ -136,7 +137,7 @@ impl KnownBugs {
             avoid_spirv_o0_compare_exchange: true,
             avoid_amdgpu_o0_small_integer_division_with_remainder: true,
             avoid_intel_cpu_noalias_reload_after_barrier: true,
-            avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: true,
+            avoid_intel_cpu_minimum_index_across_barrier: true,
         }
     }
 
@@ -146,7 +147,7 @@ impl KnownBugs {
             avoid_spirv_o0_compare_exchange: false,
             avoid_amdgpu_o0_small_integer_division_with_remainder: false,
             avoid_intel_cpu_noalias_reload_after_barrier: false,
-            avoid_intel_cpu_float_atomic_add_in_kernels_with_local_memory: false,
+            avoid_intel_cpu_minimum_index_across_barrier: false,
         }
     }
 }
