@@ -242,13 +242,14 @@ pub struct OpenDevice {
     pub device: Device,
 }
 
-/// Compiles `generated` for `targets` at every optimization level, validates the images,
-/// and, for every device in `devices`, runs each kernel there and on the interpreter and
-/// compares.
+/// Compiles `generated` for `targets` at each of `opt_levels`, validates the images, and, for
+/// every device in `devices`, runs each kernel of the bundles of `device_opt_levels` there and
+/// on the interpreter and compares.
 pub fn check_generated(
     generated: &GeneratedKernel,
     targets: &[TargetSpec],
     opt_levels: &[u8],
+    device_opt_levels: &[u8],
     validators: &Validators,
     devices: &[OpenDevice],
 ) -> Outcome {
@@ -313,7 +314,10 @@ pub fn check_generated(
         return outcome;
     }
     for open in devices {
-        for (opt_level, bundle) in &bundles {
+        for (opt_level, bundle) in bundles
+            .iter()
+            .filter(|(level, _)| device_opt_levels.contains(level))
+        {
             let device_stage = Stage::Device {
                 device: open.name.clone(),
                 opt_level: *opt_level,

@@ -343,11 +343,6 @@ impl Generator<'_> {
     pub fn index_into(&mut self, length: u32, uniformity: Uniformity, depth: u32) -> Expr {
         let length = i128::from(length);
         let ty = self.random_integer_type();
-        // The index is converted below.
-        self.no_narrowing_conversion = self
-            .options
-            .known_bugs
-            .avoid_spirv_o0_narrowing_then_widening;
         let avoid_minimum = self.barriers
             && self
                 .options
@@ -422,8 +417,6 @@ impl Generator<'_> {
 
     pub fn integer_value(&mut self, ty: ScalarType, uniformity: Uniformity, depth: u32) -> Expr {
         let vt = ValueType::Scalar(ty);
-        // Applies to this expression's top only.
-        let no_narrowing_conversion = std::mem::take(&mut self.no_narrowing_conversion);
         if depth == 0 || self.percent(20) {
             if self.percent(70) {
                 if let Some(read) = self.read(vt, uniformity, false, depth) {
@@ -454,11 +447,7 @@ impl Generator<'_> {
             6,
             4,
             2,
-            if self.generic.is_some() && !no_narrowing_conversion {
-                3
-            } else {
-                0
-            },
+            if self.generic.is_some() { 3 } else { 0 },
             if wide && self.sub_group_operations_allowed() {
                 4
             } else {
@@ -501,34 +490,7 @@ impl Generator<'_> {
             }
             3 | 4 => {
                 let a = self.integer_value(ty, uniformity, inner);
-                let constant_dividend =
-                    matches!(a.facts.integer_interval(), Some((low, high)) if low == high);
-                let avoid = self.options.known_bugs.avoid_spirv_o0_compare_exchange;
-                let small = ty.bit_width() <= 16
-                    && self
-                        .options
-                        .known_bugs
-                        .avoid_amdgpu_o0_small_integer_division_with_remainder;
-                let op = match (choice == 3 || (constant_dividend && avoid), small) {
-                    (true, false) => "/",
-                    (false, _) => "%",
-                    // Neither is safe: a maximum instead.
-                    (true, true) if constant_dividend && avoid => "max",
-                    (true, true) => "%",
-                };
-                if op == "max" {
-                    let b = self.integer_value(ty, uniformity, inner);
-                    let (ia, ib) = (
-                        a.facts.integer_interval().unwrap(),
-                        b.facts.integer_interval().unwrap(),
-                    );
-                    let uniformity_out = a.uniformity().join(b.uniformity());
-                    return Expr::new(
-                        format!("max({}, {})", a.text, b.text),
-                        vt,
-                        interval_facts(uniformity_out, ia.0.max(ib.0), ia.1.max(ib.1)),
-                    );
-                }
+                let op = if choice == 3 { "/" } else { "%" };
                 let b = self.integer_value(ty, uniformity, inner);
                 let (divisor, divisor_interval) = self.guarded_divisor(ty, b);
                 self.note(if op == "/" {
@@ -690,22 +652,8 @@ impl Generator<'_> {
                 )
             }
             13 => {
-                let mut from = self.random_integer_type();
-                if no_narrowing_conversion && from.bit_width() > ty.bit_width() {
-                    from = ty;
-                }
-                let widening = from.bit_width() < ty.bit_width();
-                if widening
-                    && self
-                        .options
-                        .known_bugs
-                        .avoid_spirv_o0_narrowing_then_widening
-                {
-                    // The operand must not itself be a narrowing conversion.
-                    self.no_narrowing_conversion = true;
-                }
+                let from = self.random_integer_type();
                 let a = self.integer_value(from, uniformity, inner);
-                self.no_narrowing_conversion = false;
                 self.note("cast integer to integer");
                 let value = cast_to_integer(a.facts.value, ty);
                 Expr::new(
@@ -1928,10 +1876,6 @@ impl Generator<'_> {
                 if fit_low > fit_high {
                     return self.generic_literal(low, high);
                 }
-                self.no_narrowing_conversion = self
-                    .options
-                    .known_bugs
-                    .avoid_spirv_o0_narrowing_then_widening;
                 let a = self.integer_value(from, uniformity, inner);
                 let a = self.fit_integer(a, fit_low, fit_high);
                 self.note("cast integer to T");

@@ -135,9 +135,6 @@ pub struct Generator<'a> {
     pub coverage: BTreeMap<&'static str, u64>,
     /// For the float output compared with a tolerance: the largest error bound stored.
     pub approximate_error: f64,
-    /// The next integer expression must not be a narrowing conversion (see
-    /// [`crate::KnownBugs::avoid_spirv_o0_narrowing_then_widening`]).
-    pub no_narrowing_conversion: bool,
     /// The local array whose slots are being written (between two barriers): reading it
     /// there would race with the writes.
     pub local_being_written: Option<usize>,
@@ -170,7 +167,6 @@ impl<'a> Generator<'a> {
             coverage: BTreeMap::new(),
             approximate_error: 0.0,
             function_result: None,
-            no_narrowing_conversion: false,
             local_being_written: None,
         }
     }

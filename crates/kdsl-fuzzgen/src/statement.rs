@@ -387,16 +387,7 @@ impl Generator<'_> {
     /// A compound update of an integer (`/=` and `%=` with a guarded divisor).
     fn integer_update(&mut self, ty: ScalarType, uniformity: Uniformity) -> (String, Expr) {
         let depth = self.expression_depth();
-        let mut operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
-        if operator == "/="
-            && ty.bit_width() <= 16
-            && self
-                .options
-                .known_bugs
-                .avoid_amdgpu_o0_small_integer_division_with_remainder
-        {
-            operator = "%=";
-        }
+        let operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
         let value = if operator == "<<=" || operator == ">>=" {
             let amount_type = self.random_integer_type();
             self.integer_value(amount_type, uniformity, depth)
@@ -1150,7 +1141,7 @@ impl Generator<'_> {
                 depth,
             );
             format!("atomic_add({place}, {})", value.text)
-        } else if !self.options.known_bugs.avoid_spirv_o0_compare_exchange && self.percent(25) {
+        } else if self.percent(25) {
             let expected = self.integer_value(ty, Uniformity::Varying, depth);
             let desired = self.integer_value(ty, Uniformity::Varying, depth);
             self.note("atomic_compare_exchange");

@@ -75,7 +75,14 @@ fn worker(arguments: &[String]) {
         // Announced first, so that the supervisor knows which seed a crash belongs to.
         let _ = writeln!(stdout, "start {seed}");
         let _ = stdout.flush();
-        let outcome = check_generated(&generated, &targets, &OPT_LEVELS, &validators, &devices);
+        let outcome = check_generated(
+            &generated,
+            &targets,
+            &OPT_LEVELS,
+            &OPT_LEVELS,
+            &validators,
+            &devices,
+        );
         if !outcome.failures.is_empty() {
             let report: Vec<String> = outcome
                 .failures

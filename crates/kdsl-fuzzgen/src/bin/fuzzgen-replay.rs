@@ -56,7 +56,14 @@ fn main() {
             .collect(),
         None => OPT_LEVELS.to_vec(),
     };
-    let outcome = check_generated(&generated, &targets, &opt_levels, &validators, &devices);
+    let outcome = check_generated(
+        &generated,
+        &targets,
+        &opt_levels,
+        &opt_levels,
+        &validators,
+        &devices,
+    );
     println!(
         "seed {seed}: {} runs compared, {} skipped for undefined behaviour, {} failures",
         outcome.compared,
