@@ -3,7 +3,8 @@
 //! `--no-default-features` for a machine with only a CUDA driver.
 //!
 //! `fuzzgen-run PACK_FOLDER [--device FILTER] [--report FILE]`; the device defaults to
-//! `KDSL_DEVICE` or the runtime's default. Exit status 1 if any run disagreed or failed.
+//! `KDSL_DEVICE` or the runtime's default. Exit status 1 if any run disagreed or failed, 2 if
+//! there is no device or no pack.
 
 use kdsl_fuzzgen::compare::compare_outputs;
 use kdsl_fuzzgen::device::{probed_sub_group_size, run_on_device};
@@ -30,8 +31,14 @@ fn main() {
         Some(filter) => Device::select(&filter),
         None => Device::default(),
     }
-    .unwrap_or_else(|e| panic!("no device: {e}"));
-    let manifest = read_manifest(&folder).unwrap_or_else(|why| panic!("{why}"));
+    .unwrap_or_else(|e| {
+        eprintln!("fuzzgen-run: no device: {e}");
+        std::process::exit(2)
+    });
+    let manifest = read_manifest(&folder).unwrap_or_else(|why| {
+        eprintln!("fuzzgen-run: {why}");
+        std::process::exit(2)
+    });
     println!(
         "running {} cases ({}; expected outputs for sub-group size {}) on {}",
         manifest.cases.len(),
