@@ -1920,7 +1920,13 @@ impl Generator<'_> {
         depth: u32,
         bound: OperandBound,
     ) -> Expr {
-        let operation = self.random.below(5);
+        // Reductions are uniform within the sub-group, shuffles are not; nothing here is
+        // uniform across the work-group.
+        let operation = match uniformity {
+            Uniformity::WorkGroup => return self.fallback_literal(ty, bound),
+            Uniformity::SubGroup => self.random.below(3),
+            Uniformity::Varying => self.random.below(5),
+        };
         // A lane to read: any lane of the sub-group.
         let lane = |me: &mut Self, u: Uniformity| {
             let raw = me.integer_value(ScalarType::U32, u, depth.min(1));
@@ -1954,7 +1960,6 @@ impl Generator<'_> {
                 }
             }
         };
-        debug_assert!(uniformity >= Uniformity::WorkGroup);
         match operation {
             0 => {
                 let x = operand(self, 64.0);
@@ -2022,6 +2027,23 @@ impl Generator<'_> {
                     Facts::new(Uniformity::Varying, x.facts.value),
                 )
             }
+        }
+    }
+
+    /// A literal within `bound`, for where a sub-group operation cannot go.
+    fn fallback_literal(&mut self, ty: ValueType, bound: OperandBound) -> Expr {
+        match (ty, bound) {
+            (ValueType::Scalar(scalar), OperandBound::Float(magnitude, granularity)) => {
+                self.float_literal_within(scalar, magnitude, granularity)
+            }
+            (ValueType::Generic, OperandBound::Generic(low, high)) => {
+                self.generic_literal(low, high)
+            }
+            (ValueType::Generic, _) => {
+                let (low, high) = self.generic_interval();
+                self.generic_literal(low, high)
+            }
+            (ValueType::Scalar(scalar), _) => self.integer_literal(scalar),
         }
     }
 

@@ -186,11 +186,7 @@ impl Generator<'_> {
                 let value = self.percent(50);
                 (value.to_string(), ValueFacts::Bool)
             } else if ty.is_float() {
-                let FloatNeed::Exact { magnitude, .. } = default_exact_need(ty) else {
-                    unreachable!()
-                };
                 let value = self.random.between(-64, 64) as f64 * 0.25;
-                let _ = magnitude;
                 (float_literal(value, ty), ValueFacts::exact(value.abs(), -2))
             } else {
                 let value = self.integer_literal_value(ty);
