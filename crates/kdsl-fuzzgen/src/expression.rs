@@ -445,7 +445,11 @@ impl Generator<'_> {
             2,
             3,
             6,
-            4,
+            if self.float_to_integer_conversions {
+                4
+            } else {
+                0
+            },
             2,
             if self.generic.is_some() { 3 } else { 0 },
             if wide && self.sub_group_operations_allowed() {
@@ -1755,7 +1759,11 @@ impl Generator<'_> {
             3,
             2,
             5,
-            3,
+            if self.float_to_integer_conversions {
+                3
+            } else {
+                0
+            },
             if sub_groups { 3 } else { 0 },
         ];
         let result = match self.random.weighted(&weights) {

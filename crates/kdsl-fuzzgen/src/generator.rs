@@ -135,6 +135,11 @@ pub struct Generator<'a> {
     pub coverage: BTreeMap<&'static str, u64>,
     /// For the float output compared with a tolerance: the largest error bound stored.
     pub approximate_error: f64,
+    /// Float-to-integer conversions may be generated (see
+    /// [`crate::KnownBugs::avoid_intel_cpu_o0_private_array_with_float_to_integer`]).
+    pub float_to_integer_conversions: bool,
+    /// Private arrays may be declared.
+    pub private_arrays: bool,
     /// The local array whose slots are being written (between two barriers): reading it
     /// there would race with the writes.
     pub local_being_written: Option<usize>,
@@ -168,6 +173,8 @@ impl<'a> Generator<'a> {
             approximate_error: 0.0,
             function_result: None,
             local_being_written: None,
+            float_to_integer_conversions: true,
+            private_arrays: options.private_arrays,
         }
     }
 

@@ -543,6 +543,18 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
     g.unguarded = options.possibly_undefined_percent > 0
         && !g.sub_groups
         && g.percent(options.possibly_undefined_percent);
+    if options
+        .known_bugs
+        .avoid_intel_cpu_o0_private_array_with_float_to_integer
+        && g.private_arrays
+    {
+        // One or the other in a module.
+        if g.percent(50) {
+            g.private_arrays = false;
+        } else {
+            g.float_to_integer_conversions = false;
+        }
+    }
     let synchronizes = g.sub_groups || g.barriers;
     g.geometry = g.choose_geometry(synchronizes);
     if options.generics && g.percent(25) {

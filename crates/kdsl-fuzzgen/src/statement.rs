@@ -78,7 +78,7 @@ impl Generator<'_> {
             Kind::Let => 14,
             Kind::LetMutable => 6,
             Kind::Assign if has_mutable => 12,
-            Kind::DeclareArray if self.options.private_arrays => 3,
+            Kind::DeclareArray if self.private_arrays => 3,
             Kind::StoreArray if !self.scope.arrays().is_empty() => 6,
             Kind::StoreOutput if kernel => 8,
             Kind::If if nested_ok => 6,
