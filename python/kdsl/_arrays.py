@@ -303,19 +303,12 @@ def _dpnp_array(array: Any, usm: Any, parameter: Any, where: str) -> ArrayArgume
     )
 
 
-# dpnp's array types (`dpnp_array` -> True: read through `get_array()`; `usm_ndarray` -> False),
-# filled as they are met, for the launch's fast path.
-DPNP_TYPES: dict[type, bool] = {}
-
-
 def _usm_ndarray(array: Any) -> Any:
     """The ``dpnp.tensor.usm_ndarray`` behind a dpnp array, or the array itself, or None."""
     module = type(array).__module__
     if module.startswith("dpnp.tensor"):
-        DPNP_TYPES[type(array)] = False
         return array
     if module.startswith("dpnp") and hasattr(array, "get_array"):
-        DPNP_TYPES[type(array)] = True
         return array.get_array()
     return None
 

@@ -100,7 +100,6 @@ def _interface_stream(value: Any) -> int:
 
 
 _lock = threading.Lock()
-_dpnp_types = _arrays.DPNP_TYPES
 _sycl_devices: dict[Any, Device] = {}
 _gpu_devices: dict[tuple[str, int, int, bool], Device] = {}
 
@@ -194,8 +193,6 @@ class _InFlight:
 
 
 _in_flight: dict[Device, _InFlight] = {}
-# The same objects by adopted dpctl queue, for the launch's fast path on dpnp arrays.
-_sycl_in_flight: dict[Any, _InFlight] = {}
 
 
 def _in_flight_of(device: Device, sycl_queue: Any) -> _InFlight:
@@ -206,8 +203,6 @@ def _in_flight_of(device: Device, sycl_queue: Any) -> _InFlight:
             if in_flight is None:
                 in_flight = _InFlight(device, sycl_queue)
                 _in_flight[device] = in_flight
-                if sycl_queue is not None:
-                    _sycl_in_flight[sycl_queue] = in_flight
     return in_flight
 
 
@@ -266,12 +261,6 @@ class Kernel:
             for index, parameter in enumerate(self.parameters)
             if parameter.kind == "buffer"
         )
-        # Per buffer parameter: (index, writable, the NumPy type codes of its element type).
-        self._buffer_facts = tuple(
-            (index, parameter.writable, _arrays.TYPE_CHARS[parameter.type])
-            for index, parameter in self._buffer_parameters
-        )
-        self._parameter_count = len(self.parameters)
         self._loaded: dict[Device, Any] = {}
         # The native fast path (dpnp/dpctl, CuPy and PyTorch arrays), and launches configured
         # by `kernel[global, local]`, by their sizes.
@@ -384,8 +373,6 @@ class Kernel:
     ) -> Event:
         if device is None and queue is None and stream is None and not profile:
             event = self._launcher.try_launch_sizes(tuple(args), global_dims, local_dims)
-            if event is None:
-                event = self._launch_dpnp(args, global_dims, local_dims)
             if event is not None:
                 return event
         return self._launch_general(args, global_dims, local_dims, device, queue, stream, profile)
@@ -422,40 +409,6 @@ class Kernel:
             return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, keep_alive)
         # Host arrays: the launch waits for its copies, nothing to keep.
         return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order)
-
-    def _launch_dpnp(self, args: Sequence[Any], global_dims: list[int], local_dims: list[int]) -> Any:
-        """The common case, with the same checks in fewer steps: every array argument a dpnp
-        array (or ``usm_ndarray``) of the parameter's element type, C-contiguous, writable where
-        the parameter is ``mut``, all on one queue kdsl has adopted before. Returns None for
-        anything else (the general path then launches it or raises the precise error)."""
-        if len(args) != self._parameter_count:
-            return None
-        prepared = None
-        sycl_queue = None
-        for index, writable, type_chars in self._buffer_facts:
-            array = args[index]
-            kind = _dpnp_types.get(type(array))
-            if kind is None:
-                return None
-            if prepared is None:
-                prepared = list(args)
-            usm = array.get_array() if kind else array
-            flags = usm.flags
-            if usm.dtype.char not in type_chars or not flags.c_contiguous:
-                return None
-            read_only = not flags.writable
-            if read_only and writable:
-                return None
-            if sycl_queue is None:
-                sycl_queue = usm.sycl_queue
-            elif usm.sycl_queue is not sycl_queue:
-                return None
-            prepared[index] = (1, usm._pointer, usm.size, read_only)  # 1: device memory
-        in_flight = _sycl_in_flight.get(sycl_queue) if sycl_queue is not None else None
-        if in_flight is None:
-            return None
-        kernel = self._loaded.get(in_flight.device) or self.loaded(in_flight.device)
-        return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, args)
 
     def _choose_device(
         self,
@@ -550,10 +503,7 @@ class _Configured:
         stream: Any = None,
         profile: bool = False,
     ) -> Event:
-        if device is None and queue is None and stream is None and not profile:
-            event = self.kernel._launch_dpnp(args, self.global_size, self.local_size)
-            if event is not None:
-                return event
+        # The native fast path (`_runtime.Configured`) already declined these arguments.
         return self.kernel._launch_general(
             args, self.global_size, self.local_size, device, queue, stream, profile
         )
