@@ -11,18 +11,9 @@ use kdsl_runtime::{
 /// differential tests' rule). An empty list says why in `Err`.
 pub fn devices_under_test() -> Result<Vec<DeviceInfo>, String> {
     let report = kdsl_runtime::device_report();
-    let devices: Vec<DeviceInfo> = match std::env::var("KDSL_TEST_DEVICE") {
-        Ok(filter) if !filter.trim().is_empty() => {
-            let filter = kdsl_runtime::DeviceFilter::parse(&filter)
-                .map_err(|e| format!("KDSL_TEST_DEVICE is not a valid device filter: {e}"))?;
-            filter
-                .matching(&report.devices)
-                .into_iter()
-                .cloned()
-                .collect()
-        }
-        _ => report.devices.clone(),
-    };
+    let devices = report
+        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
+        .map_err(|e| format!("KDSL_TEST_DEVICE is not a valid device filter: {e}"))?;
     if devices.is_empty() {
         return Err(format!("no device: {}", report.why_none()));
     }

@@ -73,18 +73,9 @@ impl Case {
 
 fn devices_under_test() -> Vec<kdsl_runtime::DeviceInfo> {
     let report = kdsl_runtime::device_report();
-    let devices: Vec<_> = match std::env::var("KDSL_TEST_DEVICE") {
-        Ok(filter) if !filter.trim().is_empty() => {
-            let filter = kdsl_runtime::DeviceFilter::parse(&filter)
-                .expect("KDSL_TEST_DEVICE is not a valid device filter");
-            filter
-                .matching(&report.devices)
-                .into_iter()
-                .cloned()
-                .collect()
-        }
-        _ => report.devices.clone(),
-    };
+    let devices = report
+        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
+        .expect("KDSL_TEST_DEVICE is not a valid device filter");
     if devices.is_empty() {
         let message = format!(
             "no device to run the differential tests on: {}",

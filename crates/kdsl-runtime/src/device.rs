@@ -164,6 +164,20 @@ pub struct DeviceReport {
 }
 
 impl DeviceReport {
+    /// The devices `filter` (as `KDSL_DEVICE` takes it, such as `cuda` or `sycl:cpu`) selects,
+    /// or every device found for `None` or a blank filter; for test and tool runs that let an
+    /// environment variable choose. A filter that does not parse is an error.
+    pub fn select(&self, filter: Option<&str>) -> Result<Vec<DeviceInfo>> {
+        match filter {
+            Some(filter) if !filter.trim().is_empty() => Ok(DeviceFilter::parse(filter)?
+                .matching(&self.devices)
+                .into_iter()
+                .cloned()
+                .collect()),
+            _ => Ok(self.devices.clone()),
+        }
+    }
+
     /// An explanation for an empty device list.
     pub fn why_none(&self) -> String {
         let mut why = if self.notes.is_empty() {

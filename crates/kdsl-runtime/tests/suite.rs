@@ -9,8 +9,7 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceFilter, DeviceInfo, DeviceTarget, Launch, MemoryKind,
-    RuntimeError,
+    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, Launch, MemoryKind, RuntimeError,
 };
 #[path = "suite/checked.rs"]
 mod checked;
@@ -27,18 +26,9 @@ type CaseResult = Result<(), String>;
 
 fn devices_under_test() -> Vec<DeviceInfo> {
     let report = kdsl_runtime::device_report();
-    let devices: Vec<DeviceInfo> = match std::env::var("KDSL_TEST_DEVICE") {
-        Ok(filter) if !filter.trim().is_empty() => {
-            let filter = DeviceFilter::parse(&filter)
-                .expect("KDSL_TEST_DEVICE is not a valid device filter");
-            filter
-                .matching(&report.devices)
-                .into_iter()
-                .cloned()
-                .collect()
-        }
-        _ => report.devices.clone(),
-    };
+    let devices = report
+        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
+        .expect("KDSL_TEST_DEVICE is not a valid device filter");
     if devices.is_empty() {
         let message = format!(
             "no device to run the suite on (KDSL_TEST_DEVICE={:?}): {}",
