@@ -1,6 +1,7 @@
 //! Links SPIRV-Tools' validator (Debian's `spirv-tools` ships it as a static library) through
 //! the shared C wrapper in `runtime-shim/src/kdsl_spirv_validate.cpp`, so every SPIR-V image
-//! is validated in process before the compiler returns it.
+//! is validated in process before the compiler returns it; and builds the containment of
+//! LLVM aborts (`runtime-shim/src/kdsl_llvm_contain.cpp`) against LLVM 22's headers.
 
 use std::path::PathBuf;
 
@@ -18,6 +19,25 @@ fn main() {
         .include(shim.join("include"))
         .file(&source)
         .compile("kdsl_spirv_validate");
+    let contain = shim.join("src/kdsl_llvm_contain.cpp");
+    let contain_header = shim.join("include/kdsl_llvm_contain.h");
+    println!("cargo:rerun-if-changed={}", contain.display());
+    println!("cargo:rerun-if-changed={}", contain_header.display());
+    println!("cargo:rerun-if-env-changed=LLVM_SYS_221_PREFIX");
+    let llvm_prefix = PathBuf::from(
+        std::env::var("LLVM_SYS_221_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".to_string()),
+    );
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .include(shim.join("include"))
+        .include(llvm_prefix.join("include"))
+        .define("__STDC_CONSTANT_MACROS", None)
+        .define("__STDC_FORMAT_MACROS", None)
+        .define("__STDC_LIMIT_MACROS", None)
+        .flag_if_supported("-fno-rtti")
+        .file(&contain)
+        .compile("kdsl_llvm_contain");
     let library_directory = std::process::Command::new("pkg-config")
         .args(["--variable=libdir", "SPIRV-Tools"])
         .output()

@@ -4,7 +4,7 @@
 use crate::linker::StartedLinker;
 use crate::target::{spirv, OutputFormat, TargetDescription};
 use crate::timings::{Stopwatch, TargetTimings};
-use crate::{llvm, lower, Artifact, CodegenError, Options};
+use crate::{contain, llvm, lower, Artifact, CodegenError, Options};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
@@ -63,14 +63,8 @@ fn optimized_module<'ctx>(
         .map_err(|e| internal(target, e))?;
     timings.library += stopwatch.lap();
     let pipeline = format!("default<O{}>", options.opt_level.min(3));
-    module
-        .run_passes(&pipeline, &machine, PassBuilderOptions::create())
-        .map_err(|e| {
-            internal(
-                target,
-                format!("the optimizer failed: {}", e.to_string_lossy()),
-            )
-        })?;
+    contain::run_passes(&module, &pipeline, &machine, PassBuilderOptions::create())
+        .map_err(|failure| internal(target, failure.describe("the optimizer")))?;
     timings.optimization += stopwatch.lap();
     Ok((module, machine))
 }
@@ -107,15 +101,8 @@ pub(crate) fn compile(
     let llvm_ir = module.print_to_string().to_string();
     timings.other += stopwatch.lap();
     let backend = |file_type: FileType| -> Result<Vec<u8>, CodegenError> {
-        machine
-            .write_to_memory_buffer(&module, file_type)
-            .map(|buffer| buffer.as_slice().to_vec())
-            .map_err(|e| {
-                internal(
-                    target,
-                    format!("the backend failed: {}", e.to_string_lossy()),
-                )
-            })
+        contain::emit(&machine, &module, file_type)
+            .map_err(|failure| internal(target, failure.describe("the backend")))
     };
     let (bytes, requirements) = match &target.output {
         OutputFormat::SpirvBinary { llc } => {

@@ -21,6 +21,7 @@
 //! tools, and internal failures. It never panics on valid IR and never hands LLVM something
 //! its backend would abort on.
 
+mod contain;
 mod emit;
 mod library;
 mod library_subset;

@@ -303,6 +303,29 @@ fn hot_paths_use_the_fast_instructions() {
     assert!(spirv_ir.contains("spir_kernel void @saxpy"), "{spirv_ir}");
 }
 
+/// ptxas computes `abs.s16`/`abs.s8` in 32 bits without wrapping the minimum; the lowering
+/// takes narrow `abs` on a 32-bit value LLVM cannot narrow back.
+#[test]
+fn narrow_abs_never_uses_ptx_narrow_abs() {
+    let source =
+        std::fs::read_to_string(repository_root().join("tests/kernels/backend_regressions.krn"))
+            .unwrap();
+    let module = module_of("backend_regressions", &source);
+    for opt_level in [0, 3] {
+        let options = Options {
+            opt_level,
+            ..Options::default()
+        };
+        let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
+        let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+        assert!(
+            !ptx.contains("abs.s16") && !ptx.contains("abs.s8"),
+            "-O{opt_level}: {ptx}"
+        );
+        assert!(ptx.contains("abs.s32"), "-O{opt_level}: {ptx}");
+    }
+}
+
 #[test]
 fn unsupported_features_are_diagnostics_naming_the_target() {
     let source = "kernel sum(total: global mut [f64], input: global [f64]) {\n    atomic_add(total[0], input[get_global_id(0)]);\n}\n";

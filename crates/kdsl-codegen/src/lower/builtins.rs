@@ -693,6 +693,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             MathStrategy::Expanded => match function {
                 MathFunction::Abs if ty.is_signed_integer() => {
                     let poison_on_minimum = self.context.bool_type().const_zero();
+                    if let (Some(copy), true) = (
+                        self.target.legalization.narrow_abs_behind_copy,
+                        ty.bit_width() < 32,
+                    ) {
+                        return self.narrow_abs_behind_copy(copy, values[0], value_type);
+                    }
                     self.call_intrinsic(
                         "llvm.abs",
                         &[value_type],
@@ -713,5 +719,46 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 ))),
             },
         }
+    }
+
+    /// Integer `abs` of an 8- or 16-bit value on its 32-bit extension, which first passes
+    /// through `copy` (inline assembly LLVM cannot see through, so it cannot narrow the `abs`
+    /// back to 8 or 16 bits), then the truncation.
+    fn narrow_abs_behind_copy(
+        &mut self,
+        copy: &str,
+        value: BasicValueEnum<'ctx>,
+        value_type: inkwell::types::BasicTypeEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let i32_type = self.context.i32_type();
+        let wide = self
+            .builder
+            .build_int_s_extend(value.into_int_value(), i32_type, "")?;
+        let copy_type = i32_type.fn_type(&[i32_type.into()], false);
+        let assembly = self.context.create_inline_asm(
+            copy_type,
+            copy.to_string(),
+            "=r,r".to_string(),
+            false,
+            false,
+            None,
+            false,
+        );
+        let copied = self
+            .builder
+            .build_indirect_call(copy_type, assembly, &[wide.into()], "")?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LowerError("the inline-assembly copy has no result".into()))?;
+        let poison_on_minimum = self.context.bool_type().const_zero();
+        let absolute = self.call_intrinsic(
+            "llvm.abs",
+            &[i32_type.into()],
+            &[copied, poison_on_minimum.into()],
+        )?;
+        Ok(self
+            .builder
+            .build_int_truncate(absolute.into_int_value(), value_type.into_int_type(), "")?
+            .into())
     }
 }

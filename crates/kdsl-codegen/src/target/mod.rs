@@ -178,6 +178,10 @@ pub(crate) struct Legalization {
     /// `{T, i1}` result the SPIR-V backend mistranslates: a garbage `OpCompositeExtract` index
     /// at -O0, a compared struct after LLVM freezes the result at -O3.
     pub compare_exchange_through_spirv_builtin: bool,
+    /// 8- and 16-bit `abs` computed on a 32-bit extension that first passes through this
+    /// inline-assembly copy (operands `=r,r`), so that LLVM cannot narrow the `abs` back: ptxas computes PTX `abs.s16` in 32 bits, and `abs(-32768i16)` came out as
+    /// +32768 instead of wrapping to -32768 as on every other target.
+    pub narrow_abs_behind_copy: Option<&'static str>,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -109,7 +109,10 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             metadata: false,
             attributes: vec![("nvvm.reqntid", SizeFormat::Dimensions)],
         },
-        legalization: Legalization::default(),
+        legalization: Legalization {
+            narrow_abs_behind_copy: Some("mov.b32 $0, $1;"),
+            ..Legalization::default()
+        },
         output: OutputFormat::PtxAssembly,
     })
 }

@@ -152,10 +152,8 @@ pub(crate) fn run_backend_in_process(
     module: &inkwell::module::Module<'_>,
 ) -> Result<Vec<u8>, String> {
     let machine = crate::llvm::target_machine(target, 0)?;
-    machine
-        .write_to_memory_buffer(module, inkwell::targets::FileType::Object)
-        .map(|buffer| buffer.as_slice().to_vec())
-        .map_err(|e| format!("the SPIR-V backend failed: {}", e.to_string_lossy()))
+    crate::contain::emit(&machine, module, inkwell::targets::FileType::Object)
+        .map_err(|failure| failure.describe("the SPIR-V backend"))
 }
 
 /// The command-line options that configure the SPIR-V backend as `run_backend` configures
