@@ -273,6 +273,11 @@ pub struct Expression {
 pub enum ExpressionKind {
     Literal(Literal),
     Name(Identifier),
+    /// `f32::INFINITY`, `u32::MAX`: a constant of a scalar type.
+    AssociatedConstant {
+        ty: Identifier,
+        name: Identifier,
+    },
     Unary {
         operator: UnaryOperator,
         operand: Box<Expression>,

@@ -101,6 +101,8 @@ pub enum Token<'input> {
     Semicolon,
     #[token(":")]
     Colon,
+    #[token("::")]
+    PathSeparator,
     #[token("->")]
     Arrow,
     #[token("..")]
@@ -225,6 +227,7 @@ impl fmt::Display for Token<'_> {
             Token::Comma => "`,`",
             Token::Semicolon => "`;`",
             Token::Colon => "`:`",
+            Token::PathSeparator => "`::`",
             Token::Arrow => "`->`",
             Token::DotDot => "`..`",
             Token::Assign => "`=`",

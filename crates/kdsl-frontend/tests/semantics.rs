@@ -113,3 +113,28 @@ fn a_long_operator_chain_is_reported_as_a_chain() {
         "operator chain longer than 1024 operands"
     );
 }
+
+#[test]
+fn exact_math_folds_in_constants_and_type_constants_have_rusts_values() {
+    let source = "
+const WRAPPED: u8 = wrapping_add(200u8, 100u8);
+const NEGATIVE: i32 = wrapping_mul(i32::MIN, -1);
+const SMALLER: i32 = min(-3, max(7, 2));
+const NOT_A_NUMBER: bool = isnan(f32::NAN) && isinf(f64::NEG_INFINITY) && !isfinite(f16::INFINITY);
+const LARGEST: f32 = f32::MAX;
+const TINY: f16 = f16::MIN_POSITIVE;
+const SIGNED: f64 = copysign(2.0, -0.0);
+const LOWEST: u64 = u64::MIN + (i8::MAX as u64);
+";
+    assert_eq!(constant(source, "WRAPPED"), Literal::Integer(44));
+    assert_eq!(
+        constant(source, "NEGATIVE"),
+        Literal::Integer(i32::MIN as u32 as u64)
+    );
+    assert_eq!(constant(source, "SMALLER"), Literal::Integer(-3i32 as u32 as u64));
+    assert_eq!(constant(source, "NOT_A_NUMBER"), Literal::Bool(true));
+    assert_eq!(constant(source, "LARGEST"), Literal::Float(f64::from(f32::MAX)));
+    assert_eq!(constant(source, "TINY"), Literal::Float(6.103515625e-5));
+    assert_eq!(constant(source, "SIGNED"), Literal::Float(-2.0));
+    assert_eq!(constant(source, "LOWEST"), Literal::Integer(127));
+}

@@ -766,7 +766,8 @@ impl<'g> WorkItem<'g> {
                 for (slot, argument) in values.iter_mut().zip(arguments) {
                     *slot = self.expression(frame, argument)?;
                 }
-                scalar::math(*function, ty, &values[..arguments.len().max(1)])
+                let operand = arguments.first().map_or(ty, |argument| argument.ty);
+                scalar::math(*function, operand, &values[..arguments.len().max(1)])
             }
             ExpressionKind::Atomic {
                 op,

@@ -152,6 +152,7 @@ enum DeviceBuffer {
     U64(Buffer<u64>),
     F32(Buffer<f32>),
     F64(Buffer<f64>),
+    F16(Buffer<kdsl_runtime::F16>),
 }
 
 macro_rules! each_device_buffer {
@@ -167,6 +168,7 @@ macro_rules! each_device_buffer {
             DeviceBuffer::U64($inner) => $body,
             DeviceBuffer::F32($inner) => $body,
             DeviceBuffer::F64($inner) => $body,
+            DeviceBuffer::F16($inner) => $body,
         }
     };
 }
@@ -184,14 +186,41 @@ fn upload(device: &Device, buffer: &HostBuffer) -> Result<DeviceBuffer, String> 
         HostBuffer::U64(v) => DeviceBuffer::U64(device.buffer_from(v).map_err(fail)?),
         HostBuffer::F32(v) => DeviceBuffer::F32(device.buffer_from(v).map_err(fail)?),
         HostBuffer::F64(v) => DeviceBuffer::F64(device.buffer_from(v).map_err(fail)?),
-        HostBuffer::F16(_) => return Err("skipped: the runtime has no f16 buffers".into()),
+        HostBuffer::F16(v) => {
+            let bits: Vec<kdsl_runtime::F16> =
+                v.iter().map(|h| kdsl_runtime::F16(h.to_bits())).collect();
+            DeviceBuffer::F16(device.buffer_from(&bits).map_err(fail)?)
+        }
     })
+}
+
+/// A device element type as the interpreter's host buffer.
+trait IntoHostBuffer: Sized {
+    fn into_host_buffer(values: Vec<Self>) -> HostBuffer;
+}
+
+macro_rules! into_host_buffer {
+    ($($ty:ty),*) => {$(
+        impl IntoHostBuffer for $ty {
+            fn into_host_buffer(values: Vec<Self>) -> HostBuffer {
+                HostBuffer::from(values)
+            }
+        }
+    )*};
+}
+
+into_host_buffer!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
+
+impl IntoHostBuffer for kdsl_runtime::F16 {
+    fn into_host_buffer(values: Vec<Self>) -> HostBuffer {
+        HostBuffer::F16(values.iter().map(|h| half::f16::from_bits(h.0)).collect())
+    }
 }
 
 fn download(buffer: &DeviceBuffer) -> Result<HostBuffer, String> {
     each_device_buffer!(buffer, inner => inner
         .read_to_vec()
-        .map(HostBuffer::from)
+        .map(IntoHostBuffer::into_host_buffer)
         .map_err(|e| e.to_string()))
 }
 
@@ -209,7 +238,7 @@ fn runtime_scalar(value: ScalarValue) -> Result<kdsl_runtime::ScalarValue, Strin
         ScalarValue::U64(v) => Runtime::U64(v),
         ScalarValue::F32(v) => Runtime::F32(v),
         ScalarValue::F64(v) => Runtime::F64(v),
-        ScalarValue::F16(_) => return Err("skipped: the runtime has no f16 scalars".into()),
+        ScalarValue::F16(v) => Runtime::F16(v.to_bits()),
     })
 }
 
@@ -282,6 +311,7 @@ fn as_f64s(buffer: &InterpArgument) -> Option<Vec<f64>> {
             Some(v.iter().map(|&x| f64::from(x)).collect())
         }
         InterpArgument::Buffer(HostBuffer::F64(v)) => Some(v.clone()),
+        InterpArgument::Buffer(HostBuffer::F16(v)) => Some(v.iter().map(|x| x.to_f64()).collect()),
         _ => None,
     }
 }
@@ -686,7 +716,22 @@ fn math() {
     integer_case!("math_u32", u32);
     integer_case!("math_i64", i64);
     integer_case!("math_u64", u64);
-    eprintln!("math_f16: not run on devices (the runtime has no f16 buffers)");
+    // f16 arithmetic rounds each operation to f16 (docs/language.md); the library functions are
+    // computed in f32 and rounded, so a few f16 ULP may differ over the sum.
+    let halves = |values: Vec<f32>| -> Vec<half::f16> {
+        values.into_iter().map(half::f16::from_f32).collect()
+    };
+    cases.push(
+        Case::new(
+            "math_f16",
+            launch,
+            vec![
+                buffer(halves(vec![0.0; items])),
+                buffer(halves(random.f32s(items + 1, 0.25, 3.0))),
+            ],
+        )
+        .compare(0, Compare::Close(2e-2)),
+    );
     differential(
         "tests/kernels/math.krn",
         || test_kernel_bundle("math"),
@@ -719,12 +764,40 @@ fn operators() {
     .compare(2, Compare::Close(1e-5))
     // `counts[index] += 1` from many work-items at once is a data race.
     .compare(3, Compare::Racy);
-    eprintln!("casts: not run on devices (it takes f16 buffers, which the runtime lacks)");
+    // Conversions out of range or of NaN saturate (docs/language.md), so any inputs are defined.
+    let n = 64usize;
+    let casts = Case::new(
+        "casts",
+        InterpLaunch::covering(n as u32, 32),
+        vec![
+            buffer(
+                random
+                    .f32s(n, -300.0, 300.0)
+                    .into_iter()
+                    .map(half::f16::from_f32)
+                    .collect::<Vec<_>>(),
+            ),
+            buffer(random.f32s(n, -70000.0, 70000.0)),
+            buffer(random.f64s(n, -1e10, 1e10)),
+            buffer((0..n).map(|_| random.next_u64() as i8).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as u8).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as i16).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as u16).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as i32).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as u32).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as i64).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64()).collect::<Vec<_>>()),
+        ],
+    )
+    // The float sums may be contracted into multiply-adds on a device.
+    .compare(0, Compare::Close(1e-3))
+    .compare(1, Compare::Close(1e-6))
+    .compare(2, Compare::Close(1e-12));
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
         false,
-        vec![case],
+        vec![case, casts],
     );
 }
 

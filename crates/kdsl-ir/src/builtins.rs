@@ -76,6 +76,8 @@ impl Operands {
 pub enum TypeSet {
     /// `f16`, `f32`, `f64`.
     Floats,
+    /// Every integer type.
+    Integers,
     /// Every integer and float type.
     Numbers,
     /// `i32`, `u32`, `i64`, `u64`: the integers every target has atomics for.
@@ -91,6 +93,7 @@ impl TypeSet {
         use ScalarType::*;
         match self {
             TypeSet::Floats => ty.is_float(),
+            TypeSet::Integers => ty.is_integer(),
             TypeSet::Numbers => ty.is_float() || ty.is_integer(),
             TypeSet::AtomicIntegers => matches!(ty, I32 | U32 | I64 | U64),
             TypeSet::AtomicNumbers | TypeSet::SubGroupValues => {
@@ -103,6 +106,7 @@ impl TypeSet {
     pub fn describe(self) -> &'static str {
         match self {
             TypeSet::Floats => "floats",
+            TypeSet::Integers => "integers",
             TypeSet::Numbers => "integers or floats",
             TypeSet::AtomicIntegers => "`i32`, `u32`, `i64` and `u64`",
             TypeSet::AtomicNumbers => "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`",
@@ -120,6 +124,8 @@ pub enum ResultRule {
     U32,
     /// The type of the value operands.
     Operand,
+    /// Always `bool` (tests such as `isnan`).
+    Bool,
     /// The type of the memory element (atomics give the old content).
     Element,
 }
@@ -216,6 +222,19 @@ const fn math(
     )
 }
 
+const fn float_test(name: &'static str, function: MathFunction) -> BuiltinRow {
+    row(
+        name,
+        Builtin::Math(function),
+        Operands::Values {
+            count: 1,
+            types: TypeSet::Floats,
+        },
+        ResultRule::Bool,
+        Requirement::Always,
+    )
+}
+
 const fn atomic(name: &'static str, op: AtomicOp, values: usize, types: TypeSet) -> BuiltinRow {
     let requires = if matches!(op, AtomicOp::Add) {
         Requirement::AtomicAdd
@@ -247,7 +266,7 @@ const fn sub_group(name: &'static str, op: SubGroupOp, operands: Operands) -> Bu
 }
 
 use MathFunction as M;
-use TypeSet::{AtomicIntegers, AtomicNumbers, Floats, Numbers, SubGroupValues};
+use TypeSet::{AtomicIntegers, AtomicNumbers, Floats, Integers, Numbers, SubGroupValues};
 
 /// Every built-in of the language, one row each.
 pub static BUILTINS: &[BuiltinRow] = &[
@@ -290,6 +309,32 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("min", M::Min, 2, Numbers),
     math("max", M::Max, 2, Numbers),
     math("clamp", M::Clamp, 3, Numbers),
+    math("atan2", M::Atan2, 2, Floats),
+    math("asin", M::Asin, 1, Floats),
+    math("acos", M::Acos, 1, Floats),
+    math("atan", M::Atan, 1, Floats),
+    math("sinh", M::Sinh, 1, Floats),
+    math("cosh", M::Cosh, 1, Floats),
+    math("asinh", M::Asinh, 1, Floats),
+    math("acosh", M::Acosh, 1, Floats),
+    math("atanh", M::Atanh, 1, Floats),
+    math("log1p", M::Log1p, 1, Floats),
+    math("expm1", M::Expm1, 1, Floats),
+    math("log10", M::Log10, 1, Floats),
+    math("exp10", M::Exp10, 1, Floats),
+    math("cbrt", M::Cbrt, 1, Floats),
+    math("hypot", M::Hypot, 2, Floats),
+    math("fmod", M::Fmod, 2, Floats),
+    math("copysign", M::Copysign, 2, Floats),
+    math("erf", M::Erf, 1, Floats),
+    math("erfc", M::Erfc, 1, Floats),
+    math("lgamma", M::Lgamma, 1, Floats),
+    float_test("isnan", M::IsNan),
+    float_test("isinf", M::IsInf),
+    float_test("isfinite", M::IsFinite),
+    math("wrapping_add", M::WrappingAdd, 2, Integers),
+    math("wrapping_sub", M::WrappingSub, 2, Integers),
+    math("wrapping_mul", M::WrappingMul, 2, Integers),
     atomic("atomic_add", AtomicOp::Add, 1, AtomicNumbers),
     atomic("atomic_sub", AtomicOp::Subtract, 1, AtomicIntegers),
     atomic("atomic_min", AtomicOp::Min, 1, AtomicIntegers),
@@ -392,6 +437,37 @@ impl MathFunction {
     /// How many arguments the function takes (all of the result's type).
     pub fn arity(self) -> usize {
         Builtin::Math(self).arity()
+    }
+
+    /// The result type for arguments of type `operand`.
+    pub fn result_type(self, operand: ScalarType) -> ScalarType {
+        match Builtin::Math(self).row().result {
+            ResultRule::Bool => ScalarType::Bool,
+            _ => operand,
+        }
+    }
+
+    /// Whether the function gives the same bits on every target and on the host, so constant
+    /// expressions may use it (library functions such as `sin` differ by a few ULP).
+    pub fn folds_exactly(self) -> bool {
+        use MathFunction::*;
+        matches!(
+            self,
+            Abs | Min
+                | Max
+                | Clamp
+                | Floor
+                | Ceil
+                | Round
+                | Fmod
+                | Copysign
+                | IsNan
+                | IsInf
+                | IsFinite
+                | WrappingAdd
+                | WrappingSub
+                | WrappingMul
+        )
     }
 
     /// The argument types the function accepts.

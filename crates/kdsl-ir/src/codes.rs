@@ -97,6 +97,10 @@ pub enum ErrorCode {
     E0514,
     /// An `unroll(N)` factor that is not a constant from 1 to 1024.
     E0515,
+    /// Integer overflow of `+ - *` or negation in a constant expression.
+    E0516,
+    /// A constant index outside a fixed-size private or local array.
+    E0517,
     /// A feature the chosen target does not support.
     E0601,
     /// Local memory above the target's limit.
@@ -120,7 +124,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 55] = [
+    pub const ALL: [ErrorCode; 57] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -166,6 +170,8 @@ impl ErrorCode {
         ErrorCode::E0513,
         ErrorCode::E0514,
         ErrorCode::E0515,
+        ErrorCode::E0516,
+        ErrorCode::E0517,
         ErrorCode::E0601,
         ErrorCode::E0602,
         ErrorCode::E0603,
@@ -226,6 +232,8 @@ impl ErrorCode {
             ErrorCode::E0513 => "E0513",
             ErrorCode::E0514 => "E0514",
             ErrorCode::E0515 => "E0515",
+            ErrorCode::E0516 => "E0516",
+            ErrorCode::E0517 => "E0517",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
             ErrorCode::E0603 => "E0603",

@@ -343,6 +343,28 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// The operator as written in source: `+`, `<<`, `>=`.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Subtract => "-",
+            BinaryOp::Multiply => "*",
+            BinaryOp::Divide => "/",
+            BinaryOp::Remainder => "%",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::ShiftLeft => "<<",
+            BinaryOp::ShiftRight => ">>",
+            BinaryOp::Equal => "==",
+            BinaryOp::NotEqual => "!=",
+            BinaryOp::Less => "<",
+            BinaryOp::LessEqual => "<=",
+            BinaryOp::Greater => ">",
+            BinaryOp::GreaterEqual => ">=",
+        }
+    }
+
     pub fn is_comparison(self) -> bool {
         matches!(
             self,
@@ -398,6 +420,35 @@ pub enum MathFunction {
     Min,
     Max,
     Clamp,
+    Atan2,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Asinh,
+    Acosh,
+    Atanh,
+    Log1p,
+    Expm1,
+    Log10,
+    Exp10,
+    Cbrt,
+    Hypot,
+    Fmod,
+    Copysign,
+    Erf,
+    Erfc,
+    Lgamma,
+    /// `isnan(x)`, `isinf(x)`, `isfinite(x)`: `bool` results.
+    IsNan,
+    IsInf,
+    IsFinite,
+    /// `wrapping_add(a, b)` and friends: integer arithmetic that wraps on overflow, also in
+    /// constant expressions (where the operators' overflow is an error).
+    WrappingAdd,
+    WrappingSub,
+    WrappingMul,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -79,27 +79,6 @@ fn literal(out: &mut String, literal: &Literal, ty: ScalarType) -> fmt::Result {
     }
 }
 
-fn binary_symbol(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Add => "+",
-        BinaryOp::Subtract => "-",
-        BinaryOp::Multiply => "*",
-        BinaryOp::Divide => "/",
-        BinaryOp::Remainder => "%",
-        BinaryOp::BitAnd => "&",
-        BinaryOp::BitOr => "|",
-        BinaryOp::BitXor => "^",
-        BinaryOp::ShiftLeft => "<<",
-        BinaryOp::ShiftRight => ">>",
-        BinaryOp::Equal => "==",
-        BinaryOp::NotEqual => "!=",
-        BinaryOp::Less => "<",
-        BinaryOp::LessEqual => "<=",
-        BinaryOp::Greater => ">",
-        BinaryOp::GreaterEqual => ">=",
-    }
-}
-
 impl Printer<'_> {
     fn block(&self, out: &mut String, block: &Block, depth: usize) -> fmt::Result {
         for statement in block {
@@ -225,7 +204,7 @@ impl Printer<'_> {
             ExpressionKind::Binary { op, left, right } => {
                 out.push('(');
                 self.expression(out, left)?;
-                write!(out, " {} ", binary_symbol(*op))?;
+                write!(out, " {} ", op.symbol())?;
                 self.expression(out, right)?;
                 out.push(')');
             }

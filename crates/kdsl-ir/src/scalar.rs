@@ -229,6 +229,28 @@ pub fn unary(op: UnaryOp, ty: ScalarType, x: u64) -> u64 {
     }
 }
 
+/// Whether an integer `+ - *` on operands of type `ty` leaves the type's range: what a
+/// constant expression may not do. (Shifts are defined for every amount: it is masked.)
+pub fn overflows(op: BinaryOp, ty: ScalarType, x: u64, y: u64) -> bool {
+    if !ty.is_integer() {
+        return false;
+    }
+    let (left, right) = (integer_as_i128(x, ty), integer_as_i128(y, ty));
+    let exact = match op {
+        BinaryOp::Add => left.checked_add(right),
+        BinaryOp::Subtract => left.checked_sub(right),
+        BinaryOp::Multiply => left.checked_mul(right),
+        _ => return false,
+    };
+    let (low, high) = integer_range(ty);
+    exact.is_none_or(|value| value < low || value > high)
+}
+
+/// Whether negating `x` of type `ty` leaves the type's range (the most negative value).
+pub fn negation_overflows(ty: ScalarType, x: u64) -> bool {
+    ty.is_signed_integer() && integer_as_i128(x, ty) == integer_range(ty).0
+}
+
 /// A binary operator on two operands of type `ty` (for shifts, `amount_type` is the right
 /// operand's type). Comparisons give a `bool` (0 or 1).
 pub fn binary(
@@ -418,7 +440,8 @@ fn f16_fma(x: u16, y: u16, z: u16) -> u16 {
     round_to_f16(sum < 0, sum.unsigned_abs(), -48)
 }
 
-/// A math function of the language on arguments of the result's type.
+/// A math function of the language on arguments of type `ty` (the result's type, or `bool`
+/// for the tests such as `isnan`).
 pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
     let x = arguments.first().copied().unwrap_or(0);
     let y = || arguments.get(1).copied().unwrap_or(0);
@@ -460,6 +483,81 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
         MathFunction::Max => maximum(ty, x, y()),
         // `min(max(x, low), high)`.
         MathFunction::Clamp => minimum(ty, maximum(ty, x, y()), z()),
+        MathFunction::Atan2 => float_binary(ty, x, y(), f32::atan2, f64::atan2),
+        MathFunction::Asin => float_unary(ty, x, f32::asin, f64::asin),
+        MathFunction::Acos => float_unary(ty, x, f32::acos, f64::acos),
+        MathFunction::Atan => float_unary(ty, x, f32::atan, f64::atan),
+        MathFunction::Sinh => float_unary(ty, x, f32::sinh, f64::sinh),
+        MathFunction::Cosh => float_unary(ty, x, f32::cosh, f64::cosh),
+        MathFunction::Asinh => float_unary(ty, x, f32::asinh, f64::asinh),
+        MathFunction::Acosh => float_unary(ty, x, f32::acosh, f64::acosh),
+        MathFunction::Atanh => float_unary(ty, x, f32::atanh, f64::atanh),
+        MathFunction::Log1p => float_unary(ty, x, f32::ln_1p, f64::ln_1p),
+        MathFunction::Expm1 => float_unary(ty, x, f32::exp_m1, f64::exp_m1),
+        MathFunction::Log10 => float_unary(ty, x, f32::log10, f64::log10),
+        // 10^x in f64 for f32 (then rounded): within an ULP of the correctly rounded value.
+        MathFunction::Exp10 => float_unary(ty, x, |v| 10f64.powf(f64::from(v)) as f32, |v| {
+            10f64.powf(v)
+        }),
+        MathFunction::Cbrt => float_unary(ty, x, f32::cbrt, f64::cbrt),
+        MathFunction::Hypot => float_binary(ty, x, y(), f32::hypot, f64::hypot),
+        // Exact, like `%` on floats.
+        MathFunction::Fmod => float_binary(ty, x, y(), |a, b| a % b, |a, b| a % b),
+        MathFunction::Copysign => {
+            let sign = sign_bit(ty);
+            (x & !sign) | (y() & sign)
+        }
+        MathFunction::Erf => float_unary(ty, x, c_math::erf_f32, c_math::erf_f64),
+        MathFunction::Erfc => float_unary(ty, x, c_math::erfc_f32, c_math::erfc_f64),
+        MathFunction::Lgamma => float_unary(ty, x, c_math::lgamma_f32, c_math::lgamma_f64),
+        MathFunction::WrappingAdd => truncate(x.wrapping_add(y()), ty),
+        MathFunction::WrappingSub => truncate(x.wrapping_sub(y()), ty),
+        MathFunction::WrappingMul => truncate(x.wrapping_mul(y()), ty),
+        MathFunction::IsNan => u64::from(float_as_f64(x, ty).is_nan()),
+        MathFunction::IsInf => u64::from(float_as_f64(x, ty).is_infinite()),
+        MathFunction::IsFinite => u64::from(float_as_f64(x, ty).is_finite()),
+    }
+}
+
+/// The C library's `erf`, `erfc` and `lgamma`, which Rust's standard library lacks.
+mod c_math {
+    use std::ffi::c_int;
+
+    extern "C" {
+        fn erff(x: f32) -> f32;
+        fn erf(x: f64) -> f64;
+        fn erfcf(x: f32) -> f32;
+        fn erfc(x: f64) -> f64;
+        // The reentrant forms: plain `lgamma` writes the global `signgam`.
+        fn lgammaf_r(x: f32, sign: *mut c_int) -> f32;
+        fn lgamma_r(x: f64, sign: *mut c_int) -> f64;
+    }
+
+    pub fn erf_f32(x: f32) -> f32 {
+        // SAFETY: a pure C math function.
+        unsafe { erff(x) }
+    }
+    pub fn erf_f64(x: f64) -> f64 {
+        // SAFETY: a pure C math function.
+        unsafe { erf(x) }
+    }
+    pub fn erfc_f32(x: f32) -> f32 {
+        // SAFETY: a pure C math function.
+        unsafe { erfcf(x) }
+    }
+    pub fn erfc_f64(x: f64) -> f64 {
+        // SAFETY: a pure C math function.
+        unsafe { erfc(x) }
+    }
+    pub fn lgamma_f32(x: f32) -> f32 {
+        let mut sign: c_int = 0;
+        // SAFETY: `sign` is a valid out-pointer for the call.
+        unsafe { lgammaf_r(x, &mut sign) }
+    }
+    pub fn lgamma_f64(x: f64) -> f64 {
+        let mut sign: c_int = 0;
+        // SAFETY: `sign` is a valid out-pointer for the call.
+        unsafe { lgamma_r(x, &mut sign) }
     }
 }
 
@@ -872,5 +970,60 @@ mod tests {
             );
         }
         assert_eq!(ScalarValue::I16(-2).as_i128(), Some(-2));
+    }
+}
+
+/// The constants every scalar type has (`u32::MAX`, `f32::INFINITY`), as written after
+/// `TYPE::`.
+pub fn associated_constant_names(ty: ScalarType) -> &'static [&'static str] {
+    if ty.is_float() {
+        &["INFINITY", "NEG_INFINITY", "NAN", "MAX", "MIN", "MIN_POSITIVE", "EPSILON"]
+    } else if ty.is_integer() {
+        &["MIN", "MAX"]
+    } else {
+        &[]
+    }
+}
+
+/// The bits of the constant `ty::name`, as Rust defines it for the same type (`MIN` of a
+/// float is the most negative finite value, `EPSILON` the distance from 1 to the next value).
+pub fn associated_constant(ty: ScalarType, name: &str) -> Option<u64> {
+    if ty.is_integer() {
+        let (low, high) = integer_range(ty);
+        return match name {
+            "MIN" => Some(integer_from_i128(low, ty)),
+            "MAX" => Some(integer_from_i128(high, ty)),
+            _ => None,
+        };
+    }
+    // (infinity, quiet NaN, largest finite, smallest positive normal, epsilon) bits.
+    let (infinity, nan, max, min_positive, epsilon) = match ty {
+        ScalarType::F16 => (0x7c00, 0x7e00, 0x7bff, 0x0400, 0x1400),
+        ScalarType::F32 => (
+            u64::from(f32::INFINITY.to_bits()),
+            u64::from(f32::NAN.to_bits()),
+            u64::from(f32::MAX.to_bits()),
+            u64::from(f32::MIN_POSITIVE.to_bits()),
+            u64::from(f32::EPSILON.to_bits()),
+        ),
+        ScalarType::F64 => (
+            f64::INFINITY.to_bits(),
+            f64::NAN.to_bits(),
+            f64::MAX.to_bits(),
+            f64::MIN_POSITIVE.to_bits(),
+            f64::EPSILON.to_bits(),
+        ),
+        _ => return None,
+    };
+    let sign = sign_bit(ty);
+    match name {
+        "INFINITY" => Some(infinity),
+        "NEG_INFINITY" => Some(infinity | sign),
+        "NAN" => Some(nan),
+        "MAX" => Some(max),
+        "MIN" => Some(max | sign),
+        "MIN_POSITIVE" => Some(min_positive),
+        "EPSILON" => Some(epsilon),
+        _ => None,
     }
 }

@@ -570,16 +570,27 @@ impl FunctionValidator<'_> {
                         format!("`{}` has {} arguments", function.name(), arguments.len()),
                     );
                 }
+                let operand = arguments.first().map_or(ty, |argument| argument.ty);
                 for argument in arguments {
-                    if self.expression(argument).is_some_and(|t| t != ty) {
+                    if self.expression(argument).is_some_and(|t| t != operand) {
                         self.error(
                             argument.span,
-                            format!("argument of `{}` is not `{ty}`", function.name()),
+                            format!("argument of `{}` is not `{operand}`", function.name()),
                         );
                     }
                 }
-                if !function.types().contains(ty) {
-                    self.error(span, format!("`{}` on `{ty}`", function.name()));
+                if function.result_type(operand) != ty {
+                    self.error(
+                        span,
+                        format!(
+                            "`{}` on `{operand}` typed `{ty}`, not `{}`",
+                            function.name(),
+                            function.result_type(operand)
+                        ),
+                    );
+                }
+                if !function.types().contains(operand) {
+                    self.error(span, format!("`{}` on `{operand}`", function.name()));
                 }
             }
             ExpressionKind::Atomic {

@@ -706,9 +706,27 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     )
                 }
                 MathFunction::Abs => Ok(values[0]),
+                MathFunction::WrappingAdd | MathFunction::WrappingSub | MathFunction::WrappingMul => {
+                    let op = match function {
+                        MathFunction::WrappingAdd => kdsl_ir::BinaryOp::Add,
+                        MathFunction::WrappingSub => kdsl_ir::BinaryOp::Subtract,
+                        _ => kdsl_ir::BinaryOp::Multiply,
+                    };
+                    self.binary(op, ty, values[0], values[1], ty)
+                }
                 MathFunction::Min | MathFunction::Max => {
                     self.min_max(function, ty, values[0], values[1])
                 }
+                MathFunction::IsNan | MathFunction::IsInf | MathFunction::IsFinite => {
+                    self.float_test(function, values[0], value_type)
+                }
+                MathFunction::Fmod => self.binary(
+                    kdsl_ir::BinaryOp::Remainder,
+                    ty,
+                    values[0],
+                    values[1],
+                    ty,
+                ),
                 MathFunction::Clamp => {
                     let lower = self.min_max(MathFunction::Max, ty, values[0], values[1])?;
                     self.min_max(MathFunction::Min, ty, lower, values[2])
@@ -744,9 +762,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             None,
             false,
         );
-        let copied = self
+        let call = self
             .builder
-            .build_indirect_call(copy_type, assembly, &[wide.into()], "")?
+            .build_indirect_call(copy_type, assembly, &[wide.into()], "")?;
+        // A pure copy: no memory, no synchronization, always returns (so the kernel keeps the
+        // attributes LLVM infers for it).
+        for name in ["nounwind", "willreturn", "nosync", "nofree", "memory"] {
+            // `memory(none)` is the `memory` attribute with the value 0.
+            call.add_attribute(AttributeLoc::Function, enum_attribute(self.context, name, 0));
+        }
+        let copied = call
             .try_as_basic_value()
             .basic()
             .ok_or_else(|| LowerError("the inline-assembly copy has no result".into()))?;
@@ -760,5 +785,35 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .builder
             .build_int_truncate(absolute.into_int_value(), value_type.into_int_type(), "")?
             .into())
+    }
+
+    /// `isnan`, `isinf` and `isfinite` as comparisons (exact on every target): NaN is unordered
+    /// with itself; infinities are the values whose magnitude equals infinity.
+    fn float_test(
+        &mut self,
+        function: MathFunction,
+        value: BasicValueEnum<'ctx>,
+        value_type: BasicTypeEnum<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        use inkwell::FloatPredicate;
+        let value = value.into_float_value();
+        let float_type = value_type.into_float_type();
+        let test = if function == MathFunction::IsNan {
+            self.builder
+                .build_float_compare(FloatPredicate::UNO, value, value, "")?
+        } else {
+            let magnitude = self
+                .call_intrinsic("llvm.fabs", &[value_type], &[value.into()])?
+                .into_float_value();
+            let infinity = float_type.const_float(f64::INFINITY);
+            let predicate = if function == MathFunction::IsInf {
+                FloatPredicate::OEQ
+            } else {
+                FloatPredicate::ONE
+            };
+            self.builder
+                .build_float_compare(predicate, magnitude, infinity, "")?
+        };
+        Ok(test.into())
     }
 }

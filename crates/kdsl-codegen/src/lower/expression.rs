@@ -2,6 +2,7 @@
 
 use super::{FunctionLowering, LowerError, ParameterValue, Result};
 use crate::llvm;
+use inkwell::types::IntType;
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use kdsl_ir::{
@@ -86,7 +87,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             ExpressionKind::Math {
                 function,
                 arguments,
-            } => self.math(*function, arguments, ty),
+            } => {
+                let operand = arguments.first().map_or(ty, |argument| argument.ty);
+                self.math(*function, arguments, operand)
+            }
             ExpressionKind::Atomic {
                 op,
                 place,
@@ -189,16 +193,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 // (a power of two, so masking the low bits, which truncation and extension
                 // keep): shifts by the width or more are defined, like `wrapping_shl`.
                 let width = left.get_type().get_bit_width();
-                let amount_width = right.get_type().get_bit_width();
-                if amount_width > width {
-                    right = b.build_int_truncate(right, left.get_type(), "")?;
-                } else if amount_width < width {
-                    right = if amount_type.is_signed_integer() {
-                        b.build_int_s_extend(right, left.get_type(), "")?
-                    } else {
-                        b.build_int_z_extend(right, left.get_type(), "")?
-                    };
-                }
+                right =
+                    self.resize_integer(right, amount_type.is_signed_integer(), left.get_type())?;
+                let b = &self.builder;
                 let mask = left.get_type().const_int(u64::from(width - 1), false);
                 right = b.build_and(right, mask, "")?;
                 if op == BinaryOp::ShiftLeft {
@@ -385,27 +382,48 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 b.build_int_compare(IntPredicate::NE, value, value.get_type().const_zero(), "")?
                     .into()
             }
-            (false, false) => {
-                let value = value.into_int_value();
-                let target = target_type.into_int_type();
-                if from.bit_width() > to.bit_width() {
-                    let value = if from.bit_width() > 32
-                        && to.bit_width() < 32
-                        && self.target.legalization.truncate_through_32_bits
-                    {
-                        b.build_int_truncate(value, self.context.i32_type(), "")?
-                    } else {
-                        value
-                    };
-                    b.build_int_truncate(value, target, "")?.into()
-                } else if from.bit_width() == to.bit_width() {
-                    value.into()
-                } else if from.is_signed_integer() {
-                    b.build_int_s_extend(value, target, "")?.into()
-                } else {
-                    b.build_int_z_extend(value, target, "")?.into()
-                }
-            }
+            (false, false) => self
+                .resize_integer(
+                    value.into_int_value(),
+                    from.is_signed_integer(),
+                    target_type.into_int_type(),
+                )?
+                .into(),
+        })
+    }
+
+    /// An integer truncated, or extended (by sign when `signed`), to `target`'s width, with the
+    /// target's legalizations of narrow conversions.
+    fn resize_integer(
+        &self,
+        value: IntValue<'ctx>,
+        signed: bool,
+        target: IntType<'ctx>,
+    ) -> Result<IntValue<'ctx>> {
+        let b = &self.builder;
+        let (from, to) = (value.get_type().get_bit_width(), target.get_bit_width());
+        let legalization = &self.target.legalization;
+        let i32_type = self.context.i32_type();
+        Ok(if from > to {
+            let value = if from > 32 && to < 32 && legalization.truncate_through_32_bits {
+                b.build_int_truncate(value, i32_type, "")?
+            } else {
+                value
+            };
+            b.build_int_truncate(value, target, "")?
+        } else if from == to {
+            value
+        } else if to < 32 && legalization.extend_narrow_through_32_bits {
+            let wide = if signed {
+                b.build_int_s_extend(value, i32_type, "")?
+            } else {
+                b.build_int_z_extend(value, i32_type, "")?
+            };
+            b.build_int_truncate(wide, target, "")?
+        } else if signed {
+            b.build_int_s_extend(value, target, "")?
+        } else {
+            b.build_int_z_extend(value, target, "")?
         })
     }
 

@@ -173,6 +173,11 @@ pub(crate) struct Legalization {
     /// SPIR-V backend masks the 64-bit value with a 32-bit constant (`(x as u8) as u16` of an
     /// `i64` gave an `OpBitwiseAnd` that `spirv-val` rejects).
     pub truncate_through_32_bits: bool,
+    /// 8-bit integers extended to 16 bits through 32 bits (extend, then truncate): at -O0 the
+    /// SPIR-V backend folds `zext(trunc x)` into a 16-bit `OpBitwiseAnd` of the 32-bit `x`
+    /// (`((x as u8) as u16) & y` with `x: u32`), which `spirv-val` rejects (found by the long
+    /// kdsl-fuzzgen run).
+    pub extend_narrow_through_32_bits: bool,
     /// `atomic_compare_exchange` as a call of `__spirv_AtomicCompareExchange` (one
     /// `OpAtomicCompareExchange` giving the old value) instead of LLVM's `cmpxchg`, whose
     /// `{T, i1}` result the SPIR-V backend mistranslates: a garbage `OpCompositeExtract` index
@@ -275,8 +280,14 @@ impl TargetDescription {
             Round => MathStrategy::Intrinsic("llvm.round"),
             Min => MathStrategy::Intrinsic("llvm.minnum"),
             Max => MathStrategy::Intrinsic("llvm.maxnum"),
-            Clamp => MathStrategy::Expanded,
-            Rsqrt | Exp | Exp2 | Log | Log2 | Sin | Cos | Tan | Tanh | Pow => {
+            // `fmod` is float `%`, lowered by the same code.
+            Clamp | Fmod | IsNan | IsInf | IsFinite | WrappingAdd | WrappingSub | WrappingMul => {
+                MathStrategy::Expanded
+            }
+            Copysign => MathStrategy::Intrinsic("llvm.copysign"),
+            Rsqrt | Exp | Exp2 | Log | Log2 | Sin | Cos | Tan | Tanh | Pow | Atan2 | Asin
+            | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Log1p | Expm1 | Log10
+            | Exp10 | Cbrt | Hypot | Erf | Erfc | Lgamma => {
                 let (name, promote_half) = self.math_library.function_name(function, ty);
                 MathStrategy::Library { name, promote_half }
             }

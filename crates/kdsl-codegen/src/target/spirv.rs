@@ -104,6 +104,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         },
         legalization: Legalization {
             truncate_through_32_bits: true,
+            extend_narrow_through_32_bits: true,
             compare_exchange_through_spirv_builtin: true,
             ..Legalization::default()
         },

@@ -2,7 +2,9 @@
 //! work-item dimensions and loop steps.
 
 use kdsl_ir::scalar::{self, Undefined};
-use kdsl_ir::{Expression, ExpressionKind, LogicalOp, ScalarType, ScalarValue, Span};
+use kdsl_ir::{
+    Expression, ExpressionKind, LogicalOp, ScalarType, ScalarValue, Span, UnaryOp,
+};
 
 /// Why an expression has no compile-time value.
 #[derive(Clone, Debug, PartialEq)]
@@ -11,6 +13,9 @@ pub enum ConstantError {
     NotConstant(Span),
     /// The operation is undefined behaviour (integer division by zero, `MIN / -1`).
     Undefined(Span, Undefined),
+    /// Integer `+ - *` or negation left its type's range: an error in a constant
+    /// (`wrapping_add` and friends wrap on purpose).
+    Overflow(Span, String),
 }
 
 /// Truncates `value` to the width of the integer type `ty`.
@@ -37,13 +42,42 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
     match &expression.kind {
         ExpressionKind::Literal(literal) => Ok(scalar::literal_bits(*literal, ty)),
         ExpressionKind::Unary { op, operand } => {
-            Ok(scalar::unary(*op, operand.ty, evaluate_bits(operand)?))
+            let x = evaluate_bits(operand)?;
+            if *op == UnaryOp::Negate && scalar::negation_overflows(operand.ty, x) {
+                return Err(ConstantError::Overflow(
+                    span,
+                    format!("`-` of the smallest `{}` does not fit in `{}`", operand.ty, operand.ty),
+                ));
+            }
+            Ok(scalar::unary(*op, operand.ty, x))
         }
         ExpressionKind::Binary { op, left, right } => {
             let x = evaluate_bits(left)?;
             let y = evaluate_bits(right)?;
-            scalar::binary(*op, left.ty, x, y, right.ty)
-                .map_err(|undefined| ConstantError::Undefined(span, undefined))
+            let value = scalar::binary(*op, left.ty, x, y, right.ty)
+                .map_err(|undefined| ConstantError::Undefined(span, undefined))?;
+            if scalar::overflows(*op, left.ty, x, y) {
+                let (a, b) = (
+                    scalar::integer_as_i128(x, left.ty),
+                    scalar::integer_as_i128(y, right.ty),
+                );
+                let ty = left.ty;
+                let message = format!("`{a} {} {b}` does not fit in `{ty}`", op.symbol());
+                return Err(ConstantError::Overflow(span, message));
+            }
+            Ok(value)
+        }
+        // Only the functions that fold to the same bits as every target computes.
+        ExpressionKind::Math {
+            function,
+            arguments,
+        } if function.folds_exactly() => {
+            let mut values = Vec::with_capacity(arguments.len());
+            for argument in arguments {
+                values.push(evaluate_bits(argument)?);
+            }
+            let operand = arguments.first().map_or(ty, |argument| argument.ty);
+            Ok(scalar::math(*function, operand, &values))
         }
         // The right side is evaluated only when it decides the result, as at run time.
         ExpressionKind::ShortCircuit { op, left, right } => {

@@ -600,6 +600,20 @@ impl<'file> Checker<'file> {
                 self.report(Diagnostic::error(ErrorCode::E0510, message, span, label));
                 None
             }
+            Err(constant::ConstantError::Overflow(span, what)) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0516,
+                        "arithmetic overflow in a constant expression",
+                        span,
+                        what,
+                    )
+                    .with_hint(
+                        "use a wider type, or `wrapping_add`, `wrapping_sub` or `wrapping_mul` to wrap on purpose",
+                    ),
+                );
+                None
+            }
         }
     }
 
@@ -807,7 +821,7 @@ fn collect_calls_in_statement(statement: &ast::Statement, found: &mut Vec<(Strin
 fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) {
     use ast::ExpressionKind as E;
     match &expression.kind {
-        E::Literal(_) | E::Name(_) | E::Error => {}
+        E::Literal(_) | E::Name(_) | E::AssociatedConstant { .. } | E::Error => {}
         E::Unary { operand, .. } => collect_calls(operand, found),
         E::Binary { left, right, .. } => {
             collect_calls(left, found);

@@ -133,7 +133,8 @@ fn main() {
     let started = Instant::now();
     let mut totals = Totals::default();
     let mut next_seed = first_seed;
-    let worker_log = PathBuf::from("fuzzgen-long-worker.log");
+    let _ = std::fs::create_dir_all(FAILURE_FOLDER);
+    let worker_log = PathBuf::from(FAILURE_FOLDER).join("long-run-worker.log");
     let passed: Vec<String> = arguments
         .iter()
         .filter(|a| *a == "--differential" || *a == "--with-known-bugs")

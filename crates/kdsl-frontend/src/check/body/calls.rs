@@ -32,9 +32,14 @@ impl Checker<'_> {
         expected: Option<ScalarType>,
         as_statement: bool,
     ) -> Option<Expression> {
-        // `select` is an operator on values, so constants may use it.
-        let select = Builtin::from_name(&callee.name) == Some(Builtin::Select);
-        if (self.constant_context || self.function.is_none()) && !select {
+        // `select` is an operator on values, and the exact math functions fold to the bits
+        // every target computes, so constants may use them.
+        let foldable = match Builtin::from_name(&callee.name) {
+            Some(Builtin::Select) => true,
+            Some(Builtin::Math(function)) => function.folds_exactly(),
+            _ => false,
+        };
+        if (self.constant_context || self.function.is_none()) && !foldable {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0509,
@@ -42,7 +47,9 @@ impl Checker<'_> {
                     span,
                     "not known at compile time",
                 )
-                .with_hint("use literals, `const` items, operators and casts"),
+                .with_hint(
+                    "use literals, `const` items, operators, casts, `select` and exact math functions such as `min` or `wrapping_add`",
+                ),
             );
             return None;
         }
@@ -317,7 +324,7 @@ impl Checker<'_> {
                         function,
                         arguments: values,
                     },
-                    ty,
+                    function.result_type(ty),
                 )
             }
             Builtin::Select => {

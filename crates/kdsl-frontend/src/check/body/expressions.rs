@@ -72,6 +72,7 @@ impl Checker<'_> {
         match &expression.kind {
             E::Literal(literal) => self.literal(literal, span, expected, false),
             E::Name(name) => self.name_expression(name),
+            E::AssociatedConstant { ty, name } => self.associated_constant(ty, name, span),
             E::Parenthesized(inner) => self.expression(inner, expected),
             E::Unary { operator, operand } => self.unary(*operator, operand, span, expected),
             E::Binary {
@@ -203,6 +204,57 @@ impl Checker<'_> {
                 None
             }
         }
+    }
+
+    /// `f32::INFINITY`, `i32::MAX`: a literal of the named scalar type.
+    fn associated_constant(
+        &mut self,
+        ty: &ast::Identifier,
+        name: &ast::Identifier,
+        span: Span,
+    ) -> Option<Expression> {
+        let Some(scalar_type) = ScalarType::from_name(&ty.name) else {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0203,
+                    format!("unknown scalar type `{}`", ty.name),
+                    ty.span,
+                    "not a scalar type",
+                )
+                .with_hint("constants such as `MAX` belong to scalar types: `u32::MAX`, `f32::INFINITY`"),
+            );
+            return None;
+        };
+        let Some(bits) = scalar::associated_constant(scalar_type, &name.name) else {
+            let names = scalar::associated_constant_names(scalar_type);
+            let hint = if names.is_empty() {
+                format!("`{scalar_type}` has no constants")
+            } else {
+                format!(
+                    "`{scalar_type}` has {}",
+                    names
+                        .iter()
+                        .map(|n| format!("`{scalar_type}::{n}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0201,
+                    format!("no constant `{}` in `{scalar_type}`", name.name),
+                    name.span,
+                    "unknown constant",
+                )
+                .with_hint(hint),
+            );
+            return None;
+        };
+        Some(literal_expression(
+            scalar::bits_literal(bits, scalar_type),
+            scalar_type,
+            span,
+        ))
     }
 
     pub(super) fn literal(

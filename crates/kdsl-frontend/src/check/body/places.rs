@@ -78,6 +78,7 @@ impl Checker<'_> {
                 return None;
             }
         };
+        let mut lengths: Vec<u32> = Vec::new();
         let (place_base, element, space, dimensions, access) = match self.lookup(&name.name) {
             Resolved::Binding(Binding::Variable {
                 id,
@@ -88,7 +89,10 @@ impl Checker<'_> {
                 ..
             }) => (
                 PlaceBase::Variable(id),
-                ty.element,
+                {
+                    lengths = ty.dimensions.clone();
+                    ty.element
+                },
                 space,
                 ty.dimensions.len(),
                 PlaceAccess {
@@ -196,6 +200,9 @@ impl Checker<'_> {
         if !indices_ok {
             return None;
         }
+        if !self.constant_indices_in_bounds(&indices, &lengths, &name.name) {
+            return None;
+        }
         Some((
             Place {
                 base: place_base,
@@ -208,4 +215,43 @@ impl Checker<'_> {
     }
 
     // ----- Calls -----
+
+    /// Reports each constant index outside its fixed-size array dimension (E0517); whether
+    /// every index is allowed.
+    fn constant_indices_in_bounds(
+        &mut self,
+        indices: &[kdsl_ir::Expression],
+        lengths: &[u32],
+        array: &str,
+    ) -> bool {
+        let mut in_bounds = true;
+        for (dimension, (index, &length)) in indices.iter().zip(lengths).enumerate() {
+            let Ok(value) = constant::evaluate(index) else {
+                continue;
+            };
+            let Literal::Integer(bits) = value.to_literal() else {
+                continue;
+            };
+            let number = constant::sign_extend(bits, index.ty);
+            if (0..i128::from(length)).contains(&number) {
+                continue;
+            }
+            let which = if lengths.len() > 1 {
+                format!(" in dimension {dimension}")
+            } else {
+                String::new()
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0517,
+                    format!("index {number} is out of bounds for array `{array}` of length {length}{which}"),
+                    index.span,
+                    format!("valid indices are 0 to {}", i128::from(length) - 1),
+                )
+                .with_hint("a constant index must be smaller than the array's length"),
+            );
+            in_bounds = false;
+        }
+        in_bounds
+    }
 }
