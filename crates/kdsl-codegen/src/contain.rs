@@ -2,10 +2,10 @@
 //! inside them becomes an error of the call instead of the end of the process (see
 //! `runtime-shim/src/kdsl_llvm_contain.cpp`).
 
-use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::core::{
     LLVMDisposeMemoryBuffer, LLVMDisposeMessage, LLVMGetBufferSize, LLVMGetBufferStart,
 };
+use inkwell::llvm_sys::error::{LLVMDisposeErrorMessage, LLVMErrorRef, LLVMGetErrorMessage};
 use inkwell::llvm_sys::prelude::{LLVMBool, LLVMMemoryBufferRef, LLVMModuleRef};
 use inkwell::llvm_sys::target_machine::{LLVMCodeGenFileType, LLVMTargetMachineRef};
 use inkwell::llvm_sys::transforms::pass_builder::LLVMPassBuilderOptionsRef;
@@ -130,7 +130,8 @@ pub(crate) fn run_passes(
     machine: &TargetMachine,
     options: PassBuilderOptions,
 ) -> Result<(), Failure> {
-    let passes = CString::new(passes).map_err(|_| Failure::Returned("a NUL in the pass list".into()))?;
+    let passes =
+        CString::new(passes).map_err(|_| Failure::Returned("a NUL in the pass list".into()))?;
     let mut error: LLVMErrorRef = std::ptr::null_mut();
     let mut crash_message: *mut c_char = std::ptr::null_mut();
     // SAFETY: as in `emit`; `options` outlives the call and disposes of itself afterwards.
@@ -169,13 +170,22 @@ mod tests {
         let triple = TargetTriple::create(triple);
         Target::from_triple(&triple)
             .expect("the target is built into LLVM 22")
-            .create_target_machine(&triple, cpu, "", level, RelocMode::Default, CodeModel::Default)
+            .create_target_machine(
+                &triple,
+                cpu,
+                "",
+                level,
+                RelocMode::Default,
+                CodeModel::Default,
+            )
             .expect("a target machine")
     }
 
     fn parse<'ctx>(context: &'ctx Context, ir: &str) -> Module<'ctx> {
         let buffer = MemoryBuffer::create_from_memory_range_copy(ir.as_bytes(), "test");
-        context.create_module_from_ir(buffer).expect("valid LLVM IR")
+        context
+            .create_module_from_ir(buffer)
+            .expect("valid LLVM IR")
     }
 
     /// Without kdsl's legalization, AMDGPU's instruction selection reports a fatal error on
@@ -200,7 +210,10 @@ mod tests {
             other => panic!("expected a contained fatal error, got {other:?}"),
         }
         // The process, and LLVM, go on working: the next compilation succeeds.
-        let module = parse(&context, "define amdgpu_kernel void @ok() {\n  ret void\n}\n");
+        let module = parse(
+            &context,
+            "define amdgpu_kernel void @ok() {\n  ret void\n}\n",
+        );
         module.set_name("ok");
         let object = emit(&machine, &module, FileType::Object).expect("a valid module compiles");
         assert!(object.starts_with(b"\x7fELF"));
@@ -232,7 +245,12 @@ mod tests {
         let context = Context::create();
         let module = parse(&context, "define void @f() {\n  ret void\n}\n");
         let machine = machine("nvptx64-nvidia-cuda", "sm_90", OptimizationLevel::Default);
-        match run_passes(&module, "no-such-pass", &machine, PassBuilderOptions::create()) {
+        match run_passes(
+            &module,
+            "no-such-pass",
+            &machine,
+            PassBuilderOptions::create(),
+        ) {
             Err(Failure::Returned(message)) => assert!(message.contains("no-such-pass")),
             other => panic!("expected the pass builder's error, got {other:?}"),
         }

@@ -131,9 +131,15 @@ const LOWEST: u64 = u64::MIN + (i8::MAX as u64);
         constant(source, "NEGATIVE"),
         Literal::Integer(i32::MIN as u32 as u64)
     );
-    assert_eq!(constant(source, "SMALLER"), Literal::Integer(-3i32 as u32 as u64));
+    assert_eq!(
+        constant(source, "SMALLER"),
+        Literal::Integer(-3i32 as u32 as u64)
+    );
     assert_eq!(constant(source, "NOT_A_NUMBER"), Literal::Bool(true));
-    assert_eq!(constant(source, "LARGEST"), Literal::Float(f64::from(f32::MAX)));
+    assert_eq!(
+        constant(source, "LARGEST"),
+        Literal::Float(f64::from(f32::MAX))
+    );
     assert_eq!(constant(source, "TINY"), Literal::Float(6.103515625e-5));
     assert_eq!(constant(source, "SIGNED"), Literal::Float(-2.0));
     assert_eq!(constant(source, "LOWEST"), Literal::Integer(127));

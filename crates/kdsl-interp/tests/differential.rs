@@ -344,7 +344,8 @@ fn compare_outputs(
                 };
                 let far = |(&want, &got): (&f64, &f64)| {
                     let bound = tolerance * want.abs().max(1.0);
-                    !((got - want).abs() <= bound || (got.is_nan() && want.is_nan()))
+                    // Equal values (infinities too) and two NaNs agree.
+                    !(got == want || (got - want).abs() <= bound || (got.is_nan() && want.is_nan()))
                 };
                 let differing = want.iter().zip(&got).filter(|pair| far(*pair)).count();
                 if let Some(element) = want.iter().zip(&got).position(far) {
@@ -727,6 +728,45 @@ fn math() {
             launch,
             vec![
                 buffer(halves(vec![0.0; items])),
+                buffer(halves(random.f32s(items + 1, 0.25, 3.0))),
+            ],
+        )
+        .compare(0, Compare::Close(2e-2)),
+    );
+    // The library functions of language v1; the flags (isnan, isinf, isfinite, T::NAN,
+    // T::NEG_INFINITY, T::MAX) are exact.
+    let flags = || buffer(vec![0u32; items]);
+    cases.push(
+        Case::new(
+            "more_math_f32",
+            launch,
+            vec![
+                buffer(vec![0.0f32; items]),
+                flags(),
+                buffer(random.f32s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-5)),
+    );
+    cases.push(
+        Case::new(
+            "more_math_f64",
+            launch,
+            vec![
+                buffer(vec![0.0f64; items]),
+                flags(),
+                buffer(random.f64s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-12)),
+    );
+    cases.push(
+        Case::new(
+            "more_math_f16",
+            launch,
+            vec![
+                buffer(halves(vec![0.0; items])),
+                flags(),
                 buffer(halves(random.f32s(items + 1, 0.25, 3.0))),
             ],
         )

@@ -496,9 +496,12 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
         MathFunction::Expm1 => float_unary(ty, x, f32::exp_m1, f64::exp_m1),
         MathFunction::Log10 => float_unary(ty, x, f32::log10, f64::log10),
         // 10^x in f64 for f32 (then rounded): within an ULP of the correctly rounded value.
-        MathFunction::Exp10 => float_unary(ty, x, |v| 10f64.powf(f64::from(v)) as f32, |v| {
-            10f64.powf(v)
-        }),
+        MathFunction::Exp10 => float_unary(
+            ty,
+            x,
+            |v| 10f64.powf(f64::from(v)) as f32,
+            |v| 10f64.powf(v),
+        ),
         MathFunction::Cbrt => float_unary(ty, x, f32::cbrt, f64::cbrt),
         MathFunction::Hypot => float_binary(ty, x, y(), f32::hypot, f64::hypot),
         // Exact, like `%` on floats.
@@ -977,7 +980,15 @@ mod tests {
 /// `TYPE::`.
 pub fn associated_constant_names(ty: ScalarType) -> &'static [&'static str] {
     if ty.is_float() {
-        &["INFINITY", "NEG_INFINITY", "NAN", "MAX", "MIN", "MIN_POSITIVE", "EPSILON"]
+        &[
+            "INFINITY",
+            "NEG_INFINITY",
+            "NAN",
+            "MAX",
+            "MIN",
+            "MIN_POSITIVE",
+            "EPSILON",
+        ]
     } else if ty.is_integer() {
         &["MIN", "MAX"]
     } else {

@@ -706,7 +706,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     )
                 }
                 MathFunction::Abs => Ok(values[0]),
-                MathFunction::WrappingAdd | MathFunction::WrappingSub | MathFunction::WrappingMul => {
+                MathFunction::WrappingAdd
+                | MathFunction::WrappingSub
+                | MathFunction::WrappingMul => {
                     let op = match function {
                         MathFunction::WrappingAdd => kdsl_ir::BinaryOp::Add,
                         MathFunction::WrappingSub => kdsl_ir::BinaryOp::Subtract,
@@ -720,13 +722,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 MathFunction::IsNan | MathFunction::IsInf | MathFunction::IsFinite => {
                     self.float_test(function, values[0], value_type)
                 }
-                MathFunction::Fmod => self.binary(
-                    kdsl_ir::BinaryOp::Remainder,
-                    ty,
-                    values[0],
-                    values[1],
-                    ty,
-                ),
+                MathFunction::Fmod => {
+                    self.binary(kdsl_ir::BinaryOp::Remainder, ty, values[0], values[1], ty)
+                }
                 MathFunction::Clamp => {
                     let lower = self.min_max(MathFunction::Max, ty, values[0], values[1])?;
                     self.min_max(MathFunction::Min, ty, lower, values[2])
@@ -769,7 +767,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         // attributes LLVM infers for it).
         for name in ["nounwind", "willreturn", "nosync", "nofree", "memory"] {
             // `memory(none)` is the `memory` attribute with the value 0.
-            call.add_attribute(AttributeLoc::Function, enum_attribute(self.context, name, 0));
+            call.add_attribute(
+                AttributeLoc::Function,
+                enum_attribute(self.context, name, 0),
+            );
         }
         let copied = call
             .try_as_basic_value()

@@ -286,8 +286,8 @@ impl TargetDescription {
             }
             Copysign => MathStrategy::Intrinsic("llvm.copysign"),
             Rsqrt | Exp | Exp2 | Log | Log2 | Sin | Cos | Tan | Tanh | Pow | Atan2 | Asin
-            | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Log1p | Expm1 | Log10
-            | Exp10 | Cbrt | Hypot | Erf | Erfc | Lgamma => {
+            | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Log1p | Expm1 | Log10 | Exp10
+            | Cbrt | Hypot | Erf | Erfc | Lgamma => {
                 let (name, promote_half) = self.math_library.function_name(function, ty);
                 MathStrategy::Library { name, promote_half }
             }

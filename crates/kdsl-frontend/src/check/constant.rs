@@ -2,9 +2,7 @@
 //! work-item dimensions and loop steps.
 
 use kdsl_ir::scalar::{self, Undefined};
-use kdsl_ir::{
-    Expression, ExpressionKind, LogicalOp, ScalarType, ScalarValue, Span, UnaryOp,
-};
+use kdsl_ir::{Expression, ExpressionKind, LogicalOp, ScalarType, ScalarValue, Span, UnaryOp};
 
 /// Why an expression has no compile-time value.
 #[derive(Clone, Debug, PartialEq)]
@@ -46,7 +44,10 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
             if *op == UnaryOp::Negate && scalar::negation_overflows(operand.ty, x) {
                 return Err(ConstantError::Overflow(
                     span,
-                    format!("`-` of the smallest `{}` does not fit in `{}`", operand.ty, operand.ty),
+                    format!(
+                        "`-` of the smallest `{}` does not fit in `{}`",
+                        operand.ty, operand.ty
+                    ),
                 ));
             }
             Ok(scalar::unary(*op, operand.ty, x))

@@ -213,7 +213,8 @@ impl Checker<'_> {
         name: &ast::Identifier,
         span: Span,
     ) -> Option<Expression> {
-        let Some(scalar_type) = ScalarType::from_name(&ty.name) else {
+        let type_argument = self.type_arguments.get(&ty.name).copied();
+        let Some(scalar_type) = type_argument.or_else(|| ScalarType::from_name(&ty.name)) else {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0203,
@@ -221,7 +222,9 @@ impl Checker<'_> {
                     ty.span,
                     "not a scalar type",
                 )
-                .with_hint("constants such as `MAX` belong to scalar types: `u32::MAX`, `f32::INFINITY`"),
+                .with_hint(
+                    "constants such as `MAX` belong to scalar types: `u32::MAX`, `f32::INFINITY`",
+                ),
             );
             return None;
         };
