@@ -10,6 +10,7 @@ pub mod ir;
 pub mod print;
 pub mod scalar;
 pub mod span;
+pub mod type_constants;
 pub mod types;
 pub mod validate;
 
