@@ -549,8 +549,21 @@ impl Checker<'_> {
                 .with_label(left.span, format!("`{lt}`"))
                 .with_label(right.span, format!("`{rt}`"));
                 if lt.is_numeric() && rt.is_numeric() {
+                    // Convert towards the type that holds the other's values best: an integer
+                    // to the float, else the narrower operand to the wider type.
+                    let (from, to) = if lt.is_float() != rt.is_float() {
+                        if lt.is_float() {
+                            (rt, lt)
+                        } else {
+                            (lt, rt)
+                        }
+                    } else if lt.bit_width() < rt.bit_width() {
+                        (lt, rt)
+                    } else {
+                        (rt, lt)
+                    };
                     diagnostic = diagnostic.with_hint(format!(
-                        "kdsl has no implicit conversions: convert one side, e.g. `... as {lt}`"
+                        "kdsl has no implicit conversions: convert the `{from}` operand with `as {to}`"
                     ));
                 }
                 self.report(diagnostic);
