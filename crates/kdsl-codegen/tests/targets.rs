@@ -150,16 +150,20 @@ fn every_kernel_is_valid_spirv() {
             &format!("spirv-val on {name}"),
         );
         let _ = std::fs::remove_file(file);
-        // Only the extension the lowering enables may appear, and only where float atomics are.
+        // Only the extensions the lowering enables may appear, and only where float atomics are.
         let extensions: Vec<&String> = artifact
             .requirements
             .iter()
             .filter(|r| r.starts_with("extension"))
             .collect();
         for extension in &extensions {
-            assert_eq!(
-                extension.as_str(),
-                "extension SPV_EXT_shader_atomic_float_add"
+            assert!(
+                [
+                    "extension SPV_EXT_shader_atomic_float_add",
+                    "extension SPV_EXT_shader_atomic_float_min_max"
+                ]
+                .contains(&extension.as_str()),
+                "{name}: {extension}"
             );
         }
         assert_eq!(

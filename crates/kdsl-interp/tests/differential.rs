@@ -971,6 +971,35 @@ fn atomics() {
     .compare(1, Compare::Racy);
     case.check = Some(float_atomics_check);
     cases.push(case);
+    // Float atomic min/max, with a NaN among the inputs (minNum/maxNum ignore it).
+    let mut inputs: Vec<f32> = random.f32s(items, -100.0, 100.0);
+    inputs[17] = f32::NAN;
+    let start = vec![
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+    cases.push(
+        Case::new(
+            "extremes_f32",
+            launch,
+            vec![buffer(start.clone()), buffer(inputs.clone())],
+        )
+        // The unchanged input holds a NaN, which bit-for-bit equality of floats would not accept.
+        .compare(1, Compare::Close(0.0)),
+    );
+    cases.push(
+        Case::new(
+            "extremes_f64",
+            launch,
+            vec![
+                buffer(start.iter().map(|&x| f64::from(x)).collect::<Vec<_>>()),
+                buffer(inputs.iter().map(|&x| f64::from(x)).collect::<Vec<_>>()),
+            ],
+        )
+        .compare(1, Compare::Close(0.0)),
+    );
     differential(
         "tests/kernels/atomics.krn",
         || test_kernel_bundle("atomics"),

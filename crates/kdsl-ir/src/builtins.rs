@@ -167,15 +167,14 @@ impl Feature {
 impl Requirement {
     /// The feature a use with operands (or memory element) of type `ty` needs, if any.
     pub fn feature(self, ty: ScalarType) -> Option<Feature> {
-        let wide_integer = matches!(ty, ScalarType::I64 | ScalarType::U64);
+        // 64-bit values need 64-bit atomics (`f64` min/max and exchanges too).
+        let wide = matches!(ty, ScalarType::I64 | ScalarType::U64 | ScalarType::F64);
         match self {
             Requirement::Always => None,
             Requirement::SubGroups => Some(Feature::SubGroups),
-            Requirement::Atomic | Requirement::AtomicAdd if wide_integer => {
-                Some(Feature::Int64Atomics)
-            }
             Requirement::AtomicAdd if ty == ScalarType::F32 => Some(Feature::FloatAtomicAdd),
             Requirement::AtomicAdd if ty == ScalarType::F64 => Some(Feature::DoubleAtomicAdd),
+            Requirement::Atomic | Requirement::AtomicAdd if wide => Some(Feature::Int64Atomics),
             Requirement::Atomic | Requirement::AtomicAdd => None,
         }
     }
@@ -337,8 +336,8 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("wrapping_mul", M::WrappingMul, 2, Integers),
     atomic("atomic_add", AtomicOp::Add, 1, AtomicNumbers),
     atomic("atomic_sub", AtomicOp::Subtract, 1, AtomicIntegers),
-    atomic("atomic_min", AtomicOp::Min, 1, AtomicIntegers),
-    atomic("atomic_max", AtomicOp::Max, 1, AtomicIntegers),
+    atomic("atomic_min", AtomicOp::Min, 1, AtomicNumbers),
+    atomic("atomic_max", AtomicOp::Max, 1, AtomicNumbers),
     atomic("atomic_and", AtomicOp::And, 1, AtomicIntegers),
     atomic("atomic_or", AtomicOp::Or, 1, AtomicIntegers),
     atomic("atomic_xor", AtomicOp::Xor, 1, AtomicIntegers),

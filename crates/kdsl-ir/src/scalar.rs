@@ -571,8 +571,9 @@ pub fn atomic_update(op: AtomicOp, ty: ScalarType, old: u64, value: u64, compara
     match op {
         AtomicOp::Add => add(ty, old, value),
         AtomicOp::Subtract => truncate(old.wrapping_sub(value), ty),
-        AtomicOp::Min => integer_min(ty, old, value),
-        AtomicOp::Max => integer_max(ty, old, value),
+        // Floats: IEEE minNum/maxNum (a NaN operand yields the other), as `min`/`max`.
+        AtomicOp::Min => minimum(ty, old, value),
+        AtomicOp::Max => maximum(ty, old, value),
         AtomicOp::And => old & value,
         AtomicOp::Or => old | value,
         AtomicOp::Xor => old ^ value,

@@ -47,7 +47,10 @@ pub enum Error {
 
 /// The SPIR-V extensions the lowering may need. The backend uses one only where the module
 /// needs it, and [`crate::support`] rejects what none of them covers.
-pub(crate) const EXTENSIONS: &[&str] = &["SPV_EXT_shader_atomic_float_add"];
+pub(crate) const EXTENSIONS: &[&str] = &[
+    "SPV_EXT_shader_atomic_float_add",
+    "SPV_EXT_shader_atomic_float_min_max",
+];
 
 pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDescription, Error> {
     if let Some(arch) = arch.filter(|a| !a.is_empty()) {
