@@ -766,7 +766,7 @@ impl<'g> WorkItem<'g> {
                 for (slot, argument) in values.iter_mut().zip(arguments) {
                     *slot = self.expression(frame, argument)?;
                 }
-                let operand = arguments.first().map_or(ty, |argument| argument.ty);
+                let operand = kdsl_ir::MathFunction::operand_type(arguments, ty);
                 scalar::math(*function, operand, &values[..arguments.len().max(1)])
             }
             ExpressionKind::Atomic {

@@ -438,6 +438,12 @@ impl MathFunction {
         Builtin::Math(self).arity()
     }
 
+    /// The type a call computes in: its arguments' (the result's type `result` when it has
+    /// none), which differs from the result for the tests such as `isnan`.
+    pub fn operand_type(arguments: &[crate::ir::Expression], result: ScalarType) -> ScalarType {
+        arguments.first().map_or(result, |argument| argument.ty)
+    }
+
     /// The result type for arguments of type `operand`.
     pub fn result_type(self, operand: ScalarType) -> ScalarType {
         match Builtin::Math(self).row().result {

@@ -570,7 +570,7 @@ impl FunctionValidator<'_> {
                         format!("`{}` has {} arguments", function.name(), arguments.len()),
                     );
                 }
-                let operand = arguments.first().map_or(ty, |argument| argument.ty);
+                let operand = MathFunction::operand_type(arguments, ty);
                 for argument in arguments {
                     if self.expression(argument).is_some_and(|t| t != operand) {
                         self.error(

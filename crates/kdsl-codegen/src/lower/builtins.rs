@@ -744,7 +744,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         &mut self,
         copy: &str,
         value: BasicValueEnum<'ctx>,
-        value_type: inkwell::types::BasicTypeEnum<'ctx>,
+        value_type: BasicTypeEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
         let i32_type = self.context.i32_type();
         let wide = self

@@ -88,7 +88,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 function,
                 arguments,
             } => {
-                let operand = arguments.first().map_or(ty, |argument| argument.ty);
+                let operand = kdsl_ir::MathFunction::operand_type(arguments, ty);
                 self.math(*function, arguments, operand)
             }
             ExpressionKind::Atomic {

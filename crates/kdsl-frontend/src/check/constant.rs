@@ -77,7 +77,7 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
             for argument in arguments {
                 values.push(evaluate_bits(argument)?);
             }
-            let operand = arguments.first().map_or(ty, |argument| argument.ty);
+            let operand = kdsl_ir::MathFunction::operand_type(arguments, ty);
             Ok(scalar::math(*function, operand, &values))
         }
         // The right side is evaluated only when it decides the result, as at run time.
