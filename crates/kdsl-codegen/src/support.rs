@@ -291,6 +291,13 @@ impl Checker<'_> {
                     self.expression(argument);
                 }
             }
+            ExpressionKind::WorkGroup { op, arguments } => {
+                let ty = arguments.first().map_or(ScalarType::U32, |a| a.ty);
+                self.builtin(Builtin::WorkGroup(*op), ty, expression.span);
+                for argument in arguments {
+                    self.expression(argument);
+                }
+            }
             ExpressionKind::Atomic {
                 op,
                 place,

@@ -1082,6 +1082,90 @@ fn sub_groups() {
 }
 
 #[test]
+fn collectives() {
+    let mut random = Random::new(35);
+    let items = 192usize;
+    // 96 work-items a group: three sub-groups of 32, or one and a half of 64.
+    let launch = InterpLaunch::new([items as u32], [96]);
+    let mut cases = Vec::new();
+    macro_rules! collective_cases {
+        ($sub:literal, $work:literal, $ty:ty, $input:expr, $compare:expr) => {{
+            let input: Vec<$ty> = $input;
+            let mut case = Case::new(
+                $sub,
+                launch,
+                vec![
+                    buffer(vec![0 as $ty; items * 10]),
+                    buffer(input.clone()),
+                    buffer(vec![0u32; items]),
+                    buffer(vec![0u64; items * 4]),
+                ],
+            )
+            .compare(0, $compare);
+            case.sub_group_size = Some(device_sub_group_size);
+            cases.push(case);
+            cases.push(
+                Case::new(
+                    $work,
+                    launch,
+                    vec![buffer(vec![0 as $ty; items * 10]), buffer(input)],
+                )
+                .compare(0, $compare),
+            );
+        }};
+    }
+    collective_cases!(
+        "sub_group_collectives_i32",
+        "work_group_collectives_i32",
+        i32,
+        (0..items).map(|_| random.next_u64() as i32).collect(),
+        Compare::Exact
+    );
+    collective_cases!(
+        "sub_group_collectives_u32",
+        "work_group_collectives_u32",
+        u32,
+        (0..items).map(|_| random.next_u64() as u32).collect(),
+        Compare::Exact
+    );
+    collective_cases!(
+        "sub_group_collectives_i64",
+        "work_group_collectives_i64",
+        i64,
+        (0..items).map(|_| random.next_u64() as i64).collect(),
+        Compare::Exact
+    );
+    collective_cases!(
+        "sub_group_collectives_u64",
+        "work_group_collectives_u64",
+        u64,
+        (0..items).map(|_| random.next_u64()).collect(),
+        Compare::Exact
+    );
+    // Sums may add in another order.
+    collective_cases!(
+        "sub_group_collectives_f32",
+        "work_group_collectives_f32",
+        f32,
+        random.f32s(items, -1.0, 1.0),
+        Compare::Close(1e-5)
+    );
+    collective_cases!(
+        "sub_group_collectives_f64",
+        "work_group_collectives_f64",
+        f64,
+        random.f64s(items, -1.0, 1.0),
+        Compare::Close(1e-12)
+    );
+    differential(
+        "tests/kernels/collectives.krn",
+        || test_kernel_bundle("collectives"),
+        false,
+        cases,
+    );
+}
+
+#[test]
 fn work_items() {
     let case = Case::new(
         "work_items",

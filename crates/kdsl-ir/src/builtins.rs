@@ -3,7 +3,7 @@
 //! code generator's support check, the interpreter and the lowering all read it, so adding a
 //! built-in is one row here plus its lowering per target.
 
-use crate::ir::{AtomicOp, MathFunction, SubGroupOp, WorkItemQuery};
+use crate::ir::{AtomicOp, MathFunction, Reduction, SubGroupOp, WorkGroupOp, WorkItemQuery};
 use crate::types::ScalarType;
 
 /// A function the language provides.
@@ -15,6 +15,7 @@ pub enum Builtin {
     Math(MathFunction),
     Atomic(AtomicOp),
     SubGroup(SubGroupOp),
+    WorkGroup(WorkGroupOp),
 }
 
 /// One row of the table.
@@ -86,6 +87,8 @@ pub enum TypeSet {
     AtomicNumbers,
     /// `i32`, `u32`, `i64`, `u64`, `f32`, `f64`: what sub-group operations move.
     SubGroupValues,
+    /// `bool`: the conditions of votes such as `sub_group_any`.
+    Conditions,
 }
 
 impl TypeSet {
@@ -99,6 +102,7 @@ impl TypeSet {
             TypeSet::AtomicNumbers | TypeSet::SubGroupValues => {
                 matches!(ty, I32 | U32 | I64 | U64 | F32 | F64)
             }
+            TypeSet::Conditions => ty == Bool,
         }
     }
 
@@ -111,6 +115,7 @@ impl TypeSet {
             TypeSet::AtomicIntegers => "`i32`, `u32`, `i64` and `u64`",
             TypeSet::AtomicNumbers => "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`",
             TypeSet::SubGroupValues => "32- and 64-bit integers and floats",
+            TypeSet::Conditions => "`bool` conditions",
         }
     }
 }
@@ -126,6 +131,8 @@ pub enum ResultRule {
     Operand,
     /// Always `bool` (tests such as `isnan`).
     Bool,
+    /// Always `u64` (`sub_group_ballot`'s lane mask).
+    U64,
     /// The type of the memory element (atomics give the old content).
     Element,
 }
@@ -264,8 +271,70 @@ const fn sub_group(name: &'static str, op: SubGroupOp, operands: Operands) -> Bu
     )
 }
 
+/// A sub-group operation on one value that gives a value of its type.
+const fn sub_group_value(name: &'static str, op: SubGroupOp) -> BuiltinRow {
+    sub_group(
+        name,
+        op,
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
+    )
+}
+
+/// A sub-group operation on a value and a `u32` lane, delta or mask.
+const fn sub_group_exchange(name: &'static str, op: SubGroupOp) -> BuiltinRow {
+    sub_group(
+        name,
+        op,
+        Operands::ValueAndLane {
+            types: SubGroupValues,
+        },
+    )
+}
+
+/// A sub-group vote on a `bool` condition.
+const fn sub_group_vote(name: &'static str, op: SubGroupOp, result: ResultRule) -> BuiltinRow {
+    row(
+        name,
+        Builtin::SubGroup(op),
+        Operands::Values {
+            count: 1,
+            types: Conditions,
+        },
+        result,
+        Requirement::SubGroups,
+    )
+}
+
+/// A work-group collective; every target has them (natively or through local memory).
+const fn work_group(name: &'static str, op: WorkGroupOp, operands: Operands) -> BuiltinRow {
+    row(
+        name,
+        Builtin::WorkGroup(op),
+        operands,
+        ResultRule::Operand,
+        Requirement::Always,
+    )
+}
+
+const fn work_group_value(name: &'static str, op: WorkGroupOp) -> BuiltinRow {
+    work_group(
+        name,
+        op,
+        Operands::Values {
+            count: 1,
+            types: SubGroupValues,
+        },
+    )
+}
+
 use MathFunction as M;
-use TypeSet::{AtomicIntegers, AtomicNumbers, Floats, Integers, Numbers, SubGroupValues};
+use Reduction::{Add, Max, Min};
+use TypeSet::{
+    AtomicIntegers, AtomicNumbers, Conditions, Floats, Integers, Numbers, SubGroupValues,
+};
 
 /// Every built-in of the language, one row each.
 pub static BUILTINS: &[BuiltinRow] = &[
@@ -350,43 +419,80 @@ pub static BUILTINS: &[BuiltinRow] = &[
     ),
     sub_group("sub_group_local_id", SubGroupOp::LocalId, Operands::Nothing),
     sub_group("sub_group_size", SubGroupOp::Size, Operands::Nothing),
+    sub_group("get_sub_group_id", SubGroupOp::GroupId, Operands::Nothing),
     sub_group(
-        "sub_group_shuffle",
-        SubGroupOp::Shuffle,
+        "get_num_sub_groups",
+        SubGroupOp::GroupCount,
+        Operands::Nothing,
+    ),
+    sub_group_exchange("sub_group_shuffle", SubGroupOp::Shuffle),
+    sub_group_exchange("sub_group_shuffle_xor", SubGroupOp::ShuffleXor),
+    sub_group_exchange("sub_group_shuffle_up", SubGroupOp::ShuffleUp),
+    sub_group_exchange("sub_group_shuffle_down", SubGroupOp::ShuffleDown),
+    sub_group_exchange("sub_group_broadcast", SubGroupOp::Broadcast),
+    sub_group_value("sub_group_reduce_add", SubGroupOp::Reduce(Add)),
+    sub_group_value("sub_group_reduce_min", SubGroupOp::Reduce(Min)),
+    sub_group_value("sub_group_reduce_max", SubGroupOp::Reduce(Max)),
+    sub_group_value(
+        "sub_group_scan_inclusive_add",
+        SubGroupOp::InclusiveScan(Add),
+    ),
+    sub_group_value(
+        "sub_group_scan_inclusive_min",
+        SubGroupOp::InclusiveScan(Min),
+    ),
+    sub_group_value(
+        "sub_group_scan_inclusive_max",
+        SubGroupOp::InclusiveScan(Max),
+    ),
+    sub_group_value(
+        "sub_group_scan_exclusive_add",
+        SubGroupOp::ExclusiveScan(Add),
+    ),
+    sub_group_value(
+        "sub_group_scan_exclusive_min",
+        SubGroupOp::ExclusiveScan(Min),
+    ),
+    sub_group_value(
+        "sub_group_scan_exclusive_max",
+        SubGroupOp::ExclusiveScan(Max),
+    ),
+    sub_group_vote("sub_group_any", SubGroupOp::Any, ResultRule::Bool),
+    sub_group_vote("sub_group_all", SubGroupOp::All, ResultRule::Bool),
+    sub_group_vote("sub_group_ballot", SubGroupOp::Ballot, ResultRule::U64),
+    work_group(
+        "work_group_broadcast",
+        WorkGroupOp::Broadcast,
         Operands::ValueAndLane {
             types: SubGroupValues,
         },
     ),
-    sub_group(
-        "sub_group_shuffle_xor",
-        SubGroupOp::ShuffleXor,
-        Operands::ValueAndLane {
-            types: SubGroupValues,
-        },
+    work_group_value("work_group_reduce_add", WorkGroupOp::Reduce(Add)),
+    work_group_value("work_group_reduce_min", WorkGroupOp::Reduce(Min)),
+    work_group_value("work_group_reduce_max", WorkGroupOp::Reduce(Max)),
+    work_group_value(
+        "work_group_scan_inclusive_add",
+        WorkGroupOp::InclusiveScan(Add),
     ),
-    sub_group(
-        "sub_group_reduce_add",
-        SubGroupOp::ReduceAdd,
-        Operands::Values {
-            count: 1,
-            types: SubGroupValues,
-        },
+    work_group_value(
+        "work_group_scan_inclusive_min",
+        WorkGroupOp::InclusiveScan(Min),
     ),
-    sub_group(
-        "sub_group_reduce_min",
-        SubGroupOp::ReduceMin,
-        Operands::Values {
-            count: 1,
-            types: SubGroupValues,
-        },
+    work_group_value(
+        "work_group_scan_inclusive_max",
+        WorkGroupOp::InclusiveScan(Max),
     ),
-    sub_group(
-        "sub_group_reduce_max",
-        SubGroupOp::ReduceMax,
-        Operands::Values {
-            count: 1,
-            types: SubGroupValues,
-        },
+    work_group_value(
+        "work_group_scan_exclusive_add",
+        WorkGroupOp::ExclusiveScan(Add),
+    ),
+    work_group_value(
+        "work_group_scan_exclusive_min",
+        WorkGroupOp::ExclusiveScan(Min),
+    ),
+    work_group_value(
+        "work_group_scan_exclusive_max",
+        WorkGroupOp::ExclusiveScan(Max),
     ),
 ];
 
@@ -500,6 +606,20 @@ impl AtomicOp {
     }
 }
 
+impl BuiltinRow {
+    /// The result type of a call whose value operands (or memory element) have type
+    /// `operand`; `None` for a statement such as `barrier`.
+    pub fn result_type(&self, operand: Option<ScalarType>) -> Option<ScalarType> {
+        match self.result {
+            ResultRule::Nothing => None,
+            ResultRule::U32 => Some(ScalarType::U32),
+            ResultRule::U64 => Some(ScalarType::U64),
+            ResultRule::Bool => Some(ScalarType::Bool),
+            ResultRule::Operand | ResultRule::Element => operand,
+        }
+    }
+}
+
 impl SubGroupOp {
     pub fn name(self) -> &'static str {
         Builtin::SubGroup(self).name()
@@ -508,6 +628,53 @@ impl SubGroupOp {
     /// How many arguments the operation takes.
     pub fn arity(self) -> usize {
         Builtin::SubGroup(self).arity()
+    }
+}
+
+impl WorkGroupOp {
+    pub fn name(self) -> &'static str {
+        Builtin::WorkGroup(self).name()
+    }
+
+    /// How many arguments the operation takes.
+    pub fn arity(self) -> usize {
+        Builtin::WorkGroup(self).arity()
+    }
+}
+
+impl Reduction {
+    /// The reduction's identity as the bits of a value of type `ty`: 0 for `Add`, the
+    /// largest value (`inf` for floats) for `Min`, the smallest (`-inf`) for `Max`.
+    pub fn identity(self, ty: ScalarType) -> u64 {
+        use ScalarType::*;
+        let bits = ty.bit_width();
+        let mask = if bits == 64 {
+            u64::MAX
+        } else {
+            (1u64 << bits) - 1
+        };
+        match (self, ty) {
+            (Reduction::Add, _) => 0,
+            (Reduction::Min, F16) => 0x7c00,
+            (Reduction::Min, F32) => f32::INFINITY.to_bits().into(),
+            (Reduction::Min, F64) => f64::INFINITY.to_bits(),
+            (Reduction::Max, F16) => 0xfc00,
+            (Reduction::Max, F32) => f32::NEG_INFINITY.to_bits().into(),
+            (Reduction::Max, F64) => f64::NEG_INFINITY.to_bits(),
+            (Reduction::Min, _) if ty.is_signed_integer() => mask >> 1,
+            (Reduction::Min, _) => mask,
+            (Reduction::Max, _) if ty.is_signed_integer() => (mask >> 1) + 1,
+            (Reduction::Max, _) => 0,
+        }
+    }
+
+    /// `add`, `min` or `max`, as in the built-ins' names.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Add => "add",
+            Reduction::Min => "min",
+            Reduction::Max => "max",
+        }
     }
 }
 

@@ -289,6 +289,11 @@ pub enum ExpressionKind {
         op: SubGroupOp,
         arguments: Vec<Expression>,
     },
+    /// A work-group collective; reached by every work-item of the group or by none.
+    WorkGroup {
+        op: WorkGroupOp,
+        arguments: Vec<Expression>,
+    },
 }
 
 /// An argument of a device-function call.
@@ -464,6 +469,17 @@ pub enum AtomicOp {
     CompareExchange,
 }
 
+/// How a reduction or scan combines two values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Reduction {
+    /// Wrapping for integers.
+    Add,
+    /// `min`: for floats the number when one operand is NaN (IEEE `minNum`).
+    Min,
+    /// `max`: for floats the number when one operand is NaN (IEEE `maxNum`).
+    Max,
+}
+
 /// Sub-group (warp, wavefront) operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SubGroupOp {
@@ -471,11 +487,49 @@ pub enum SubGroupOp {
     LocalId,
     /// `sub_group_size()`: the number of lanes, `u32`.
     Size,
+    /// `get_sub_group_id()`: the index of the sub-group within its work-group, `u32`.
+    GroupId,
+    /// `get_num_sub_groups()`: how many sub-groups the work-group has, `u32`.
+    GroupCount,
     /// `sub_group_shuffle(value, lane)`: `value` as held by lane `lane` (a `u32`).
     Shuffle,
     /// `sub_group_shuffle_xor(value, mask)`: `value` as held by lane `id ^ mask`.
     ShuffleXor,
-    ReduceAdd,
-    ReduceMin,
-    ReduceMax,
+    /// `sub_group_shuffle_up(value, delta)`: `value` as held by lane `id - delta`, or the
+    /// lane's own value where that lane does not exist.
+    ShuffleUp,
+    /// `sub_group_shuffle_down(value, delta)`: `value` as held by lane `id + delta`, or the
+    /// lane's own value where that lane does not exist.
+    ShuffleDown,
+    /// `sub_group_broadcast(value, lane)`: `value` as held by lane `lane`, which must be the
+    /// same in every lane.
+    Broadcast,
+    /// `sub_group_reduce_add(value)` and friends: every lane gets the combination of all.
+    Reduce(Reduction),
+    /// `sub_group_scan_inclusive_add(value)`: lane `i` gets lanes `0..=i` combined.
+    InclusiveScan(Reduction),
+    /// `sub_group_scan_exclusive_add(value)`: lane `i` gets lanes `0..i` combined (the
+    /// reduction's identity in lane 0).
+    ExclusiveScan(Reduction),
+    /// `sub_group_any(condition)`: whether any lane's condition holds.
+    Any,
+    /// `sub_group_all(condition)`: whether every lane's condition holds.
+    All,
+    /// `sub_group_ballot(condition)`: a `u64` with bit `i` set when lane `i`'s condition holds.
+    Ballot,
+}
+
+/// Work-group collectives: every work-item of the group must reach them, like a barrier.
+/// Targets without native ones use compiler-managed local memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WorkGroupOp {
+    /// `work_group_broadcast(value, id)`: `value` as held by the work-item whose linear local
+    /// id is `id` (the same in every work-item).
+    Broadcast,
+    /// `work_group_reduce_add(value)` and friends.
+    Reduce(Reduction),
+    /// `work_group_scan_inclusive_add(value)`: in linear local id order.
+    InclusiveScan(Reduction),
+    /// `work_group_scan_exclusive_add(value)`: in linear local id order.
+    ExclusiveScan(Reduction),
 }

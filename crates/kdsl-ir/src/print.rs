@@ -275,6 +275,9 @@ impl Printer<'_> {
             ExpressionKind::SubGroup { op, arguments } => {
                 self.list(out, op.name(), &arguments.iter().collect::<Vec<_>>())?
             }
+            ExpressionKind::WorkGroup { op, arguments } => {
+                self.list(out, op.name(), &arguments.iter().collect::<Vec<_>>())?
+            }
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 //! One convention beyond the types: a call to a device function without a result has no
 //! meaningful `ty`; such a call may appear only as the value of a `StatementKind::Evaluate`.
 
-use crate::builtins::Builtin;
+use crate::builtins::{Builtin, Operands};
 use crate::ir::*;
 use crate::span::Span;
 use crate::types::{AddressSpace, ParameterType, ScalarType};
@@ -641,34 +641,49 @@ impl FunctionValidator<'_> {
                 }
             }
             ExpressionKind::SubGroup { op, arguments } => {
-                let types: Vec<Option<ScalarType>> =
-                    arguments.iter().map(|a| self.expression(a)).collect();
-                let expected_count = op.arity();
-                if arguments.len() != expected_count {
-                    self.error(
-                        span,
-                        format!("`{}` has {} arguments", op.name(), arguments.len()),
-                    );
-                } else if expected_count == 0 {
-                    if ty != ScalarType::U32 {
-                        self.error(span, format!("`{}` typed `{ty}`", op.name()));
-                    }
-                } else {
-                    let supported = Builtin::SubGroup(*op)
-                        .row()
-                        .operands
-                        .types()
-                        .is_some_and(|types| types.contains(ty));
-                    if !supported || types[0].is_some_and(|t| t != ty) {
-                        self.error(span, format!("`{}` on `{ty}`", op.name()));
-                    }
-                    if expected_count == 2 && types[1].is_some_and(|t| t != ScalarType::U32) {
-                        self.error(span, format!("lane of `{}` is not `u32`", op.name()));
-                    }
-                }
+                self.collective(Builtin::SubGroup(*op), arguments, ty, span)
+            }
+            ExpressionKind::WorkGroup { op, arguments } => {
+                self.collective(Builtin::WorkGroup(*op), arguments, ty, span)
             }
         }
         Some(ty)
+    }
+}
+
+impl FunctionValidator<'_> {
+    /// A sub-group or work-group operation: arguments and result as its row says.
+    fn collective(
+        &mut self,
+        builtin: Builtin,
+        arguments: &[Expression],
+        ty: ScalarType,
+        span: Span,
+    ) {
+        let row = builtin.row();
+        let types: Vec<Option<ScalarType>> = arguments.iter().map(|a| self.expression(a)).collect();
+        if arguments.len() != row.operands.arity() {
+            self.error(
+                span,
+                format!("`{}` has {} arguments", row.name, arguments.len()),
+            );
+            return;
+        }
+        let operand = types.first().copied().flatten();
+        if let (Some(operand), Some(accepted)) = (operand, row.operands.types()) {
+            if !accepted.contains(operand) {
+                self.error(span, format!("`{}` on `{operand}`", row.name));
+            }
+        }
+        if matches!(row.operands, Operands::ValueAndLane { .. })
+            && types[1].is_some_and(|t| t != ScalarType::U32)
+        {
+            self.error(span, format!("lane of `{}` is not `u32`", row.name));
+        }
+        let expected = row.result_type(operand.or(Some(ty)));
+        if (operand.is_some() || arguments.is_empty()) && expected != Some(ty) {
+            self.error(span, format!("`{}` typed `{ty}`", row.name));
+        }
     }
 }
 

@@ -1,12 +1,9 @@
-//! Work-item queries, barriers, sub-group operations and math functions, each lowered by
-//! the strategy the target description names.
+//! Work-item queries, barriers and math functions, each lowered by the strategy the target
+//! description names (sub-group and work-group collectives are in `collectives.rs`).
 
 use super::{enum_attribute, FunctionLowering, LowerError, Result};
 use crate::llvm;
-use crate::target::{
-    BarrierLowering, LaneIdSource, MathStrategy, ShufflePrimitive, SubGroupLowering,
-    WorkItemLowering,
-};
+use crate::target::{BarrierLowering, MathStrategy, WorkItemLowering};
 use inkwell::attributes::AttributeLoc;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -14,7 +11,7 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue,
 };
 use inkwell::AtomicOrdering;
-use kdsl_ir::{Expression, FenceFlags, MathFunction, ScalarType, SubGroupOp, WorkItemQuery};
+use kdsl_ir::{Expression, FenceFlags, MathFunction, ScalarType, WorkItemQuery};
 
 /// Every id and size is below 2^31 under the index width rule (see docs/language.md).
 const INDEX_LIMIT: u64 = 1 << 31;
@@ -23,17 +20,8 @@ const INDEX_LIMIT: u64 = 1 << 31;
 const CLK_LOCAL_MEM_FENCE: u64 = 1;
 const CLK_GLOBAL_MEM_FENCE: u64 = 2;
 
-/// How a sub-group exchange picks the source lane.
-#[derive(Clone, Copy)]
-enum Exchange<'ctx> {
-    /// From lane `n`.
-    Index(IntValue<'ctx>),
-    /// From lane `own id ^ mask`.
-    Xor(IntValue<'ctx>),
-}
-
 /// The Itanium mangling of a scalar type, as in OpenCL builtin names.
-fn itanium_code(ty: ScalarType) -> &'static str {
+pub(super) fn itanium_code(ty: ScalarType) -> &'static str {
     match ty {
         ScalarType::Bool => "b",
         ScalarType::I8 => "c",
@@ -51,13 +39,13 @@ fn itanium_code(ty: ScalarType) -> &'static str {
 }
 
 /// `_Z<len><name><parameter codes>`.
-fn mangle(name: &str, parameters: &str) -> String {
+pub(super) fn mangle(name: &str, parameters: &str) -> String {
     format!("_Z{}{name}{parameters}", name.len())
 }
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// The declaration of an LLVM intrinsic, overloaded on `overloads`.
-    fn intrinsic(
+    pub(super) fn intrinsic(
         &self,
         name: &str,
         overloads: &[BasicTypeEnum<'ctx>],
@@ -107,7 +95,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         function
     }
 
-    fn call_function(
+    pub(super) fn call_function(
         &self,
         function: FunctionValue<'ctx>,
         arguments: &[BasicValueEnum<'ctx>],
@@ -141,12 +129,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.call_value(function, arguments)
     }
 
-    fn i32_constant(&self, value: u64) -> IntValue<'ctx> {
+    pub(super) fn i32_constant(&self, value: u64) -> IntValue<'ctx> {
         self.context.i32_type().const_int(value, false)
     }
 
     /// `a * b + c` on ids and sizes, which never wrap under the index width rule.
-    fn multiply_add(
+    pub(super) fn multiply_add(
         &self,
         a: IntValue<'ctx>,
         b: IntValue<'ctx>,
@@ -368,249 +356,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(())
     }
 
-    pub(super) fn sub_group(
-        &mut self,
-        op: SubGroupOp,
-        arguments: &[Expression],
-        ty: ScalarType,
-    ) -> Result<BasicValueEnum<'ctx>> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(argument)?);
-        }
-        let argument = |index: usize| {
-            values
-                .get(index)
-                .copied()
-                .ok_or_else(|| LowerError(format!("{} lacks argument {index}", op.name())))
-        };
-        match self.target.sub_groups {
-            SubGroupLowering::OpenClBuiltins => {
-                let i32_type: BasicTypeEnum = self.context.i32_type().into();
-                let value_type = self.types.value(ty);
-                let code = itanium_code(ty);
-                let (name, parameters, arguments): (
-                    String,
-                    Vec<BasicTypeEnum>,
-                    Vec<BasicValueEnum>,
-                ) = match op {
-                    SubGroupOp::LocalId => (mangle("get_sub_group_local_id", "v"), vec![], vec![]),
-                    SubGroupOp::Size => (mangle("get_sub_group_size", "v"), vec![], vec![]),
-                    SubGroupOp::Shuffle => (
-                        mangle("sub_group_shuffle", &format!("{code}j")),
-                        vec![value_type, i32_type],
-                        vec![argument(0)?, argument(1)?],
-                    ),
-                    SubGroupOp::ShuffleXor => (
-                        mangle("sub_group_shuffle_xor", &format!("{code}j")),
-                        vec![value_type, i32_type],
-                        vec![argument(0)?, argument(1)?],
-                    ),
-                    SubGroupOp::ReduceAdd | SubGroupOp::ReduceMin | SubGroupOp::ReduceMax => {
-                        let operation = match op {
-                            SubGroupOp::ReduceAdd => "add",
-                            SubGroupOp::ReduceMin => "min",
-                            _ => "max",
-                        };
-                        (
-                            mangle(&format!("sub_group_reduce_{operation}"), code),
-                            vec![value_type],
-                            vec![argument(0)?],
-                        )
-                    }
-                };
-                let result = match op {
-                    SubGroupOp::LocalId | SubGroupOp::Size => i32_type,
-                    _ => value_type,
-                };
-                let function = self.external_function(&name, Some(result), &parameters, false);
-                self.call_value(function, &arguments)
-            }
-            SubGroupLowering::Shuffles {
-                lane_id,
-                shuffle,
-                size,
-            } => match op {
-                SubGroupOp::LocalId => Ok(self.lane_id(lane_id, size)?.into()),
-                SubGroupOp::Size => Ok(self.i32_constant(u64::from(size)).into()),
-                SubGroupOp::Shuffle => {
-                    let lane = argument(1)?.into_int_value();
-                    self.exchange(
-                        argument(0)?,
-                        ty,
-                        Exchange::Index(lane),
-                        lane_id,
-                        shuffle,
-                        size,
-                    )
-                }
-                SubGroupOp::ShuffleXor => {
-                    let mask = argument(1)?.into_int_value();
-                    self.exchange(
-                        argument(0)?,
-                        ty,
-                        Exchange::Xor(mask),
-                        lane_id,
-                        shuffle,
-                        size,
-                    )
-                }
-                SubGroupOp::ReduceAdd | SubGroupOp::ReduceMin | SubGroupOp::ReduceMax => {
-                    // A butterfly: after log2(size) exchanges every lane holds the result.
-                    let mut value = argument(0)?;
-                    let mut distance = size / 2;
-                    while distance >= 1 {
-                        let mask = self.i32_constant(u64::from(distance));
-                        let other =
-                            self.exchange(value, ty, Exchange::Xor(mask), lane_id, shuffle, size)?;
-                        value = self.combine(op, ty, value, other)?;
-                        distance /= 2;
-                    }
-                    Ok(value)
-                }
-            },
-        }
-    }
-
-    fn lane_id(&self, source: LaneIdSource, size: u32) -> Result<IntValue<'ctx>> {
-        match source {
-            LaneIdSource::NvvmLaneId => Ok(self
-                .call_intrinsic("llvm.nvvm.read.ptx.sreg.laneid", &[], &[])?
-                .into_int_value()),
-            LaneIdSource::AmdgpuMbcnt => {
-                let all = self.context.i32_type().const_all_ones();
-                let low = self.call_intrinsic(
-                    "llvm.amdgcn.mbcnt.lo",
-                    &[],
-                    &[all.into(), self.i32_constant(0).into()],
-                )?;
-                if size <= 32 {
-                    return Ok(low.into_int_value());
-                }
-                Ok(self
-                    .call_intrinsic("llvm.amdgcn.mbcnt.hi", &[], &[all.into(), low])?
-                    .into_int_value())
-            }
-        }
-    }
-
-    /// Exchanges a value between lanes, 32 bits at a time.
-    fn exchange(
-        &self,
-        value: BasicValueEnum<'ctx>,
-        ty: ScalarType,
-        exchange: Exchange<'ctx>,
-        lane_id: LaneIdSource,
-        shuffle: ShufflePrimitive,
-        size: u32,
-    ) -> Result<BasicValueEnum<'ctx>> {
-        let b = &self.builder;
-        let i32_type = self.context.i32_type();
-        let bits_type = match ty.bit_width() {
-            32 => i32_type,
-            64 => self.context.i64_type(),
-            other => {
-                return Err(LowerError(format!(
-                    "sub-group exchange of {other}-bit values"
-                )));
-            }
-        };
-        let bits = if ty.is_float() {
-            b.build_bit_cast(value, bits_type, "")?.into_int_value()
-        } else {
-            value.into_int_value()
-        };
-        let source_address = match (shuffle, exchange) {
-            (ShufflePrimitive::AmdgpuDsBpermute, Exchange::Index(lane)) => {
-                Some(b.build_left_shift(lane, self.i32_constant(2), "")?)
-            }
-            (ShufflePrimitive::AmdgpuDsBpermute, Exchange::Xor(mask)) => {
-                let own = self.lane_id(lane_id, size)?;
-                let lane = b.build_xor(own, mask, "")?;
-                Some(b.build_left_shift(lane, self.i32_constant(2), "")?)
-            }
-            (ShufflePrimitive::NvvmShflSync, _) => None,
-        };
-        let word = |word: IntValue<'ctx>| -> Result<IntValue<'ctx>> {
-            let result = match (shuffle, exchange) {
-                (ShufflePrimitive::NvvmShflSync, exchange) => {
-                    let (intrinsic, operand) = match exchange {
-                        Exchange::Index(lane) => ("llvm.nvvm.shfl.sync.idx.i32", lane),
-                        Exchange::Xor(mask) => ("llvm.nvvm.shfl.sync.bfly.i32", mask),
-                    };
-                    self.call_intrinsic(
-                        intrinsic,
-                        &[],
-                        &[
-                            i32_type.const_all_ones().into(),
-                            word.into(),
-                            operand.into(),
-                            self.i32_constant(31).into(),
-                        ],
-                    )?
-                }
-                (ShufflePrimitive::AmdgpuDsBpermute, _) => {
-                    let address = source_address
-                        .ok_or_else(|| LowerError("no ds_bpermute address".into()))?;
-                    self.call_intrinsic(
-                        "llvm.amdgcn.ds.bpermute",
-                        &[],
-                        &[address.into(), word.into()],
-                    )?
-                }
-            };
-            Ok(result.into_int_value())
-        };
-        let exchanged = if ty.bit_width() == 64 {
-            let low = b.build_int_truncate(bits, i32_type, "")?;
-            let shifted = b.build_right_shift(bits, bits_type.const_int(32, false), false, "")?;
-            let high = b.build_int_truncate(shifted, i32_type, "")?;
-            let (low, high) = (word(low)?, word(high)?);
-            let low = b.build_int_z_extend(low, bits_type, "")?;
-            let high = b.build_int_z_extend(high, bits_type, "")?;
-            let high = b.build_left_shift(high, bits_type.const_int(32, false), "")?;
-            b.build_or(high, low, "")?
-        } else {
-            word(bits)?
-        };
-        Ok(if ty.is_float() {
-            b.build_bit_cast(exchanged, self.types.value(ty), "")?
-        } else {
-            exchanged.into()
-        })
-    }
-
-    /// One step of a sub-group reduction.
-    fn combine(
-        &self,
-        op: SubGroupOp,
-        ty: ScalarType,
-        left: BasicValueEnum<'ctx>,
-        right: BasicValueEnum<'ctx>,
-    ) -> Result<BasicValueEnum<'ctx>> {
-        if op == SubGroupOp::ReduceAdd {
-            return if ty.is_float() {
-                Ok(self
-                    .builder
-                    .build_float_add(left.into_float_value(), right.into_float_value(), "")?
-                    .into())
-            } else {
-                Ok(self
-                    .builder
-                    .build_int_add(left.into_int_value(), right.into_int_value(), "")?
-                    .into())
-            };
-        }
-        let function = if op == SubGroupOp::ReduceMin {
-            MathFunction::Min
-        } else {
-            MathFunction::Max
-        };
-        self.min_max(function, ty, left, right)
-    }
-
     /// `min` or `max` of two values of `ty`.
-    fn min_max(
+    pub(super) fn min_max(
         &self,
         function: MathFunction,
         ty: ScalarType,

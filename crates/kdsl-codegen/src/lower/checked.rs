@@ -238,7 +238,9 @@ impl Walk<'_, '_> {
                     }
                 }
             }
-            ExpressionKind::Math { arguments, .. } | ExpressionKind::SubGroup { arguments, .. } => {
+            ExpressionKind::Math { arguments, .. }
+            | ExpressionKind::SubGroup { arguments, .. }
+            | ExpressionKind::WorkGroup { arguments, .. } => {
                 for argument in arguments {
                     self.expression(argument);
                 }
@@ -291,7 +293,9 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
                 expression(accept, callees);
                 expression(reject, callees);
             }
-            ExpressionKind::Math { arguments, .. } | ExpressionKind::SubGroup { arguments, .. } => {
+            ExpressionKind::Math { arguments, .. }
+            | ExpressionKind::SubGroup { arguments, .. }
+            | ExpressionKind::WorkGroup { arguments, .. } => {
                 for argument in arguments {
                     expression(argument, callees);
                 }

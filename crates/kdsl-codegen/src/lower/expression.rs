@@ -98,6 +98,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 comparand,
             } => self.atomic(*op, place, value, comparand.as_deref()),
             ExpressionKind::SubGroup { op, arguments } => self.sub_group(*op, arguments, ty),
+            ExpressionKind::WorkGroup { op, arguments } => self.work_group(*op, arguments, ty),
         }
     }
 

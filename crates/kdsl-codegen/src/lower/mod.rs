@@ -5,11 +5,13 @@
 //! - `statement.rs`: structured control flow and variables.
 //! - `expression.rs`: operators, casts, calls.
 //! - `memory.rs`: places, loads, stores, atomics.
-//! - `builtins.rs`: work-item queries, barriers, sub-groups, math.
+//! - `builtins.rs`: work-item queries, barriers, math.
+//! - `collectives.rs`: sub-group and work-group collectives.
 //! - `checked.rs`: checked mode's hidden parameters, bounds and division checks.
 
 mod builtins;
 pub(crate) mod checked;
+pub(crate) mod collectives;
 mod expression;
 mod memory;
 mod statement;

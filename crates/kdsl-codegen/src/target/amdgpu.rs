@@ -11,7 +11,7 @@
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
     OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
-    SyncScopes, TargetDescription, WorkItemLowering,
+    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -141,8 +141,10 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         sub_groups: SubGroupLowering::Shuffles {
             lane_id: LaneIdSource::AmdgpuMbcnt,
             shuffle: ShufflePrimitive::AmdgpuDsBpermute,
+            vote: VotePrimitive::AmdgpuBallot,
             size: if is_wave32(arch) { 32 } else { 64 },
         },
+        work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: Some(libclc),

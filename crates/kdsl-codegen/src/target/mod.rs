@@ -90,6 +90,27 @@ pub(crate) enum ShufflePrimitive {
     AmdgpuDsBpermute,
 }
 
+/// The vote primitive `sub_group_any`, `sub_group_all` and `sub_group_ballot` are built from.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum VotePrimitive {
+    /// `llvm.nvvm.vote.{any,all,ballot}.sync` with a full mask.
+    NvvmVoteSync,
+    /// `llvm.amdgcn.ballot` of the sub-group's width.
+    AmdgpuBallot,
+}
+
+/// How work-group collectives (`work_group_reduce_add`, ...) lower.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum WorkGroupLowering {
+    /// OpenCL 2.0 work-group functions (`_Z21work_group_reduce_addf`), which the SPIR-V
+    /// backend turns into `OpGroup*` instructions of work-group scope; `work_group_broadcast`
+    /// goes through local memory as below.
+    OpenClBuiltins,
+    /// Sub-group operations combined through a small array of local memory that the
+    /// compiler declares (one slot per sub-group), with two barriers.
+    SubGroupsAndLocalMemory,
+}
+
 /// How sub-group operations lower.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum SubGroupLowering {
@@ -102,6 +123,7 @@ pub(crate) enum SubGroupLowering {
     Shuffles {
         lane_id: LaneIdSource,
         shuffle: ShufflePrimitive,
+        vote: VotePrimitive,
         size: u32,
     },
 }
@@ -226,6 +248,7 @@ pub(crate) struct TargetDescription {
     pub work_items: WorkItemLowering,
     pub barrier: BarrierLowering,
     pub sub_groups: SubGroupLowering,
+    pub work_groups: WorkGroupLowering,
     /// The math library and its naming scheme; `None` when math functions are builtins the
     /// driver provides (SPIR-V).
     pub math_library: MathLibrary,

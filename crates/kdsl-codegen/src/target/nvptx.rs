@@ -8,7 +8,7 @@
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
     OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
-    SyncScopes, TargetDescription, WorkItemLowering,
+    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,
@@ -79,8 +79,10 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         sub_groups: SubGroupLowering::Shuffles {
             lane_id: LaneIdSource::NvvmLaneId,
             shuffle: ShufflePrimitive::NvvmShflSync,
+            vote: VotePrimitive::NvvmVoteSync,
             size: 32,
         },
+        work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
         math_library: math_library(options)?,
         sync_scopes: SyncScopes {
             device: "device",

@@ -16,7 +16,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization, OutputFormat,
-    RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkItemLowering,
+    RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkGroupLowering,
+    WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -77,6 +78,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         work_items: WorkItemLowering::OpenClBuiltins,
         barrier: BarrierLowering::OpenClBuiltin,
         sub_groups: SubGroupLowering::OpenClBuiltins,
+        work_groups: WorkGroupLowering::OpenClBuiltins,
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: None,

@@ -1,6 +1,7 @@
 //! Calls of device functions and of the built-ins (from the table in `kdsl_ir::builtins`).
 
 use super::*;
+use kdsl_ir::{Operands, ResultRule, TypeSet};
 
 impl Checker<'_> {
     pub(super) fn arity_error(
@@ -343,51 +344,64 @@ impl Checker<'_> {
                 )
             }
             Builtin::Atomic(op) => self.atomic(op, callee, &arguments, span),
-            Builtin::SubGroup(op) => {
-                let values = match op {
-                    SubGroupOp::LocalId | SubGroupOp::Size => {
-                        return make(
-                            ExpressionKind::SubGroup {
-                                op,
-                                arguments: Vec::new(),
-                            },
-                            ScalarType::U32,
-                        )
-                    }
-                    SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => {
-                        let value = self.expression(arguments[0], expected);
-                        let lane = self.coerce(arguments[1], ScalarType::U32, "the lane");
-                        vec![value?, lane?]
-                    }
-                    _ => vec![self.expression(arguments[0], expected)?],
-                };
-                let ty = values[0].ty;
-                let types = builtin.row().operands.types();
-                if !types.is_some_and(|types| types.contains(ty)) {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0311,
-                            format!(
-                                "`{}` works on {}, found `{ty}`",
-                                op.name(),
-                                types.map_or("no values", |types| types.describe())
-                            ),
-                            arguments[0].span,
-                            "unsupported type",
-                        )
-                        .with_hint("convert the value with `as i32`, `as u32` or `as f32`"),
-                    );
-                    return None;
-                }
-                make(
-                    ExpressionKind::SubGroup {
-                        op,
-                        arguments: values,
-                    },
-                    ty,
-                )
+            Builtin::SubGroup(_) | Builtin::WorkGroup(_) => {
+                self.collective(builtin, &arguments, span, expected)
             }
         }
+    }
+
+    /// A sub-group or work-group operation, its operands as its row of the table says.
+    fn collective(
+        &mut self,
+        builtin: Builtin,
+        arguments: &[&ast::Expression],
+        span: Span,
+        expected: Option<ScalarType>,
+    ) -> Option<Expression> {
+        let row = builtin.row();
+        let make = |arguments: Vec<Expression>, ty: ScalarType| {
+            let kind = match builtin {
+                Builtin::WorkGroup(op) => ExpressionKind::WorkGroup { op, arguments },
+                Builtin::SubGroup(op) => ExpressionKind::SubGroup { op, arguments },
+                _ => return None,
+            };
+            Some(Expression { kind, ty, span })
+        };
+        let value_hint = (row.result == ResultRule::Operand)
+            .then_some(expected)
+            .flatten();
+        let values = match row.operands {
+            Operands::Nothing => return make(Vec::new(), ScalarType::U32),
+            Operands::ValueAndLane { .. } => {
+                let value = self.expression(arguments[0], value_hint);
+                let lane = self.coerce(arguments[1], ScalarType::U32, "the lane");
+                vec![value?, lane?]
+            }
+            Operands::Values {
+                types: TypeSet::Conditions,
+                ..
+            } => vec![self.condition(arguments[0])?],
+            _ => vec![self.expression(arguments[0], value_hint)?],
+        };
+        let ty = values[0].ty;
+        let types = row.operands.types();
+        if !types.is_some_and(|types| types.contains(ty)) {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0311,
+                    format!(
+                        "`{}` works on {}, found `{ty}`",
+                        row.name,
+                        types.map_or("no values", |types| types.describe())
+                    ),
+                    arguments[0].span,
+                    "unsupported type",
+                )
+                .with_hint("convert the value with `as i32`, `as u32` or `as f32`"),
+            );
+            return None;
+        }
+        make(values, row.result_type(Some(ty))?)
     }
 
     pub(super) fn atomic(

@@ -19,8 +19,8 @@ use kdsl_ir::ErrorCode;
 use kdsl_ir::{
     AddressSpace, Argument, ArrayType, AtomicOp, BinaryOp, Block, Diagnostic, Expression,
     ExpressionKind, FenceFlags, Function, FunctionKind, Literal, LogicalOp, Parameter, ParameterId,
-    ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, SubGroupOp,
-    UnaryOp, Unroll, Variable, VariableId, VariableType,
+    ParameterType, Place, PlaceBase, ScalarType, Span, Statement, StatementKind, UnaryOp, Unroll,
+    Variable, VariableId, VariableType,
 };
 
 /// How a binding came to be, for better messages about assignments.
