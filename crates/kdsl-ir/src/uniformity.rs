@@ -476,7 +476,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 condition,
                 accept,
                 reject,
-            } => self.if_statement(condition, accept, reject),
+            } => self.if_statement(condition, accept, reject, span),
             StatementKind::Loop {
                 body, continuing, ..
             } => self.loop_statement(statement, body, continuing),
@@ -534,10 +534,16 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         }
     }
 
-    fn if_statement(&mut self, condition: &'m Expression, accept: &'m Block, reject: &'m Block) {
+    fn if_statement(
+        &mut self,
+        condition: &'m Expression,
+        accept: &'m Block,
+        reject: &'m Block,
+        span: Span,
+    ) {
         let control = self.control;
         let value = self.expression(condition, control);
-        let branch = control.join(Control::condition(value, condition.span));
+        let branch = control.join(Control::condition(value, condition_span(condition, span)));
         let saved = (self.escaped_return, self.escaped_loop);
         self.escaped_return = Control::UNIFORM;
         self.escaped_loop = Control::UNIFORM;
@@ -807,6 +813,29 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         }
         summary.result
     }
+}
+
+/// Where to point at a condition. A `for` loop lowers to a loop that starts with
+/// `if !(i < end) { break; }`, all of it spanning the whole loop: point at the loop's head,
+/// `for i in start..end`, instead.
+fn condition_span(condition: &Expression, statement: Span) -> Span {
+    if condition.span == statement {
+        if let ExpressionKind::Unary {
+            op: UnaryOp::Not,
+            operand,
+        } = &condition.kind
+        {
+            if let ExpressionKind::Binary { right, .. } = &operand.kind {
+                if operand.span == statement && right.span.end > statement.start {
+                    return Span {
+                        start: statement.start,
+                        end: right.span.end.min(statement.end),
+                    };
+                }
+            }
+        }
+    }
+    condition.span
 }
 
 /// The secondary label: why control is divergent at the operation.
