@@ -399,3 +399,65 @@ fn deeply_nested_loops_stay_fast() {
     source.push_str("}\n");
     accepted(&source);
 }
+
+#[test]
+fn shuffles_of_uniform_values_and_broadcasts() {
+    // A shuffle of a uniform value is that value; a shuffle from one lane is the same in the
+    // whole sub-group, so a loop may depend on it and keep its sub-group operations.
+    accepted(
+        "
+kernel k(output: global mut [u32], input: global [u32], n: u32) {
+    let i = get_global_id(0);
+    if sub_group_shuffle(n, i % sub_group_size()) > 2 { barrier(); }
+    for j in 0..sub_group_shuffle(input[i], 0u32) {
+        output[i] = sub_group_reduce_add(j);
+    }
+}",
+    );
+    rejected(
+        "
+kernel k(output: global mut [u32], input: global [u32]) {
+    let i = get_global_id(0);
+    if sub_group_shuffle(input[i], 0u32) > 2 { barrier(); }
+}",
+        "E0518",
+    );
+    let source = "
+kernel k(output: global mut [u32], input: global [u32]) {
+    let i = get_global_id(0);
+    for j in 0..sub_group_shuffle_xor(input[i], 1u32) {
+        output[i] = sub_group_reduce_add(j);
+    }
+}";
+    // The bound is computed again at every iteration, when some lanes have left.
+    assert_eq!(codes(source), vec!["E0519", "E0519"]);
+}
+
+#[test]
+fn read_only_buffers_at_uniform_indices() {
+    // Nothing writes a read-only buffer during a launch: its elements at a uniform index are
+    // uniform.
+    accepted(
+        "
+kernel k(output: global mut [f32], sizes: global [u32], weights: constant [f32]) {
+    let n = sizes[get_group_id(0)];
+    for i in 0..n {
+        if weights[i] > 0.5 { barrier(); }
+    }
+}",
+    );
+    rejected(
+        "
+kernel k(output: global mut [f32], sizes: global [u32]) {
+    if sizes[get_local_id(0)] > 2 { barrier(); }
+}",
+        "E0518",
+    );
+    // A writable buffer may change under the loads.
+    let source = "
+kernel k(output: global mut [u32]) {
+    if output[0] > 2 { barrier(); }
+}";
+    rejected(source, "E0518");
+    assert!(rendered(source).contains("a value read from `output`"));
+}

@@ -4,8 +4,8 @@
 //!
 //! Each value gets a level of a three-level lattice, [`Uniformity`]: the same in the whole
 //! work-group, the same within each sub-group, or possibly different in every work-item.
-//! Literals, scalar kernel parameters and group-wide queries are uniform; ids and anything read
-//! from memory vary. Operators take the join of their operands, and a variable assigned where
+//! Literals, scalar kernel parameters and group-wide queries are uniform; ids vary, and so does
+//! anything read from memory except an element of a read-only buffer at a uniform index. Operators take the join of their operands, and a variable assigned where
 //! control is divergent becomes at least as varying as that control.
 //!
 //! The control flow has a level too: the join of the conditions of the enclosing `if`s, of
@@ -28,6 +28,7 @@
 use crate::codes::ErrorCode;
 use crate::ir::*;
 use crate::span::{Diagnostic, Span};
+use crate::types::ParameterType;
 use std::collections::{HashMap, HashSet};
 
 /// How far a value (or the control flow at a point) is the same across work-items.
@@ -49,24 +50,43 @@ pub struct OperationUniformity {
     /// anywhere. `Uniform` for barriers and work-group collectives, `SubGroup` for sub-group
     /// operations.
     pub needs: Option<Uniformity>,
-    /// The level of its result (for operands that are all uniform: operators join it with
-    /// nothing; a built-in's result level does not depend on its operands here).
+    /// The level of its result.
     pub result: Uniformity,
 }
 
-/// The uniformity rules of every sub-group operation. New operations get their row here
-/// (no wildcard, so adding a `SubGroupOp` variant fails to compile until it has one).
-pub fn sub_group_operation(op: SubGroupOp) -> OperationUniformity {
+/// The uniformity rules of every sub-group operation, given the levels of its arguments.
+/// New operations get their row here (no wildcard, so adding a `SubGroupOp` variant fails to
+/// compile until it has one). A lane out of range is undefined behaviour, so the rules may
+/// assume every lane read exists.
+pub fn sub_group_operation(op: SubGroupOp, arguments: &[Uniformity]) -> OperationUniformity {
     use Uniformity::*;
+    let argument = |index: usize| arguments.get(index).copied().unwrap_or(Varying);
     let (needs, result) = match op {
         // Queries: no communication between lanes.
         SubGroupOp::LocalId => (None, Varying),
         SubGroupOp::Size => (None, Uniform),
-        // Every lane reads another lane's value: the whole sub-group must be there.
-        SubGroupOp::Shuffle | SubGroupOp::ShuffleXor => (Some(SubGroup), Varying),
-        // One value for the whole sub-group.
+        // Every lane reads another lane's value, so the whole sub-group must be there. A value
+        // already the same in the sub-group stays what it is; a varying one read from the same
+        // lane everywhere (a broadcast) becomes the same in the sub-group.
+        SubGroupOp::Shuffle => {
+            let (value, lane) = (argument(0), argument(1));
+            let result = if value <= SubGroup {
+                value
+            } else if lane <= SubGroup {
+                SubGroup
+            } else {
+                Varying
+            };
+            (Some(SubGroup), result)
+        }
+        SubGroupOp::ShuffleXor => {
+            let value = argument(0);
+            let result = if value <= SubGroup { value } else { Varying };
+            (Some(SubGroup), result)
+        }
+        // One value for the whole sub-group: the operand's level if it was already uniform.
         SubGroupOp::ReduceAdd | SubGroupOp::ReduceMin | SubGroupOp::ReduceMax => {
-            (Some(SubGroup), SubGroup)
+            (Some(SubGroup), argument(0).min(SubGroup))
         }
     };
     OperationUniformity { needs, result }
@@ -697,10 +717,13 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         self.diagnostics.push(diagnostic.with_hint(hint));
     }
 
-    fn place(&mut self, place: &'m Place, control: Control) {
+    /// Walks a place's indices; gives their join.
+    fn place(&mut self, place: &'m Place, control: Control) -> Uniformity {
+        let mut level = Uniformity::Uniform;
         for index in &place.indices {
-            self.expression(index, control);
+            level = level.max(self.expression(index, control).level);
         }
+        level
     }
 
     fn expression(&mut self, expression: &'m Expression, control: Control) -> Value {
@@ -717,8 +740,26 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 .copied()
                 .unwrap_or(Value::UNIFORM),
             ExpressionKind::Load(place) => {
-                self.place(place, control);
-                Value::new(Uniformity::Varying, Origin::Load(self.id, place.base))
+                let index = self.place(place, control);
+                // Read-only buffers overlap no writable one (docs/language.md, "Types"), so
+                // nothing changes them during the launch: the same element is the same value
+                // everywhere. Writable buffers and arrays may hold anything.
+                let read_only = match place.base {
+                    PlaceBase::Parameter(id) => matches!(
+                        self.function.parameters.get(id.0 as usize).map(|p| &p.ty),
+                        Some(&ParameterType::Buffer {
+                            writable: false,
+                            ..
+                        })
+                    ),
+                    PlaceBase::Variable(_) => false,
+                };
+                let level = if read_only {
+                    index
+                } else {
+                    Uniformity::Varying
+                };
+                Value::new(level, Origin::Load(self.id, place.base))
             }
             ExpressionKind::Unary { operand, .. } => self.expression(operand, control),
             ExpressionKind::Binary { left, right, .. } => {
@@ -772,10 +813,12 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 Value::new(Uniformity::Varying, Origin::Atomic(op.name()))
             }
             ExpressionKind::SubGroup { op, arguments } => {
-                for argument in arguments {
-                    self.expression(argument, control);
-                }
-                let rules = sub_group_operation(*op);
+                let values: Vec<Value> = arguments
+                    .iter()
+                    .map(|argument| self.expression(argument, control))
+                    .collect();
+                let levels: Vec<Uniformity> = values.iter().map(|v| v.level).collect();
+                let rules = sub_group_operation(*op, &levels);
                 if let Some(allowed) = rules.needs {
                     let need = Need {
                         allowed,
@@ -783,7 +826,11 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     };
                     self.require(need, expression.span, control, None);
                 }
-                Value::new(rules.result, Origin::Builtin(op.name()))
+                // Where the result is as uniform as an operand, the operand says why.
+                values
+                    .into_iter()
+                    .find(|value| value.level == rules.result)
+                    .unwrap_or(Value::new(rules.result, Origin::Builtin(op.name())))
             }
         }
     }
