@@ -5,7 +5,8 @@
 //! Each value gets a level of a three-level lattice, [`Uniformity`]: the same in the whole
 //! work-group, the same within each sub-group, or possibly different in every work-item.
 //! Literals, scalar kernel parameters and group-wide queries are uniform; ids vary, and so does
-//! anything read from memory except an element of a read-only buffer at a uniform index. Operators take the join of their operands, and a variable assigned where
+//! anything read from memory except an element of a read-only buffer at a uniform index (no
+//! writable buffer overlaps it) or of a private array that only uniform values were stored in. Operators take the join of their operands, and a variable assigned where
 //! control is divergent becomes at least as varying as that control.
 //!
 //! The control flow has a level too: the join of the conditions of the enclosing `if`s, of
@@ -28,7 +29,7 @@
 use crate::codes::ErrorCode;
 use crate::ir::*;
 use crate::span::{Diagnostic, Span};
-use crate::types::ParameterType;
+use crate::types::{AddressSpace, ParameterType};
 use std::collections::{HashMap, HashSet};
 
 /// How far a value (or the control flow at a point) is the same across work-items.
@@ -489,8 +490,20 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 }
             }
             StatementKind::Store { place, value } => {
-                self.place(place, control);
-                self.expression(value, control);
+                let index = self.place(place, control);
+                let value = self.expression(value, control);
+                // A private array is the work-item's own: as uniform as everything stored in it
+                // (it starts zeroed), where and under which control.
+                if let PlaceBase::Variable(id) = place.base {
+                    if place.space == AddressSpace::Private {
+                        let stored = value
+                            .join(Value::new(index, Origin::Assigned(self.id, id)))
+                            .join(control.assigned(self.id, id));
+                        if let Some(slot) = self.values.get_mut(id.0 as usize) {
+                            *slot = slot.join(stored);
+                        }
+                    }
+                }
             }
             StatementKind::If {
                 condition,
@@ -744,22 +757,24 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 // Read-only buffers overlap no writable one (docs/language.md, "Types"), so
                 // nothing changes them during the launch: the same element is the same value
                 // everywhere. Writable buffers and arrays may hold anything.
-                let read_only = match place.base {
-                    PlaceBase::Parameter(id) => matches!(
-                        self.function.parameters.get(id.0 as usize).map(|p| &p.ty),
-                        Some(&ParameterType::Buffer {
-                            writable: false,
+                // Private arrays are as uniform as what was stored in them.
+                let contents = match place.base {
+                    PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize) {
+                        Some(Parameter {
+                            ty: ParameterType::Buffer {
+                                writable: false, ..
+                            },
                             ..
-                        })
-                    ),
-                    PlaceBase::Variable(_) => false,
+                        }) => Uniformity::Uniform,
+                        _ => Uniformity::Varying,
+                    },
+                    PlaceBase::Variable(id) if place.space == AddressSpace::Private => self
+                        .values
+                        .get(id.0 as usize)
+                        .map_or(Uniformity::Varying, |value| value.level),
+                    PlaceBase::Variable(_) => Uniformity::Varying,
                 };
-                let level = if read_only {
-                    index
-                } else {
-                    Uniformity::Varying
-                };
-                Value::new(level, Origin::Load(self.id, place.base))
+                Value::new(index.max(contents), Origin::Load(self.id, place.base))
             }
             ExpressionKind::Unary { operand, .. } => self.expression(operand, control),
             ExpressionKind::Binary { left, right, .. } => {
