@@ -92,7 +92,10 @@ kernel k(output: global mut [u32]) {
 }";
     rejected(source, "E0518");
     let text = rendered(source);
-    assert!(text.contains("this condition depends on `get_local_id`"), "{text}");
+    assert!(
+        text.contains("this condition depends on `get_local_id`"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -388,7 +391,8 @@ kernel k(output: global mut [u32], n: u32) {
 
 #[test]
 fn deeply_nested_loops_stay_fast() {
-    let mut source = String::from("kernel k(output: global mut [u32], n: u32) {\n let mut x = 0u32;\n");
+    let mut source =
+        String::from("kernel k(output: global mut [u32], n: u32) {\n let mut x = 0u32;\n");
     for depth in 0..40 {
         source.push_str(&format!("for i{depth} in 0..n {{\n x = x + 1;\n"));
     }
@@ -460,4 +464,36 @@ kernel k(output: global mut [u32]) {
 }";
     rejected(source, "E0518");
     assert!(rendered(source).contains("a value read from `output`"));
+}
+
+#[test]
+fn private_arrays_hold_what_was_stored() {
+    accepted(
+        "
+kernel k(output: global mut [u32], n: u32) {
+    let mut bounds: [u32; 4];
+    for j in 0..4u32 { bounds[j] = n + j; }
+    for i in 0..bounds[2] { barrier(); }
+}",
+    );
+    rejected(
+        "
+kernel k(output: global mut [u32], n: u32) {
+    let mut bounds: [u32; 4];
+    bounds[get_local_id(0) % 4] = n;
+    if bounds[0] > 1 { barrier(); }
+}",
+        "E0518",
+    );
+    // Local arrays are shared and written by every work-item.
+    rejected(
+        "
+kernel k(output: global mut [u32], n: u32) {
+    local shared: [u32; 4];
+    shared[0] = n;
+    barrier();
+    if shared[0] > 1 { barrier(); }
+}",
+        "E0518",
+    );
 }

@@ -22,8 +22,10 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
     for seed in first_seed..first_seed + count {
         let generated = generate(seed, &options);
         barriers += usize::from(generated.source.contains("barrier()"));
-        sub_groups += usize::from(generated.source.contains("sub_group_reduce")
-            || generated.source.contains("sub_group_shuffle"));
+        sub_groups += usize::from(
+            generated.source.contains("sub_group_reduce")
+                || generated.source.contains("sub_group_shuffle"),
+        );
         let Err(diagnostics) = kdsl_frontend::compile_to_ir(&generated.source) else {
             continue;
         };
@@ -52,9 +54,20 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
         failures.is_empty(),
         "{} of {count} generated modules rejected as divergent:\n{}",
         failures.len(),
-        failures.iter().take(5).cloned().collect::<Vec<_>>().join("\n")
+        failures
+            .iter()
+            .take(5)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     // The run must have exercised what it checks.
-    assert!(barriers * 10 >= count as usize, "{barriers} modules with barriers");
-    assert!(sub_groups * 10 >= count as usize, "{sub_groups} with sub-group operations");
+    assert!(
+        barriers * 10 >= count as usize,
+        "{barriers} modules with barriers"
+    );
+    assert!(
+        sub_groups * 10 >= count as usize,
+        "{sub_groups} with sub-group operations"
+    );
 }

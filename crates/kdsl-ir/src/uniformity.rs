@@ -302,7 +302,9 @@ impl Control {
     /// made divergent keeps that earlier cause.
     fn exit(self, span: Span, kind: CauseKind) -> Control {
         match self.cause {
-            Some(cause) if matches!(cause.kind, CauseKind::Condition | CauseKind::LoopCondition) => {
+            Some(cause)
+                if matches!(cause.kind, CauseKind::Condition | CauseKind::LoopCondition) =>
+            {
                 let span = if kind == CauseKind::LoopCondition {
                     cause.span
                 } else {
@@ -668,7 +670,9 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
     }
 
     fn loop_exit(&self, key: *const Statement) -> Control {
-        self.loops.get(&key).map_or(Control::UNIFORM, |state| state.exit)
+        self.loops
+            .get(&key)
+            .map_or(Control::UNIFORM, |state| state.exit)
     }
 
     /// Work-items leave the loop under `exit`; the next iterations run without them.
@@ -761,9 +765,10 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 let contents = match place.base {
                     PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize) {
                         Some(Parameter {
-                            ty: ParameterType::Buffer {
-                                writable: false, ..
-                            },
+                            ty:
+                                ParameterType::Buffer {
+                                    writable: false, ..
+                                },
                             ..
                         }) => Uniformity::Uniform,
                         _ => Uniformity::Varying,
@@ -827,6 +832,9 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 }
                 Value::new(Uniformity::Varying, Origin::Atomic(op.name()))
             }
+            // A work-group collective gets an arm like this one, classified by a
+            // `work_group_operation` next to `sub_group_operation`: it needs `Uniform` control
+            // (E0518, like a barrier) and gives `Uniform` (reduce, broadcast) or `Varying` (scans).
             ExpressionKind::SubGroup { op, arguments } => {
                 let values: Vec<Value> = arguments
                     .iter()
@@ -914,9 +922,9 @@ fn describe_cause(module: &Module, cause: Cause, control: Control) -> String {
             "work-items run this loop a different number of times: its condition depends on \
              {origin}{qualifier}"
         ),
-        CauseKind::Return => format!(
-            "some work-items return here: the condition depends on {origin}{qualifier}"
-        ),
+        CauseKind::Return => {
+            format!("some work-items return here: the condition depends on {origin}{qualifier}")
+        }
         CauseKind::Break => format!(
             "some work-items leave the loop here: the condition depends on {origin}{qualifier}"
         ),
