@@ -49,7 +49,8 @@ pub fn compile_to_ir_with_defines(
 pub struct FrontEndTimings {
     /// Lexing and parsing into the syntax tree.
     pub parse: std::time::Duration,
-    /// Name resolution, type checking, lowering to the IR and validating it.
+    /// Name resolution, type checking, lowering to the IR, validating it and the uniformity
+    /// analysis.
     pub check: std::time::Duration,
 }
 
@@ -148,6 +149,14 @@ fn check_parsed(
                 .with_hint("this is a bug in kdsl; please report it with the source file")
             })
             .collect());
+    }
+    // Barriers and sub-group operations under divergent control (E0518, E0519).
+    let divergent = kdsl_ir::check_uniformity(&module);
+    if !divergent.is_empty() {
+        let mut diagnostics = std::mem::take(warnings);
+        diagnostics.extend(divergent);
+        diagnostics.sort_by_key(|d| d.primary_span().map(|s| (s.start, s.end)));
+        return Err(diagnostics);
     }
     Ok(module)
 }

@@ -1,11 +1,23 @@
-//! Every example and test kernel parses without syntax errors.
+//! Every example and test kernel parses and compiles (checks, the uniformity analysis included).
 
 use std::path::PathBuf;
+
+/// Every folder of valid `.krn` files: the examples, the feature kernels, the benchmark's and
+/// the Python tests' inputs, the generator's kept regressions.
+const KERNEL_FOLDERS: [&str; 7] = [
+    "examples",
+    "examples/python",
+    "tests/kernels",
+    "crates/kdsl-bench/inputs",
+    "crates/kdsl-bench/python",
+    "crates/kdsl-fuzzgen/tests",
+    "python/tests/kernels",
+];
 
 fn kernel_files() -> Vec<PathBuf> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut files = Vec::new();
-    for folder in ["examples", "tests/kernels"] {
+    for folder in KERNEL_FOLDERS {
         if let Ok(entries) = std::fs::read_dir(root.join(folder)) {
             for entry in entries.flatten() {
                 let path = entry.path();

@@ -235,9 +235,17 @@ impl Control {
 
     /// The control inside a branch on a value of uniformity `condition`.
     pub fn branch(&self, condition: Uniformity) -> Control {
+        let work_group_uniform = self.work_group_uniform && condition == Uniformity::WorkGroup;
+        let sub_group_uniform = self.sub_group_uniform && condition <= Uniformity::SubGroup;
+        // A `break` or `continue` under a branch less uniform than a synchronizing loop's body
+        // would leave the rest of that body (and the next iterations) to some work-items only,
+        // where barriers and sub-group operations still follow: none here.
+        let diverges = work_group_uniform != self.work_group_uniform
+            || sub_group_uniform != self.sub_group_uniform;
         Control {
-            work_group_uniform: self.work_group_uniform && condition == Uniformity::WorkGroup,
-            sub_group_uniform: self.sub_group_uniform && condition <= Uniformity::SubGroup,
+            work_group_uniform,
+            sub_group_uniform,
+            in_loop: self.in_loop && !(self.loop_exits_uniform && diverges),
             depth: self.depth + 1,
             ..*self
         }

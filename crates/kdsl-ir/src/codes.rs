@@ -101,6 +101,11 @@ pub enum ErrorCode {
     E0516,
     /// A constant index outside a fixed-size private or local array.
     E0517,
+    /// A `barrier()` (or work-group collective) that not every work-item of the work-group
+    /// reaches: under control flow that depends on work-item ids or data.
+    E0518,
+    /// A sub-group operation that not every work-item of the sub-group reaches.
+    E0519,
     /// A feature the chosen target does not support.
     E0601,
     /// Local memory above the target's limit.
@@ -124,7 +129,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 57] = [
+    pub const ALL: [ErrorCode; 59] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -172,6 +177,8 @@ impl ErrorCode {
         ErrorCode::E0515,
         ErrorCode::E0516,
         ErrorCode::E0517,
+        ErrorCode::E0518,
+        ErrorCode::E0519,
         ErrorCode::E0601,
         ErrorCode::E0602,
         ErrorCode::E0603,
@@ -234,6 +241,8 @@ impl ErrorCode {
             ErrorCode::E0515 => "E0515",
             ErrorCode::E0516 => "E0516",
             ErrorCode::E0517 => "E0517",
+            ErrorCode::E0518 => "E0518",
+            ErrorCode::E0519 => "E0519",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
             ErrorCode::E0603 => "E0603",

@@ -12,6 +12,7 @@ pub mod scalar;
 pub mod span;
 pub mod type_constants;
 pub mod types;
+pub mod uniformity;
 pub mod validate;
 
 pub use builtins::{
@@ -22,4 +23,5 @@ pub use ir::*;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::{Diagnostic, Label, Severity, Span};
 pub use types::{AddressSpace, ArrayType, ParameterType, ScalarType};
+pub use uniformity::check_uniformity;
 pub use validate::{validate, ValidationError};
