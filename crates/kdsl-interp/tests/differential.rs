@@ -521,6 +521,71 @@ fn reduce_sum() {
 }
 
 #[test]
+fn scan() {
+    let mut random = Random::new(25);
+    let n = 1000usize;
+    let blocks = n.div_ceil(256);
+    let input: Vec<u32> = (0..n).map(|_| (random.next_u64() % 1000) as u32).collect();
+    let mut lanes_input = input[..256].to_vec();
+    for zero in [3, 40, 41, 200] {
+        lanes_input[zero] = 0;
+    }
+    let mut lanes = Case::new(
+        "scan_lanes",
+        InterpLaunch::new([256], [64]),
+        vec![
+            buffer(vec![0u32; 256]),
+            buffer(vec![0u32; 256]),
+            buffer(lanes_input),
+        ],
+    );
+    lanes.sub_group_size = Some(scan_sub_group_size);
+    let cases = vec![
+        Case::new(
+            "scan_blocks",
+            InterpLaunch::covering(n as u32, 256),
+            vec![
+                buffer(vec![0u32; n]),
+                buffer(vec![0u32; blocks]),
+                buffer(input.clone()),
+                scalar(n as u32),
+            ],
+        ),
+        Case::new(
+            "scan_totals",
+            InterpLaunch::covering(256, 256),
+            vec![buffer(input[..600].to_vec()), scalar(600u32)],
+        ),
+        Case::new(
+            "add_block_offsets",
+            InterpLaunch::covering(n as u32, 256),
+            vec![
+                buffer(input.clone()),
+                buffer(input[..blocks].to_vec()),
+                scalar(n as u32),
+            ],
+        ),
+        lanes,
+    ];
+    differential(
+        "examples/scan.krn",
+        || example_bundle("scan"),
+        examples_required(),
+        cases,
+    );
+}
+
+/// The sub-group size a device used for `scan_lanes`: the first lane past 0 whose exclusive
+/// sum is 0 again starts the second sub-group (its inputs are never all zero before it).
+fn scan_sub_group_size(outputs: &[InterpArgument]) -> Option<u32> {
+    let sums = outputs[0].as_slice::<u32>()?;
+    sums.iter()
+        .skip(1)
+        .position(|&sum| sum == 0)
+        .map(|position| position as u32 + 1)
+}
+
+#[test]
 fn transpose() {
     let mut random = Random::new(23);
     let (width, height) = (40usize, 24usize);

@@ -87,6 +87,7 @@ device_tests! {
     histogram,
     stencil,
     softmax,
+    prefix_sum,
     axpby_f32,
     axpby_f64,
 }
@@ -659,6 +660,54 @@ mod cases {
             .map(|chunk| chunk.iter().map(|&v| f64::from(v).abs()).sum())
             .collect();
         check_close("partial sums", &got, &want, 1e-5, Some(&scale))
+    }
+
+    /// examples/scan.krn's three launches: a prefix sum over more blocks than one work-group
+    /// scans at once, so `scan_totals` carries across chunks.
+    pub fn prefix_sum(device: &Device) -> CaseResult {
+        let scan_blocks = example_kernel(device, "scan_blocks")?;
+        let scan_totals = example_kernel(device, "scan_totals")?;
+        let add_offsets = example_kernel(device, "add_block_offsets")?;
+        let n = 300_001usize;
+        let mut random = Random::new(24);
+        let input: Vec<u32> = (0..n).map(|_| (random.next_u64() % 1000) as u32).collect();
+        let blocks = n.div_ceil(256);
+        let input_buffer = device.buffer_from(&input).map_err(fail)?;
+        let mut output = device.alloc::<u32>(n).map_err(fail)?;
+        let mut totals = device.alloc::<u32>(blocks).map_err(fail)?;
+        scan_blocks
+            .launch(
+                &Launch::covering(n, 256),
+                &args![&mut output, &mut totals, &input_buffer, n as u32],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)?;
+        scan_totals
+            .launch(
+                &Launch::covering(256, 256),
+                &args![&mut totals, blocks as u32],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)?;
+        add_offsets
+            .launch(
+                &Launch::covering(n, 256),
+                &args![&mut output, &totals, n as u32],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)?;
+        let got = output.read_to_vec().map_err(fail)?;
+        let want: Vec<u32> = input
+            .iter()
+            .scan(0u32, |sum, &x| {
+                *sum = sum.wrapping_add(x);
+                Some(*sum)
+            })
+            .collect();
+        check_equal("prefix sums", &got, &want)
     }
 
     pub fn transpose(device: &Device) -> CaseResult {
