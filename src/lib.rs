@@ -139,6 +139,33 @@ pub fn default_targets() -> Vec<TargetSpec> {
     ]
 }
 
+/// The targets of a list that a source fits, and those it does not with the reasons (local
+/// memory, a missing feature, too many parameter bytes), found without generating code.
+#[derive(Debug, Default)]
+pub struct TargetSelection {
+    pub supported: Vec<TargetSpec>,
+    pub unsupported: Vec<(TargetSpec, CompileError)>,
+}
+
+/// Sorts `targets` into those `source` fits and those it does not, so a caller that did not
+/// choose the targets itself (the defaults) can drop the ones a kernel cannot run on.
+pub fn select_targets(
+    source: &str,
+    targets: &[TargetSpec],
+    options: &CompileOptions,
+) -> Result<TargetSelection, CompileError> {
+    let module = check_with(source, options)?;
+    let codegen = codegen_options(options);
+    let mut selection = TargetSelection::default();
+    for target in targets {
+        match kdsl_codegen::check_support(&module, target, &codegen) {
+            Ok(()) => selection.supported.push(target.clone()),
+            Err(error) => selection.unsupported.push((target.clone(), error.into())),
+        }
+    }
+    Ok(selection)
+}
+
 /// Compiles a source for one target, giving the image and its optimized LLVM IR.
 pub fn compile_for_target(
     source: &str,

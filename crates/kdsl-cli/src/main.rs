@@ -23,9 +23,10 @@ enum Action {
     Compile {
         /// The .krn source file.
         file: PathBuf,
-        /// Targets, comma separated: spirv, ptx, amdgpu.
-        #[arg(long, value_delimiter = ',', default_value = "spirv,ptx,amdgpu")]
-        target: Vec<String>,
+        /// Targets, comma separated: spirv, ptx, amdgpu (default: all three; then a target the
+        /// kernels do not fit, such as a GPU's local-memory limit, is skipped with a warning).
+        #[arg(long, value_delimiter = ',')]
+        target: Option<Vec<String>>,
         /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
         #[arg(long, value_delimiter = ',')]
         arch: Vec<String>,
@@ -120,7 +121,7 @@ fn main() -> ExitCode {
                 emit,
                 timings,
             };
-            compile(&file, &target, &arch, wanted, &options)
+            compile(&file, target.as_deref(), &arch, wanted, &options)
         }
         Action::Check { file, define } => check(&file, &define),
         Action::Devices => devices(),
@@ -217,9 +218,12 @@ struct Output {
     timings: bool,
 }
 
+/// The targets `kdsl compile` uses when `--target` is not given.
+const DEFAULT_TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
+
 fn compile(
     file: &Path,
-    targets: &[String],
+    requested: Option<&[String]>,
     arches: &[String],
     wanted: Output,
     options: &CompileOptions,
@@ -239,7 +243,15 @@ fn compile(
             module.to_string().as_bytes(),
         );
     }
-    let mut specs = target_specs(targets, arches)?;
+    let defaulted = requested.is_none();
+    let targets: Vec<String> = match requested {
+        Some(targets) => targets.to_vec(),
+        None => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
+    };
+    let mut specs = target_specs(&targets, arches)?;
+    if defaulted && emit.is_none() {
+        specs = drop_unfitting_default_targets(specs, file, &source, options)?;
+    }
     if let Some(emit) = emit {
         let wanted = match emit {
             Emit::Spirv => Some(TargetKind::Spirv),
@@ -315,6 +327,49 @@ fn compile(
         bundle.describe_images()
     );
     Ok(())
+}
+
+/// With the default targets, a target the kernels do not fit (a GPU's local-memory limit for
+/// a module meant for the CPU device) is dropped with a warning instead of failing the whole
+/// compilation; only when no target is left is it an error.
+fn drop_unfitting_default_targets(
+    specs: Vec<TargetSpec>,
+    file: &Path,
+    source: &str,
+    options: &CompileOptions,
+) -> Result<Vec<TargetSpec>, String> {
+    let selection =
+        kdsl::select_targets(source, &specs, options).map_err(|e| render(&e, file, source))?;
+    let defaults = DEFAULT_TARGETS.join(",");
+    if selection.supported.is_empty() {
+        let mut report = String::new();
+        for (_, error) in &selection.unsupported {
+            report += &render(error, file, source);
+        }
+        return Err(format!(
+            "{report}error: the module fits none of the default targets ({defaults})\n  = hint: choose targets with --target, e.g. --target spirv"
+        ));
+    }
+    for (spec, error) in &selection.unsupported {
+        let reason = error
+            .diagnostics
+            .first()
+            .map_or_else(|| error.to_string(), |d| format!("{}: {}", d.code, d.message));
+        eprintln!(
+            "warning: skipping target {} (one of the default targets {defaults}): {reason}\n  = hint: name the targets with --target to make this an error, e.g. --target {}",
+            match spec.kind {
+                TargetKind::Spirv => "spirv".to_string(),
+                kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
+            },
+            selection
+                .supported
+                .iter()
+                .map(|s| s.kind.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+    }
+    Ok(selection.supported)
 }
 
 fn print_warnings(report: &kdsl::CompileReport, file: &Path, source: &str) {

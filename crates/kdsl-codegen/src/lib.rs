@@ -211,6 +211,17 @@ pub fn compile(
     emit::compile(module, &description, options)
 }
 
+/// Whether `module` fits `target` (features, local memory, parameter bytes, work-group size),
+/// without generating code: the diagnostics `compile` would stop at before lowering.
+pub fn check_support(
+    module: &Module,
+    target: &TargetSpec,
+    options: &Options,
+) -> Result<(), CodegenError> {
+    let description = target::describe(target, options)?;
+    support::check(module, &description, options.checked)
+}
+
 /// The optimized LLVM IR for one target, without running the backend.
 pub fn emit_llvm_ir(
     module: &Module,

@@ -1173,6 +1173,15 @@ fn collectives() {
                 Case::new(
                     $work,
                     launch,
+                    vec![buffer(vec![0 as $ty; items * 10]), buffer(input.clone())],
+                )
+                .compare(0, $compare),
+            );
+            // Work-groups of 48: the last sub-group of 32 lanes is partial on NVIDIA.
+            cases.push(
+                Case::new(
+                    $work,
+                    InterpLaunch::new([items as u32], [48]),
                     vec![buffer(vec![0 as $ty; items * 10]), buffer(input)],
                 )
                 .compare(0, $compare),

@@ -556,8 +556,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let loaded = self.load_scratch(slot, ty)?;
         let identity = self.identity(reduction, ty)?;
         let contribution = self.builder.build_select(in_use, loaded, identity, "")?;
-        let combined = self.butterfly(contribution, ty, reduction, lanes)?;
-        // Lanes of a partial sub-group may miss partners; lane 0 never does.
+        let combined = self.masked_butterfly(contribution, ty, reduction, lanes)?;
+        // In a partial sub-group only lane 0 has every partner.
         let zero = self.i32_constant(0);
         self.exchange(combined, ty, Exchange::Index(zero), lanes)
     }
