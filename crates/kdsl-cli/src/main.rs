@@ -351,10 +351,10 @@ fn drop_unfitting_default_targets(
         ));
     }
     for (spec, error) in &selection.unsupported {
-        let reason = error
-            .diagnostics
-            .first()
-            .map_or_else(|| error.to_string(), |d| format!("{}: {}", d.code, d.message));
+        let reason = error.diagnostics.first().map_or_else(
+            || error.to_string(),
+            |d| format!("{}: {}", d.code, d.message),
+        );
         eprintln!(
             "warning: skipping target {} (one of the default targets {defaults}): {reason}\n  = hint: name the targets with --target to make this an error, e.g. --target {}",
             match spec.kind {

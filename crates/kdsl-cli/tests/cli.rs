@@ -620,3 +620,47 @@ fn checked_compiles_record_the_check_sites_with_lines() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(kdsl_bundle_from(&plain).kernels.iter().all(|k| !k.checked));
 }
+
+#[test]
+fn default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning() {
+    // 128 KiB of local memory: fine on the CPU device, more than NVIDIA and AMD GPUs allow.
+    let source = scratch("cpu_only.krn");
+    std::fs::write(
+        &source,
+        "kernel big(out: global mut [f32]) {\n    local tile: [f32; 32768];\n    tile[get_local_id(0)] = 1.0;\n    barrier();\n    out[get_global_id(0)] = tile[0];\n}\n",
+    )
+    .unwrap();
+    let output = scratch("cpu_only.kbundle");
+    let defaulted = kdsl(&[
+        "compile",
+        source.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    let message = stderr(&defaulted);
+    assert!(defaulted.status.success(), "{message}");
+    assert!(
+        message.contains("warning: skipping target ptx:sm_75"),
+        "{message}"
+    );
+    assert!(
+        message.contains("warning: skipping target amdgpu:gfx90a"),
+        "{message}"
+    );
+    assert!(message.contains("E0602"), "{message}");
+    assert!(message.contains("--target spirv"), "{message}");
+    let bundle = kdsl_bundle_from(&output);
+    let targets: Vec<_> = bundle.images.iter().map(|i| i.target).collect();
+    assert_eq!(targets, vec![kdsl_bundle::TargetKind::Spirv], "{message}");
+    // Asked for by name, the same target is an error.
+    let explicit = kdsl(&[
+        "compile",
+        source.to_str().unwrap(),
+        "--target",
+        "spirv,ptx",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    assert!(!explicit.status.success());
+    assert!(stderr(&explicit).contains("E0602"), "{}", stderr(&explicit));
+}

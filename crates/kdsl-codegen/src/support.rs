@@ -2,7 +2,8 @@
 //! never meets something it would reject or abort on. Each problem is a diagnostic with the
 //! span of its first use in a function, naming the target.
 
-use crate::target::TargetDescription;
+use crate::lower::collectives::SCRATCH_SLOTS;
+use crate::target::{TargetDescription, WorkGroupLowering};
 use crate::CodegenError;
 use kdsl_ir::*;
 use std::collections::HashSet;
@@ -22,10 +23,14 @@ pub(crate) fn check(
         checked,
         diagnostics: Vec::new(),
         reported: HashSet::new(),
+        work_group_collectives: false,
     };
     for function in &module.functions {
         checker.reported.clear();
         checker.function(function);
+    }
+    for kernel in module.kernels() {
+        checker.local_memory(kernel);
     }
     if checker.diagnostics.is_empty() {
         Ok(())
@@ -40,6 +45,9 @@ struct Checker<'a> {
     diagnostics: Vec<Diagnostic>,
     /// Features already reported in the current function.
     reported: HashSet<&'static str>,
+    /// Whether the module uses work-group collectives, which on some targets take the
+    /// compiler's scratch array of local memory.
+    work_group_collectives: bool,
 }
 
 impl Checker<'_> {
@@ -116,10 +124,25 @@ impl Checker<'_> {
             self.scalar(ty, variable.span);
         }
         if function.kind == FunctionKind::Kernel {
-            if let Some(limit) = self.target.features.max_local_memory_bytes {
-                let used = function.local_memory_bytes();
-                if used > limit {
-                    self.diagnostics.push(
+            self.parameter_bytes(function);
+        }
+        self.work_group_size(function);
+        self.block(&function.body);
+    }
+
+    /// A kernel's local memory, the collectives' scratch array included, against the
+    /// target's limit.
+    fn local_memory(&mut self, function: &Function) {
+        if let Some(limit) = self.target.features.max_local_memory_bytes {
+            let scratch = match self.target.work_groups {
+                WorkGroupLowering::SubGroupsAndLocalMemory if self.work_group_collectives => {
+                    u64::from(SCRATCH_SLOTS) * 8
+                }
+                _ => 0,
+            };
+            let used = function.local_memory_bytes() + scratch;
+            if used > limit {
+                self.diagnostics.push(
                         Diagnostic::error(
                             LOCAL_MEMORY_LIMIT,
                             format!(
@@ -132,14 +155,8 @@ impl Checker<'_> {
                         )
                         .with_hint("make the `local` arrays smaller"),
                     );
-                }
             }
         }
-        if function.kind == FunctionKind::Kernel {
-            self.parameter_bytes(function);
-        }
-        self.work_group_size(function);
-        self.block(&function.body);
     }
 
     /// Argument bytes above what the target passes to a kernel (each parameter at its natural
@@ -292,6 +309,7 @@ impl Checker<'_> {
                 }
             }
             ExpressionKind::WorkGroup { op, arguments } => {
+                self.work_group_collectives = true;
                 let ty = arguments.first().map_or(ScalarType::U32, |a| a.ty);
                 self.builtin(Builtin::WorkGroup(*op), ty, expression.span);
                 for argument in arguments {
