@@ -66,12 +66,12 @@ def time_all(cases: dict, runs: int, rounds: int) -> dict:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def sum_lines(module: kdsl.Module, runs: int, rounds: int) -> list[dict]:
+def sum_lines(module: kdsl.Module, runs: int, rounds: int, kernel_name: str = "sum", groups_per_unit: int = 2) -> list[dict]:
     n = 1 << 28
     data = torch.rand(n, device="cuda", dtype=torch.float32)
     totals = {name: torch.zeros(1, device="cuda", dtype=torch.float32) for name in ("kdsl", "triton")}
-    groups = torch.cuda.get_device_properties(0).multi_processor_count * 2
-    kernel = module.sum[groups * BLOCK, BLOCK]
+    groups = torch.cuda.get_device_properties(0).multi_processor_count * groups_per_unit
+    kernel = module[kernel_name][groups * BLOCK, BLOCK]
     triton_block = 4096
 
     def run_kdsl():
@@ -92,14 +92,14 @@ def sum_lines(module: kdsl.Module, runs: int, rounds: int) -> list[dict]:
     torch.cuda.synchronize()
     want = float(reference["sum"])
     ok = all(abs(float(totals[name]) - want) <= 1e-3 * abs(want) for name in ("kdsl", "triton"))
-    return lines("sum 2^28 f32", n * 4, times, ok)
+    return lines(f"sum 2^28 f32 ({kernel_name}, {groups_per_unit}/SM)", n * 4, times, ok)
 
 
-def softmax_lines(module: kdsl.Module, runs: int, rounds: int) -> list[dict]:
+def softmax_lines(module: kdsl.Module, runs: int, rounds: int, block: int = BLOCK) -> list[dict]:
     rows = columns = 8192
     data = torch.randn(rows, columns, device="cuda", dtype=torch.float32)
     outputs = {name: torch.empty_like(data) for name in ("kdsl", "triton")}
-    kernel = module.softmax_rows[rows * BLOCK, BLOCK]
+    kernel = module.softmax_rows[rows * block, block]
 
     def run_kdsl():
         kernel(outputs["kdsl"], data, columns)
@@ -116,7 +116,7 @@ def softmax_lines(module: kdsl.Module, runs: int, rounds: int) -> list[dict]:
     run_kdsl(), run_triton(), run_torch()
     torch.cuda.synchronize()
     ok = all(torch.allclose(outputs[name], reference["softmax"], rtol=1e-4, atol=1e-7) for name in outputs)
-    return lines("softmax 8192 x 8192 f32", 2 * rows * columns * 4, times, ok)
+    return lines(f"softmax 8192 x 8192 f32 ({block} a row)", 2 * rows * columns * 4, times, ok)
 
 
 def lines(what: str, moved_bytes: int, times: dict, ok: bool) -> list[dict]:
@@ -139,13 +139,22 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--bundle", type=Path, help="a compiled collectives.krn (default: compile it)")
+    parser.add_argument("--softmax-variant", action="append", default=[], metavar="BLOCK=BUNDLE")
     arguments = parser.parse_args()
-    module = kdsl.compile(path=KERNELS)
-    results = sum_lines(module, arguments.runs, arguments.rounds)
+    module = kdsl.load(arguments.bundle) if arguments.bundle else kdsl.compile(path=KERNELS)
+    results = []
+    for kernel_name, groups_per_unit in (("sum", 2), ("sum4", 2), ("sum4", 8)):
+        results += sum_lines(module, arguments.runs, arguments.rounds, kernel_name, groups_per_unit)
     results += softmax_lines(module, arguments.runs, arguments.rounds)
+    # Narrower work-groups, more columns per work-item: bundles compiled with
+    # `-D BLOCK=512 -D PER_ITEM=16` and so on, named by `--softmax-variant BLOCK=PATH`.
+    for variant in arguments.softmax_variant:
+        block, path = variant.split("=", 1)
+        results += softmax_lines(kdsl.load(path), arguments.runs, arguments.rounds, int(block))
     for line in results:
         print(
-            f"{line['what']:<26} kdsl {line['kdsl_ms']:.4f} ms ({line['kdsl_gb_s']:.0f} GB/s)  "
+            f"{line['what']:<34} kdsl {line['kdsl_ms']:.4f} ms ({line['kdsl_gb_s']:.0f} GB/s)  "
             f"{line['versus']:<6} {line['other_ms']:.4f} ms ({line['other_gb_s']:.0f} GB/s)  "
             f"speed kdsl/other {line['speed_ratio']:.3f}  results {'ok' if line['results_ok'] else 'WRONG'}"
         )

@@ -12,6 +12,11 @@ pub struct KernelInfo {
     /// True when the kernel's work-item ids are computed in 32 bits, which requires every
     /// dimension of the launch's global range to be below 2^31 (see docs/language.md).
     pub ids_fit_in_31_bits: bool,
+    /// True when the kernel (or a device function it calls) indexes a buffer with a 64-bit
+    /// integer, so it reaches elements past 2^32; a kernel without it addresses only the first
+    /// 2^32 elements of each buffer. Older bundles read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wide_buffer_indices: bool,
     /// The work-group size the kernel requires (`#[work_group_size(x, y, z)]`), unused
     /// dimensions 1; `None` when any size may be launched. Bundles older than the attribute
     /// have no such field and read as `None`.
@@ -194,6 +199,7 @@ impl KernelInfo {
             parameters,
             local_memory_bytes: kernel.local_memory_bytes(),
             ids_fit_in_31_bits: true,
+            wide_buffer_indices: false,
             work_group_size: kernel.work_group_size,
             checked: false,
             check_sites: Vec::new(),

@@ -523,8 +523,13 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
         Some([x, y, z]) => format!(", work-group size {x} x {y} x {z}"),
         None => String::new(),
     };
+    let indices = if kernel.wide_buffer_indices {
+        ", 64-bit buffer indices"
+    } else {
+        ""
+    };
     println!(
-        "kernel {}({}) local memory {} bytes{work_group}",
+        "kernel {}({}) local memory {} bytes{work_group}{indices}",
         kernel.name,
         parameters.join(", "),
         kernel.local_memory_bytes

@@ -244,6 +244,8 @@ pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
         .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
         .map(|(index, function)| {
             let mut info = KernelInfo::from_function(function);
+            info.wide_buffer_indices =
+                module.indexes_buffers_with_64_bits(kdsl_ir::FunctionId(index as u32));
             if let Some(plan) = &plan {
                 info.checked = true;
                 info.check_sites = plan.sites_of_kernel(module, index);

@@ -14,6 +14,7 @@ pub mod type_constants;
 pub mod types;
 pub mod uniformity;
 pub mod validate;
+pub mod visit;
 
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,

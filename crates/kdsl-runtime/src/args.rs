@@ -429,6 +429,7 @@ mod tests {
             ],
             local_memory_bytes: 0,
             ids_fit_in_31_bits: true,
+            wide_buffer_indices: false,
             ..KernelInfo::default()
         }
     }

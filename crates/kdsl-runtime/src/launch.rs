@@ -163,6 +163,7 @@ mod tests {
             parameters: Vec::new(),
             local_memory_bytes,
             ids_fit_in_31_bits,
+            wide_buffer_indices: false,
             work_group_size: None,
             ..KernelInfo::default()
         }

@@ -88,6 +88,7 @@ device_tests! {
     stencil,
     softmax,
     prefix_sum,
+    buffers_past_4g_elements,
     axpby_f32,
     axpby_f64,
 }
@@ -708,6 +709,41 @@ mod cases {
             })
             .collect();
         check_equal("prefix sums", &got, &want)
+    }
+
+    /// A `u8` buffer of 2^32 + 4096 elements, written across the 2^32 boundary through `u64`
+    /// indices (tests/kernels/wide_indices.krn), read back as a slice.
+    pub fn buffers_past_4g_elements(device: &Device) -> CaseResult {
+        let kernel = example_kernel(device, "write_past_4g")?;
+        if !kernel.info().wide_buffer_indices {
+            return Err("the bundle does not record the kernel's 64-bit buffer indices".into());
+        }
+        let length = (1usize << 32) + 4096;
+        if device.info().global_memory_bytes < 2 * length as u64 {
+            eprintln!(
+                "buffers_past_4g_elements: skipped on {}: too little memory",
+                device.info().name
+            );
+            return Ok(());
+        }
+        let mut output = device.alloc::<u8>(length).map_err(fail)?;
+        let base = (1usize << 32) - 2048;
+        let count = 4096u32;
+        kernel
+            .launch(
+                &Launch::covering(count as usize, 256),
+                &args![&mut output, base as u64, count],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)?;
+        let got = output
+            .slice(base..base + count as usize)
+            .map_err(fail)?
+            .read_to_vec()
+            .map_err(fail)?;
+        let want: Vec<u8> = (0..count).map(|i| (i % 251) as u8).collect();
+        check_equal("bytes around 2^32", &got, &want)
     }
 
     pub fn transpose(device: &Device) -> CaseResult {

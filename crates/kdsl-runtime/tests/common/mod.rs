@@ -42,6 +42,7 @@ pub fn handmade_bundle() -> Bundle {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                wide_buffer_indices: false,
                 work_group_size: None,
                 ..KernelInfo::default()
             },
@@ -53,6 +54,7 @@ pub fn handmade_bundle() -> Bundle {
                 ],
                 local_memory_bytes: 0,
                 ids_fit_in_31_bits: true,
+                wide_buffer_indices: false,
                 work_group_size: None,
                 ..KernelInfo::default()
             },
