@@ -33,7 +33,10 @@ impl MathLibrary {
     /// The library function for `function` on `ty`, and whether `f16` is computed in `f32`
     /// (every library here is called in `f32` for `f16`, which is exact enough for `f16`).
     pub fn function_name(&self, function: MathFunction, ty: ScalarType) -> (String, bool) {
-        let base = function.name();
+        let base = match (self.naming, function.is_native()) {
+            (LibraryNaming::Libdevice, true) => libdevice_native(function),
+            _ => function.name(),
+        };
         let promote_half = ty == ScalarType::F16;
         let double = ty == ScalarType::F64;
         let name = match self.naming {
@@ -48,6 +51,12 @@ impl MathLibrary {
             }
         };
         (name, promote_half)
+    }
+
+    /// Whether the library's `native_` functions are fast approximations of `f32` ones
+    /// (OpenCL's builtins and libdevice's `__nv_fast_*`); `f64` uses the accurate function.
+    pub fn has_native(&self, ty: ScalarType) -> bool {
+        ty != ScalarType::F64
     }
 
     /// The library's `fmod` on `ty` (`f16` is computed in `f32`): `__nv_fmodf`, `_Z4fmodff`.
@@ -101,6 +110,28 @@ impl MathLibrary {
             }
         }
         Ok(())
+    }
+}
+
+/// The libdevice stem of a `native_` function: `__nv_fast_expf` and friends where libdevice
+/// has them; `exp2`, `rsqrt` and `sqrt` are the plain ones (`ex2.approx` and `rsqrt.approx`
+/// already, and an exact square root), `recip` and `divide` are lowered as operators.
+fn libdevice_native(function: MathFunction) -> &'static str {
+    use MathFunction::*;
+    match function {
+        NativeExp => "fast_exp",
+        NativeExp10 => "fast_exp10",
+        NativeLog => "fast_log",
+        NativeLog2 => "fast_log2",
+        NativeLog10 => "fast_log10",
+        NativeSin => "fast_sin",
+        NativeCos => "fast_cos",
+        NativeTan => "fast_tan",
+        NativePowr => "fast_pow",
+        NativeExp2 => "exp2",
+        NativeRsqrt => "rsqrt",
+        NativeSqrt => "sqrt",
+        _ => "fast_fdivide",
     }
 }
 

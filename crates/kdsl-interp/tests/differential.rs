@@ -825,6 +825,30 @@ fn math() {
         )
         .compare(0, Compare::Close(1e-12)),
     );
+    // The native functions' accuracy is the target's (docs/language.md): a sum of 14 terms
+    // within 1e-3 of the accurate one; on f64 they are the accurate functions.
+    cases.push(
+        Case::new(
+            "native_math_f32",
+            launch,
+            vec![
+                buffer(vec![0.0f32; items]),
+                buffer(random.f32s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-3)),
+    );
+    cases.push(
+        Case::new(
+            "native_math_f64",
+            launch,
+            vec![
+                buffer(vec![0.0f64; items]),
+                buffer(random.f64s(items + 1, 0.25, 3.0)),
+            ],
+        )
+        .compare(0, Compare::Close(1e-12)),
+    );
     cases.push(
         Case::new(
             "more_math_f16",

@@ -403,6 +403,20 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("wrapping_add", M::WrappingAdd, 2, Integers),
     math("wrapping_sub", M::WrappingSub, 2, Integers),
     math("wrapping_mul", M::WrappingMul, 2, Integers),
+    math("native_exp", M::NativeExp, 1, Floats),
+    math("native_exp2", M::NativeExp2, 1, Floats),
+    math("native_exp10", M::NativeExp10, 1, Floats),
+    math("native_log", M::NativeLog, 1, Floats),
+    math("native_log2", M::NativeLog2, 1, Floats),
+    math("native_log10", M::NativeLog10, 1, Floats),
+    math("native_sin", M::NativeSin, 1, Floats),
+    math("native_cos", M::NativeCos, 1, Floats),
+    math("native_tan", M::NativeTan, 1, Floats),
+    math("native_powr", M::NativePowr, 2, Floats),
+    math("native_sqrt", M::NativeSqrt, 1, Floats),
+    math("native_rsqrt", M::NativeRsqrt, 1, Floats),
+    math("native_recip", M::NativeRecip, 1, Floats),
+    math("native_divide", M::NativeDivide, 2, Floats),
     atomic("atomic_add", AtomicOp::Add, 1, AtomicNumbers),
     atomic("atomic_sub", AtomicOp::Subtract, 1, AtomicIntegers),
     atomic("atomic_min", AtomicOp::Min, 1, AtomicNumbers),
@@ -579,6 +593,33 @@ impl MathFunction {
                 | WrappingSub
                 | WrappingMul
         )
+    }
+
+    /// The accurate function a `native_` one approximates; `None` for the others and for
+    /// `native_recip` and `native_divide`, which approximate operators.
+    pub fn accurate(self) -> Option<MathFunction> {
+        use MathFunction::*;
+        Some(match self {
+            NativeExp => Exp,
+            NativeExp2 => Exp2,
+            NativeExp10 => Exp10,
+            NativeLog => Log,
+            NativeLog2 => Log2,
+            NativeLog10 => Log10,
+            NativeSin => Sin,
+            NativeCos => Cos,
+            NativeTan => Tan,
+            NativePowr => Pow,
+            NativeSqrt => Sqrt,
+            NativeRsqrt => Rsqrt,
+            _ => return None,
+        })
+    }
+
+    /// Whether this is one of the fast `native_` variants.
+    pub fn is_native(self) -> bool {
+        use MathFunction::*;
+        self.accurate().is_some() || matches!(self, NativeRecip | NativeDivide)
     }
 
     /// The argument types the function accepts.

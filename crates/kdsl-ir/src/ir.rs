@@ -454,6 +454,24 @@ pub enum MathFunction {
     WrappingAdd,
     WrappingSub,
     WrappingMul,
+    /// `native_exp(x)` and friends: the target's fast, less accurate `f32` versions (see
+    /// docs/language.md, "Math"); `f64` uses the accurate function, `f16` the `f32` one.
+    NativeExp,
+    NativeExp2,
+    NativeExp10,
+    NativeLog,
+    NativeLog2,
+    NativeLog10,
+    NativeSin,
+    NativeCos,
+    NativeTan,
+    NativePowr,
+    NativeSqrt,
+    NativeRsqrt,
+    /// `native_recip(x)`: `1 / x`, fast.
+    NativeRecip,
+    /// `native_divide(x, y)`: `x / y`, fast.
+    NativeDivide,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

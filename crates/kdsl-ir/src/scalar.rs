@@ -447,7 +447,14 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
     let x = arguments.first().copied().unwrap_or(0);
     let y = || arguments.get(1).copied().unwrap_or(0);
     let z = || arguments.get(2).copied().unwrap_or(0);
+    // The reference meaning of a `native_` function is the accurate one; devices may differ
+    // by the documented error.
+    if let Some(accurate) = function.accurate() {
+        return math(accurate, ty, arguments);
+    }
     match function {
+        MathFunction::NativeRecip => float_unary(ty, x, |v| 1.0 / v, |v| 1.0 / v),
+        MathFunction::NativeDivide => float_binary(ty, x, y(), |a, b| a / b, |a, b| a / b),
         MathFunction::Sqrt => float_unary(ty, x, f32::sqrt, f64::sqrt),
         MathFunction::Rsqrt => float_unary(ty, x, |v| 1.0 / v.sqrt(), |v| 1.0 / v.sqrt()),
         MathFunction::Exp => float_unary(ty, x, f32::exp, f64::exp),
@@ -520,6 +527,18 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
         MathFunction::IsNan => u64::from(float_as_f64(x, ty).is_nan()),
         MathFunction::IsInf => u64::from(float_as_f64(x, ty).is_infinite()),
         MathFunction::IsFinite => u64::from(float_as_f64(x, ty).is_finite()),
+        MathFunction::NativeExp
+        | MathFunction::NativeExp2
+        | MathFunction::NativeExp10
+        | MathFunction::NativeLog
+        | MathFunction::NativeLog2
+        | MathFunction::NativeLog10
+        | MathFunction::NativeSin
+        | MathFunction::NativeCos
+        | MathFunction::NativeTan
+        | MathFunction::NativePowr
+        | MathFunction::NativeSqrt
+        | MathFunction::NativeRsqrt => unreachable!("evaluated as the accurate function above"),
     }
 }
 

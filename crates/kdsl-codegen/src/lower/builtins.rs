@@ -8,7 +8,7 @@ use inkwell::attributes::AttributeLoc;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FunctionValue, IntValue,
+    BasicMetadataValueEnum, BasicValue, BasicValueEnum, FastMathFlags, FunctionValue, IntValue,
 };
 use inkwell::AtomicOrdering;
 use kdsl_ir::{Expression, FenceFlags, MathFunction, ScalarType, WorkItemQuery};
@@ -438,6 +438,23 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.library_call(&name, promote_half, values, ty)
             }
             MathStrategy::Expanded => match function {
+                MathFunction::NativeRecip | MathFunction::NativeDivide => {
+                    let float_type = value_type.into_float_type();
+                    let (numerator, denominator) = if function == MathFunction::NativeRecip {
+                        (float_type.const_float(1.0), values[0].into_float_value())
+                    } else {
+                        (values[0].into_float_value(), values[1].into_float_value())
+                    };
+                    let quotient = self.builder.build_float_div(numerator, denominator, "")?;
+                    if let Some(instruction) = quotient.as_instruction() {
+                        instruction
+                            .set_fast_math_flags(
+                                FastMathFlags::AllowReciprocal | FastMathFlags::ApproxFunc,
+                            )
+                            .map_err(|e| LowerError(format!("{e:?}")))?;
+                    }
+                    Ok(quotient.into())
+                }
                 MathFunction::Abs if ty.is_signed_integer() => {
                     let poison_on_minimum = self.context.bool_type().const_zero();
                     if let (Some(copy), true) = (

@@ -9,7 +9,7 @@ pub mod amdgpu;
 pub mod nvptx;
 pub mod spirv;
 
-use crate::library::MathLibrary;
+use crate::library::{LibraryNaming, MathLibrary};
 use crate::{CodegenError, Options, TargetSpec};
 use kdsl_bundle::TargetKind;
 use kdsl_ir::{AddressSpace, MathFunction, ScalarType};
@@ -308,6 +308,24 @@ impl TargetDescription {
                 MathStrategy::Expanded
             }
             Copysign => MathStrategy::Intrinsic("llvm.copysign"),
+            // Operators with fast-math flags (`arcp`, `afn`): `div.approx` on NVIDIA.
+            NativeRecip | NativeDivide => MathStrategy::Expanded,
+            NativeExp | NativeExp2 | NativeExp10 | NativeLog | NativeLog2 | NativeLog10
+            | NativeSin | NativeCos | NativeTan | NativePowr | NativeSqrt | NativeRsqrt => {
+                match function.accurate() {
+                    Some(accurate)
+                        if !self.math_library.has_native(ty)
+                            || self.math_library.naming == LibraryNaming::Libdevice
+                                && matches!(function, NativeSqrt) =>
+                    {
+                        self.math_strategy(accurate, ty)
+                    }
+                    _ => {
+                        let (name, promote_half) = self.math_library.function_name(function, ty);
+                        MathStrategy::Library { name, promote_half }
+                    }
+                }
+            }
             Rsqrt | Exp | Exp2 | Log | Log2 | Sin | Cos | Tan | Tanh | Pow | Atan2 | Asin
             | Acos | Atan | Sinh | Cosh | Asinh | Acosh | Atanh | Log1p | Expm1 | Log10 | Exp10
             | Cbrt | Hypot | Erf | Erfc | Lgamma => {
