@@ -703,6 +703,45 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         }
     }
 
+    /// A broadcast's source (lane or local id) must be the same in every work-item of the
+    /// sub-group (`allowed` = `SubGroup`) or work-group (`Uniform`).
+    fn require_same_argument(
+        &mut self,
+        operation: &str,
+        argument: &Expression,
+        value: Value,
+        allowed: Uniformity,
+    ) {
+        if value.level <= allowed {
+            return;
+        }
+        let (code, group, instead) = if allowed == Uniformity::Uniform {
+            (ErrorCode::E0518, "work-group", "local memory and a barrier")
+        } else {
+            (ErrorCode::E0519, "sub-group", "`sub_group_shuffle`")
+        };
+        let label = match value.origin {
+            Some(origin) => format!(
+                "depends on {}",
+                describe_origin(self.analyzer.module, origin)
+            ),
+            None => "differs between work-items".to_string(),
+        };
+        self.diagnostics.push(
+            Diagnostic::error(
+                code,
+                format!(
+                    "the source of `{operation}` must be the same in every work-item of the {group}"
+                ),
+                argument.span,
+                label,
+            )
+            .with_hint(format!(
+                "to read a different work-item's value in each work-item, use {instead}"
+            )),
+        );
+    }
+
     /// Checks an operation that needs control at most `need.allowed` divergent.
     fn require(&mut self, need: Need, span: Span, control: Control, callee: Option<FunctionId>) {
         self.needs = Need::join(self.needs, need);
@@ -855,6 +894,14 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     .map(|argument| self.expression(argument, control))
                     .collect();
                 let levels: Vec<Uniformity> = values.iter().map(|v| v.level).collect();
+                if *op == SubGroupOp::Broadcast {
+                    self.require_same_argument(
+                        op.name(),
+                        &arguments[1],
+                        values[1],
+                        Uniformity::SubGroup,
+                    );
+                }
                 let rules = sub_group_operation(*op, &levels);
                 if let Some(allowed) = rules.needs {
                     let need = Need {
@@ -870,8 +917,17 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     .unwrap_or(Value::new(rules.result, Origin::Builtin(op.name())))
             }
             ExpressionKind::WorkGroup { op, arguments } => {
-                for argument in arguments {
-                    self.expression(argument, control);
+                let values: Vec<Value> = arguments
+                    .iter()
+                    .map(|argument| self.expression(argument, control))
+                    .collect();
+                if *op == WorkGroupOp::Broadcast {
+                    self.require_same_argument(
+                        op.name(),
+                        &arguments[1],
+                        values[1],
+                        Uniformity::Uniform,
+                    );
                 }
                 let rules = work_group_operation(*op);
                 if let Some(allowed) = rules.needs {
