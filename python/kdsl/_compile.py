@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -135,7 +136,9 @@ def compile(
     :class:`Module`.
 
     - ``targets``: ``"spirv"``, ``"ptx"``, ``"ptx:sm_90"``, ``"amdgpu:gfx90a"`` (a list, or one
-      comma-separated string); default :data:`DEFAULT_TARGETS`.
+      comma-separated string); default :data:`DEFAULT_TARGETS`, of which a target the kernels
+      do not fit (a GPU's local-memory limit, say) is left out with a warning; a target named
+      here that they do not fit is a :class:`CompileError`.
     - ``defines``: module constants set at compile time (``{"TILE": 16, "SCALE": 0.5}``), as
       ``kdsl compile -D NAME=VALUE``: each replaces the declared value of the ``const`` it names;
       the value must be a literal of the constant's type (a float for an ``f32`` constant).
@@ -176,16 +179,19 @@ def compile(
             pass  # a damaged cache entry is compiled again and overwritten
     compiler = _load_compiler()
     try:
-        data, report, diagnostics = compiler.compile(
+        data, report, diagnostics, skipped = compiler.compile(
             source_name,
             source,
             normalized_targets,
             opt_level,
             sorted(normalized_defines.items()),
             checked,
+            skip_unfit=targets is None,
         )
     except ValueError as error:
         raise CompileError(str(error), "BadTarget") from error
+    for reason in skipped:
+        warnings.warn(f"kdsl.compile: {reason}", stacklevel=2)
     if data is None:
         raise CompileError(report, "Diagnostics", diagnostics)
     bundle = _runtime.Bundle.from_bytes(data)

@@ -10,7 +10,10 @@ def compile(
     opt_level: int = 3,
     defines: list[tuple[str, str]] = ...,
     checked: bool = False,
-) -> tuple[bytes | None, str | None, list[dict[str, Any]]]:
-    """``(bundle_bytes, None, [])``, or ``(None, rendered_report, diagnostics)``."""
+    skip_unfit: bool = False,
+) -> tuple[bytes | None, str | None, list[dict[str, Any]], list[str]]:
+    """``(bundle_bytes, None, [], skipped)``, or ``(None, rendered_report, diagnostics,
+    skipped)``; with ``skip_unfit`` the targets the kernels do not fit are left out (unless
+    none would remain) and ``skipped`` says which and why."""
 
 def default_targets() -> list[str]: ...

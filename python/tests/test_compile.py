@@ -280,3 +280,30 @@ def test_numpy_arrays_on_a_given_queue():
     event = example("saxpy").saxpy(y, np.full(100, 2.0, np.float32), 3.0, 100, global_size=128, queue=queue)
     np.testing.assert_array_equal(y, 7.0)
     assert event.elapsed_ns > 0
+
+
+BIG_LOCAL = textwrap.dedent(
+    """
+    kernel big(out: global mut [f32]) {
+        local tile: [f32; 32768];
+        tile[get_local_id(0)] = 1.0;
+        barrier();
+        out[get_global_id(0)] = tile[0];
+    }
+    """
+)
+
+
+@needs_compiler
+def test_default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning(cache):
+    # 128 KiB of local memory: fine for SPIR-V devices, more than NVIDIA and AMD GPUs allow.
+    with pytest.warns(UserWarning) as record:
+        module = kdsl.compile(source=BIG_LOCAL)
+    messages = [str(warning.message) for warning in record]
+    assert len(messages) == len(kdsl.DEFAULT_TARGETS) - 1, messages
+    assert all("E0602" in message and "targets=" in message for message in messages), messages
+    assert any("skipping default target ptx" in message for message in messages), messages
+    assert module.image_names == ["spirv"]
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=BIG_LOCAL, targets=["spirv", "ptx"])
+    assert "E0602" in str(raised.value)

@@ -36,22 +36,26 @@ fn parse_target(name: &str) -> PyResult<TargetSpec> {
     Ok(TargetSpec::new(kind, arch))
 }
 
-/// `(bundle bytes, None, [])` or `(None, rendered report, diagnostics)`.
+/// `(bundle bytes, None, [], skipped)` or `(None, rendered report, diagnostics, skipped)`.
 type CompileResult<'py> = (
     Option<Bound<'py, PyBytes>>,
     Option<String>,
     Vec<Bound<'py, PyDict>>,
+    Vec<String>,
 );
 
 /// Compiles `source` for `targets` (`"spirv"`, `"ptx:sm_90"`, `"amdgpu:gfx90a"`), with module
 /// constants set by `defines` (`[("TILE", "16")]`), in checked mode when `checked` (bounds and
 /// division checks reported as a fault at the launch's wait).
 ///
-/// Returns `(bundle_bytes, None, [])` on success, or `(None, report, diagnostics)` where the
-/// report is rendered with `file:line:col` and each diagnostic is a dict (code, message,
-/// line, column, hints).
+/// Returns `(bundle_bytes, None, [], skipped)` on success, or `(None, report, diagnostics,
+/// skipped)` where the report is rendered with `file:line:col` and each diagnostic is a dict
+/// (code, message, line, column, hints). With `skip_unfit` (the caller's targets are the
+/// defaults), a target the kernels do not fit (a GPU's local-memory limit, a missing feature)
+/// is left out unless none would remain, and `skipped` says which and why.
 #[pyfunction]
-#[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new(), checked=false))]
+#[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new(), checked=false, skip_unfit=false))]
+#[allow(clippy::too_many_arguments)]
 fn compile<'py>(
     py: Python<'py>,
     source_name: &str,
@@ -60,8 +64,9 @@ fn compile<'py>(
     opt_level: u8,
     defines: Vec<(String, String)>,
     checked: bool,
+    skip_unfit: bool,
 ) -> PyResult<CompileResult<'py>> {
-    let specs = targets
+    let mut specs = targets
         .iter()
         .map(|target| parse_target(target))
         .collect::<PyResult<Vec<_>>>()?;
@@ -75,9 +80,32 @@ fn compile<'py>(
         },
         |options, (name, value)| options.define(name, value),
     );
+    let mut skipped = Vec::new();
+    if skip_unfit {
+        if let Ok(selection) = py.detach(|| kdsl::select_targets(source, &specs, &options)) {
+            if !selection.supported.is_empty() {
+                for (spec, error) in &selection.unsupported {
+                    let reason = error.diagnostics.first().map_or_else(
+                        || error.to_string(),
+                        |d| format!("{}: {}", d.code, d.message),
+                    );
+                    skipped.push(format!(
+                        "skipping default target {}: {reason}; pass targets= to choose",
+                        target_name(spec)
+                    ));
+                }
+                specs = selection.supported;
+            }
+        }
+    }
     let result = py.detach(|| kdsl::compile(source_name, source, &specs, &options));
     match result {
-        Ok(bundle) => Ok((Some(PyBytes::new(py, &bundle.to_bytes())), None, Vec::new())),
+        Ok(bundle) => Ok((
+            Some(PyBytes::new(py, &bundle.to_bytes())),
+            None,
+            Vec::new(),
+            skipped,
+        )),
         Err(error) => {
             let report = error.render(source_name, source, false);
             let mut diagnostics = Vec::with_capacity(error.diagnostics.len());
@@ -95,21 +123,23 @@ fn compile<'py>(
                 dict.set_item("hints", diagnostic.hints.clone())?;
                 diagnostics.push(dict);
             }
-            Ok((None, Some(report), diagnostics))
+            Ok((None, Some(report), diagnostics, skipped))
         }
+    }
+}
+
+/// `spirv`, `ptx:sm_90`: a target as `targets=` names it.
+fn target_name(spec: &TargetSpec) -> String {
+    match &spec.arch {
+        Some(arch) => format!("{}:{arch}", spec.kind),
+        None => spec.kind.to_string(),
     }
 }
 
 /// The targets a bundle gets unless told otherwise, as `kdsl::default_targets` gives them.
 #[pyfunction]
 fn default_targets() -> Vec<String> {
-    kdsl::default_targets()
-        .iter()
-        .map(|spec| match &spec.arch {
-            Some(arch) => format!("{}:{arch}", spec.kind),
-            None => spec.kind.to_string(),
-        })
-        .collect()
+    kdsl::default_targets().iter().map(target_name).collect()
 }
 
 #[pymodule]
