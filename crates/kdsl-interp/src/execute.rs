@@ -676,6 +676,18 @@ impl<'g> WorkItem<'g> {
         }
     }
 
+    /// The values of `arguments`, in order.
+    fn expressions(
+        &self,
+        frame: &mut Frame<'g>,
+        arguments: &'g [Expression],
+    ) -> Execution<Vec<u64>> {
+        arguments
+            .iter()
+            .map(|argument| self.expression(frame, argument))
+            .collect()
+    }
+
     fn expression(&self, frame: &mut Frame<'g>, expression: &'g Expression) -> Execution<u64> {
         let ty = expression.ty;
         let span = expression.span;
@@ -819,10 +831,7 @@ impl<'g> WorkItem<'g> {
         ty: ScalarType,
         span: Span,
     ) -> Execution<u64> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(frame, argument)?);
-        }
+        let values = self.expressions(frame, arguments)?;
         let lanes_per_group = self.group.launch.launch.sub_group_size as usize;
         match op {
             SubGroupOp::LocalId => return Ok(self.lane as u64),
@@ -926,10 +935,7 @@ impl<'g> WorkItem<'g> {
         ty: ScalarType,
         span: Span,
     ) -> Execution<u64> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(frame, argument)?);
-        }
+        let values = self.expressions(frame, arguments)?;
         let own = values.first().copied().unwrap_or(0);
         let Some(rendezvous) = &self.group.barrier else {
             return Err(self.undefined(span, "work-group operation outside a work-group".into()));

@@ -419,10 +419,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         arguments: &[Expression],
         ty: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(argument)?);
-        }
+        let values = self.expressions(arguments)?;
         if values.len() != function.arity() {
             return Err(LowerError(format!(
                 "`{}` takes {} arguments, got {}",

@@ -41,31 +41,38 @@ struct Lanes {
 }
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// The target's shuffle-based sub-group primitives.
+    fn lanes(&self) -> Result<Lanes> {
+        match self.target.sub_groups {
+            SubGroupLowering::Shuffles {
+                lane_id,
+                shuffle,
+                vote,
+                size,
+            } => Ok(Lanes {
+                lane_id,
+                shuffle,
+                vote,
+                size,
+            }),
+            SubGroupLowering::OpenClBuiltins => {
+                Err(LowerError("the target has no lane shuffles".into()))
+            }
+        }
+    }
+
     pub(super) fn sub_group(
         &mut self,
         op: SubGroupOp,
         arguments: &[Expression],
         result: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(argument)?);
-        }
+        let values = self.expressions(arguments)?;
         let operand = arguments.first().map_or(result, |argument| argument.ty);
         match self.target.sub_groups {
             SubGroupLowering::OpenClBuiltins => self.opencl_sub_group(op, &values, operand),
-            SubGroupLowering::Shuffles {
-                lane_id,
-                shuffle,
-                vote,
-                size,
-            } => {
-                let lanes = Lanes {
-                    lane_id,
-                    shuffle,
-                    vote,
-                    size,
-                };
+            SubGroupLowering::Shuffles { .. } => {
+                let lanes = self.lanes()?;
                 self.shuffled_sub_group(op, &values, operand, lanes)
             }
         }
@@ -77,10 +84,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         arguments: &[Expression],
         ty: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let mut values = Vec::with_capacity(arguments.len());
-        for argument in arguments {
-            values.push(self.expression(argument)?);
-        }
+        let values = self.expressions(arguments)?;
         let value = argument(&values, 0, op.name())?;
         if op == WorkGroupOp::Broadcast {
             let id = argument(&values, 1, op.name())?.into_int_value();
@@ -109,21 +113,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 );
                 self.call_value(function, &[value])
             }
-            (
-                WorkGroupLowering::SubGroupsAndLocalMemory,
-                SubGroupLowering::Shuffles {
-                    lane_id,
-                    shuffle,
-                    vote,
-                    size,
-                },
-            ) => {
-                let lanes = Lanes {
-                    lane_id,
-                    shuffle,
-                    vote,
-                    size,
-                };
+            (WorkGroupLowering::SubGroupsAndLocalMemory, SubGroupLowering::Shuffles { .. }) => {
+                let lanes = self.lanes()?;
                 match op {
                     WorkGroupOp::Reduce(reduction) => {
                         self.work_group_reduce(value, ty, reduction, lanes)

@@ -102,6 +102,17 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
     }
 
+    /// The values of `arguments`, in order.
+    pub(super) fn expressions(
+        &mut self,
+        arguments: &[Expression],
+    ) -> Result<Vec<BasicValueEnum<'ctx>>> {
+        arguments
+            .iter()
+            .map(|argument| self.expression(argument))
+            .collect()
+    }
+
     pub(super) fn literal(&self, literal: Literal, ty: ScalarType) -> BasicValueEnum<'ctx> {
         let llvm_type = self.types.value(ty);
         match literal {
