@@ -29,6 +29,8 @@ class DeviceInfo:
     local_memory_bytes: int
     compute_units: int
     max_work_group_size: int
+    sub_group_sizes: list[int]
+    """The sub-group sizes the device supports (CUDA: the warp size; HIP: the wavefront size)."""
     target: str
     """The image the device takes from a bundle: ``spirv``, ``ptx:sm_90``, ``amdgpu:gfx90a``."""
 

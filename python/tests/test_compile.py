@@ -212,6 +212,8 @@ def test_devices_and_notes():
     for info in found:
         assert info.id == f"{info.backend}:{info.index}"
         assert info.target
+        # What `kdsl devices` prints: the sub-group sizes a kernel's collectives may see.
+        assert info.sub_group_sizes and all(size >= 1 for size in info.sub_group_sizes), info
     device = found[0].open()
     assert device.id == found[0].id and device.label.startswith(found[0].id)
     assert isinstance(kdsl.device_notes(), list)

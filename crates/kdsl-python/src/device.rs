@@ -32,6 +32,7 @@ pub fn info_dict<'py>(py: Python<'py>, info: &DeviceInfo) -> PyResult<Bound<'py,
     dict.set_item("local_memory_bytes", info.local_memory_bytes)?;
     dict.set_item("compute_units", info.compute_units)?;
     dict.set_item("max_work_group_size", info.max_work_group_size)?;
+    dict.set_item("sub_group_sizes", info.sub_group_sizes.clone())?;
     dict.set_item("target", info.target.to_string())?;
     Ok(dict)
 }
