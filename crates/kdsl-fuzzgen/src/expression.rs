@@ -1933,7 +1933,7 @@ impl Generator<'_> {
         let operation = match uniformity {
             Uniformity::WorkGroup => return self.fallback_literal(ty, bound),
             Uniformity::SubGroup => self.random.below(3),
-            Uniformity::Varying => self.random.below(5),
+            Uniformity::Varying => self.random.below(8),
         };
         // A lane to read: any lane of the sub-group.
         let lane = |me: &mut Self, u: Uniformity| {
@@ -2023,6 +2023,68 @@ impl Generator<'_> {
                     format!("sub_group_shuffle({}, {})", x.text, from.text),
                     ty,
                     Facts::new(u, x.facts.value),
+                )
+            }
+            5 => {
+                // A scan's prefixes stay within what the whole sub-group's sum does.
+                let inclusive = self.random.below(2) == 0;
+                let which = self.random.below(3);
+                let x = operand(self, if which == 0 { 64.0 } else { 1.0 });
+                let kind = if inclusive { "inclusive" } else { "exclusive" };
+                let (combine, value) = match which {
+                    0 => {
+                        let value = match (x.facts.value, ty) {
+                            (
+                                ValueFacts::Float(FloatFacts::Exact {
+                                    magnitude,
+                                    granularity,
+                                }),
+                                _,
+                            ) => ValueFacts::exact(magnitude * 64.0, granularity),
+                            (ValueFacts::Integer { low, high }, ValueType::Generic) => {
+                                ValueFacts::interval(low.min(0) * 64, high.max(0) * 64)
+                            }
+                            (_, ValueType::Scalar(scalar)) => ValueFacts::anything(scalar),
+                            (other, _) => other,
+                        };
+                        ("add", value)
+                    }
+                    // An exclusive min/max gives lane 0 the type's extreme: anything.
+                    1 | 2 if !inclusive => match ty {
+                        ValueType::Scalar(scalar) => (
+                            if which == 1 { "min" } else { "max" },
+                            ValueFacts::anything(scalar),
+                        ),
+                        ValueType::Generic => return x,
+                    },
+                    1 => ("min", x.facts.value),
+                    _ => ("max", x.facts.value),
+                };
+                let name = format!("sub_group_scan_{kind}_{combine}");
+                self.note(match name.as_str() {
+                    "sub_group_scan_inclusive_add" => "sub_group_scan_inclusive_add",
+                    "sub_group_scan_exclusive_add" => "sub_group_scan_exclusive_add",
+                    _ => "sub_group_scan_min_max",
+                });
+                Expr::new(
+                    format!("{name}({})", x.text),
+                    ty,
+                    Facts::new(Uniformity::Varying, value),
+                )
+            }
+            6 | 7 => {
+                let x = operand(self, 1.0);
+                let delta = lane(self, Uniformity::WorkGroup);
+                let name = if operation == 6 {
+                    "sub_group_shuffle_up"
+                } else {
+                    "sub_group_shuffle_down"
+                };
+                self.note(name);
+                Expr::new(
+                    format!("{name}({}, {})", x.text, delta.text),
+                    ty,
+                    Facts::new(Uniformity::Varying, x.facts.value),
                 )
             }
             _ => {
