@@ -177,21 +177,23 @@ impl KernelInfo {
         let parameters = kernel
             .parameters
             .iter()
-            .map(|p| match p.ty {
-                ParameterType::Scalar { ty } => ParameterInfo::Scalar {
+            // Kernels take scalars and buffers only; the validator refuses array parameters.
+            .filter_map(|p| match &p.ty {
+                ParameterType::Scalar { ty } => Some(ParameterInfo::Scalar {
                     name: p.name.clone(),
-                    ty,
-                },
+                    ty: *ty,
+                }),
                 ParameterType::Buffer {
                     element,
                     space,
                     writable,
-                } => ParameterInfo::Buffer {
+                } => Some(ParameterInfo::Buffer {
                     name: p.name.clone(),
-                    element,
-                    space,
-                    writable,
-                },
+                    element: *element,
+                    space: *space,
+                    writable: *writable,
+                }),
+                ParameterType::Array { .. } => None,
             })
             .collect();
         KernelInfo {

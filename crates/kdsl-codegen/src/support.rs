@@ -113,6 +113,7 @@ impl Checker<'_> {
             let ty = match parameter.ty {
                 ParameterType::Scalar { ty } => ty,
                 ParameterType::Buffer { element, .. } => element,
+                ParameterType::Array { ref ty, .. } => ty.element,
             };
             self.scalar(ty, parameter.span);
         }
@@ -176,6 +177,8 @@ impl Checker<'_> {
                         place(8);
                     }
                 }
+                // Only device functions take arrays.
+                ParameterType::Array { .. } => place(8),
             }
         }
         if self.checked {

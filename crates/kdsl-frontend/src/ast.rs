@@ -86,6 +86,13 @@ pub enum BufferSpace {
     Constant,
 }
 
+/// Where an array passed by reference lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArraySpace {
+    Local,
+    Private,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParameterTypeExpression {
     /// A value parameter such as `f32` or `T`.
@@ -95,6 +102,13 @@ pub enum ParameterTypeExpression {
         space: BufferSpace,
         writable: bool,
         element: TypeExpression,
+        span: Span,
+    },
+    /// `local [T; N]`, `private mut [[T; N]; M]`: an array of the caller, by reference.
+    Array {
+        space: ArraySpace,
+        writable: bool,
+        ty: TypeExpression,
         span: Span,
     },
 }
@@ -109,13 +123,18 @@ pub enum TypeExpression {
         length: Box<Expression>,
         span: Span,
     },
+    /// `(T, U, ...)`: a tuple of scalars.
+    Tuple {
+        elements: Vec<TypeExpression>,
+        span: Span,
+    },
 }
 
 impl TypeExpression {
     pub fn span(&self) -> Span {
         match self {
             TypeExpression::Named(name) => name.span,
-            TypeExpression::Array { span, .. } => *span,
+            TypeExpression::Array { span, .. } | TypeExpression::Tuple { span, .. } => *span,
         }
     }
 }
@@ -146,6 +165,13 @@ pub enum StatementKind {
         name: Identifier,
         ty: Option<TypeExpression>,
         value: Option<Expression>,
+    },
+    /// `let (a, mut b) [: (T, U)] = value;`: destructures a tuple.
+    LetTuple {
+        /// Each name with whether it is `mut`.
+        names: Vec<(bool, Identifier)>,
+        ty: Option<TypeExpression>,
+        value: Expression,
     },
     /// `local name: [T; N];`
     Local {
@@ -302,6 +328,13 @@ pub enum ExpressionKind {
         arguments: Vec<Expression>,
     },
     Parenthesized(Box<Expression>),
+    /// `(a, b, ...)`: a tuple of at least two elements.
+    Tuple(Vec<Expression>),
+    /// `value.0`: a tuple's element; `field` holds the digits as written.
+    Field {
+        base: Box<Expression>,
+        field: Identifier,
+    },
     /// A syntax error the parser recovered from, or an expression nested too deeply.
     Error,
 }

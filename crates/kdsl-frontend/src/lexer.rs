@@ -38,6 +38,8 @@ pub enum Token<'input> {
     Mut,
     #[token("local")]
     Local,
+    #[token("private")]
+    Private,
     #[token("global")]
     Global,
     #[token("constant")]
@@ -107,6 +109,8 @@ pub enum Token<'input> {
     Arrow,
     #[token("..")]
     DotDot,
+    #[token(".")]
+    Dot,
     #[token("=")]
     Assign,
     #[token("+=")]
@@ -199,6 +203,7 @@ impl fmt::Display for Token<'_> {
             Token::Let => "`let`",
             Token::Mut => "`mut`",
             Token::Local => "`local`",
+            Token::Private => "`private`",
             Token::Global => "`global`",
             Token::Constant => "`constant`",
             Token::If => "`if`",
@@ -230,6 +235,7 @@ impl fmt::Display for Token<'_> {
             Token::PathSeparator => "`::`",
             Token::Arrow => "`->`",
             Token::DotDot => "`..`",
+            Token::Dot => "`.`",
             Token::Assign => "`=`",
             Token::PlusAssign => "`+=`",
             Token::MinusAssign => "`-=`",
@@ -400,6 +406,25 @@ mod tests {
                 Token::Integer("0xFF_u8"),
                 Token::Float("1e-3"),
                 Token::Integer("7"),
+            ]
+        );
+    }
+
+    #[test]
+    fn lexes_tuple_fields() {
+        let (tokens, diagnostics) = kinds("t.0 t.1+1.5");
+        assert!(diagnostics.is_empty());
+        assert_eq!(
+            tokens,
+            vec![
+                Token::Identifier("t"),
+                Token::Dot,
+                Token::Integer("0"),
+                Token::Identifier("t"),
+                Token::Dot,
+                Token::Integer("1"),
+                Token::Plus,
+                Token::Float("1.5"),
             ]
         );
     }

@@ -5,9 +5,9 @@ use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
 use kdsl_ir::scalar;
 use kdsl_ir::Expression;
 use kdsl_ir::{
-    AddressSpace, Argument, Block, ExpressionKind, Function, FunctionKind, Literal, LogicalOp,
-    Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement, StatementKind,
-    SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
+    AddressSpace, Argument, ArrayType, Block, ExpressionKind, Function, FunctionKind, Literal,
+    LogicalOp, Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement,
+    StatementKind, SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -216,7 +216,7 @@ fn expression_synchronizes(
         } => {
             arguments.iter().any(|argument| match argument {
                 Argument::Value(value) => expression_synchronizes(module, value, visiting),
-                Argument::Buffer(_) => false,
+                Argument::Buffer(_) | Argument::Array(_) => false,
             }) || module
                 .functions
                 .get(function.0 as usize)
@@ -400,16 +400,24 @@ fn kernel_bindings(kernel: &Function, scalars: &[u64]) -> Vec<Binding> {
         .map(|(index, parameter)| match parameter.ty {
             ParameterType::Scalar { .. } => Binding::Scalar(scalars[index]),
             ParameterType::Buffer { .. } => Binding::Buffer(index),
+            // The validator refuses array parameters on kernels.
+            ParameterType::Array { .. } => Binding::PrivateArray(Vec::new()),
         })
         .collect()
 }
 
 /// A parameter inside a running function.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Binding {
     Scalar(u64),
     /// The kernel parameter index of the buffer.
     Buffer(usize),
+    /// A local array passed by reference: its kernel variable index.
+    LocalArray(usize),
+    /// A private array passed by reference. The callee holds the caller's elements while it
+    /// runs and gives them back on return; no one else can see them meanwhile (a call never
+    /// gets one array twice where it may write it), so this is the same as a reference.
+    PrivateArray(Vec<u64>),
 }
 
 /// A variable inside a running function.
@@ -429,7 +437,29 @@ struct Frame<'m> {
 /// Where a place is: shared memory, or an element of a private array of the current frame.
 enum Location<'g> {
     Shared(&'g AtomicU64),
-    Private { variable: usize, index: usize },
+    Private { array: PrivateArray, index: usize },
+}
+
+/// A private array of the current frame: an array variable or an array parameter.
+#[derive(Clone, Copy)]
+enum PrivateArray {
+    Variable(usize),
+    Parameter(usize),
+}
+
+impl Frame<'_> {
+    fn private_elements(&mut self, array: PrivateArray) -> Option<&mut Vec<u64>> {
+        match array {
+            PrivateArray::Variable(index) => match self.variables.get_mut(index)? {
+                Slot::Private(elements) => Some(elements),
+                _ => None,
+            },
+            PrivateArray::Parameter(index) => match self.parameters.get_mut(index)? {
+                Binding::PrivateArray(elements) => Some(elements),
+                _ => None,
+            },
+        }
+    }
 }
 
 struct WorkItem<'g> {
@@ -482,8 +512,13 @@ impl<'g> WorkItem<'g> {
         Ok(())
     }
 
-    /// Runs `function` with its parameters bound; returns its result, if it has one.
-    fn call(&self, function: &'g Function, parameters: Vec<Binding>) -> Execution<Option<u64>> {
+    /// Runs `function` with its parameters bound; returns its result, if it has one, and the
+    /// parameters (private arrays passed by reference go back to the caller).
+    fn call(
+        &self,
+        function: &'g Function,
+        parameters: Vec<Binding>,
+    ) -> Execution<(Option<u64>, Vec<Binding>)> {
         let variables = function
             .variables
             .iter()
@@ -505,10 +540,11 @@ impl<'g> WorkItem<'g> {
             parameters,
             variables,
         };
-        match self.block(&mut frame, &function.body)? {
-            Flow::Return(value) => Ok(value),
-            _ => Ok(None),
-        }
+        let result = match self.block(&mut frame, &function.body)? {
+            Flow::Return(value) => value,
+            _ => None,
+        };
+        Ok((result, frame.parameters))
     }
 
     fn block(&self, frame: &mut Frame<'g>, block: &'g [Statement]) -> Execution<Flow> {
@@ -532,8 +568,8 @@ impl<'g> WorkItem<'g> {
                 let value = self.expression(frame, value)?;
                 match location {
                     Location::Shared(cell) => cell.store(value, Ordering::Relaxed),
-                    Location::Private { variable, index } => {
-                        if let Slot::Private(elements) = &mut frame.variables[variable] {
+                    Location::Private { array, index } => {
+                        if let Some(elements) = frame.private_elements(array) {
                             elements[index] = value;
                         }
                     }
@@ -615,21 +651,41 @@ impl<'g> WorkItem<'g> {
         };
         match place.base {
             PlaceBase::Parameter(parameter) => {
-                let name = &frame.function.parameter(parameter).name;
-                let Binding::Buffer(buffer) = frame.parameters[parameter.0 as usize] else {
-                    return Err(self.undefined(span, format!("`{name}` is not a buffer")));
-                };
-                let Some(memory) = &self.group.launch.buffers[buffer] else {
-                    return Err(self.undefined(span, format!("`{name}` is not a buffer")));
-                };
-                let index = indices.first().copied().unwrap_or(0);
-                if index < 0 || index >= memory.cells.len() as i128 {
-                    return Err(out_of_bounds(format!(
-                        "index {index} into buffer `{name}` of {} elements",
-                        memory.cells.len()
-                    )));
+                let declaration = frame.function.parameter(parameter);
+                let name = &declaration.name;
+                match &frame.parameters[parameter.0 as usize] {
+                    Binding::Buffer(buffer) => {
+                        let Some(memory) = &self.group.launch.buffers[*buffer] else {
+                            return Err(self.undefined(span, format!("`{name}` is not a buffer")));
+                        };
+                        let index = indices.first().copied().unwrap_or(0);
+                        if index < 0 || index >= memory.cells.len() as i128 {
+                            return Err(out_of_bounds(format!(
+                                "index {index} into buffer `{name}` of {} elements",
+                                memory.cells.len()
+                            )));
+                        }
+                        Ok(Location::Shared(&memory.cells[index as usize]))
+                    }
+                    binding @ (Binding::LocalArray(_) | Binding::PrivateArray(_)) => {
+                        let ParameterType::Array { ty, .. } = &declaration.ty else {
+                            return Err(self.undefined(span, format!("`{name}` is not an array")));
+                        };
+                        let linear = linear_index(&indices, ty, name).map_err(out_of_bounds)?;
+                        match binding {
+                            Binding::LocalArray(local) => {
+                                self.local_cell(*local, linear, name, span)
+                            }
+                            _ => Ok(Location::Private {
+                                array: PrivateArray::Parameter(parameter.0 as usize),
+                                index: linear,
+                            }),
+                        }
+                    }
+                    Binding::Scalar(_) => {
+                        Err(self.undefined(span, format!("`{name}` is not a buffer")))
+                    }
                 }
-                Ok(Location::Shared(&memory.cells[index as usize]))
             }
             PlaceBase::Variable(variable) => {
                 let declaration = frame.function.variable(variable);
@@ -638,27 +694,12 @@ impl<'g> WorkItem<'g> {
                         self.undefined(span, format!("`{}` is not an array", declaration.name))
                     );
                 };
-                let mut linear: usize = 0;
-                for (dimension, (&index, &extent)) in indices.iter().zip(&ty.dimensions).enumerate()
-                {
-                    if index < 0 || index >= i128::from(extent) {
-                        return Err(out_of_bounds(format!(
-                            "index {index} in dimension {dimension} of array `{}` ({ty})",
-                            declaration.name
-                        )));
-                    }
-                    linear = linear * extent as usize + index as usize;
-                }
+                let linear =
+                    linear_index(&indices, ty, &declaration.name).map_err(out_of_bounds)?;
                 match &frame.variables[variable.0 as usize] {
-                    Slot::Local(local) => match &self.group.locals[*local] {
-                        Some(memory) => Ok(Location::Shared(&memory.cells[linear])),
-                        None => Err(self.undefined(
-                            span,
-                            format!("local array `{}` has no memory", declaration.name),
-                        )),
-                    },
+                    Slot::Local(local) => self.local_cell(*local, linear, &declaration.name, span),
                     _ => Ok(Location::Private {
-                        variable: variable.0 as usize,
+                        array: PrivateArray::Variable(variable.0 as usize),
                         index: linear,
                     }),
                 }
@@ -666,13 +707,36 @@ impl<'g> WorkItem<'g> {
         }
     }
 
+    /// Element `linear` of the kernel's local array `local`.
+    fn local_cell(
+        &self,
+        local: usize,
+        linear: usize,
+        name: &str,
+        span: Span,
+    ) -> Execution<Location<'g>> {
+        match &self.group.locals.get(local) {
+            Some(Some(memory)) => Ok(Location::Shared(&memory.cells[linear])),
+            _ => Err(self.undefined(span, format!("local array `{name}` has no memory"))),
+        }
+    }
+
     fn read(&self, frame: &Frame<'g>, location: &Location<'g>) -> u64 {
         match location {
             Location::Shared(cell) => cell.load(Ordering::Relaxed),
-            Location::Private { variable, index } => match &frame.variables[*variable] {
-                Slot::Private(elements) => elements[*index],
-                _ => 0,
-            },
+            Location::Private { array, index } => {
+                let elements = match *array {
+                    PrivateArray::Variable(variable) => match &frame.variables[variable] {
+                        Slot::Private(elements) => elements,
+                        _ => return 0,
+                    },
+                    PrivateArray::Parameter(parameter) => match &frame.parameters[parameter] {
+                        Binding::PrivateArray(elements) => elements,
+                        _ => return 0,
+                    },
+                };
+                elements[*index]
+            }
         }
     }
 
@@ -695,9 +759,9 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Literal(Literal::Bool(value)) => u64::from(*value),
             ExpressionKind::Literal(Literal::Integer(bits)) => *bits,
             ExpressionKind::Literal(Literal::Float(value)) => scalar::f64_to_float(*value, ty),
-            ExpressionKind::Parameter(parameter) => match frame.parameters[parameter.0 as usize] {
-                Binding::Scalar(bits) => bits,
-                Binding::Buffer(_) => 0,
+            ExpressionKind::Parameter(parameter) => match &frame.parameters[parameter.0 as usize] {
+                Binding::Scalar(bits) => *bits,
+                _ => 0,
             },
             ExpressionKind::Variable(variable) => match &frame.variables[variable.0 as usize] {
                 Slot::Scalar(bits) => *bits,
@@ -750,14 +814,7 @@ impl<'g> WorkItem<'g> {
                 arguments,
             } => {
                 let callee = self.group.launch.module.function(*function);
-                let mut bindings = Vec::with_capacity(arguments.len());
-                for argument in arguments {
-                    bindings.push(match argument {
-                        Argument::Value(value) => Binding::Scalar(self.expression(frame, value)?),
-                        Argument::Buffer(parameter) => frame.parameters[parameter.0 as usize],
-                    });
-                }
-                self.call(callee, bindings)?.unwrap_or(0)
+                self.call_device_function(frame, callee, arguments)?
             }
             ExpressionKind::WorkItem { query, dimension } => {
                 let d = usize::from(*dimension).min(2);
@@ -804,13 +861,13 @@ impl<'g> WorkItem<'g> {
                             Ok(old) | Err(old) => old,
                         }
                     }
-                    Location::Private { variable, index } => match &mut frame.variables[variable] {
-                        Slot::Private(elements) => {
+                    Location::Private { array, index } => match frame.private_elements(array) {
+                        Some(elements) => {
                             let old = elements[index];
                             elements[index] = update(old);
                             old
                         }
-                        _ => 0,
+                        None => 0,
                     },
                 }
             }
@@ -821,6 +878,66 @@ impl<'g> WorkItem<'g> {
                 self.work_group_operation(frame, *op, arguments, ty, span)?
             }
         })
+    }
+
+    /// Calls a device function: values first, in order, then the arrays, whose private
+    /// elements the callee holds until it returns.
+    fn call_device_function(
+        &self,
+        frame: &mut Frame<'g>,
+        callee: &'g Function,
+        arguments: &'g [Argument],
+    ) -> Execution<u64> {
+        let mut bindings = Vec::with_capacity(arguments.len());
+        for argument in arguments {
+            bindings.push(match argument {
+                Argument::Value(value) => Binding::Scalar(self.expression(frame, value)?),
+                Argument::Buffer(parameter) => frame.parameters[parameter.0 as usize].clone(),
+                Argument::Array(_) => Binding::Scalar(0),
+            });
+        }
+        let mut lent = Vec::new();
+        for (binding, argument) in bindings.iter_mut().zip(arguments) {
+            let Argument::Array(base) = argument else {
+                continue;
+            };
+            let array = match *base {
+                PlaceBase::Variable(id) => match &frame.variables[id.0 as usize] {
+                    Slot::Local(local) => {
+                        *binding = Binding::LocalArray(*local);
+                        continue;
+                    }
+                    _ => PrivateArray::Variable(id.0 as usize),
+                },
+                PlaceBase::Parameter(id) => match &frame.parameters[id.0 as usize] {
+                    Binding::LocalArray(local) => {
+                        *binding = Binding::LocalArray(*local);
+                        continue;
+                    }
+                    _ => PrivateArray::Parameter(id.0 as usize),
+                },
+            };
+            let elements = frame.private_elements(array).map(std::mem::take);
+            *binding = Binding::PrivateArray(elements.unwrap_or_default());
+            lent.push(array);
+        }
+        let (result, returned) = self.call(callee, bindings)?;
+        let mut returned_arrays =
+            returned
+                .into_iter()
+                .zip(arguments)
+                .filter_map(|(binding, argument)| match (binding, argument) {
+                    (Binding::PrivateArray(elements), Argument::Array(_)) => Some(elements),
+                    _ => None,
+                });
+        for array in lent {
+            if let (Some(slot), Some(elements)) =
+                (frame.private_elements(array), returned_arrays.next())
+            {
+                *slot = elements;
+            }
+        }
+        Ok(result.unwrap_or(0))
     }
 
     fn sub_group_operation(
@@ -994,4 +1111,19 @@ fn combine_all(reduction: Reduction, ty: ScalarType, values: &[u64]) -> u64 {
             Reduction::Min => scalar::minimum(ty, total, value),
             Reduction::Max => scalar::maximum(ty, total, value),
         })
+}
+
+/// The row-major position of `indices` in an array of type `ty`, or a message for the first
+/// index outside its dimension.
+fn linear_index(indices: &[i128], ty: &ArrayType, name: &str) -> Result<usize, String> {
+    let mut linear: usize = 0;
+    for (dimension, (&index, &extent)) in indices.iter().zip(&ty.dimensions).enumerate() {
+        if index < 0 || index >= i128::from(extent) {
+            return Err(format!(
+                "index {index} in dimension {dimension} of array `{name}` ({ty})"
+            ));
+        }
+        linear = linear * extent as usize + index as usize;
+    }
+    Ok(linear)
 }

@@ -236,3 +236,166 @@ fn axpby_f32_and_f64() {
         .collect();
     assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &want[..]);
 }
+
+/// Samples scattered closely around well separated centres, so that every sample's nearest
+/// centroid is clear: `(x_t, centres)`, `x_t` feature-major.
+pub fn kmeans_blobs(
+    random: &mut Random,
+    n_samples: usize,
+    n_features: usize,
+    n_clusters: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let centres = random.f32s(n_clusters * n_features, -20.0, 20.0);
+    let mut x_t = vec![0.0f32; n_features * n_samples];
+    for sample in 0..n_samples {
+        let cluster = (random.next_u64() % n_clusters as u64) as usize;
+        for feature in 0..n_features {
+            x_t[feature * n_samples + sample] =
+                centres[cluster * n_features + feature] + random.f32_in(-0.5, 0.5);
+        }
+    }
+    (x_t, centres)
+}
+
+/// examples/kmeans.krn: one Lloyd iteration (assignment with windows of 32 centroids and 8
+/// features, both partial here, then the update over the privatised copies), against the
+/// same iteration computed here.
+#[test]
+fn kmeans_lloyd_iteration() {
+    let module = compile_file("examples/kmeans.krn");
+    let (n_samples, n_features, n_clusters, copies) = (600usize, 13usize, 37usize, 8usize);
+    let mut random = Random::new(40);
+    let (x_t, centres) = kmeans_blobs(&mut random, n_samples, n_features, n_clusters);
+    // Start from the centres, moved a little, feature-major.
+    let mut centroids_t = vec![0.0f32; n_features * n_clusters];
+    for cluster in 0..n_clusters {
+        for feature in 0..n_features {
+            centroids_t[feature * n_clusters + cluster] =
+                centres[cluster * n_features + feature] + 0.25;
+        }
+    }
+    let half_norms: Vec<f32> = (0..n_clusters)
+        .map(|c| {
+            0.5 * (0..n_features)
+                .map(|f| centroids_t[f * n_clusters + c].powi(2))
+                .sum::<f32>()
+        })
+        .collect();
+    let mut arguments = [
+        InterpArgument::buffer(vec![0u32; n_samples]),
+        InterpArgument::buffer(vec![0.0f32; copies * n_clusters * n_features]),
+        InterpArgument::buffer(vec![0u32; copies * n_clusters]),
+        InterpArgument::buffer(x_t.clone()),
+        InterpArgument::buffer(centroids_t.clone()),
+        InterpArgument::buffer(half_norms.clone()),
+        InterpArgument::scalar(n_samples as u32),
+        InterpArgument::scalar(n_features as u32),
+        InterpArgument::scalar(n_clusters as u32),
+    ];
+    let launch = InterpLaunch::covering(n_samples as u32, 256);
+    run_kernel(&module, "kmeans_assign", &launch, &mut arguments).unwrap();
+    let labels = arguments[0].as_slice::<u32>().unwrap().to_vec();
+    let want_labels: Vec<u32> = (0..n_samples)
+        .map(|s| {
+            let distance = |c: usize| -> f64 {
+                (0..n_features)
+                    .map(|f| {
+                        f64::from(x_t[f * n_samples + s] - centroids_t[f * n_clusters + c]).powi(2)
+                    })
+                    .sum()
+            };
+            (0..n_clusters)
+                .min_by(|&a, &b| distance(a).total_cmp(&distance(b)))
+                .unwrap() as u32
+        })
+        .collect();
+    assert_eq!(labels, want_labels);
+    let sums = arguments[1].as_slice::<f32>().unwrap().to_vec();
+    let counts = arguments[2].as_slice::<u32>().unwrap().to_vec();
+    let mut update = [
+        InterpArgument::buffer(centroids_t.clone()),
+        InterpArgument::buffer(half_norms.clone()),
+        InterpArgument::buffer(sums),
+        InterpArgument::buffer(counts),
+        InterpArgument::scalar(n_features as u32),
+        InterpArgument::scalar(n_clusters as u32),
+    ];
+    let launch = InterpLaunch::covering(n_clusters as u32, 64);
+    run_kernel(&module, "kmeans_update", &launch, &mut update).unwrap();
+    let mut want_centroids = centroids_t.clone();
+    for cluster in 0..n_clusters {
+        let members: Vec<usize> = (0..n_samples)
+            .filter(|&s| want_labels[s] as usize == cluster)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        for feature in 0..n_features {
+            let sum: f64 = members
+                .iter()
+                .map(|&s| f64::from(x_t[feature * n_samples + s]))
+                .sum();
+            want_centroids[feature * n_clusters + cluster] = (sum / members.len() as f64) as f32;
+        }
+    }
+    let got = widen(update[0].as_slice::<f32>().unwrap());
+    assert_close("centroids", &got, &widen(&want_centroids), 1e-4);
+    assert!(update[2]
+        .as_slice::<f32>()
+        .unwrap()
+        .iter()
+        .all(|&v| v == 0.0));
+    assert!(update[3].as_slice::<u32>().unwrap().iter().all(|&v| v == 0));
+}
+
+/// tests/kernels/functions.krn: arrays by reference and tuples, against the same values
+/// computed here.
+#[test]
+fn arrays_by_reference_and_tuples() {
+    let module = compile_file("tests/kernels/functions.krn");
+    let n = 128usize;
+    let mut random = Random::new(41);
+    let input: Vec<i32> = (0..n)
+        .map(|_| (random.next_u64() % 2001) as i32 - 1000)
+        .collect();
+    let mut arguments = [
+        InterpArgument::buffer(vec![0i32; n * 12]),
+        InterpArgument::buffer(input.clone()),
+    ];
+    run_kernel(
+        &module,
+        "arrays_and_tuples",
+        &InterpLaunch::new([n as u32], [64]),
+        &mut arguments,
+    )
+    .unwrap();
+    let got = arguments[0].as_slice::<i32>().unwrap();
+    for i in 0..n {
+        let row: Vec<i32> = (0..8).map(|k| input[(i + k * 7) % n]).collect();
+        let mut index = 0usize;
+        for k in 1..8 {
+            if row[k] < row[index] {
+                index = k;
+            }
+        }
+        let reversed: Vec<i32> = row.iter().rev().copied().collect();
+        let group = i / 64 * 64;
+        let lid = i % 64;
+        let row_sum = |r: usize| -> i32 { (0..16).map(|k| input[group + r * 16 + k]).sum() };
+        let want = [
+            index as i32,
+            row[index],
+            row[index],
+            index as i32,
+            reversed[0],
+            reversed[7],
+            reversed[7] + 1000,
+            reversed[0],
+            row_sum(lid / 16),
+            row_sum((lid + 1) % 4),
+            64,
+            reversed[3],
+        ];
+        assert_eq!(&got[i * 12..i * 12 + 12], &want, "work-item {i}");
+    }
+}

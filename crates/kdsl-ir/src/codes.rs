@@ -59,6 +59,9 @@ pub enum ErrorCode {
     E0312,
     /// A wrong buffer argument.
     E0313,
+    /// A tuple where a scalar is expected or the reverse, a tuple of the wrong length, or a
+    /// tuple field that does not exist.
+    E0314,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -67,6 +70,8 @@ pub enum ErrorCode {
     E0403,
     /// An invalid assignment target.
     E0404,
+    /// One array passed twice to a call that may write it.
+    E0405,
     /// A misplaced `local` array.
     E0501,
     /// An invalid array length.
@@ -129,7 +134,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 59] = [
+    pub const ALL: [ErrorCode; 61] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -156,10 +161,12 @@ impl ErrorCode {
         ErrorCode::E0311,
         ErrorCode::E0312,
         ErrorCode::E0313,
+        ErrorCode::E0314,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
         ErrorCode::E0404,
+        ErrorCode::E0405,
         ErrorCode::E0501,
         ErrorCode::E0502,
         ErrorCode::E0503,
@@ -220,10 +227,12 @@ impl ErrorCode {
             ErrorCode::E0311 => "E0311",
             ErrorCode::E0312 => "E0312",
             ErrorCode::E0313 => "E0313",
+            ErrorCode::E0314 => "E0314",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",
             ErrorCode::E0404 => "E0404",
+            ErrorCode::E0405 => "E0405",
             ErrorCode::E0501 => "E0501",
             ErrorCode::E0502 => "E0502",
             ErrorCode::E0503 => "E0503",

@@ -214,7 +214,7 @@ pub struct Place {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PlaceBase {
-    /// A buffer parameter.
+    /// A buffer or array parameter.
     Parameter(ParameterId),
     /// An array variable (private or local).
     Variable(VariableId),
@@ -302,6 +302,9 @@ pub enum Argument {
     Value(Expression),
     /// A buffer parameter of the caller passed on to the callee.
     Buffer(ParameterId),
+    /// A local or private array of the caller, by reference: one of its array variables
+    /// or an array parameter it was given.
+    Array(PlaceBase),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

@@ -245,6 +245,8 @@ impl Printer<'_> {
                     match argument {
                         Argument::Value(value) => self.expression(out, value)?,
                         Argument::Buffer(id) => write!(out, "%{}", id.0)?,
+                        Argument::Array(PlaceBase::Parameter(id)) => write!(out, "&%{}", id.0)?,
+                        Argument::Array(PlaceBase::Variable(id)) => write!(out, "&${}", id.0)?,
                     }
                 }
                 out.push(')');

@@ -185,6 +185,13 @@ pub enum ParameterType {
         space: AddressSpace,
         writable: bool,
     },
+    /// A fixed-size array of the caller, passed by reference (device functions only):
+    /// `tile: local [f32; 256]`, `acc: private mut [f32; 8]`. `space` is `Local` or `Private`.
+    Array {
+        ty: ArrayType,
+        space: AddressSpace,
+        writable: bool,
+    },
 }
 
 impl fmt::Display for ParameterType {
@@ -198,6 +205,14 @@ impl fmt::Display for ParameterType {
             } => {
                 let mutability = if *writable { " mut" } else { "" };
                 write!(f, "{space}{mutability} [{element}]")
+            }
+            ParameterType::Array {
+                ty,
+                space,
+                writable,
+            } => {
+                let mutability = if *writable { " mut" } else { "" };
+                write!(f, "{space}{mutability} {ty}")
             }
         }
     }

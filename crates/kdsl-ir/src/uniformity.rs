@@ -953,8 +953,23 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         for argument in arguments {
             levels.push(match argument {
                 Argument::Value(value) => self.expression(value, control).level,
-                Argument::Buffer(_) => Uniformity::Uniform,
+                // The callee takes what it loads from an array parameter as varying.
+                Argument::Buffer(_) | Argument::Array(_) => Uniformity::Uniform,
             });
+        }
+        // A private array the callee may write holds anything afterwards.
+        let callee = self.analyzer.module.functions.get(function.0 as usize);
+        for (index, argument) in arguments.iter().enumerate() {
+            let writable = callee
+                .and_then(|callee| callee.parameters.get(index))
+                .is_some_and(|parameter| {
+                    matches!(parameter.ty, ParameterType::Array { writable: true, .. })
+                });
+            if let (Argument::Array(PlaceBase::Variable(id)), true) = (argument, writable) {
+                if let Some(slot) = self.values.get_mut(id.0 as usize) {
+                    *slot = slot.join(Value::new(Uniformity::Varying, Origin::Builtin("call")));
+                }
+            }
         }
         if function.0 as usize >= self.analyzer.module.functions.len() {
             return Value::new(Uniformity::Varying, Origin::Builtin("call"));

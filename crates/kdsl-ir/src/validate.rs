@@ -9,7 +9,7 @@
 use crate::builtins::{Builtin, Operands};
 use crate::ir::*;
 use crate::span::Span;
-use crate::types::{AddressSpace, ParameterType, ScalarType};
+use crate::types::{AddressSpace, ArrayType, ParameterType, ScalarType};
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid IR in function `{function}`: {message}")]
@@ -88,6 +88,29 @@ impl FunctionValidator<'_> {
                     self.error(
                         parameter.span,
                         format!("constant buffer `{}` is writable", parameter.name),
+                    );
+                }
+            }
+            if let ParameterType::Array { ty, space, .. } = &parameter.ty {
+                if function.kind == FunctionKind::Kernel {
+                    self.error(
+                        parameter.span,
+                        format!("kernel parameter `{}` is an array", parameter.name),
+                    );
+                }
+                if !matches!(space, AddressSpace::Local | AddressSpace::Private) {
+                    self.error(
+                        parameter.span,
+                        format!("array parameter `{}` is in {space} memory", parameter.name),
+                    );
+                }
+                if ty.dimensions.is_empty() || ty.dimensions.contains(&0) {
+                    self.error(
+                        parameter.span,
+                        format!(
+                            "array parameter `{}` has an empty dimension",
+                            parameter.name
+                        ),
                     );
                 }
             }
@@ -273,6 +296,31 @@ impl FunctionValidator<'_> {
                             self.error(span, format!("writes to read-only buffer %{}", id.0));
                         }
                     }
+                    Some(ParameterType::Array {
+                        ty,
+                        space,
+                        writable,
+                    }) => {
+                        if place.indices.len() != ty.dimensions.len() {
+                            self.error(
+                                span,
+                                format!(
+                                    "array access has {} indices for {} dimensions",
+                                    place.indices.len(),
+                                    ty.dimensions.len()
+                                ),
+                            );
+                        }
+                        if ty.element != place.element || *space != place.space {
+                            self.error(
+                                span,
+                                "place element type or space differs from the array's",
+                            );
+                        }
+                        if write && !writable {
+                            self.error(span, format!("writes to read-only array %{}", id.0));
+                        }
+                    }
                     Some(ParameterType::Scalar { .. }) => {
                         self.error(span, format!("parameter %{} is not a buffer", id.0))
                     }
@@ -301,6 +349,29 @@ impl FunctionValidator<'_> {
                 }
                 Some(_) => self.error(span, format!("variable ${} is not an array", id.0)),
                 None => self.error(span, format!("variable ${} does not exist", id.0)),
+            },
+        }
+    }
+
+    /// The type, space and writability of an array variable or array parameter. Array
+    /// variables are writable: the IR does not record `let` versus `let mut`.
+    fn array_of(&self, base: PlaceBase) -> Option<(ArrayType, AddressSpace, bool)> {
+        match base {
+            PlaceBase::Parameter(id) => match &self.function.parameters.get(id.0 as usize)?.ty {
+                ParameterType::Array {
+                    ty,
+                    space,
+                    writable,
+                } => Some((ty.clone(), *space, *writable)),
+                _ => None,
+            },
+            PlaceBase::Variable(id) => match self.function.variables.get(id.0 as usize)? {
+                Variable {
+                    ty: VariableType::Array { ty },
+                    space,
+                    ..
+                } => Some((ty.clone(), *space, true)),
+                _ => None,
             },
         }
     }
@@ -393,6 +464,33 @@ impl FunctionValidator<'_> {
                         ),
                     }
                 }
+                (
+                    Argument::Array(base),
+                    ParameterType::Array {
+                        ty,
+                        space,
+                        writable,
+                    },
+                ) => match self.array_of(*base) {
+                    Some((found, found_space, found_writable)) => {
+                        if found != *ty || found_space != *space {
+                            self.error(
+                                span,
+                                format!(
+                                    "passes a `{found_space} {found}` array as `{}`",
+                                    parameter.ty
+                                ),
+                            );
+                        }
+                        if *writable && !found_writable {
+                            self.error(span, "passes a read-only array as writable");
+                        }
+                    }
+                    None => self.error(
+                        span,
+                        format!("passes {base:?} as an array, but it is not one"),
+                    ),
+                },
                 _ => self.error(
                     span,
                     format!("argument kind differs from parameter `{}`", parameter.name),

@@ -409,7 +409,7 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
                     length.set_name(&format!("{}.length", parameter.name));
                     Some(length.into_int_value())
                 }
-                ParameterType::Scalar { .. } => None,
+                ParameterType::Scalar { .. } | ParameterType::Array { .. } => None,
             });
         }
         let record = hidden()?;
@@ -574,7 +574,21 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     ) -> Result<Guard<'ctx>> {
         let first_site = self.checked_state()?.plan.place_site(place)?;
         let i64_type = self.context.i64_type();
+        let constant_extents = |ty: &kdsl_ir::ArrayType| -> Vec<IntValue<'ctx>> {
+            ty.dimensions
+                .iter()
+                .map(|&d| i64_type.const_int(u64::from(d), false))
+                .collect()
+        };
         let extents: Vec<IntValue<'ctx>> = match place.base {
+            PlaceBase::Parameter(id)
+                if matches!(self.function.parameter(id).ty, ParameterType::Array { .. }) =>
+            {
+                match &self.function.parameter(id).ty {
+                    ParameterType::Array { ty, .. } => constant_extents(ty),
+                    _ => Vec::new(),
+                }
+            }
             PlaceBase::Parameter(id) => {
                 let length = self
                     .checked_state()?
@@ -586,11 +600,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 vec![length]
             }
             PlaceBase::Variable(id) => match &self.function.variable(id).ty {
-                VariableType::Array { ty } => ty
-                    .dimensions
-                    .iter()
-                    .map(|&d| i64_type.const_int(u64::from(d), false))
-                    .collect(),
+                VariableType::Array { ty } => constant_extents(ty),
                 VariableType::Scalar { .. } => {
                     return Err(LowerError("an indexed scalar variable".into()))
                 }

@@ -456,6 +456,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     Some(ParameterValue::Buffer(pointer)) => (*pointer).into(),
                     _ => return Err(LowerError(format!("parameter %{} is not a buffer", id.0))),
                 },
+                Argument::Array(kdsl_ir::PlaceBase::Variable(id)) => {
+                    self.variables[id.0 as usize].pointer.into()
+                }
+                Argument::Array(kdsl_ir::PlaceBase::Parameter(id)) => match self
+                    .parameters
+                    .get(id.0 as usize)
+                {
+                    Some(ParameterValue::Array(pointer)) => (*pointer).into(),
+                    _ => return Err(LowerError(format!("parameter %{} is not an array", id.0))),
+                },
             });
         }
         values.extend(self.hidden_call_arguments(arguments)?);

@@ -45,6 +45,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 Some(ParameterValue::Buffer(pointer)) => {
                     (*pointer, self.types.memory(place.element))
                 }
+                Some(ParameterValue::Array(pointer)) => {
+                    let kdsl_ir::ParameterType::Array { ty, .. } = &self.function.parameter(id).ty
+                    else {
+                        return Err(LowerError(format!("parameter %{} is not an array", id.0)));
+                    };
+                    indices.push(self.context.i64_type().const_zero());
+                    (*pointer, self.types.array(ty))
+                }
                 _ => return Err(LowerError(format!("parameter %{} is not a buffer", id.0))),
             },
             PlaceBase::Variable(id) => {

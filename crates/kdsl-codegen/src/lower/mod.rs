@@ -158,7 +158,7 @@ fn declare_function<'ctx>(
         .map(|parameter| match parameter.ty {
             ParameterType::Scalar { ty } if is_kernel => types.memory(ty).into(),
             ParameterType::Scalar { ty } => types.value(ty).into(),
-            ParameterType::Buffer { space, .. } => {
+            ParameterType::Buffer { space, .. } | ParameterType::Array { space, .. } => {
                 types.pointer(target.address_spaces.of(space)).into()
             }
         })
@@ -232,6 +232,16 @@ fn declare_function<'ctx>(
                 enum_attribute(context, "align", u64::from(element.size_in_bytes())),
             );
         }
+        if let ParameterType::Array { ty, writable, .. } = &parameter.ty {
+            value.add_attribute(location, enum_attribute(context, "captures", 0));
+            if !writable {
+                value.add_attribute(location, enum_attribute(context, "readonly", 0));
+            }
+            value.add_attribute(
+                location,
+                enum_attribute(context, "dereferenceable", ty.size_in_bytes()),
+            );
+        }
     }
     value
 }
@@ -271,6 +281,8 @@ fn require_work_group_size<'ctx>(
 pub(crate) enum ParameterValue<'ctx> {
     Scalar(BasicValueEnum<'ctx>),
     Buffer(PointerValue<'ctx>),
+    /// A local or private array of the caller, by reference.
+    Array(PointerValue<'ctx>),
 }
 
 /// Where a variable lives.
@@ -341,6 +353,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                 }
                 ParameterType::Scalar { .. } => ParameterValue::Scalar(llvm),
                 ParameterType::Buffer { .. } => ParameterValue::Buffer(llvm.into_pointer_value()),
+                ParameterType::Array { .. } => ParameterValue::Array(llvm.into_pointer_value()),
             });
         }
         let mut variables = Vec::with_capacity(function.variables.len());

@@ -28,6 +28,8 @@ pub use names::{suggest, Builtin};
 pub enum ResolvedType {
     Scalar(ScalarType),
     Array(ArrayType),
+    /// `(T, U, ...)`: at least two scalars. The front end flattens tuples into scalars.
+    Tuple(Vec<ScalarType>),
 }
 
 /// What a module-level name refers to.
@@ -49,8 +51,58 @@ enum ConstantState {
 #[derive(Clone, Debug)]
 pub struct Signature {
     pub id: FunctionId,
+    /// The IR parameters: each source parameter flattened, then one hidden `private mut
+    /// [T; 1]` array per element of a tuple result.
     pub parameters: Vec<ParameterType>,
+    /// The source parameters, in order: each takes one IR parameter, a tuple one per element.
+    pub shapes: Vec<ParameterShape>,
     pub return_type: Option<ScalarType>,
+    /// The element types of a tuple result.
+    pub tuple_result: Option<Vec<ScalarType>>,
+}
+
+/// How a source parameter maps onto IR parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ParameterShape {
+    Single(ParameterType),
+    Tuple(Vec<ScalarType>),
+}
+
+impl ParameterShape {
+    /// The IR parameter types it becomes.
+    pub fn flattened(&self) -> Vec<ParameterType> {
+        match self {
+            ParameterShape::Single(ty) => vec![ty.clone()],
+            ParameterShape::Tuple(elements) => elements
+                .iter()
+                .map(|&ty| ParameterType::Scalar { ty })
+                .collect(),
+        }
+    }
+}
+
+/// A resolved type as written in source: `f32`, `[f32; 4]`, `(u32, f32)`.
+pub(crate) fn describe_type(ty: &ResolvedType) -> String {
+    match ty {
+        ResolvedType::Scalar(ty) => ty.to_string(),
+        ResolvedType::Array(array) => array.to_string(),
+        ResolvedType::Tuple(elements) => {
+            let names: Vec<&str> = elements.iter().map(|t| t.name()).collect();
+            format!("({})", names.join(", "))
+        }
+    }
+}
+
+/// The hidden array through which a function returns element `ty` of its tuple result.
+pub(crate) fn tuple_result_parameter(ty: ScalarType) -> ParameterType {
+    ParameterType::Array {
+        ty: ArrayType {
+            element: ty,
+            dimensions: vec![1],
+        },
+        space: AddressSpace::Private,
+        writable: true,
+    }
 }
 
 pub struct Checker<'file> {
@@ -306,6 +358,21 @@ impl<'file> Checker<'file> {
                         dimensions.extend(inner.dimensions);
                         inner.element
                     }
+                    tuple @ ResolvedType::Tuple(_) => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0314,
+                                format!(
+                                    "array elements must be scalars, not `{}`",
+                                    describe_type(&tuple)
+                                ),
+                                *span,
+                                "arrays of tuples are not supported",
+                            )
+                            .with_hint("use one array per tuple element"),
+                        );
+                        return None;
+                    }
                 };
                 let array = ArrayType {
                     element: scalar,
@@ -321,6 +388,39 @@ impl<'file> Checker<'file> {
                     return None;
                 }
                 Some(ResolvedType::Array(array))
+            }
+            ast::TypeExpression::Tuple { elements, span } => {
+                let mut scalars = Vec::with_capacity(elements.len());
+                for element in elements {
+                    match self.resolve_type(element)? {
+                        ResolvedType::Scalar(ty) => scalars.push(ty),
+                        other => {
+                            self.report(Diagnostic::error(
+                                ErrorCode::E0314,
+                                format!(
+                                    "tuple elements must be scalars, not `{}`",
+                                    describe_type(&other)
+                                ),
+                                element.span(),
+                                "not a scalar",
+                            ));
+                            return None;
+                        }
+                    }
+                }
+                if scalars.len() < 2 {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0314,
+                            "a tuple type needs at least two elements",
+                            *span,
+                            "too few elements",
+                        )
+                        .with_hint("write the scalar type itself, such as `f32`"),
+                    );
+                    return None;
+                }
+                Some(ResolvedType::Tuple(scalars))
             }
         }
     }
@@ -342,6 +442,18 @@ impl<'file> Checker<'file> {
                 ));
                 None
             }
+            tuple @ ResolvedType::Tuple(_) => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0314,
+                    format!(
+                        "{what} must have a scalar type, not `{}`",
+                        describe_type(&tuple)
+                    ),
+                    ty.span(),
+                    "tuple type not allowed here",
+                ));
+                None
+            }
         }
     }
 
@@ -349,14 +461,27 @@ impl<'file> Checker<'file> {
         &mut self,
         parameter: &ast::Parameter,
         kernel: bool,
-    ) -> Option<ParameterType> {
+    ) -> Option<ParameterShape> {
         match &parameter.ty {
             ast::ParameterTypeExpression::Value(ty) => {
+                if let (Some(ResolvedType::Tuple(elements)), false) =
+                    (self.resolve_type(ty), kernel)
+                {
+                    return Some(ParameterShape::Tuple(elements));
+                }
                 let scalar = self.resolve_scalar_type(ty, "a parameter passed by value");
+                if scalar.is_none() && kernel && matches!(ty, ast::TypeExpression::Tuple { .. }) {
+                    if let Some(last) = self.diagnostics.last_mut() {
+                        last.hints.push(
+                            "kernels take scalars and buffers: pass each element as a parameter"
+                                .into(),
+                        );
+                    }
+                }
                 if scalar.is_none() && matches!(ty, ast::TypeExpression::Array { .. }) {
                     if let Some(last) = self.diagnostics.last_mut() {
                         last.hints.push(
-                            "pass arrays as buffers: `global [T]` or `global mut [T]`".into(),
+                            "pass arrays as buffers (`global [T]`, `global mut [T]`) or, to a device function, by reference (`local [T; N]`, `private mut [T; N]`)".into(),
                         );
                     }
                 }
@@ -373,7 +498,7 @@ impl<'file> Checker<'file> {
                     );
                     return None;
                 }
-                Some(ParameterType::Scalar { ty: scalar })
+                Some(ParameterShape::Single(ParameterType::Scalar { ty: scalar }))
             }
             ast::ParameterTypeExpression::Buffer {
                 space,
@@ -410,33 +535,108 @@ impl<'file> Checker<'file> {
                     );
                     return None;
                 }
-                Some(ParameterType::Buffer {
+                Some(ParameterShape::Single(ParameterType::Buffer {
                     element,
                     space,
                     writable: *writable,
-                })
+                }))
+            }
+            ast::ParameterTypeExpression::Array {
+                space,
+                writable,
+                ty,
+                span,
+            } => {
+                let space = match space {
+                    ast::ArraySpace::Local => AddressSpace::Local,
+                    ast::ArraySpace::Private => AddressSpace::Private,
+                };
+                if kernel {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0301,
+                            format!(
+                                "kernel parameter `{}` cannot be a {space} array",
+                                parameter.name.name
+                            ),
+                            *span,
+                            "kernels take scalars and buffers",
+                        )
+                        .with_hint(
+                            "declare the array inside the kernel and pass it to device functions",
+                        ),
+                    );
+                    return None;
+                }
+                match self.resolve_type(ty)? {
+                    ResolvedType::Array(array) => {
+                        Some(ParameterShape::Single(ParameterType::Array {
+                            ty: array,
+                            space,
+                            writable: *writable,
+                        }))
+                    }
+                    other => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0301,
+                                format!(
+                                    "a {space} parameter must have an array type, not `{}`",
+                                    describe_type(&other)
+                                ),
+                                ty.span(),
+                                "not an array type",
+                            )
+                            .with_hint(format!("write `{space} [T; N]`")),
+                        );
+                        None
+                    }
+                }
             }
         }
     }
 
     fn device_signature(&mut self, item: &ast::FunctionItem, id: FunctionId) -> Option<Signature> {
-        let mut parameters = Vec::new();
+        let mut shapes = Vec::new();
         let mut ok = true;
         for parameter in &item.parameters {
             match self.resolve_parameter(parameter, false) {
-                Some(ty) => parameters.push(ty),
+                Some(shape) => shapes.push(shape),
                 None => ok = false,
             }
         }
-        let return_type = match &item.return_type {
-            Some(ty) => Some(self.resolve_scalar_type(ty, "a function result")?),
-            None => None,
-        };
+        let (return_type, tuple_result) = self.resolve_result(item)?;
+        let mut parameters: Vec<ParameterType> =
+            shapes.iter().flat_map(ParameterShape::flattened).collect();
+        if let Some(elements) = &tuple_result {
+            parameters.extend(elements.iter().map(|&ty| tuple_result_parameter(ty)));
+        }
         ok.then_some(Signature {
             id,
             parameters,
+            shapes,
             return_type,
+            tuple_result,
         })
+    }
+
+    /// A device function's result: a scalar, a tuple, or nothing (also for kernels, which
+    /// report a result type elsewhere). `None` when the type does not resolve.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn resolve_result(
+        &mut self,
+        item: &ast::FunctionItem,
+    ) -> Option<(Option<ScalarType>, Option<Vec<ScalarType>>)> {
+        match (&item.return_type, item.kind) {
+            (Some(ty), AstFunctionKind::Device) => match self.resolve_type(ty)? {
+                ResolvedType::Tuple(elements) => Some((None, Some(elements))),
+                _ => Some((
+                    Some(self.resolve_scalar_type(ty, "a function result")?),
+                    None,
+                )),
+            },
+            _ => Some((None, None)),
+        }
     }
 
     fn check_instance(&mut self, instance: &ast::InstanceItem) -> Option<Function> {
@@ -774,6 +974,7 @@ fn collect_calls_in_statement(statement: &ast::Statement, found: &mut Vec<(Strin
                 collect_calls(value, found);
             }
         }
+        S::LetTuple { value, .. } => collect_calls(value, found),
         S::Local { .. } | S::Break | S::Continue | S::Error => {}
         S::Assign { target, value, .. } => {
             collect_calls(target, found);
@@ -838,7 +1039,12 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
                 collect_calls(argument, found);
             }
         }
-        E::Parenthesized(inner) => collect_calls(inner, found),
+        E::Parenthesized(inner) | E::Field { base: inner, .. } => collect_calls(inner, found),
+        E::Tuple(elements) => {
+            for element in elements {
+                collect_calls(element, found);
+            }
+        }
     }
 }
 

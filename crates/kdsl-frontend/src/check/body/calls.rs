@@ -1,5 +1,6 @@
 //! Calls of device functions and of the built-ins (from the table in `kdsl_ir::builtins`).
 
+use super::super::Signature;
 use super::*;
 use kdsl_ir::{Operands, ResultRule, TypeSet};
 
@@ -57,7 +58,6 @@ impl Checker<'_> {
         if let Some(builtin) = Builtin::from_name(&callee.name) {
             return self.builtin(builtin, callee, arguments, span, expected);
         }
-        let arguments_ref: Vec<&ast::Expression> = arguments.iter().collect();
         match self.globals.get(&callee.name).copied() {
             Some(Global::Function(index))
                 if self.functions[index].kind == ast::FunctionKind::Device =>
@@ -68,21 +68,28 @@ impl Checker<'_> {
                     }
                     return None;
                 };
-                if arguments.len() != signature.parameters.len() {
-                    self.arity_error(callee, signature.parameters.len(), arguments.len(), span);
-                    return None;
-                }
-                let mut lowered = Vec::new();
-                let mut ok = true;
-                for (argument, parameter) in arguments_ref.iter().zip(&signature.parameters) {
-                    match self.call_argument(argument, parameter, &callee.name) {
-                        Some(value) => lowered.push(value),
-                        None => ok = false,
+                if signature.tuple_result.is_some() {
+                    for argument in arguments {
+                        let _ = self.expression(argument, None);
                     }
-                }
-                if !ok {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0314,
+                            format!(
+                                "`{}` returns a tuple, which cannot be used inside an expression",
+                                callee.name
+                            ),
+                            span,
+                            "returns a tuple",
+                        )
+                        .with_hint(format!(
+                            "bind it first: `let (a, b) = {}(...);`",
+                            callee.name
+                        )),
+                    );
                     return None;
                 }
+                let lowered = self.device_call_arguments(callee, &signature, arguments, span)?;
                 let ty = match signature.return_type {
                     Some(ty) => ty,
                     None if as_statement => ScalarType::Bool,
@@ -154,6 +161,101 @@ impl Checker<'_> {
         }
     }
 
+    /// The IR arguments of a call to a device function: each source argument checked against
+    /// its parameter, tuples flattened, an array never passed twice where it may be written.
+    /// The hidden result arrays of a tuple result are not included.
+    pub(super) fn device_call_arguments(
+        &mut self,
+        callee: &ast::Identifier,
+        signature: &Signature,
+        arguments: &[ast::Expression],
+        span: Span,
+    ) -> Option<Vec<Argument>> {
+        if arguments.len() != signature.shapes.len() {
+            self.arity_error(callee, signature.shapes.len(), arguments.len(), span);
+            return None;
+        }
+        let mut lowered = Vec::new();
+        let mut ok = true;
+        let mut next_parameter = 0;
+        for (argument, shape) in arguments.iter().zip(&signature.shapes) {
+            match shape {
+                ParameterShape::Single(parameter) => {
+                    next_parameter += 1;
+                    match self.call_argument(argument, parameter, &callee.name) {
+                        Some(value) => lowered.push(value),
+                        None => ok = false,
+                    }
+                }
+                ParameterShape::Tuple(types) => {
+                    next_parameter += types.len();
+                    match self.tuple_value(argument, Some(types), None) {
+                        Some(values) => lowered.extend(values.into_iter().map(Argument::Value)),
+                        None => ok = false,
+                    }
+                }
+            }
+        }
+        debug_assert!(next_parameter <= signature.parameters.len());
+        if !ok {
+            return None;
+        }
+        self.check_array_aliasing(callee, signature, &lowered, arguments)?;
+        Some(lowered)
+    }
+
+    /// Refuses one array passed twice to a call when the callee may write it: inside the
+    /// callee the two names would be one memory.
+    fn check_array_aliasing(
+        &mut self,
+        callee: &ast::Identifier,
+        signature: &Signature,
+        lowered: &[Argument],
+        arguments: &[ast::Expression],
+    ) -> Option<()> {
+        let array_arguments: Vec<(usize, PlaceBase, bool)> = lowered
+            .iter()
+            .zip(&signature.parameters)
+            .enumerate()
+            .filter_map(
+                |(index, (argument, parameter))| match (argument, parameter) {
+                    (Argument::Array(base), ParameterType::Array { writable, .. }) => {
+                        Some((index, *base, *writable))
+                    }
+                    _ => None,
+                },
+            )
+            .collect();
+        for (position, &(index, base, writable)) in array_arguments.iter().enumerate() {
+            for &(other_index, other_base, other_writable) in &array_arguments[..position] {
+                if base == other_base && (writable || other_writable) {
+                    // Array arguments are never tuples, so IR positions that hold arrays are
+                    // source positions shifted only by tuples before them.
+                    let source = |ir_index: usize| source_position(signature, ir_index);
+                    let (first, second) = (source(other_index), source(index));
+                    let (Some(first), Some(second)) = (first, second) else {
+                        continue;
+                    };
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0405,
+                            format!(
+                                "the same array is passed twice to `{}`, which may write it",
+                                callee.name
+                            ),
+                            arguments[second].span,
+                            "passed again here",
+                        )
+                        .with_label(arguments[first].span, "first passed here")
+                        .with_hint("pass it once, or copy it into a second array"),
+                    );
+                    return None;
+                }
+            }
+        }
+        Some(())
+    }
+
     pub(super) fn call_argument(
         &mut self,
         argument: &ast::Expression,
@@ -164,6 +266,11 @@ impl Checker<'_> {
             ParameterType::Scalar { ty } => self
                 .coerce(argument, *ty, &format!("this argument of `{callee}`"))
                 .map(Argument::Value),
+            ParameterType::Array {
+                ty,
+                space,
+                writable,
+            } => self.array_argument(argument, ty, *space, *writable, callee),
             ParameterType::Buffer {
                 element,
                 space,
@@ -240,6 +347,116 @@ impl Checker<'_> {
                 }
             }
         }
+    }
+
+    /// An array argument: an array variable or array parameter of the caller, by name, of
+    /// exactly the parameter's type and space.
+    fn array_argument(
+        &mut self,
+        argument: &ast::Expression,
+        ty: &ArrayType,
+        space: AddressSpace,
+        writable: bool,
+        callee: &str,
+    ) -> Option<Argument> {
+        let expected = ParameterType::Array {
+            ty: ty.clone(),
+            space,
+            writable,
+        };
+        let name = match &strip_parentheses(argument).kind {
+            E::Name(name) => name,
+            _ => {
+                let _ = self.expression(argument, None);
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0313,
+                        format!("`{callee}` expects an array (`{expected}`) here"),
+                        argument.span,
+                        "not an array",
+                    )
+                    .with_hint("pass a local or private array of the caller by name"),
+                );
+                return None;
+            }
+        };
+        let (base, found_ty, found_space, found_writable, declared_at) =
+            match self.lookup(&name.name) {
+                Resolved::Binding(Binding::Variable {
+                    id,
+                    ty: VariableType::Array { ty },
+                    mutable,
+                    space,
+                    span,
+                    ..
+                }) => (PlaceBase::Variable(id), ty, space, mutable, span),
+                Resolved::Parameter(
+                    id,
+                    ParameterType::Array {
+                        ty,
+                        space,
+                        writable,
+                    },
+                    span,
+                ) => (PlaceBase::Parameter(id), ty, space, writable, span),
+                Resolved::Binding(Binding::Poisoned) => return None,
+                Resolved::Unknown => {
+                    self.unknown_name(name);
+                    return None;
+                }
+                _ => {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0313,
+                            format!("`{callee}` expects an array (`{expected}`) here"),
+                            argument.span,
+                            "not an array",
+                        )
+                        .with_hint("pass a local or private array of the caller by name"),
+                    );
+                    return None;
+                }
+            };
+        if found_ty != *ty || found_space != space {
+            let private_hint = if found_space != space {
+                format!(
+                    "declare the parameter `{found_space} [T; N]`, as the array is {found_space}"
+                )
+            } else {
+                "array types must match exactly, element type and every length".to_string()
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0313,
+                    format!("expected a `{expected}` array, found `{found_space} {found_ty}`"),
+                    argument.span,
+                    "wrong array type",
+                )
+                .with_label(declared_at, "declared here")
+                .with_hint(private_hint),
+            );
+            return None;
+        }
+        if writable && !found_writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0401,
+                    format!(
+                        "`{callee}` writes to this array, but `{}` is immutable",
+                        name.name
+                    ),
+                    argument.span,
+                    "immutable array",
+                )
+                .with_label(declared_at, "declared immutable here")
+                .with_hint(format!(
+                    "declare it `let mut {}` (or the parameter `{space} mut`)",
+                    name.name
+                )),
+            );
+            return None;
+        }
+        Some(Argument::Array(base))
     }
 
     pub(super) fn builtin(
@@ -490,4 +707,20 @@ impl Checker<'_> {
             span,
         })
     }
+}
+
+/// The source argument position of IR parameter `ir_index` (not a tuple element).
+fn source_position(signature: &Signature, ir_index: usize) -> Option<usize> {
+    let mut start = 0;
+    for (position, shape) in signature.shapes.iter().enumerate() {
+        let width = match shape {
+            ParameterShape::Single(_) => 1,
+            ParameterShape::Tuple(types) => types.len(),
+        };
+        if ir_index < start + width {
+            return Some(position);
+        }
+        start += width;
+    }
+    None
 }

@@ -84,6 +84,15 @@ impl Checker<'_> {
                 let value = self.expression(value, None);
                 let target = match self.resolve_type(ty)? {
                     ResolvedType::Scalar(target) => target,
+                    tuple @ ResolvedType::Tuple(_) => {
+                        self.report(Diagnostic::error(
+                            ErrorCode::E0303,
+                            format!("cannot cast to the tuple type `{}`", describe_type(&tuple)),
+                            ty.span(),
+                            "casts convert between scalar types",
+                        ));
+                        return None;
+                    }
                     ResolvedType::Array(array) => {
                         self.report(Diagnostic::error(
                             ErrorCode::E0303,
@@ -116,6 +125,24 @@ impl Checker<'_> {
                 })
             }
             E::Call { callee, arguments } => self.call(callee, arguments, span, expected, false),
+            E::Field { base, field } => self.field_expression(base, field, span),
+            E::Tuple(elements) => {
+                for element in elements {
+                    let _ = self.expression(element, None);
+                }
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0314,
+                        "a tuple cannot be used as a scalar value",
+                        span,
+                        "a tuple",
+                    )
+                    .with_hint(
+                        "bind it (`let t = (a, b);`), return it or pass it to a tuple parameter",
+                    ),
+                );
+                None
+            }
             E::Error => None,
         }
     }
@@ -160,12 +187,40 @@ impl Checker<'_> {
                 );
                 None
             }
+            Resolved::Binding(Binding::Tuple { types, .. }) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0314,
+                        format!(
+                            "`{}` is a tuple `{}`, not a scalar",
+                            name.name,
+                            describe_type(&ResolvedType::Tuple(types))
+                        ),
+                        span,
+                        "a tuple",
+                    )
+                    .with_hint(format!("read an element: `{}.0`", name.name)),
+                );
+                None
+            }
             Resolved::Binding(Binding::Poisoned) => None,
             Resolved::Parameter(id, ParameterType::Scalar { ty }, _) => Some(Expression {
                 kind: ExpressionKind::Parameter(id),
                 ty,
                 span,
             }),
+            Resolved::Parameter(_, ty @ ParameterType::Array { .. }, _) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0206,
+                        format!("`{}` is an array, not a value", name.name),
+                        span,
+                        format!("`{ty}`"),
+                    )
+                    .with_hint(format!("read an element: `{}[i]`", name.name)),
+                );
+                None
+            }
             Resolved::Parameter(_, ty @ ParameterType::Buffer { .. }, _) => {
                 self.report(
                     Diagnostic::error(

@@ -6,11 +6,15 @@ mod expressions;
 mod places;
 mod scopes;
 mod statements;
+mod tuples;
 
 use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
 use super::constant::{self, integer_range};
 use super::names::Builtin;
-use super::{block_has_errors, ir_kind, suggest, Checker, Global, ResolvedType};
+use super::{
+    block_has_errors, describe_type, ir_kind, suggest, tuple_result_parameter, Checker, Global,
+    ParameterShape, ResolvedType,
+};
 use crate::ast::{
     self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
 };
@@ -41,8 +45,22 @@ enum Binding {
         origin: Origin,
         span: Span,
     },
+    /// A tuple: a variable (or, for a tuple parameter, a parameter) per element.
+    Tuple {
+        elements: Vec<TupleElement>,
+        types: Vec<ScalarType>,
+        mutable: bool,
+        span: Span,
+    },
     /// A binding whose declaration failed to check; its uses report nothing more.
     Poisoned,
+}
+
+/// Where one element of a tuple binding lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TupleElement {
+    Variable(VariableId),
+    Parameter(ParameterId),
 }
 
 /// The function body being checked.
@@ -50,6 +68,8 @@ pub(crate) struct FunctionState {
     kind: FunctionKind,
     name: String,
     return_type: Option<ScalarType>,
+    /// For a function returning a tuple: the hidden array parameter and type of each element.
+    tuple_result: Option<Vec<(ParameterId, ScalarType)>>,
     parameters: Vec<Parameter>,
     variables: Vec<Variable>,
     scopes: Vec<Vec<(String, Binding)>>,
@@ -76,6 +96,8 @@ enum Resolved {
 #[derive(Clone, Debug)]
 struct PlaceAccess {
     writable: bool,
+    /// An array parameter (`local [T; N]`), whose writability its declaration states.
+    array_parameter: bool,
     base_name: String,
     declared_at: Span,
     origin: PlaceOrigin,
@@ -237,14 +259,13 @@ impl Checker<'_> {
         let has_syntax_errors = block_has_errors(&item.body);
         self.suppress_unknown_names |= has_syntax_errors;
 
-        let mut parameters = Vec::new();
+        let mut parameters: Vec<Parameter> = Vec::new();
         let mut poisoned_parameters = Vec::new();
+        let mut tuple_parameters = Vec::new();
         let mut parameters_ok = true;
+        let mut seen: Vec<&ast::Parameter> = Vec::new();
         for parameter in &item.parameters {
-            if let Some(previous) = parameters
-                .iter()
-                .find(|p: &&Parameter| p.name == parameter.name.name)
-            {
+            if let Some(previous) = seen.iter().find(|p| p.name.name == parameter.name.name) {
                 self.report(
                     Diagnostic::error(
                         ErrorCode::E0205,
@@ -257,36 +278,80 @@ impl Checker<'_> {
                 parameters_ok = false;
                 continue;
             }
+            seen.push(parameter);
             match self.resolve_parameter(parameter, kind == FunctionKind::Kernel) {
-                Some(ty) => parameters.push(Parameter {
+                Some(ParameterShape::Single(ty)) => parameters.push(Parameter {
                     name: parameter.name.name.clone(),
                     ty,
                     span: parameter.span,
                 }),
+                Some(ParameterShape::Tuple(types)) => {
+                    let mut elements = Vec::with_capacity(types.len());
+                    for (index, &ty) in types.iter().enumerate() {
+                        elements.push(TupleElement::Parameter(
+                            ParameterId(parameters.len() as u32),
+                        ));
+                        parameters.push(Parameter {
+                            name: format!("{}.{index}", parameter.name.name),
+                            ty: ParameterType::Scalar { ty },
+                            span: parameter.span,
+                        });
+                    }
+                    let binding = Binding::Tuple {
+                        elements,
+                        types,
+                        mutable: false,
+                        span: parameter.name.span,
+                    };
+                    tuple_parameters.push((parameter.name.name.clone(), binding));
+                }
                 None => {
                     parameters_ok = false;
                     poisoned_parameters.push(parameter.name.name.clone());
                 }
             }
         }
-        let return_type = match (&item.return_type, kind) {
-            (Some(ty), FunctionKind::Device) => self.resolve_scalar_type(ty, "a function result"),
-            _ => None,
-        };
+        let (return_type, tuple_types) = self.resolve_result(item).unwrap_or_default();
+        let tuple_result = tuple_types.map(|types| {
+            types
+                .iter()
+                .enumerate()
+                .map(|(index, &ty)| {
+                    let id = ParameterId(parameters.len() as u32);
+                    parameters.push(Parameter {
+                        name: format!("result.{index}"),
+                        ty: tuple_result_parameter(ty),
+                        span: item.return_type.as_ref().map_or(item.span, |t| t.span()),
+                    });
+                    (id, ty)
+                })
+                .collect::<Vec<_>>()
+        });
         let work_group_size = self.function_attributes(item);
         self.function = Some(FunctionState {
             kind,
             name: name.to_string(),
             return_type,
+            tuple_result: tuple_result.clone(),
             parameters: parameters.clone(),
             variables: Vec::new(),
-            scopes: vec![Vec::new()],
+            scopes: vec![tuple_parameters],
             loop_depth: 0,
             poisoned_parameters,
             work_group_size,
         });
         let body = self.statements(&item.body.statements);
-        if let (Some(ty), false) = (return_type, has_syntax_errors) {
+        let result_name = match (&tuple_result, return_type) {
+            (Some(_), _) => item
+                .return_type
+                .as_ref()
+                .map(|ty| match self.resolve_type(ty) {
+                    Some(resolved) => describe_type(&resolved),
+                    None => String::new(),
+                }),
+            (None, ty) => ty.map(|ty| ty.to_string()),
+        };
+        if let (Some(ty), false) = (result_name, has_syntax_errors) {
             if !always_returns(&item.body) {
                 let end = item.body.span.end as usize;
                 self.report(

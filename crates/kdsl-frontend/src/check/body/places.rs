@@ -26,7 +26,11 @@ impl Checker<'_> {
                 "immutable array",
             )
             .with_label(access.declared_at, "declared immutable here")
-            .with_hint(format!("declare it `let mut {}`", access.base_name)),
+            .with_hint(if access.array_parameter {
+                "declare the parameter with `mut`, such as `local mut [T; N]`".to_string()
+            } else {
+                format!("declare it `let mut {}`", access.base_name)
+            }),
         };
         self.report(diagnostic);
     }
@@ -96,6 +100,7 @@ impl Checker<'_> {
                 space,
                 ty.dimensions.len(),
                 PlaceAccess {
+                    array_parameter: false,
                     writable: mutable,
                     base_name: name.name.clone(),
                     declared_at: span,
@@ -120,12 +125,53 @@ impl Checker<'_> {
                 space,
                 1,
                 PlaceAccess {
+                    array_parameter: false,
                     writable,
                     base_name: name.name.clone(),
                     declared_at: span,
                     origin: PlaceOrigin::Buffer,
                 },
             ),
+            Resolved::Parameter(
+                id,
+                ParameterType::Array {
+                    ty,
+                    space,
+                    writable,
+                },
+                span,
+            ) => (
+                PlaceBase::Parameter(id),
+                {
+                    lengths = ty.dimensions.clone();
+                    ty.element
+                },
+                space,
+                ty.dimensions.len(),
+                PlaceAccess {
+                    array_parameter: true,
+                    writable,
+                    base_name: name.name.clone(),
+                    declared_at: span,
+                    origin: if space == AddressSpace::Local {
+                        PlaceOrigin::LocalArray
+                    } else {
+                        PlaceOrigin::PrivateArray
+                    },
+                },
+            ),
+            Resolved::Binding(Binding::Tuple { .. }) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0207,
+                        format!("cannot index tuple `{}`", name.name),
+                        name.span,
+                        "a tuple, not an array",
+                    )
+                    .with_hint(format!("read an element with a field: `{}.0`", name.name)),
+                );
+                return None;
+            }
             Resolved::Binding(Binding::Poisoned) => return None,
             Resolved::Unknown => {
                 self.unknown_name(name);

@@ -32,6 +32,9 @@ impl Checker<'_> {
                 ty,
                 value,
             } => self.let_statement(*mutable, name, ty.as_ref(), value.as_ref(), span, out),
+            S::LetTuple { names, ty, value } => {
+                self.let_destructure(names, ty.as_ref(), value, span, out)
+            }
             S::Local { name, ty } => self.local_statement(name, ty, span),
             S::Assign {
                 target,
@@ -155,7 +158,13 @@ impl Checker<'_> {
             origin: Origin::Let,
             span: name.span,
         };
+        let untyped_tuple =
+            declared.is_none() && value.is_some_and(|v| self.tuple_shape(v).is_some());
         match declared {
+            Some(Some(ResolvedType::Tuple(types))) => {
+                self.let_tuple(mutable, name, Some(&types), value, span, out)
+            }
+            None if untyped_tuple => self.let_tuple(mutable, name, None, value, span, out),
             Some(Some(ResolvedType::Array(array))) => {
                 if let Some(value) = value {
                     self.report(
@@ -360,7 +369,9 @@ impl Checker<'_> {
                     span,
                     "inside a device function",
                 )
-                .with_hint("declare the array in the kernel and pass values in, or compute in private variables"),
+                .with_hint(
+                    "declare the array in the kernel and pass it in as a `local [T; N]` parameter",
+                ),
             );
             self.bind(&name.name, Binding::Poisoned);
             return;
@@ -397,13 +408,17 @@ impl Checker<'_> {
                     );
                 }
             }
-            Some(ResolvedType::Scalar(scalar)) => {
+            Some(other @ (ResolvedType::Scalar(_) | ResolvedType::Tuple(_))) => {
+                let scalar = match other {
+                    ResolvedType::Scalar(scalar) => scalar,
+                    _ => ScalarType::F32,
+                };
                 self.report(
                     Diagnostic::error(
                         ErrorCode::E0501,
                         "a `local` declaration needs an array type",
                         ty.span(),
-                        format!("`{scalar}` is a scalar"),
+                        format!("`{}` is not an array", describe_type(&other)),
                     )
                     .with_hint(format!(
                         "declare an array, e.g. `local {}: [{scalar}; 256];`",
@@ -427,7 +442,13 @@ impl Checker<'_> {
     ) {
         let target = strip_parentheses(target);
         match &target.kind {
+            E::Field { .. } => {
+                self.assign_field(target, (operator, operator_span), value, span, out)
+            }
             E::Name(name) => match self.lookup(&name.name) {
+                Resolved::Binding(Binding::Tuple { .. }) => {
+                    self.assign_tuple(name, operator, value, span, out)
+                }
                 Resolved::Binding(Binding::Variable {
                     id,
                     ty: VariableType::Scalar { ty },
@@ -498,6 +519,17 @@ impl Checker<'_> {
                             "copy it into a mutable binding: `let mut {0} = {0};`",
                             name.name
                         )),
+                    );
+                }
+                Resolved::Parameter(_, ty @ ParameterType::Array { .. }, _) => {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0404,
+                            format!("cannot assign to the whole array `{}`", name.name),
+                            target.span,
+                            format!("`{}` is a `{ty}`", name.name),
+                        )
+                        .with_hint(format!("assign its elements: `{}[i] = value;`", name.name)),
                     );
                 }
                 Resolved::Parameter(_, ParameterType::Buffer { .. }, _) => {
@@ -709,6 +741,21 @@ impl Checker<'_> {
     ) {
         let Some(state) = &self.function else { return };
         let (kind, return_type, name) = (state.kind, state.return_type, state.name.clone());
+        if let Some(results) = state.tuple_result.clone() {
+            match value {
+                Some(value) => self.return_tuple(results, value, span, out),
+                None => self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0507,
+                        format!("`return;` in function `{name}`, which returns a tuple"),
+                        span,
+                        "missing value",
+                    )
+                    .with_hint("return a tuple: `return (a, b);`"),
+                ),
+            }
+            return;
+        }
         match (kind, return_type, value) {
             (FunctionKind::Kernel, _, Some(value)) => {
                 let _ = self.expression(value, None);
@@ -779,6 +826,9 @@ impl Checker<'_> {
                     },
                     span,
                 ));
+            }
+            E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
+                let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }
             E::Call { callee, arguments } => {
                 if let Some(value) = self.call(callee, arguments, inner.span, None, true) {
