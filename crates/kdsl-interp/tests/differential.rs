@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{compile_file, workspace, Random};
+use common::{compile_file, kmeans_blobs, workspace, Random};
 use kdsl_interp::{run_kernel, HostBuffer, InterpArgument, InterpLaunch, ScalarValue};
 use kdsl_ir::{Module, ParameterType};
 use kdsl_runtime::{Argument, Buffer, Bundle, Device, Launch, RuntimeError};
@@ -646,6 +646,84 @@ fn histogram() {
         "examples/histogram.krn",
         || example_bundle("histogram"),
         examples_required(),
+        vec![case],
+    );
+}
+
+#[test]
+fn kmeans() {
+    let (n_samples, n_features, n_clusters, copies) = (700usize, 13usize, 37usize, 8usize);
+    let mut random = Random::new(42);
+    let (x_t, centres) = kmeans_blobs(&mut random, n_samples, n_features, n_clusters);
+    let centroids_t: Vec<f32> = (0..n_features * n_clusters)
+        .map(|i| centres[(i % n_clusters) * n_features + i / n_clusters] + 0.25)
+        .collect();
+    let half_norms: Vec<f32> = (0..n_clusters)
+        .map(|c| {
+            0.5 * (0..n_features)
+                .map(|f| centroids_t[f * n_clusters + c].powi(2))
+                .sum::<f32>()
+        })
+        .collect();
+    let assign = Case::new(
+        "kmeans_assign",
+        InterpLaunch::covering(n_samples as u32, 256),
+        vec![
+            buffer(vec![0u32; n_samples]),
+            buffer(vec![0.0f32; copies * n_clusters * n_features]),
+            buffer(vec![0u32; copies * n_clusters]),
+            buffer(x_t),
+            buffer(centroids_t.clone()),
+            buffer(half_norms.clone()),
+            scalar(n_samples as u32),
+            scalar(n_features as u32),
+            scalar(n_clusters as u32),
+        ],
+    )
+    // Atomic float sums add in the order work-items arrive.
+    .compare(1, Compare::Close(1e-5));
+    let sums: Vec<f32> = random.f32s(copies * n_clusters * n_features, -5.0, 5.0);
+    let counts: Vec<u32> = (0..copies * n_clusters)
+        .map(|_| (random.next_u64() % 4) as u32)
+        .collect();
+    let update = Case::new(
+        "kmeans_update",
+        InterpLaunch::covering(n_clusters as u32, 64),
+        vec![
+            buffer(centroids_t),
+            buffer(half_norms),
+            buffer(sums),
+            buffer(counts),
+            scalar(n_features as u32),
+            scalar(n_clusters as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-6))
+    .compare(1, Compare::Close(1e-6));
+    differential(
+        "examples/kmeans.krn",
+        || example_bundle("kmeans"),
+        examples_required(),
+        vec![assign, update],
+    );
+}
+
+#[test]
+fn arrays_by_reference_and_tuples() {
+    let mut random = Random::new(43);
+    let n = 192usize;
+    let input: Vec<i32> = (0..n)
+        .map(|_| (random.next_u64() % 2001) as i32 - 1000)
+        .collect();
+    let case = Case::new(
+        "arrays_and_tuples",
+        InterpLaunch::new([n as u32], [64]),
+        vec![buffer(vec![0i32; n * 12]), buffer(input)],
+    );
+    differential(
+        "tests/kernels/functions.krn",
+        || test_kernel_bundle("functions"),
+        false,
         vec![case],
     );
 }

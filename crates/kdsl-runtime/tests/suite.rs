@@ -88,6 +88,7 @@ device_tests! {
     stencil,
     softmax,
     prefix_sum,
+    kmeans,
     buffers_past_4g_elements,
     axpby_f32,
     axpby_f64,
@@ -709,6 +710,140 @@ mod cases {
             })
             .collect();
         check_equal("prefix sums", &got, &want)
+    }
+
+    /// examples/kmeans.krn: three Lloyd iterations (assignment, then update over the
+    /// privatised copies) on samples around well separated centres, against the same
+    /// iterations computed here in `f64`: identical labels, centroids within 1e-4.
+    pub fn kmeans(device: &Device) -> CaseResult {
+        let assign = example_kernel(device, "kmeans_assign")?;
+        let update = example_kernel(device, "kmeans_update")?;
+        let (n_samples, n_features, n_clusters, copies) = (20_000usize, 14, 127, 8);
+        let mut random = Random::new(44);
+        let centres: Vec<f32> = random
+            .f32s(n_clusters * n_features)
+            .iter()
+            .map(|v| v * 20.0)
+            .collect();
+        let mut x_t = vec![0.0f32; n_features * n_samples];
+        for sample in 0..n_samples {
+            let cluster = (random.next_u64() % n_clusters as u64) as usize;
+            for feature in 0..n_features {
+                x_t[feature * n_samples + sample] =
+                    centres[cluster * n_features + feature] + 0.5 * random.next_f32();
+            }
+        }
+        let mut centroids_t: Vec<f32> = (0..n_features * n_clusters)
+            .map(|i| centres[(i % n_clusters) * n_features + i / n_clusters] + 0.25)
+            .collect();
+        let half_norms_of = |centroids_t: &[f32]| -> Vec<f32> {
+            (0..n_clusters)
+                .map(|c| {
+                    0.5 * (0..n_features)
+                        .map(|f| centroids_t[f * n_clusters + c].powi(2))
+                        .sum::<f32>()
+                })
+                .collect()
+        };
+        let x_buffer = device.buffer_from(&x_t).map_err(fail)?;
+        let mut centroids = device.buffer_from(&centroids_t).map_err(fail)?;
+        let mut half_norms = device
+            .buffer_from(&half_norms_of(&centroids_t))
+            .map_err(fail)?;
+        let mut labels = device.alloc::<u32>(n_samples).map_err(fail)?;
+        let mut sums = device
+            .buffer_from(&vec![0.0f32; copies * n_clusters * n_features])
+            .map_err(fail)?;
+        let mut counts = device
+            .buffer_from(&vec![0u32; copies * n_clusters])
+            .map_err(fail)?;
+        for iteration in 0..3 {
+            assign
+                .launch(
+                    &Launch::covering(n_samples, 256),
+                    &args![
+                        &mut labels,
+                        &mut sums,
+                        &mut counts,
+                        &x_buffer,
+                        &centroids,
+                        &half_norms,
+                        n_samples as u32,
+                        n_features as u32,
+                        n_clusters as u32
+                    ],
+                )
+                .map_err(fail)?
+                .wait()
+                .map_err(fail)?;
+            update
+                .launch(
+                    &Launch::covering(n_clusters, 64),
+                    &args![
+                        &mut centroids,
+                        &mut half_norms,
+                        &mut sums,
+                        &mut counts,
+                        n_features as u32,
+                        n_clusters as u32
+                    ],
+                )
+                .map_err(fail)?
+                .wait()
+                .map_err(fail)?;
+            let want_labels: Vec<u32> = (0..n_samples)
+                .map(|s| {
+                    let distance = |c: usize| -> f64 {
+                        (0..n_features)
+                            .map(|f| {
+                                (f64::from(x_t[f * n_samples + s])
+                                    - f64::from(centroids_t[f * n_clusters + c]))
+                                .powi(2)
+                            })
+                            .sum()
+                    };
+                    (0..n_clusters)
+                        .min_by(|&a, &b| distance(a).total_cmp(&distance(b)))
+                        .map_or(0, |c| c as u32)
+                })
+                .collect();
+            let got_labels = labels.read_to_vec().map_err(fail)?;
+            check_equal(
+                &format!("labels of iteration {iteration}"),
+                &got_labels,
+                &want_labels,
+            )?;
+            let mut want: Vec<f64> = centroids_t.iter().map(|&v| f64::from(v)).collect();
+            for cluster in 0..n_clusters {
+                let members: Vec<usize> = (0..n_samples)
+                    .filter(|&s| want_labels[s] as usize == cluster)
+                    .collect();
+                for feature in 0..n_features {
+                    if !members.is_empty() {
+                        let sum: f64 = members
+                            .iter()
+                            .map(|&s| f64::from(x_t[feature * n_samples + s]))
+                            .sum();
+                        want[feature * n_clusters + cluster] = sum / members.len() as f64;
+                    }
+                }
+            }
+            let got = centroids.read_to_vec().map_err(fail)?;
+            check_close(
+                &format!("centroids after iteration {iteration}"),
+                &got,
+                &want,
+                1e-4,
+                None,
+            )?;
+            centroids_t = got;
+        }
+        let leftover = counts.read_to_vec().map_err(fail)?;
+        check_equal(
+            "counts zeroed for the next iteration",
+            &leftover,
+            &vec![0u32; copies * n_clusters],
+        )
     }
 
     /// A `u8` buffer of 2^32 + 4096 elements, written across the 2^32 boundary through `u64`

@@ -83,3 +83,23 @@ pub fn assert_close(what: &str, got: &[f64], want: &[f64], tolerance: f64) {
         );
     }
 }
+
+/// Samples scattered closely around well separated centres, so that every sample's nearest
+/// centroid is clear: `(x_t, centres)`, `x_t` feature-major.
+pub fn kmeans_blobs(
+    random: &mut Random,
+    n_samples: usize,
+    n_features: usize,
+    n_clusters: usize,
+) -> (Vec<f32>, Vec<f32>) {
+    let centres = random.f32s(n_clusters * n_features, -20.0, 20.0);
+    let mut x_t = vec![0.0f32; n_features * n_samples];
+    for sample in 0..n_samples {
+        let cluster = (random.next_u64() % n_clusters as u64) as usize;
+        for feature in 0..n_features {
+            x_t[feature * n_samples + sample] =
+                centres[cluster * n_features + feature] + random.f32_in(-0.5, 0.5);
+        }
+    }
+    (x_t, centres)
+}
