@@ -6,13 +6,17 @@ the SPIR-V image of the kdsl bundle, loaded with dpctl.program.create_program_fr
 reference side is OpenCL C compiled by the Intel CPU runtime (create_program_from_source).
 Kernel time comes from the queue's profiling events. The two sides alternate in rounds; each
 round takes the median of its timed runs, and the best round of each side is reported.
+A case whose launch leaves a result to compare (k-means: the labels) is checked for identical
+results on the two sides in every round; the script stops with an error if they differ.
 
-Usage: python bench_cpu.py BUNDLE_DIR [--runs N] [--json OUT]
+Usage: python bench_cpu.py BUNDLE_DIR [--runs N] [--rounds N] [--cases NAME,...] [--json OUT]
 """
 
 import argparse
 import ctypes
+import functools
 import json
+import os
 import pathlib
 import platform
 import statistics
@@ -54,11 +58,16 @@ class Device:
         memory.copy_to_host(host.view(np.uint8).reshape(-1))
         return host
 
-    def time_kernel(self, kernel, args, global_range, local_range, warmup, runs):
+    def time_kernel(self, kernel, args, global_range, local_range, warmup, runs, reset=None):
+        # reset, if given, runs before every launch (outside the timed kernel event).
         for _ in range(warmup):
+            if reset:
+                reset()
             self.queue.submit(kernel, args, global_range, local_range).wait()
         times = []
         for _ in range(runs):
+            if reset:
+                reset()
             event = self.queue.submit(kernel, args, global_range, local_range)
             event.wait()
             times.append(event.profiling_info_end - event.profiling_info_start)
@@ -75,7 +84,7 @@ def case_saxpy(device, kernel, rng, warmup, runs):
     # Check one launch against the host before timing (the timed runs keep updating y).
     device.queue.submit(kernel, args, [n], [256]).wait()
     assert np.allclose(device.download(y_memory, y), a * x + y, rtol=1e-6)
-    return device.time_kernel(kernel, args, [n], [256], warmup, runs), 2 * 4 * n + 4 * n
+    return device.time_kernel(kernel, args, [n], [256], warmup, runs), 2 * 4 * n + 4 * n, None
 
 
 def case_reduce_sum(device, kernel, rng, warmup, runs):
@@ -89,7 +98,7 @@ def case_reduce_sum(device, kernel, rng, warmup, runs):
     result = device.download(partial_memory, partial)
     expected = values.reshape(groups, 256).astype(np.float64).sum(axis=1)
     assert np.allclose(result, expected, rtol=1e-4), "reduce_sum result differs from the host"
-    return median, 4 * n
+    return median, 4 * n, None
 
 
 def case_matmul(device, kernel, rng, warmup, runs):
@@ -102,10 +111,77 @@ def case_matmul(device, kernel, rng, warmup, runs):
     median = device.time_kernel(kernel, args, [n, m], [16, 16], warmup, runs)
     result = device.download(c_memory, c)
     assert np.allclose(result, a.astype(np.float64) @ b, rtol=1e-4), "matmul result differs from the host"
-    return median, 2 * m * n * k
+    return median, 2 * m * n * k, None
 
 
-CASES = [("saxpy", "saxpy", case_saxpy), ("reduction", "reduce_sum", case_reduce_sum), ("matmul", "matmul", case_matmul)]
+KMEANS_COPIES = 8  # COPIES in examples/kmeans.krn (and KM_COPIES in reference/kernels.cl)
+KMEANS_GROUP = 256  # the kernel's work_group_size
+
+
+@functools.lru_cache(maxsize=None)
+def kmeans_inputs(n_samples=100_000, n_features=14, n_clusters=127):
+    """Well-separated blobs and centroids near their centres, the same for both sides."""
+    rng = np.random.default_rng(127)
+    centres = rng.uniform(-100.0, 100.0, (n_clusters, n_features))
+    truth = rng.integers(0, n_clusters, n_samples)
+    x = (centres[truth] + rng.normal(0.0, 1.0, (n_samples, n_features))).astype(np.float32)
+    centroids = (centres + rng.normal(0.0, 0.5, centres.shape)).astype(np.float32)
+    half_norms = (0.5 * (centroids.astype(np.float64) ** 2).sum(axis=1)).astype(np.float32)
+    # Host reference in float64: argmin over |c|^2 / 2 - x.c, the kernel's criterion.
+    distances = half_norms.astype(np.float64)[None, :] - x.astype(np.float64) @ centroids.astype(np.float64).T
+    labels = distances.argmin(axis=1).astype(np.uint32)
+    return x, centroids, half_norms, labels
+
+
+def case_kmeans_assign(device, kernel, rng, warmup, runs):
+    x, centroids, half_norms, host_labels = kmeans_inputs()
+    n_samples, n_features = x.shape
+    n_clusters = centroids.shape[0]
+    x_t = np.ascontiguousarray(x.T)
+    centroids_t = np.ascontiguousarray(centroids.T)
+    labels = np.full(n_samples, 0xFFFFFFFF, dtype=np.uint32)
+    sums = np.zeros(KMEANS_COPIES * n_clusters * n_features, dtype=np.float32)
+    counts = np.zeros(KMEANS_COPIES * n_clusters, dtype=np.uint32)
+    labels_memory, sums_memory, counts_memory = device.upload(labels), device.upload(sums), device.upload(counts)
+    x_memory, centroids_memory, norms_memory = device.upload(x_t), device.upload(centroids_t), device.upload(half_norms)
+    args = [
+        labels_memory, sums_memory, counts_memory, x_memory, centroids_memory, norms_memory,
+        ctypes.c_uint32(n_samples), ctypes.c_uint32(n_features), ctypes.c_uint32(n_clusters),
+    ]
+    global_range = [-(-n_samples // KMEANS_GROUP) * KMEANS_GROUP]
+
+    def reset():
+        # The kernel expects zero sums and counts on entry.
+        sums_memory.memset(0)
+        counts_memory.memset(0)
+
+    # Check one launch against the host before timing.
+    reset()
+    device.queue.submit(kernel, args, global_range, [KMEANS_GROUP]).wait()
+    result = device.download(labels_memory, labels)
+    if not np.array_equal(result, host_labels):
+        bad = np.flatnonzero(result != host_labels)
+        raise SystemExit(f"kmeans_assign: {bad.size} labels differ from the host (first at sample {bad[0]})")
+    got_counts = device.download(counts_memory, counts).reshape(KMEANS_COPIES, n_clusters).astype(np.int64).sum(axis=0)
+    if not np.array_equal(got_counts, np.bincount(host_labels, minlength=n_clusters)):
+        raise SystemExit("kmeans_assign: counts differ from the host")
+    got_sums = device.download(sums_memory, sums).reshape(KMEANS_COPIES, n_clusters, n_features).astype(np.float64).sum(axis=0)
+    expected_sums = np.zeros((n_clusters, n_features))
+    np.add.at(expected_sums, host_labels, x.astype(np.float64))
+    if not np.allclose(got_sums, expected_sums, rtol=1e-4, atol=1e-2):
+        raise SystemExit("kmeans_assign: sums differ from the host")
+    median = device.time_kernel(kernel, args, global_range, [KMEANS_GROUP], warmup, runs, reset=reset)
+    return median, 2 * n_samples * n_clusters * n_features, result
+
+
+# (bundle name, kernel name, case, build options of reference/kernels.cl for it)
+CASES = [
+    ("saxpy", "saxpy", case_saxpy, ""),
+    ("reduction", "reduce_sum", case_reduce_sum, ""),
+    ("matmul", "matmul", case_matmul, ""),
+    # OpenCL C 3.0 for cl_ext_float_atomics' atomic_fetch_add_explicit on floats (see kernels.cl).
+    ("kmeans", "kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0"),
+]
 
 
 def main():
@@ -114,22 +190,46 @@ def main():
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best round's median counts")
+    parser.add_argument(
+        "--cases", help="comma-separated kernel names to run (default: all of " + ",".join(c[1] for c in CASES) + ")"
+    )
     parser.add_argument("--json")
     options = parser.parse_args()
+    selected = CASES
+    if options.cases:
+        wanted = options.cases.split(",")
+        unknown = set(wanted) - {c[1] for c in CASES}
+        if unknown:
+            raise SystemExit(f"unknown cases: {', '.join(sorted(unknown))}")
+        selected = [c for c in CASES if c[1] in wanted]
 
     device = Device()
-    reference_program = dpctl.program.create_program_from_source(device.queue, (HERE / "reference/kernels.cl").read_text())
+    reference_source = (HERE / "reference/kernels.cl").read_text()
+    reference_programs = {}
     rng = np.random.default_rng(2026)
     rows = []
-    for example, kernel_name, case in CASES:
+    for example, kernel_name, case, build_options in selected:
         kdsl_program = dpctl.program.create_program_from_spirv(
             device.queue, spirv_image(pathlib.Path(options.bundle_dir) / f"{example}.kbundle")
         )
+        if build_options not in reference_programs:
+            reference_programs[build_options] = dpctl.program.create_program_from_source(
+                device.queue, reference_source, build_options
+            )
+        reference_program = reference_programs[build_options]
         # Alternate the two sides in rounds so that drift in machine load touches both alike.
         kdsl_medians, reference_medians = [], []
         for _ in range(options.rounds):
-            kdsl_ns, _ = case(device, kdsl_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs)
-            reference_ns, _ = case(device, reference_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs)
+            kdsl_ns, _, kdsl_result = case(device, kdsl_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs)
+            reference_ns, _, reference_result = case(
+                device, reference_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs
+            )
+            if kdsl_result is not None and not np.array_equal(kdsl_result, reference_result):
+                bad = np.flatnonzero(kdsl_result != reference_result)
+                raise SystemExit(
+                    f"{kernel_name}: kdsl and OpenCL C results differ at {bad.size} of {kdsl_result.size} elements "
+                    f"(first at {bad[0]}: kdsl {kdsl_result[bad[0]]}, OpenCL C {reference_result[bad[0]]})"
+                )
             kdsl_medians.append(kdsl_ns)
             reference_medians.append(reference_ns)
         kdsl_ns, reference_ns = min(kdsl_medians), min(reference_medians)
@@ -139,6 +239,10 @@ def main():
                 "kdsl_ms": kdsl_ns / 1e6,
                 "reference_ms": reference_ns / 1e6,
                 "kdsl_over_reference": kdsl_ns / reference_ns,
+                "kdsl_round_medians_ms": [t / 1e6 for t in kdsl_medians],
+                "reference_round_medians_ms": [t / 1e6 for t in reference_medians],
+                "reference_build_options": build_options,
+                "results_identical": True if kdsl_result is not None else None,
             }
         )
     info = {
@@ -146,15 +250,25 @@ def main():
         "driver": device.queue.sycl_device.driver_version,
         "dpctl": dpctl.__version__,
         "machine": platform.machine(),
+        "host_cpus": os.cpu_count(),
         "runs": options.runs,
         "rounds": options.rounds,
         "reference": "Intel OpenCL CPU runtime compiling OpenCL C (crates/kdsl-bench/reference/kernels.cl)",
         "results": rows,
     }
-    print(f"device: {info['device']} (driver {info['driver']}), best of {options.rounds} rounds of median of {options.runs} runs")
-    print(f"{'kernel':<12} {'kdsl ms':>10} {'OpenCL C ms':>12} {'kdsl/ref':>9}")
+    print(
+        f"device: {info['device']} (driver {info['driver']}), dpctl {info['dpctl']}, {info['machine']}, "
+        f"{info['host_cpus']} host CPUs; best of {options.rounds} rounds of median of {options.runs} runs"
+    )
+    print(f"{'kernel':<14} {'kdsl ms':>10} {'OpenCL C ms':>12} {'kdsl/ref':>9}")
     for row in rows:
-        print(f"{row['kernel']:<12} {row['kdsl_ms']:>10.3f} {row['reference_ms']:>12.3f} {row['kdsl_over_reference']:>9.3f}")
+        print(f"{row['kernel']:<14} {row['kdsl_ms']:>10.3f} {row['reference_ms']:>12.3f} {row['kdsl_over_reference']:>9.3f}")
+        print(
+            f"{'':<14} rounds: kdsl {', '.join(f'{t:.3f}' for t in row['kdsl_round_medians_ms'])}; "
+            f"OpenCL C {', '.join(f'{t:.3f}' for t in row['reference_round_medians_ms'])}"
+        )
+        if row["results_identical"]:
+            print(f"{'':<14} results identical on both sides (checked every round)")
     if options.json:
         pathlib.Path(options.json).write_text(json.dumps(info, indent=2))
 
