@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""k-means (Lloyd) with kdsl kernels (kmeans.krn), driven from Python on NumPy and dpnp arrays
+"""k-means (Lloyd) with kdsl kernels (examples/kmeans.krn), driven from Python on NumPy and dpnp arrays
 (CPU: the Intel OpenCL device through SYCL) and CuPy and PyTorch arrays (CUDA GPUs).
 
 Each backend runs the same iterations from the same start, is checked against a NumPy
@@ -22,8 +22,9 @@ import numpy as np
 
 import kdsl
 
-KERNELS = Path(__file__).resolve().parent / "kmeans.krn"
-GROUP = 256  # lloyd_assign's work-group size (WINDOW_FEATURES x WINDOW_CENTROIDS)
+KERNELS = Path(__file__).resolve().parent.parent / "kmeans.krn"
+GROUP = 256  # kmeans_assign's work-group size (WINDOW_FEATURES x WINDOW_CENTROIDS)
+COPIES = 8  # privatised copies of the sums, set at compile time
 
 
 def make_data(samples: int, features: int, clusters: int, seed: int = 0):
@@ -122,14 +123,14 @@ def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.nda
     x_t = backend.array(x.T)
     centroids_t = backend.array(start.T)
     half_norms = backend.array(0.5 * (start * start).sum(axis=1).astype(np.float32))
-    sums = backend.array(np.zeros((clusters, features), np.float32))
-    counts = backend.array(np.zeros(clusters, np.uint32))
+    sums = backend.array(np.zeros((COPIES, clusters, features), np.float32))
+    counts = backend.array(np.zeros((COPIES, clusters), np.uint32))
     labels = backend.array(np.zeros(samples, np.uint32))
-    # lloyd_assign requires work-groups of GROUP (#[work_group_size(GROUP)]), which a launch
+    # kmeans_assign requires work-groups of GROUP (#[work_group_size(GROUP)]), which a launch
     # without a local size gets.
-    assert module.lloyd_assign.work_group_size == (GROUP, 1, 1)
-    assign = module.lloyd_assign[-(-samples // GROUP) * GROUP]
-    update = module.lloyd_update[-(-clusters // 32) * 32, 32]
+    assert module.kmeans_assign.work_group_size == (GROUP, 1, 1)
+    assign = module.kmeans_assign[-(-samples // GROUP) * GROUP]
+    update = module.kmeans_update[-(-clusters // 32) * 32, 32]
 
     def iteration():
         assign(labels, sums, counts, x_t, centroids_t, half_norms, samples, features, clusters)
@@ -140,8 +141,8 @@ def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.nda
     # Start again from the initial centroids, timing the iterations only.
     centroids_t = backend.array(start.T)
     half_norms = backend.array(0.5 * (start * start).sum(axis=1).astype(np.float32))
-    sums = backend.array(np.zeros((clusters, features), np.float32))
-    counts = backend.array(np.zeros(clusters, np.uint32))
+    sums = backend.array(np.zeros((COPIES, clusters, features), np.float32))
+    counts = backend.array(np.zeros((COPIES, clusters), np.uint32))
     backend.synchronize(labels)
     began = time.perf_counter()
     for _ in range(iterations):
@@ -193,7 +194,7 @@ def main() -> int:
     if arguments.quick:
         arguments.samples, arguments.features, arguments.clusters, arguments.iterations = 20_000, 16, 16, 5
     backends = available_backends() if arguments.backend == "all" else arguments.backend.split(",")
-    module = kdsl.compile(path=KERNELS)
+    module = kdsl.compile(path=KERNELS, defines={"COPIES": COPIES})
     x, start = make_data(arguments.samples, arguments.features, arguments.clusters)
     expected_centroids, expected_labels = lloyd_numpy(x, start, arguments.iterations)
     print(
