@@ -96,3 +96,35 @@ def test_softmax(kind):
     shifted = np.exp(values - values.max(axis=1, keepdims=True))
     expected = shifted / shifted.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(kind.to_numpy(dout).reshape(rows, columns), expected, rtol=1e-5, atol=1e-7)
+
+
+def test_kmeans_lloyd_iteration(kind):
+    """examples/kmeans.krn (a device function returning a tuple, arrays passed by reference,
+    privatised sums): one Lloyd iteration against NumPy, on samples around separated centres."""
+    samples, features, clusters, copies = 3000, 14, 37, 8
+    centres = RNG.uniform(-20, 20, (clusters, features)).astype(np.float32)
+    x = (centres[RNG.integers(0, clusters, samples)] + RNG.uniform(-0.5, 0.5, (samples, features))).astype(
+        np.float32
+    )
+    start = (centres + 0.25).astype(np.float32)
+    module = example("kmeans")
+    labels = kind.to_device(np.zeros(samples, np.uint32))
+    sums = kind.to_device(np.zeros((copies, clusters, features), np.float32))
+    counts = kind.to_device(np.zeros((copies, clusters), np.uint32))
+    centroids_t = kind.to_device(np.ascontiguousarray(start.T))
+    half_norms = kind.to_device((0.5 * (start * start).sum(axis=1)).astype(np.float32))
+    x_t = kind.to_device(np.ascontiguousarray(x.T))
+    module.kmeans_assign[-(-samples // 256) * 256](
+        labels, sums, counts, x_t, centroids_t, half_norms, samples, features, clusters
+    )
+    module.kmeans_update[64, 32](centroids_t, half_norms, sums, counts, features, clusters).wait()
+    distances = ((x[:, None, :].astype(np.float64) - start[None, :, :]) ** 2).sum(axis=2)
+    expected_labels = distances.argmin(axis=1)
+    np.testing.assert_array_equal(kind.to_numpy(labels), expected_labels)
+    expected = start.astype(np.float64).copy()
+    for cluster in range(clusters):
+        members = x[expected_labels == cluster]
+        if len(members):
+            expected[cluster] = members.astype(np.float64).mean(axis=0)
+    np.testing.assert_allclose(kind.to_numpy(centroids_t).T, expected, rtol=1e-4, atol=1e-4)
+    assert not kind.to_numpy(counts).any()
