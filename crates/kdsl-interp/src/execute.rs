@@ -880,8 +880,8 @@ impl<'g> WorkItem<'g> {
         })
     }
 
-    /// Calls a device function: values first, in order, then the arrays, whose private
-    /// elements the callee holds until it returns.
+    /// Calls a device function: values first, in order, then the arrays. The callee holds a
+    /// writable private array's elements until it returns; a read-only one gets a copy.
     fn call_device_function(
         &self,
         frame: &mut Frame<'g>,
@@ -897,10 +897,13 @@ impl<'g> WorkItem<'g> {
             });
         }
         let mut lent = Vec::new();
-        for (binding, argument) in bindings.iter_mut().zip(arguments) {
+        for ((binding, argument), parameter) in
+            bindings.iter_mut().zip(arguments).zip(&callee.parameters)
+        {
             let Argument::Array(base) = argument else {
                 continue;
             };
+            let writable = matches!(parameter.ty, ParameterType::Array { writable: true, .. });
             let array = match *base {
                 PlaceBase::Variable(id) => match &frame.variables[id.0 as usize] {
                     Slot::Local(local) => {
@@ -917,17 +920,27 @@ impl<'g> WorkItem<'g> {
                     _ => PrivateArray::Parameter(id.0 as usize),
                 },
             };
-            let elements = frame.private_elements(array).map(std::mem::take);
-            *binding = Binding::PrivateArray(elements.unwrap_or_default());
-            lent.push(array);
+            // A read-only array may be passed more than once: each gets a copy.
+            let elements = match frame.private_elements(array) {
+                Some(elements) if writable => std::mem::take(elements),
+                Some(elements) => elements.clone(),
+                None => Vec::new(),
+            };
+            *binding = Binding::PrivateArray(elements);
+            if writable {
+                lent.push(array);
+            }
         }
         let (result, returned) = self.call(callee, bindings)?;
         let mut returned_arrays =
             returned
                 .into_iter()
-                .zip(arguments)
-                .filter_map(|(binding, argument)| match (binding, argument) {
-                    (Binding::PrivateArray(elements), Argument::Array(_)) => Some(elements),
+                .zip(&callee.parameters)
+                .filter_map(|(binding, parameter)| match (binding, &parameter.ty) {
+                    (
+                        Binding::PrivateArray(elements),
+                        ParameterType::Array { writable: true, .. },
+                    ) => Some(elements),
                     _ => None,
                 });
         for array in lent {

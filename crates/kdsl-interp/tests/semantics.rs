@@ -658,3 +658,35 @@ fn a_long_flat_operator_chain_runs() {
         &[3 * terms as i32, expected_product]
     );
 }
+
+#[test]
+fn a_private_array_may_be_passed_twice_when_neither_is_written() {
+    let source = "
+        fn dot(a: private [f32; 3], b: private [f32; 3]) -> f32 {
+            return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+        }
+        fn scale(v: private mut [f32; 3], by: f32) {
+            for k in 0..3 {
+                v[k] *= by;
+            }
+        }
+        kernel norms(output: global mut [f32]) {
+            let mut v: [f32; 3];
+            v[0] = 1.0;
+            v[1] = 2.0;
+            v[2] = 2.0;
+            output[0] = dot(v, v);
+            scale(v, 2.0);
+            output[1] = dot(v, v);
+            output[2] = v[2];
+        }
+    ";
+    let arguments = run(
+        source,
+        "norms",
+        one_item(),
+        vec![InterpArgument::buffer(vec![0.0f32; 3])],
+    )
+    .unwrap();
+    assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &[9.0, 36.0, 4.0]);
+}

@@ -292,14 +292,9 @@ impl Checker<'_> {
             }
             _ => None,
         };
-        let expected: Option<Vec<ScalarType>> = declared.clone();
-        let values = self.tuple_value(value, expected.as_deref(), Some(out));
-        let values = values.filter(|values| {
-            if values.len() == names.len() {
-                return true;
-            }
-            false
-        });
+        let values = self
+            .tuple_value(value, declared.as_deref(), Some(out))
+            .filter(|values| values.len() == names.len());
         let Some(values) = values else {
             if let Some(found) = self.tuple_shape(value).filter(|&n| n != names.len()) {
                 self.tuple_error(
