@@ -2130,7 +2130,7 @@ impl Generator<'_> {
                             b.usage == BufferUse::Input && b.element == ValueType::Scalar(*element)
                         })
                     }
-                    FunctionParameter::Scalar { .. } => true,
+                    FunctionParameter::Scalar { .. } | FunctionParameter::Pair { .. } => true,
                     _ => false,
                 })
             })
@@ -2163,13 +2163,37 @@ impl Generator<'_> {
                         .collect();
                     arguments.push(self.random.pick(&buffers).clone());
                 }
-                _ => unreachable!("value functions take scalars and input buffers"),
+                FunctionParameter::Pair { types, facts, .. } => {
+                    let first = self.argument_within(types[0], facts[0], uniformity, depth);
+                    let second = self.argument_within(types[1], facts[1], uniformity, depth);
+                    joined = joined.join(first.uniformity()).join(second.uniformity());
+                    arguments.push(format!("({}, {})", first.text, second.text));
+                    self.note("tuple argument");
+                }
+                _ => unreachable!("value functions take scalars, tuples and input buffers"),
             }
         }
         self.note("device function call");
         let (_, result_facts) = function.result.expect("a value function");
+        let call = format!("{}({})", function.name, arguments.join(", "));
+        // The uniformity analysis takes what a callee writes through an array parameter (a
+        // tuple result) as varying.
+        if function.tuple_result {
+            joined = Uniformity::Varying;
+        }
+        let text = if function.tuple_result {
+            // A call returning a tuple is a statement of its own: bind it just before the
+            // statement this expression is for (the generator writes code in order).
+            let value = self.fresh("t");
+            self.code
+                .line(format!("let ({value}, {value}_tag) = {call};"));
+            self.note("tuple binding");
+            value
+        } else {
+            call
+        };
         Expr::new(
-            format!("{}({})", function.name, arguments.join(", ")),
+            text,
             ValueType::Scalar(ty),
             Facts::new(joined, result_facts),
         )

@@ -77,6 +77,15 @@ impl Generator<'_> {
                 facts,
             });
         }
+        if self.percent(25) {
+            let types = [self.random_type(), self.random_type()];
+            let facts = [self.contract(types[0]), self.contract(types[1])];
+            parameters.push(FunctionParameter::Pair {
+                name: "pair".into(),
+                types,
+                facts,
+            });
+        }
         if !inputs.is_empty() && self.percent(40) {
             let input = self.random.pick(inputs).clone();
             if let ValueType::Scalar(element) = input.element {
@@ -93,6 +102,7 @@ impl Generator<'_> {
             let facts = self.contract(ty);
             Some((ty, facts))
         };
+        let tuple_result = result.is_some() && self.percent(30);
 
         // The body sees only its parameters.
         let saved_scope = std::mem::take(&mut self.scope);
@@ -106,6 +116,7 @@ impl Generator<'_> {
         self.place = Place::Function;
         self.control = Control::top_level(false);
         self.function_result = result;
+        self.function_tuple_result = tuple_result;
         self.scope = Scope::default();
         self.scope.push();
         let mut declarations = Vec::new();
@@ -138,9 +149,29 @@ impl Generator<'_> {
                     declarations.push(format!("{name}: global mut [{}]", element.name()));
                 }
                 FunctionParameter::Slot { name } => declarations.push(format!("{name}: u32")),
+                FunctionParameter::Pair { name, types, facts } => {
+                    declarations.push(format!(
+                        "{name}: ({}, {})",
+                        types[0].name(),
+                        types[1].name()
+                    ));
+                    for element in 0..2 {
+                        self.scope.add_variable(Variable {
+                            name: format!("{name}.{element}"),
+                            ty: ValueType::Scalar(types[element]),
+                            facts: Facts::new(Uniformity::Varying, facts[element]),
+                            mutability: None,
+                        });
+                    }
+                }
             }
         }
         let header = match result {
+            Some((ty, _)) if tuple_result => format!(
+                "fn {name}({}) -> ({}, u32) {{",
+                declarations.join(", "),
+                ty.name()
+            ),
             Some((ty, _)) => format!("fn {name}({}) -> {} {{", declarations.join(", "), ty.name()),
             None => format!("fn {name}({}) {{", declarations.join(", ")),
         };
@@ -161,7 +192,8 @@ impl Generator<'_> {
         match (result, output_element) {
             (Some((ty, facts)), _) => {
                 let value = self.argument_within(ty, facts, Uniformity::Varying, depth);
-                self.code.line(format!("return {};", value.text));
+                let returned = self.returned(value.text);
+                self.code.line(format!("return {returned};"));
             }
             (None, Some(element)) => {
                 let value = self.value(ValueType::Scalar(element), Uniformity::Varying, depth);
@@ -178,11 +210,24 @@ impl Generator<'_> {
         self.control = saved_control;
         self.place = saved_place;
         self.function_result = saved_result;
+        self.function_tuple_result = false;
         self.generic = saved_generic;
         self.functions.push(FunctionSignature {
             name,
             parameters,
             result,
+            tuple_result,
         });
+    }
+
+    /// What a `return` of `value` writes in the current function: the value, or for a tuple
+    /// result the value with a tag.
+    pub fn returned(&mut self, value: String) -> String {
+        if self.function_tuple_result {
+            self.note("tuple result");
+            format!("({value}, {}u32)", self.random.below(100))
+        } else {
+            value
+        }
     }
 }

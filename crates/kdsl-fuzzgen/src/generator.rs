@@ -116,6 +116,8 @@ pub struct Generator<'a> {
     next_name: u32,
     pub constants: Vec<Constant>,
     pub functions: Vec<FunctionSignature>,
+    /// The function being written returns its result in a `(T, u32)` tuple.
+    pub function_tuple_result: bool,
     pub buffers: Vec<BufferParameter>,
     pub scalars: Vec<ScalarParameter>,
     pub locals: Vec<LocalArray>,
@@ -159,6 +161,7 @@ impl<'a> Generator<'a> {
             next_name: 0,
             constants: Vec::new(),
             functions: Vec::new(),
+            function_tuple_result: false,
             buffers: Vec::new(),
             scalars: Vec::new(),
             locals: Vec::new(),

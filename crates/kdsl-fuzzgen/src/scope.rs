@@ -170,6 +170,9 @@ pub struct FunctionSignature {
     pub parameters: Vec<FunctionParameter>,
     /// `None` for a function that stores into its buffer parameter and returns nothing.
     pub result: Option<(ScalarType, ValueFacts)>,
+    /// The result comes as the first element of a `(T, u32)` tuple: callers bind it with
+    /// `let (value, tag) = f(...);` before using it.
+    pub tuple_result: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -190,6 +193,12 @@ pub enum FunctionParameter {
     },
     /// The output slot (a `u32`): callers pass one of their own.
     Slot { name: String },
+    /// A tuple of two scalars, each within its facts; the body reads `name.0` and `name.1`.
+    Pair {
+        name: String,
+        types: [ScalarType; 2],
+        facts: [ValueFacts; 2],
+    },
 }
 
 /// Where a statement is: what it may synchronize on and how often it can run.

@@ -1239,6 +1239,13 @@ impl Generator<'_> {
                     };
                     arguments.push(input);
                 }
+                FunctionParameter::Pair { types, facts, .. } => {
+                    let first =
+                        self.argument_within(types[0], facts[0], Uniformity::Varying, depth);
+                    let second =
+                        self.argument_within(types[1], facts[1], Uniformity::Varying, depth);
+                    arguments.push(format!("({}, {})", first.text, second.text));
+                }
             }
         }
         self.note("device function storing into a buffer");
@@ -1254,7 +1261,8 @@ impl Generator<'_> {
             Some((ty, facts)) => {
                 let depth = self.expression_depth();
                 let value = self.argument_within(ty, facts, Uniformity::Varying, depth);
-                self.code.line(format!("return {};", value.text));
+                let returned = self.returned(value.text);
+                self.code.line(format!("return {returned};"));
             }
             None => self.code.line("return;"),
         }

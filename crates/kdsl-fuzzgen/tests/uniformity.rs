@@ -17,7 +17,7 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
     let count = environment_number("KDSL_FUZZGEN_COUNT", 400);
     let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
     let options = GeneratorOptions::default();
-    let (mut barriers, mut sub_groups) = (0, 0);
+    let (mut barriers, mut sub_groups, mut tuples) = (0, 0, 0);
     let mut failures = Vec::new();
     for seed in first_seed..first_seed + count {
         let generated = generate(seed, &options);
@@ -26,6 +26,7 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
             generated.source.contains("sub_group_reduce")
                 || generated.source.contains("sub_group_shuffle"),
         );
+        tuples += usize::from(generated.source.contains("_tag) = "));
         let Err(diagnostics) = kdsl_frontend::compile_to_ir(&generated.source) else {
             continue;
         };
@@ -61,7 +62,12 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
             .collect::<Vec<_>>()
             .join("\n")
     );
-    // The run must have exercised what it checks.
+    // The run must have exercised what it checks, tuple results (bound before their use)
+    // included.
+    assert!(
+        tuples * 20 >= count as usize,
+        "{tuples} modules with tuple results"
+    );
     assert!(
         barriers * 10 >= count as usize,
         "{barriers} modules with barriers"
