@@ -497,3 +497,60 @@ kernel k(output: global mut [u32], n: u32) {
         "E0518",
     );
 }
+
+const TUPLE_AND_ARRAY_FUNCTIONS: &str = "
+    fn halve(n: u32) -> (u32, u32) {
+        return (n / 2, n % 2);
+    }
+    fn fill(row: private mut [u32; 2], value: u32) {
+        row[0] = value;
+        row[1] = value + 1;
+    }
+";
+
+#[test]
+fn tuple_results_and_written_arrays_are_as_uniform_as_what_the_callee_stores() {
+    accepted(&format!(
+        "{TUPLE_AND_ARRAY_FUNCTIONS}
+        kernel k(output: global mut [f32], input: global [f32], n: u32) {{
+            let (half, _) = halve(n);
+            let mut row: [u32; 2];
+            fill(row, get_group_id(0));
+            if half > 3 && row[1] > 0 {{
+                barrier();
+            }}
+            output[get_global_id(0)] = sub_group_broadcast(input[get_global_id(0)], half % 4);
+        }}"
+    ));
+}
+
+#[test]
+fn tuple_results_and_written_arrays_of_varying_values_are_varying() {
+    rejected(
+        &format!(
+            "{TUPLE_AND_ARRAY_FUNCTIONS}
+            kernel k(output: global mut [f32]) {{
+                let (half, _) = halve(get_local_id(0));
+                if half > 3 {{
+                    barrier();
+                }}
+                output[0] = 1.0;
+            }}"
+        ),
+        "E0518",
+    );
+    rejected(
+        &format!(
+            "{TUPLE_AND_ARRAY_FUNCTIONS}
+            kernel k(output: global mut [f32]) {{
+                let mut row: [u32; 2];
+                fill(row, get_local_id(0));
+                if row[0] > 3 {{
+                    barrier();
+                }}
+                output[0] = 1.0;
+            }}"
+        ),
+        "E0518",
+    );
+}

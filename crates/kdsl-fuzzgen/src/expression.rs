@@ -2176,11 +2176,6 @@ impl Generator<'_> {
         self.note("device function call");
         let (_, result_facts) = function.result.expect("a value function");
         let call = format!("{}({})", function.name, arguments.join(", "));
-        // The uniformity analysis takes what a callee writes through an array parameter (a
-        // tuple result) as varying.
-        if function.tuple_result {
-            joined = Uniformity::Varying;
-        }
         let text = if function.tuple_result {
             // A call returning a tuple is a statement of its own: bind it just before the
             // statement this expression is for (the generator writes code in order).

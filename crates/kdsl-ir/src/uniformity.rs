@@ -183,6 +183,9 @@ struct Summary {
     diagnostics: Vec<Diagnostic>,
     /// The analyses of the functions it calls.
     calls: Vec<Key>,
+    /// Per parameter: the join of what the function stores through it when it is a private
+    /// array (a tuple result's hidden array, say), with the control of each store.
+    array_stores: Vec<Value>,
 }
 
 impl Analyzer<'_> {
@@ -424,6 +427,7 @@ struct FunctionAnalysis<'a, 'm> {
     needs: Option<Need>,
     diagnostics: Vec<Diagnostic>,
     calls: Vec<Key>,
+    array_stores: Vec<Value>,
 }
 
 impl<'a, 'm> FunctionAnalysis<'a, 'm> {
@@ -455,6 +459,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
             needs: None,
             diagnostics: Vec::new(),
             calls: Vec::new(),
+            array_stores: Vec::new(),
         };
         loop {
             analysis.pass();
@@ -467,6 +472,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
             needs: analysis.needs,
             diagnostics: analysis.diagnostics,
             calls: analysis.calls,
+            array_stores: analysis.array_stores,
         }
     }
 
@@ -483,6 +489,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         self.needs = None;
         self.diagnostics.clear();
         self.calls.clear();
+        self.array_stores = vec![Value::UNIFORM; self.function.parameters.len()];
         let body = &self.function.body;
         self.block(body);
     }
@@ -521,6 +528,16 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                         if let Some(slot) = self.values.get_mut(id.0 as usize) {
                             *slot = slot.join(stored);
                         }
+                    }
+                }
+                // The same for a private array parameter, which the caller then reads.
+                if let (PlaceBase::Parameter(id), AddressSpace::Private) = (place.base, place.space)
+                {
+                    let stored = value
+                        .join(Value::new(index, Origin::Load(self.id, place.base)))
+                        .join(control.as_value());
+                    if let Some(slot) = self.array_stores.get_mut(id.0 as usize) {
+                        *slot = slot.join(stored);
                     }
                 }
             }
@@ -957,26 +974,27 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 Argument::Buffer(_) | Argument::Array(_) => Uniformity::Uniform,
             });
         }
-        // A private array the callee may write holds anything afterwards.
-        let callee = self.analyzer.module.functions.get(function.0 as usize);
-        for (index, argument) in arguments.iter().enumerate() {
-            let writable = callee
-                .and_then(|callee| callee.parameters.get(index))
-                .is_some_and(|parameter| {
-                    matches!(parameter.ty, ParameterType::Array { writable: true, .. })
-                });
-            if let (Argument::Array(PlaceBase::Variable(id)), true) = (argument, writable) {
-                if let Some(slot) = self.values.get_mut(id.0 as usize) {
-                    *slot = slot.join(Value::new(Uniformity::Varying, Origin::Builtin("call")));
-                }
-            }
-        }
         if function.0 as usize >= self.analyzer.module.functions.len() {
             return Value::new(Uniformity::Varying, Origin::Builtin("call"));
         }
         let key = (function, levels);
         let summary = self.analyzer.summary(&key);
         self.calls.push(key);
+        // A private array the callee writes holds, besides what it held, what the callee
+        // stored, as uniform as the call's control.
+        for (argument, stored) in arguments.iter().zip(&summary.array_stores) {
+            let Argument::Array(base) = argument else {
+                continue;
+            };
+            let stored = stored.join(control.as_value());
+            let slot = match *base {
+                PlaceBase::Variable(id) => self.values.get_mut(id.0 as usize),
+                PlaceBase::Parameter(id) => self.array_stores.get_mut(id.0 as usize),
+            };
+            if let Some(slot) = slot {
+                *slot = slot.join(stored);
+            }
+        }
         if let Some(need) = summary.needs {
             self.require(need, span, control, Some(function));
         }
