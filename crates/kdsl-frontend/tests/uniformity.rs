@@ -554,3 +554,37 @@ fn tuple_results_and_written_arrays_of_varying_values_are_varying() {
         "E0518",
     );
 }
+
+#[test]
+fn a_read_only_private_array_argument_is_as_uniform_as_its_contents() {
+    let functions = "
+        fn first(row: private [u32; 2]) -> u32 {
+            return row[0];
+        }
+    ";
+    accepted(&format!(
+        "{functions}
+        kernel k(output: global mut [f32], n: u32) {{
+            let mut row: [u32; 2];
+            row[0] = n;
+            if first(row) > 3 {{
+                barrier();
+            }}
+            output[0] = 1.0;
+        }}"
+    ));
+    rejected(
+        &format!(
+            "{functions}
+            kernel k(output: global mut [f32]) {{
+                let mut row: [u32; 2];
+                row[0] = get_local_id(0);
+                if first(row) > 3 {{
+                    barrier();
+                }}
+                output[0] = 1.0;
+            }}"
+        ),
+        "E0518",
+    );
+}

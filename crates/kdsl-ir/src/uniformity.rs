@@ -836,6 +836,9 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 // everywhere. Writable buffers and arrays may hold anything.
                 // Private arrays are as uniform as what was stored in them.
                 let contents = match place.base {
+                    PlaceBase::Parameter(_) if place.space == AddressSpace::Private => {
+                        self.private_array_contents(place.base).level
+                    }
                     PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize) {
                         Some(Parameter {
                             ty:
@@ -959,6 +962,25 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         }
     }
 
+    /// What a private array variable or array parameter holds, as uniform as it is: for a
+    /// parameter, what the caller passed joined with what this function stored since.
+    fn private_array_contents(&self, base: PlaceBase) -> Value {
+        match base {
+            PlaceBase::Variable(id) => self
+                .values
+                .get(id.0 as usize)
+                .copied()
+                .unwrap_or(Value::UNIFORM),
+            PlaceBase::Parameter(id) => {
+                let passed = self.parameters.get(id.0 as usize).copied();
+                let stored = self.array_stores.get(id.0 as usize).copied();
+                passed
+                    .unwrap_or(Value::UNIFORM)
+                    .join(stored.unwrap_or(Value::UNIFORM))
+            }
+        }
+    }
+
     fn call(
         &mut self,
         function: FunctionId,
@@ -970,8 +992,10 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         for argument in arguments {
             levels.push(match argument {
                 Argument::Value(value) => self.expression(value, control).level,
-                // The callee takes what it loads from an array parameter as varying.
-                Argument::Buffer(_) | Argument::Array(_) => Uniformity::Uniform,
+                Argument::Buffer(_) => Uniformity::Uniform,
+                // A private array's level is that of its contents; local memory is varying
+                // in the callee whatever is passed.
+                Argument::Array(base) => self.private_array_contents(*base).level,
             });
         }
         if function.0 as usize >= self.analyzer.module.functions.len() {
