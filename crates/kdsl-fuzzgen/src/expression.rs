@@ -357,7 +357,12 @@ impl Generator<'_> {
                 return value;
             }
         }
-        if self.unguarded && self.percent(3) {
+        // A constant out of bounds is a compile-time error (E0517), not undefined behaviour.
+        let constant = value
+            .facts
+            .integer_interval()
+            .is_some_and(|(low, high)| low == high);
+        if self.unguarded && !constant && self.percent(3) {
             self.note("unguarded index");
             return value;
         }
@@ -2123,6 +2128,7 @@ impl Generator<'_> {
             .iter()
             .enumerate()
             .filter(|(_, f)| matches!(f.result, Some((result, _)) if result == ty))
+            .filter(|(_, f)| !f.tuple_result || self.tuple_bindings)
             .filter(|(_, f)| {
                 f.parameters.iter().all(|p| match p {
                     FunctionParameter::InputBuffer { element, .. } => {

@@ -118,6 +118,9 @@ pub struct Generator<'a> {
     pub functions: Vec<FunctionSignature>,
     /// The function being written returns its result in a `(T, u32)` tuple.
     pub function_tuple_result: bool,
+    /// Calls returning a tuple may be bound on a line before the current expression's
+    /// statement (not so in an `else if` condition).
+    pub tuple_bindings: bool,
     pub buffers: Vec<BufferParameter>,
     pub scalars: Vec<ScalarParameter>,
     pub locals: Vec<LocalArray>,
@@ -162,6 +165,7 @@ impl<'a> Generator<'a> {
             constants: Vec::new(),
             functions: Vec::new(),
             function_tuple_result: false,
+            tuple_bindings: true,
             buffers: Vec::new(),
             scalars: Vec::new(),
             locals: Vec::new(),

@@ -728,7 +728,11 @@ impl Generator<'_> {
             // Only work-items that failed the earlier conditions evaluate this one.
             let saved = self.control;
             self.control = saved.branch(decided);
+            // The condition is written after the previous branch's `}`: nothing may be bound
+            // for it before, where the previous branch still is.
+            self.tuple_bindings = false;
             let next = self.condition(keep_uniform);
+            self.tuple_bindings = true;
             self.control = saved;
             decided = decided.join(next.uniformity());
             self.note("else if");
