@@ -65,6 +65,8 @@ fn optimized_module<'ctx>(
     let pipeline = format!("default<O{}>", options.opt_level.min(3));
     contain::run_passes(&module, &pipeline, &machine, PassBuilderOptions::create())
         .map_err(|failure| internal(target, failure.describe("the optimizer")))?;
+    crate::legalize::after_optimization(context, &module, target)
+        .map_err(|e| internal(target, e))?;
     timings.optimization += stopwatch.lap();
     Ok((module, machine))
 }

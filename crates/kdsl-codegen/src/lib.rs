@@ -23,6 +23,7 @@
 
 mod contain;
 mod emit;
+mod legalize;
 mod library;
 mod library_subset;
 mod linker;

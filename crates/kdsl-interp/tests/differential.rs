@@ -729,6 +729,33 @@ fn arrays_by_reference_and_tuples() {
 }
 
 #[test]
+fn backend_regressions() {
+    let mut random = Random::new(45);
+    let n = 256usize;
+    // Small and large values, so that both outcomes of each comparison occur.
+    let a: Vec<u16> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 48 } else { 60 })) as u16)
+        .collect();
+    let b: Vec<u32> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 32 } else { 48 })) as u32)
+        .collect();
+    let c: Vec<u8> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 56 } else { 60 })) as u8)
+        .collect();
+    let case = Case::new(
+        "multiply_overflow",
+        InterpLaunch::new([n as u32], [64]),
+        vec![buffer(vec![0i32; n * 3]), buffer(a), buffer(b), buffer(c)],
+    );
+    differential(
+        "tests/kernels/backend_regressions.krn",
+        || test_kernel_bundle("backend_regressions"),
+        false,
+        vec![case],
+    );
+}
+
+#[test]
 fn stencil() {
     let mut random = Random::new(26);
     let (width, height) = (21usize, 13usize);

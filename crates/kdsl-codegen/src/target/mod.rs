@@ -209,6 +209,10 @@ pub(crate) struct Legalization {
     /// inline-assembly copy (operands `=r,r`), so that LLVM cannot narrow the `abs` back: ptxas computes PTX `abs.s16` in 32 bits, and `abs(-32768i16)` came out as
     /// +32768 instead of wrapping to -32768 as on every other target.
     pub narrow_abs_behind_copy: Option<&'static str>,
+    /// After the optimizer: `llvm.umul.with.overflow` (and `smul` up to 32 bits) as plain
+    /// multiplies, because the optimizer creates them (from `(MAX / x) >= y`) and the SPIR-V
+    /// backend's `OpUMulExtended` fails to build on the Intel CPU device.
+    pub expand_multiply_with_overflow: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -111,6 +111,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             truncate_through_32_bits: true,
             extend_narrow_through_32_bits: true,
             compare_exchange_through_spirv_builtin: true,
+            expand_multiply_with_overflow: true,
             ..Legalization::default()
         },
         output: OutputFormat::SpirvBinary { llc },

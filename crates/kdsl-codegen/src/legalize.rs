@@ -1,0 +1,146 @@
+//! Rewrites of the optimized LLVM module that a target's backend or driver mishandles, where
+//! the optimizer itself creates the pattern (so lowering cannot avoid it). Exact rewrites.
+
+use crate::target::TargetDescription;
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::module::Module;
+use inkwell::values::{AsValueRef, CallSiteValue, InstructionOpcode, InstructionValue, IntValue};
+use inkwell::IntPredicate;
+
+/// Applies the target's post-optimization legalizations to `module`.
+pub(crate) fn after_optimization<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    target: &TargetDescription,
+) -> Result<(), String> {
+    if target.legalization.expand_multiply_with_overflow {
+        expand_multiply_with_overflow(context, module)?;
+    }
+    Ok(())
+}
+
+/// `llvm.umul.with.overflow.iN` (and `smul` up to 32 bits) as plain multiplies: the optimizer
+/// turns `(MAX / x) >= y` into `!umul.with.overflow(x, y)`, which the SPIR-V backend emits
+/// as `OpUMulExtended`, and the Intel CPU device fails to build that (fuzzgen seed 1000263).
+fn expand_multiply_with_overflow<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+) -> Result<(), String> {
+    let mut calls = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_block_iter() {
+            for instruction in block.get_instructions() {
+                if instruction.get_opcode() != InstructionOpcode::Call {
+                    continue;
+                }
+                let Ok(call) = CallSiteValue::try_from(instruction) else {
+                    continue;
+                };
+                let name = call
+                    .get_called_fn_value()
+                    .map(|f| f.get_name().to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let signed = if name.starts_with("llvm.umul.with.overflow.") {
+                    false
+                } else if name.starts_with("llvm.smul.with.overflow.") {
+                    true
+                } else {
+                    continue;
+                };
+                calls.push((instruction, signed));
+            }
+        }
+    }
+    let builder = context.create_builder();
+    for (call, signed) in calls {
+        expand_one(context, &builder, call, signed)?;
+    }
+    Ok(())
+}
+
+fn expand_one<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    call: InstructionValue<'ctx>,
+    signed: bool,
+) -> Result<(), String> {
+    let operand = |index: u32| -> Result<IntValue<'ctx>, String> {
+        call.get_operand(index)
+            .and_then(|o| match o {
+                inkwell::values::Operand::Value(value) => Some(value.into_int_value()),
+                inkwell::values::Operand::Block(_) => None,
+            })
+            .ok_or_else(|| "multiply with overflow: missing operand".to_string())
+    };
+    let (x, y) = (operand(0)?, operand(1)?);
+    let ty = x.get_type();
+    let width = ty.get_bit_width();
+    if signed && width > 32 {
+        return Ok(());
+    }
+    builder.position_before(&call);
+    let error = |e: inkwell::builder::BuilderError| e.to_string();
+    let (product, overflow) = if width <= 32 {
+        let wide = match width {
+            1..=16 => context.i32_type(),
+            _ => context.i64_type(),
+        };
+        let (wx, wy) = if signed {
+            (
+                builder.build_int_s_extend(x, wide, "").map_err(error)?,
+                builder.build_int_s_extend(y, wide, "").map_err(error)?,
+            )
+        } else {
+            (
+                builder.build_int_z_extend(x, wide, "").map_err(error)?,
+                builder.build_int_z_extend(y, wide, "").map_err(error)?,
+            )
+        };
+        let full = builder.build_int_mul(wx, wy, "").map_err(error)?;
+        let product = builder.build_int_truncate(full, ty, "").map_err(error)?;
+        // The product fits when extending its low half gives it back.
+        let back = if signed {
+            builder.build_int_s_extend(product, wide, "")
+        } else {
+            builder.build_int_z_extend(product, wide, "")
+        }
+        .map_err(error)?;
+        let overflow = builder
+            .build_int_compare(IntPredicate::NE, back, full, "")
+            .map_err(error)?;
+        (product, overflow)
+    } else {
+        // 64 bits: x * y overflows when x != 0 and (x * y) / x != y.
+        let product = builder.build_int_mul(x, y, "").map_err(error)?;
+        let zero = ty.const_zero();
+        let nonzero = builder
+            .build_int_compare(IntPredicate::NE, x, zero, "")
+            .map_err(error)?;
+        let divisor = builder
+            .build_select(nonzero, x, ty.const_int(1, false), "")
+            .map_err(error)?
+            .into_int_value();
+        let quotient = builder
+            .build_int_unsigned_div(product, divisor, "")
+            .map_err(error)?;
+        let differs = builder
+            .build_int_compare(IntPredicate::NE, quotient, y, "")
+            .map_err(error)?;
+        let overflow = builder.build_and(nonzero, differs, "").map_err(error)?;
+        (product, overflow)
+    };
+    let result_type = context.struct_type(&[ty.into(), context.bool_type().into()], false);
+    let with_product = builder
+        .build_insert_value(result_type.get_poison(), product, 0, "")
+        .map_err(error)?;
+    let result = builder
+        .build_insert_value(with_product, overflow, 1, "")
+        .map_err(error)?;
+    // SAFETY: both values are of the same `{iN, i1}` type, in the same function.
+    unsafe {
+        inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(call.as_value_ref(), result.as_value_ref());
+    }
+    call.erase_from_basic_block();
+    Ok(())
+}
