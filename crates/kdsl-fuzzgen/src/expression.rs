@@ -357,12 +357,10 @@ impl Generator<'_> {
                 return value;
             }
         }
-        // A constant out of bounds is a compile-time error (E0517), not undefined behaviour.
-        let constant = value
-            .facts
-            .integer_interval()
-            .is_some_and(|(low, high)| low == high);
-        if self.unguarded && !constant && self.percent(3) {
+        // A constant out of bounds is a compile-time error (E0517), not undefined behaviour:
+        // only a varying index (from ids or data, never a constant) goes unguarded.
+        let may_be_constant = value.uniformity() != Uniformity::Varying;
+        if self.unguarded && !may_be_constant && self.percent(3) {
             self.note("unguarded index");
             return value;
         }
