@@ -364,19 +364,22 @@ impl Checker<'_> {
             space,
             writable,
         };
+        let not_an_array = |checker: &mut Self| {
+            checker.report(
+                Diagnostic::error(
+                    ErrorCode::E0313,
+                    format!("`{callee}` expects an array (`{expected}`) here"),
+                    argument.span,
+                    "not an array",
+                )
+                .with_hint("pass a local or private array of the caller by name"),
+            );
+        };
         let name = match &strip_parentheses(argument).kind {
             E::Name(name) => name,
             _ => {
                 let _ = self.expression(argument, None);
-                self.report(
-                    Diagnostic::error(
-                        ErrorCode::E0313,
-                        format!("`{callee}` expects an array (`{expected}`) here"),
-                        argument.span,
-                        "not an array",
-                    )
-                    .with_hint("pass a local or private array of the caller by name"),
-                );
+                not_an_array(self);
                 return None;
             }
         };
@@ -405,15 +408,7 @@ impl Checker<'_> {
                     return None;
                 }
                 _ => {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0313,
-                            format!("`{callee}` expects an array (`{expected}`) here"),
-                            argument.span,
-                            "not an array",
-                        )
-                        .with_hint("pass a local or private array of the caller by name"),
-                    );
+                    not_an_array(self);
                     return None;
                 }
             };

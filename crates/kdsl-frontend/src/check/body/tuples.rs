@@ -64,14 +64,7 @@ impl Checker<'_> {
                     .collect(),
                 Resolved::Binding(Binding::Poisoned) => return None,
                 _ => {
-                    let found = self.expression(expression, None)?;
-                    self.tuple_error(
-                        format!("expected a tuple, found `{}`", found.ty),
-                        span,
-                        "not a tuple",
-                        "write a tuple such as `(a, b)`",
-                    );
-                    return None;
+                    return self.not_a_tuple(expression);
                 }
             },
             E::Call { callee, arguments } if self.tuple_shape(expression).is_some() => {
@@ -94,14 +87,7 @@ impl Checker<'_> {
             }
             E::Error => return None,
             _ => {
-                let found = self.expression(expression, None)?;
-                self.tuple_error(
-                    format!("expected a tuple, found `{}`", found.ty),
-                    span,
-                    "not a tuple",
-                    "write a tuple such as `(a, b)`",
-                );
-                return None;
+                return self.not_a_tuple(expression);
             }
         };
         if let Some(types) = expected {
@@ -126,6 +112,18 @@ impl Checker<'_> {
             }
         }
         Some(value)
+    }
+
+    /// Reports a scalar where a tuple is expected.
+    fn not_a_tuple(&mut self, expression: &ast::Expression) -> Option<TupleValue> {
+        let found = self.expression(expression, None)?;
+        self.tuple_error(
+            format!("expected a tuple, found `{}`", found.ty),
+            expression.span,
+            "not a tuple",
+            "write a tuple such as `(a, b)`",
+        );
+        None
     }
 
     /// Checks an argument for its errors only, whatever its shape.
