@@ -160,7 +160,15 @@ pub enum ParameterInfo {
         element: ScalarType,
         space: AddressSpace,
         writable: bool,
+        /// The address alignment in bytes the kernel's vector accesses (`vload4`) need of
+        /// this buffer; 0 when it makes none. Older bundles read as 0.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        alignment: u32,
     },
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 impl ParameterInfo {
@@ -192,6 +200,7 @@ impl KernelInfo {
                     element: *element,
                     space: *space,
                     writable: *writable,
+                    alignment: 0,
                 }),
                 ParameterType::Array { .. } => None,
             })

@@ -511,9 +511,15 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
                 element,
                 space,
                 writable,
+                alignment,
             } => {
+                let aligned = if *alignment > 0 {
+                    format!(" (aligned to {alignment} bytes)")
+                } else {
+                    String::new()
+                };
                 format!(
-                    "{name}: {space}{} [{element}]",
+                    "{name}: {space}{} [{element}]{aligned}",
                     if *writable { " mut" } else { "" }
                 )
             }

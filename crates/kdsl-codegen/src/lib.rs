@@ -244,9 +244,15 @@ pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
         .enumerate()
         .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
         .map(|(index, function)| {
+            let id = kdsl_ir::FunctionId(index as u32);
             let mut info = KernelInfo::from_function(function);
-            info.wide_buffer_indices =
-                module.indexes_buffers_with_64_bits(kdsl_ir::FunctionId(index as u32));
+            info.wide_buffer_indices = module.indexes_buffers_with_64_bits(id);
+            let alignments = module.buffer_alignments(id);
+            for (parameter, needed) in info.parameters.iter_mut().zip(alignments) {
+                if let kdsl_bundle::ParameterInfo::Buffer { alignment, .. } = parameter {
+                    *alignment = needed;
+                }
+            }
             if let Some(plan) = &plan {
                 info.checked = true;
                 info.check_sites = plan.sites_of_kernel(module, index);

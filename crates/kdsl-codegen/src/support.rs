@@ -238,6 +238,12 @@ impl Checker<'_> {
                     self.place(place);
                     self.expression(value);
                 }
+                StatementKind::VectorStore { place, values } => {
+                    self.place(place);
+                    for value in values {
+                        self.expression(value);
+                    }
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -275,7 +281,9 @@ impl Checker<'_> {
             | ExpressionKind::Parameter(_)
             | ExpressionKind::Variable(_)
             | ExpressionKind::WorkItem { .. } => {}
-            ExpressionKind::Load(place) => self.place(place),
+            ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
+                self.place(place)
+            }
             ExpressionKind::Unary { operand, .. } => self.expression(operand),
             ExpressionKind::Cast { value } => self.expression(value),
             ExpressionKind::Binary { left, right, .. }

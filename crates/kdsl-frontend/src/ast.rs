@@ -330,7 +330,8 @@ pub enum ExpressionKind {
     Parenthesized(Box<Expression>),
     /// `(a, b, ...)`: a tuple of at least two elements.
     Tuple(Vec<Expression>),
-    /// `value.0`: a tuple's element; `field` holds the digits as written.
+    /// `value.0`: a tuple's element, or `value.x`: a vector's component; `field` holds the
+    /// digits or name as written.
     Field {
         base: Box<Expression>,
         field: Identifier,

@@ -133,6 +133,12 @@ fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>
             place_synchronizes(module, place, visiting)
                 || expression_synchronizes(module, value, visiting)
         }
+        StatementKind::VectorStore { place, values } => {
+            place_synchronizes(module, place, visiting)
+                || values
+                    .iter()
+                    .any(|value| expression_synchronizes(module, value, visiting))
+        }
         StatementKind::If {
             condition,
             accept,
@@ -180,7 +186,9 @@ fn expression_synchronizes(
         | ExpressionKind::Parameter(_)
         | ExpressionKind::Variable(_)
         | ExpressionKind::WorkItem { .. } => false,
-        ExpressionKind::Load(place) => place_synchronizes(module, place, visiting),
+        ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
+            place_synchronizes(module, place, visiting)
+        }
         ExpressionKind::Unary { operand, .. } => any(&[operand]),
         ExpressionKind::Cast { value } => any(&[value]),
         ExpressionKind::Binary { left, right, .. }
@@ -575,6 +583,13 @@ impl<'g> WorkItem<'g> {
                     }
                 }
             }
+            StatementKind::VectorStore { place, values } => {
+                let values = self.expressions(frame, values)?;
+                let cells = self.locate_vector(frame, place, values.len(), statement.span)?;
+                for (cell, value) in cells.iter().zip(values) {
+                    cell.store(value, Ordering::Relaxed);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,
@@ -707,6 +722,45 @@ impl<'g> WorkItem<'g> {
         }
     }
 
+    /// The cells of the buffer vector at `place`, whose index counts vectors of `width`.
+    fn locate_vector(
+        &self,
+        frame: &mut Frame<'g>,
+        place: &'g Place,
+        width: usize,
+        span: Span,
+    ) -> Execution<&'g [AtomicU64]> {
+        let Some(index) = place.indices.first() else {
+            return Err(self.undefined(span, "a vector access without an index".to_string()));
+        };
+        let bits = self.expression(frame, index)?;
+        let index = scalar::integer_as_i128(bits, index.ty);
+        let PlaceBase::Parameter(parameter) = place.base else {
+            return Err(self.undefined(span, "a vector access of an array".to_string()));
+        };
+        let name = &frame.function.parameter(parameter).name;
+        let memory = match &frame.parameters[parameter.0 as usize] {
+            Binding::Buffer(buffer) => self.group.launch.buffers[*buffer].as_ref(),
+            _ => None,
+        };
+        let Some(memory) = memory else {
+            return Err(self.undefined(span, format!("`{name}` is not a buffer")));
+        };
+        let vectors = (memory.cells.len() / width) as i128;
+        if index < 0 || index >= vectors {
+            return Err(self.error(|work_item| InterpError::OutOfBounds {
+                span,
+                work_item,
+                message: format!(
+                    "vector index {index} into buffer `{name}` of {} elements ({vectors} vectors of {width})",
+                    memory.cells.len()
+                ),
+            }));
+        }
+        let first = index as usize * width;
+        Ok(&memory.cells[first..first + width])
+    }
+
     /// Element `linear` of the kernel's local array `local`.
     fn local_cell(
         &self,
@@ -770,6 +824,14 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Load(place) => {
                 let location = self.locate(frame, place, span)?;
                 self.read(frame, &location)
+            }
+            ExpressionKind::VectorLoad {
+                place,
+                width,
+                component,
+            } => {
+                let cells = self.locate_vector(frame, place, usize::from(*width), span)?;
+                cells[usize::from(*component)].load(Ordering::Relaxed)
             }
             ExpressionKind::Unary { op, operand } => {
                 let operand_type = operand.ty;

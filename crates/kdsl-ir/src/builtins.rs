@@ -16,6 +16,10 @@ pub enum Builtin {
     Atomic(AtomicOp),
     SubGroup(SubGroupOp),
     WorkGroup(WorkGroupOp),
+    /// `vloadN(buffer, index)`: the `N`-element vector at vector index `index`.
+    VectorLoad(u8),
+    /// `vstoreN(buffer, index, value)`.
+    VectorStore(u8),
 }
 
 /// One row of the table.
@@ -45,6 +49,9 @@ pub enum Operands {
     /// A buffer or local array element of a type from `types`, then `values` values of the
     /// element's type.
     Memory { values: usize, types: TypeSet },
+    /// A buffer of a type from `types` and a vector index, then (to store) a vector of the
+    /// buffer's element type.
+    VectorMemory { store: bool, types: TypeSet },
 }
 
 impl Operands {
@@ -57,6 +64,7 @@ impl Operands {
             Operands::Values { count, .. } => count,
             Operands::ValueAndLane { .. } => 2,
             Operands::Memory { values, .. } => 1 + values,
+            Operands::VectorMemory { store, .. } => 2 + usize::from(store),
         }
     }
 
@@ -66,7 +74,8 @@ impl Operands {
         match self {
             Operands::Values { types, .. }
             | Operands::ValueAndLane { types }
-            | Operands::Memory { types, .. } => Some(types),
+            | Operands::Memory { types, .. }
+            | Operands::VectorMemory { types, .. } => Some(types),
             Operands::Nothing | Operands::Dimension | Operands::Condition => None,
         }
     }
@@ -135,6 +144,8 @@ pub enum ResultRule {
     U64,
     /// The type of the memory element (atomics give the old content).
     Element,
+    /// A vector of the memory element's type (`vload4`).
+    ElementVector,
 }
 
 /// What a target must provide for a built-in, depending on the operand type.
@@ -201,6 +212,23 @@ const fn row(
         result,
         requires,
     }
+}
+
+const fn vector_memory(name: &'static str, builtin: Builtin) -> BuiltinRow {
+    let (store, result) = match builtin {
+        Builtin::VectorStore(_) => (true, ResultRule::Nothing),
+        _ => (false, ResultRule::ElementVector),
+    };
+    row(
+        name,
+        builtin,
+        Operands::VectorMemory {
+            store,
+            types: TypeSet::Numbers,
+        },
+        result,
+        Requirement::Always,
+    )
 }
 
 const fn work_item(name: &'static str, query: WorkItemQuery) -> BuiltinRow {
@@ -417,6 +445,12 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("native_rsqrt", M::NativeRsqrt, 1, Floats),
     math("native_recip", M::NativeRecip, 1, Floats),
     math("native_divide", M::NativeDivide, 2, Floats),
+    vector_memory("vload2", Builtin::VectorLoad(2)),
+    vector_memory("vload3", Builtin::VectorLoad(3)),
+    vector_memory("vload4", Builtin::VectorLoad(4)),
+    vector_memory("vstore2", Builtin::VectorStore(2)),
+    vector_memory("vstore3", Builtin::VectorStore(3)),
+    vector_memory("vstore4", Builtin::VectorStore(4)),
     atomic("atomic_add", AtomicOp::Add, 1, AtomicNumbers),
     atomic("atomic_sub", AtomicOp::Subtract, 1, AtomicIntegers),
     atomic("atomic_min", AtomicOp::Min, 1, AtomicNumbers),
@@ -649,14 +683,14 @@ impl AtomicOp {
 
 impl BuiltinRow {
     /// The result type of a call whose value operands (or memory element) have type
-    /// `operand`; `None` for a statement such as `barrier`.
+    /// `operand` (for `vload4`, each component's); `None` for a statement such as `barrier`.
     pub fn result_type(&self, operand: Option<ScalarType>) -> Option<ScalarType> {
         match self.result {
             ResultRule::Nothing => None,
             ResultRule::U32 => Some(ScalarType::U32),
             ResultRule::U64 => Some(ScalarType::U64),
             ResultRule::Bool => Some(ScalarType::Bool),
-            ResultRule::Operand | ResultRule::Element => operand,
+            ResultRule::Operand | ResultRule::Element | ResultRule::ElementVector => operand,
         }
     }
 }

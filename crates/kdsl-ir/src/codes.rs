@@ -62,6 +62,9 @@ pub enum ErrorCode {
     /// A tuple where a scalar is expected or the reverse, a tuple of the wrong length, or a
     /// tuple field that does not exist.
     E0314,
+    /// A vector where a scalar is expected or the reverse, vectors of different types in one
+    /// operation, a component that does not exist, or a repeated operand with side effects.
+    E0315,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -134,7 +137,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 61] = [
+    pub const ALL: [ErrorCode; 62] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -162,6 +165,7 @@ impl ErrorCode {
         ErrorCode::E0312,
         ErrorCode::E0313,
         ErrorCode::E0314,
+        ErrorCode::E0315,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -228,6 +232,7 @@ impl ErrorCode {
             ErrorCode::E0312 => "E0312",
             ErrorCode::E0313 => "E0313",
             ErrorCode::E0314 => "E0314",
+            ErrorCode::E0315 => "E0315",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

@@ -152,6 +152,12 @@ pub enum StatementKind {
         place: Place,
         value: Expression,
     },
+    /// Write `values` (one per component) as one vector to the buffer vector at vector index
+    /// `place.indices[0]` (`vstore4`).
+    VectorStore {
+        place: Place,
+        values: Vec<Expression>,
+    },
     If {
         condition: Expression,
         accept: Block,
@@ -212,6 +218,15 @@ pub struct Place {
     pub space: AddressSpace,
 }
 
+/// The alignment in bytes of a vector access of `width` elements of `element`: the vector's
+/// size for 2 and 4 elements (what native vector loads need), the element's for 3.
+pub fn vector_alignment(element: ScalarType, width: u8) -> u32 {
+    match width {
+        2 | 4 => element.size_in_bytes() * u32::from(width),
+        _ => element.size_in_bytes(),
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum PlaceBase {
     /// A buffer or array parameter.
@@ -237,6 +252,16 @@ pub enum ExpressionKind {
     Variable(VariableId),
     /// Read one element of memory.
     Load(Box<Place>),
+    /// Component `component` of the `width`-element vector at vector index `place.indices[0]`
+    /// of a buffer (elements `index * width` to `index * width + width - 1`), read as one
+    /// vector access (`vload4`). The front end flattens vectors into their components, so one
+    /// source `vload4` is four of these with equal places; the lowering loads the whole vector
+    /// each time and LLVM merges the equal loads.
+    VectorLoad {
+        place: Box<Place>,
+        width: u8,
+        component: u8,
+    },
     Unary {
         op: UnaryOp,
         operand: Box<Expression>,

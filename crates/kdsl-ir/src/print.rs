@@ -99,6 +99,15 @@ impl Printer<'_> {
                 out.push_str(" = ");
                 self.expression(out, value)?;
             }
+            StatementKind::VectorStore { place, values } => {
+                write!(out, "vstore{}(", values.len())?;
+                self.place(out, place)?;
+                for value in values {
+                    out.push_str(", ");
+                    self.expression(out, value)?;
+                }
+                out.push(')');
+            }
             StatementKind::If {
                 condition,
                 accept,
@@ -193,6 +202,15 @@ impl Printer<'_> {
             ExpressionKind::Parameter(id) => write!(out, "%{}", id.0)?,
             ExpressionKind::Variable(id) => write!(out, "${}", id.0)?,
             ExpressionKind::Load(place) => self.place(out, place)?,
+            ExpressionKind::VectorLoad {
+                place,
+                width,
+                component,
+            } => {
+                write!(out, "vload{width}(")?;
+                self.place(out, place)?;
+                write!(out, ").{component}")?;
+            }
             ExpressionKind::Unary { op, operand } => {
                 out.push(match op {
                     UnaryOp::Negate => '-',

@@ -541,6 +541,12 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     }
                 }
             }
+            StatementKind::VectorStore { place, values } => {
+                self.place(place, control);
+                for value in values {
+                    self.expression(value, control);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,
@@ -829,7 +835,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 .get(id.0 as usize)
                 .copied()
                 .unwrap_or(Value::UNIFORM),
-            ExpressionKind::Load(place) => {
+            ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
                 let index = self.place(place, control);
                 // Read-only buffers overlap no writable one (docs/language.md, "Types"), so
                 // nothing changes them during the launch: the same element is the same value

@@ -197,6 +197,19 @@ impl FunctionValidator<'_> {
                     }
                 }
             }
+            StatementKind::VectorStore { place, values } => {
+                self.vector_place(place, values.len(), span, true);
+                for value in values {
+                    if let Some(ty) = self.expression(value) {
+                        if ty != place.element {
+                            self.error(
+                                span,
+                                format!("stores a `{ty}` into a `{}` vector", place.element),
+                            );
+                        }
+                    }
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,
@@ -264,6 +277,27 @@ impl FunctionValidator<'_> {
     }
 
     /// Checks a place; `write` means it is stored to or used atomically.
+    /// A vector access: a buffer of a non-`bool` element, 2 to 4 components.
+    fn vector_place(&mut self, place: &Place, width: usize, span: Span, write: bool) {
+        self.place(place, span, write);
+        let buffer = match place.base {
+            PlaceBase::Parameter(id) => matches!(
+                self.function.parameters.get(id.0 as usize).map(|p| &p.ty),
+                Some(ParameterType::Buffer { .. })
+            ),
+            PlaceBase::Variable(_) => false,
+        };
+        if !buffer {
+            self.error(span, "a vector access of something other than a buffer");
+        }
+        if !(2..=4).contains(&width) || place.element == ScalarType::Bool {
+            self.error(
+                span,
+                format!("a vector of {width} `{}` components", place.element),
+            );
+        }
+    }
+
     fn place(&mut self, place: &Place, span: Span, write: bool) {
         for index in &place.indices {
             if let Some(ty) = self.expression(index) {
@@ -579,6 +613,22 @@ impl FunctionValidator<'_> {
                     self.error(
                         span,
                         format!("load of a `{}` element has type `{ty}`", place.element),
+                    );
+                }
+            }
+            ExpressionKind::VectorLoad {
+                place,
+                width,
+                component,
+            } => {
+                self.vector_place(place, usize::from(*width), span, false);
+                if place.element != ty || component >= width {
+                    self.error(
+                        span,
+                        format!(
+                            "component {component} of a `{}` vector of {width} has type `{ty}`",
+                            place.element
+                        ),
                     );
                 }
             }

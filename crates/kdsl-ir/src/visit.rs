@@ -19,6 +19,12 @@ pub fn walk_block(
                 walk_place(place, visit, visit_place);
                 walk_expression(value, visit, visit_place);
             }
+            StatementKind::VectorStore { place, values } => {
+                walk_place(place, visit, visit_place);
+                for value in values {
+                    walk_expression(value, visit, visit_place);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,
@@ -68,7 +74,9 @@ pub fn walk_expression(
         | ExpressionKind::Parameter(_)
         | ExpressionKind::Variable(_)
         | ExpressionKind::WorkItem { .. } => {}
-        ExpressionKind::Load(place) => walk_place(place, visit, visit_place),
+        ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
+            walk_place(place, visit, visit_place)
+        }
         ExpressionKind::Unary { operand, .. } => walk_expression(operand, visit, visit_place),
         ExpressionKind::Binary { left, right, .. }
         | ExpressionKind::ShortCircuit { left, right, .. } => {
@@ -142,5 +150,77 @@ impl Module {
             }
         }
         false
+    }
+}
+
+impl Module {
+    /// For each parameter of `function`: the address alignment in bytes its vector accesses
+    /// (`vload4`, `vstore4`), and those of the device functions it passes the buffer to, need
+    /// beyond the element's own; 0 where there are none.
+    pub fn buffer_alignments(&self, function: FunctionId) -> Vec<u32> {
+        let Some(body) = self.functions.get(function.0 as usize) else {
+            return Vec::new();
+        };
+        let mut alignments = vec![0u32; body.parameters.len()];
+        let mut calls = Vec::new();
+        walk_block(
+            &body.body,
+            &mut |expression| match &expression.kind {
+                ExpressionKind::VectorLoad { place, width, .. } => {
+                    require(&mut alignments, place, usize::from(*width));
+                }
+                ExpressionKind::Call {
+                    function,
+                    arguments,
+                } => calls.push((*function, arguments.clone())),
+                _ => {}
+            },
+            &mut |_| {},
+        );
+        visit_vector_stores(&body.body, &mut |place, width| {
+            require(&mut alignments, place, width)
+        });
+        for (callee, arguments) in calls {
+            let needed = self.buffer_alignments(callee);
+            for (argument, needed) in arguments.iter().zip(needed) {
+                if let Argument::Buffer(id) = argument {
+                    if let Some(slot) = alignments.get_mut(id.0 as usize) {
+                        *slot = (*slot).max(needed);
+                    }
+                }
+            }
+        }
+        alignments
+    }
+}
+
+fn require(alignments: &mut [u32], place: &Place, width: usize) {
+    if let PlaceBase::Parameter(id) = place.base {
+        if let Some(slot) = alignments.get_mut(id.0 as usize) {
+            let needed = vector_alignment(place.element, width as u8);
+            if needed > place.element.size_in_bytes() {
+                *slot = (*slot).max(needed);
+            }
+        }
+    }
+}
+
+/// Calls `visit` with the place and width of every `VectorStore` in `block`.
+fn visit_vector_stores(block: &Block, visit: &mut impl FnMut(&Place, usize)) {
+    for statement in block {
+        match &statement.kind {
+            StatementKind::VectorStore { place, values } => visit(place, values.len()),
+            StatementKind::If { accept, reject, .. } => {
+                visit_vector_stores(accept, visit);
+                visit_vector_stores(reject, visit);
+            }
+            StatementKind::Loop {
+                body, continuing, ..
+            } => {
+                visit_vector_stores(body, visit);
+                visit_vector_stores(continuing, visit);
+            }
+            _ => {}
+        }
     }
 }

@@ -25,6 +25,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::LengthMismatch { .. } => ("ArgumentError", "LengthMismatch"),
         RuntimeError::Backend { .. } => ("DeviceError", "Backend"),
         RuntimeError::Unsupported { .. } => ("DeviceError", "Unsupported"),
+        RuntimeError::MisalignedBuffer { .. } => ("ArgumentError", "MisalignedBuffer"),
         RuntimeError::ReadOnlyMemoryAsWritable { .. } => {
             ("ArgumentError", "ReadOnlyMemoryAsWritable")
         }

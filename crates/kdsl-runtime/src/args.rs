@@ -329,12 +329,22 @@ pub(crate) fn check_arguments(
                     name,
                     element,
                     writable,
+                    alignment,
                     ..
                 },
                 ArgumentKind::Buffer(facts),
             ) => {
                 if facts.element != *element {
                     return Err(type_error(index, parameter, argument));
+                }
+                if *alignment > 1 && facts.address % u64::from(*alignment) != 0 {
+                    return Err(RuntimeError::MisalignedBuffer {
+                        kernel: kernel.name.clone(),
+                        index,
+                        name: name.clone(),
+                        alignment: *alignment,
+                        address: facts.address,
+                    });
                 }
                 if *writable && !facts.writable {
                     return Err(RuntimeError::ReadOnlyBufferAsWritable {

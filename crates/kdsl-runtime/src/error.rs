@@ -80,6 +80,15 @@ pub enum RuntimeError {
         name: String,
     },
 
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` must start at a multiple of {alignment} bytes for its vector accesses, but starts at {address:#x}")]
+    MisalignedBuffer {
+        kernel: String,
+        index: usize,
+        name: String,
+        alignment: u32,
+        address: u64,
+    },
+
     #[error("cannot write: {what}")]
     ReadOnlyMemory { what: String },
 

@@ -139,6 +139,12 @@ impl Walk<'_, '_> {
                     self.expression(value);
                     self.place(place, statement.span);
                 }
+                StatementKind::VectorStore { place, values } => {
+                    for value in values {
+                        self.expression(value);
+                    }
+                    self.vector_place(place, values.len(), statement.span);
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -160,6 +166,19 @@ impl Walk<'_, '_> {
                 | StatementKind::Continue
                 | StatementKind::Barrier { .. } => {}
             }
+        }
+    }
+
+    /// A vector access: one site, its index counting vectors.
+    fn vector_place(&mut self, place: &Place, width: usize, span: Span) {
+        for index in &place.indices {
+            self.expression(index);
+        }
+        if let (PlaceBase::Parameter(id), Some(index)) = (place.base, place.indices.first()) {
+            let name = &self.function.parameter(id).name;
+            let what = format!("buffer `{name}` (as vectors of {width})");
+            let site = self.add(what, span, index.ty.is_signed_integer());
+            self.plan.places.insert(address_of(place), site);
         }
     }
 
@@ -203,6 +222,9 @@ impl Walk<'_, '_> {
             | ExpressionKind::Variable(_)
             | ExpressionKind::WorkItem { .. } => {}
             ExpressionKind::Load(place) => self.place(place, expression.span),
+            ExpressionKind::VectorLoad { place, width, .. } => {
+                self.vector_place(place, usize::from(*width), expression.span)
+            }
             ExpressionKind::Unary { operand, .. } => self.expression(operand),
             ExpressionKind::Binary { op, left, right } => {
                 self.expression(left);
@@ -276,7 +298,9 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
                     }
                 }
             }
-            ExpressionKind::Load(place) => place_indices(place, callees),
+            ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
+                place_indices(place, callees)
+            }
             ExpressionKind::Unary { operand, .. } => expression(operand, callees),
             ExpressionKind::Binary { left, right, .. }
             | ExpressionKind::ShortCircuit { left, right, .. } => {
@@ -331,6 +355,12 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             StatementKind::Store { place, value } => {
                 place_indices(place, callees);
                 expression(value, callees);
+            }
+            StatementKind::VectorStore { place, values } => {
+                place_indices(place, callees);
+                for value in values {
+                    expression(value, callees);
+                }
             }
             StatementKind::If {
                 condition,
@@ -606,9 +636,44 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
             },
         };
+        self.guard_indices(first_site, indices, &extents)
+    }
+
+    /// Checks the vector index of a vector access against the buffer's length in vectors.
+    pub(super) fn guard_vector_place(
+        &mut self,
+        place: &Place,
+        width: u8,
+        index: IntValue<'ctx>,
+    ) -> Result<Guard<'ctx>> {
+        let site = self.checked_state()?.plan.place_site(place)?;
+        let PlaceBase::Parameter(id) = place.base else {
+            return Err(LowerError("a vector access of an array".into()));
+        };
+        let length = self
+            .checked_state()?
+            .lengths
+            .get(id.0 as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| LowerError(format!("parameter %{} has no length", id.0)))?;
+        let width = self.context.i64_type().const_int(u64::from(width), false);
+        let vectors = self
+            .builder
+            .build_int_unsigned_div(length, width, "vectors")?;
+        self.guard_indices(site, &[index], &[vectors])
+    }
+
+    /// Checks each index against its extent, reporting sites from `first_site` on.
+    fn guard_indices(
+        &mut self,
+        first_site: u32,
+        indices: &[IntValue<'ctx>],
+        extents: &[IntValue<'ctx>],
+    ) -> Result<Guard<'ctx>> {
         let after = self.new_block("checked.after");
         let mut failed = Vec::with_capacity(indices.len());
-        for (dimension, (&index, &extent)) in indices.iter().zip(&extents).enumerate() {
+        for (dimension, (&index, &extent)) in indices.iter().zip(extents).enumerate() {
             let in_bounds =
                 self.builder
                     .build_int_compare(IntPredicate::ULT, index, extent, "in_bounds")?;

@@ -37,6 +37,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 Ok(self.builder.build_load(storage.ty, storage.pointer, "")?)
             }
             ExpressionKind::Load(place) => self.load(place),
+            ExpressionKind::VectorLoad {
+                place,
+                width,
+                component,
+            } => self.vector_load(place, *width, *component),
             ExpressionKind::Unary { op, operand } => {
                 let value = self.expression(operand)?;
                 self.unary(*op, value, ty)

@@ -6,7 +6,7 @@ use super::{FunctionLowering, LowerError, ParameterValue, Result};
 use crate::llvm;
 use inkwell::llvm_sys::LLVMAtomicRMWBinOp;
 use inkwell::values::{BasicValue, BasicValueEnum, IntValue, PointerValue};
-use kdsl_ir::{AddressSpace, AtomicOp, Expression, Place, PlaceBase, ScalarType};
+use kdsl_ir::{vector_alignment, AddressSpace, AtomicOp, Expression, Place, PlaceBase, ScalarType};
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// An index as a 64-bit offset. A signed index of a valid access is never negative, so
@@ -131,6 +131,97 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .set_alignment(place.element.size_in_bytes())
             .map_err(|e| LowerError(e.to_string()))?;
         Ok(())
+    }
+
+    /// The address of the buffer vector at `place` (its index counts vectors of `width`).
+    fn vector_address(
+        &mut self,
+        place: &Place,
+        width: u8,
+        vector_index: IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
+        let width = self.context.i64_type().const_int(u64::from(width), false);
+        let first = self.builder.build_int_nuw_mul(vector_index, width, "")?;
+        self.element_address(place, &[first])
+    }
+
+    /// Component `component` of a buffer vector (`vload4`): a load of the whole vector,
+    /// aligned as [`vector_alignment`] says, then the component. The components of one source
+    /// `vload4` are equal loads, which LLVM merges into one.
+    pub(super) fn vector_load(
+        &mut self,
+        place: &Place,
+        width: u8,
+        component: u8,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let (index, guard) = self.vector_index(place, width)?;
+        let pointer = self.vector_address(place, width, index)?;
+        let vector =
+            self.builder
+                .build_load(self.types.vector(place.element, width), pointer, "")?;
+        if let Some(instruction) = vector.as_instruction_value() {
+            instruction
+                .set_alignment(vector_alignment(place.element, width))
+                .map_err(|e| LowerError(e.to_string()))?;
+        }
+        let lane = self
+            .context
+            .i32_type()
+            .const_int(u64::from(component), false);
+        let value = self
+            .builder
+            .build_extract_element(vector.into_vector_value(), lane, "")?;
+        match guard {
+            Some(guard) => self
+                .finish_guard(guard, Some(value))?
+                .ok_or_else(|| LowerError("a checked vector load without a value".into())),
+            None => Ok(value),
+        }
+    }
+
+    /// `vstore4`: one aligned store of `components` as a vector.
+    pub(super) fn vector_store(
+        &mut self,
+        place: &Place,
+        components: &[BasicValueEnum<'ctx>],
+    ) -> Result<()> {
+        let width = components.len() as u8;
+        let mut vector = self.types.vector(place.element, width).get_undef();
+        for (lane, component) in components.iter().enumerate() {
+            let lane = self.context.i32_type().const_int(lane as u64, false);
+            vector = self
+                .builder
+                .build_insert_element(vector, *component, lane, "")?;
+        }
+        let (index, guard) = self.vector_index(place, width)?;
+        let pointer = self.vector_address(place, width, index)?;
+        let store = self.builder.build_store(pointer, vector)?;
+        store
+            .set_alignment(vector_alignment(place.element, width))
+            .map_err(|e| LowerError(e.to_string()))?;
+        if let Some(guard) = guard {
+            self.finish_guard(guard, None)?;
+        }
+        Ok(())
+    }
+
+    /// The 64-bit vector index of a vector access and, in a checked module, the guard that
+    /// checks it against the buffer's length in vectors.
+    fn vector_index(
+        &mut self,
+        place: &Place,
+        width: u8,
+    ) -> Result<(IntValue<'ctx>, Option<super::checked::Guard<'ctx>>)> {
+        if self.checked.is_some() {
+            let indices = self.checked_indices(place)?;
+            let guard = self.guard_vector_place(place, width, indices[0])?;
+            return Ok((indices[0], Some(guard)));
+        }
+        let index = place
+            .indices
+            .first()
+            .ok_or_else(|| LowerError("a vector access without an index".into()))?;
+        Ok((self.index(index)?, None))
     }
 
     /// A relaxed read-modify-write: device scope on global memory, work-group scope on local

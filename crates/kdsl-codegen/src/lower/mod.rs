@@ -22,7 +22,7 @@ use inkwell::basic_block::BasicBlock;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
-use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
+use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum, VectorType};
 use inkwell::values::{BasicValueEnum, FunctionValue, PointerValue};
 use inkwell::AddressSpace as LlvmAddressSpace;
 use kdsl_ir::{AddressSpace, Function, FunctionKind, ParameterType, ScalarType, VariableType};
@@ -121,6 +121,15 @@ impl<'ctx> Types<'ctx> {
         match ty {
             ScalarType::Bool => self.context.i8_type().into(),
             other => self.value(other),
+        }
+    }
+
+    /// A vector of `width` elements of `ty` (never `bool`).
+    pub fn vector(&self, ty: ScalarType, width: u8) -> VectorType<'ctx> {
+        let width = u32::from(width);
+        match self.value(ty) {
+            BasicTypeEnum::FloatType(float) => float.vec_type(width),
+            other => other.into_int_type().vec_type(width),
         }
     }
 

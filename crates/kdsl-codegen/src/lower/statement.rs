@@ -22,6 +22,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let value = self.expression(value)?;
                 self.store(place, value)?;
             }
+            StatementKind::VectorStore { place, values } => {
+                let mut components = Vec::with_capacity(values.len());
+                for value in values {
+                    components.push(self.expression(value)?);
+                }
+                self.vector_store(place, &components)?;
+            }
             StatementKind::If {
                 condition,
                 accept,

@@ -30,6 +30,41 @@ pub enum ResolvedType {
     Array(ArrayType),
     /// `(T, U, ...)`: at least two scalars. The front end flattens tuples into scalars.
     Tuple(Vec<ScalarType>),
+    /// `f32x4` and the like, flattened into components like a tuple.
+    Vector(VectorType),
+}
+
+/// A vector type such as `f32x4`: 2, 3 or 4 components of one non-`bool` scalar type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VectorType {
+    pub element: ScalarType,
+    pub width: u8,
+}
+
+impl VectorType {
+    /// `f32x4` to `VectorType { F32, 4 }`; `None` for any other name.
+    pub fn from_name(name: &str) -> Option<VectorType> {
+        let (element, width) = name.rsplit_once('x')?;
+        let element = ScalarType::from_name(element).filter(|&t| t != ScalarType::Bool)?;
+        let width = match width {
+            "2" => 2,
+            "3" => 3,
+            "4" => 4,
+            _ => return None,
+        };
+        Some(VectorType { element, width })
+    }
+
+    /// The component types, for the flattening shared with tuples.
+    pub fn components(self) -> Vec<ScalarType> {
+        vec![self.element; usize::from(self.width)]
+    }
+}
+
+impl std::fmt::Display for VectorType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.element, self.width)
+    }
 }
 
 /// What a module-level name refers to.
@@ -57,8 +92,10 @@ pub struct Signature {
     /// The source parameters, in order: each takes one IR parameter, a tuple one per element.
     pub shapes: Vec<ParameterShape>,
     pub return_type: Option<ScalarType>,
-    /// The element types of a tuple result.
+    /// The element types of a tuple result (the components of a vector result).
     pub tuple_result: Option<Vec<ScalarType>>,
+    /// The type of a vector result, which returns like a tuple of its components.
+    pub vector_result: Option<VectorType>,
 }
 
 /// How a source parameter maps onto IR parameters.
@@ -66,6 +103,7 @@ pub struct Signature {
 pub enum ParameterShape {
     Single(ParameterType),
     Tuple(Vec<ScalarType>),
+    Vector(VectorType),
 }
 
 impl ParameterShape {
@@ -77,6 +115,20 @@ impl ParameterShape {
                 .iter()
                 .map(|&ty| ParameterType::Scalar { ty })
                 .collect(),
+            ParameterShape::Vector(vector) => vector
+                .components()
+                .into_iter()
+                .map(|ty| ParameterType::Scalar { ty })
+                .collect(),
+        }
+    }
+
+    /// How many IR parameters it becomes.
+    pub fn width(&self) -> usize {
+        match self {
+            ParameterShape::Single(_) => 1,
+            ParameterShape::Tuple(elements) => elements.len(),
+            ParameterShape::Vector(vector) => usize::from(vector.width),
         }
     }
 }
@@ -90,6 +142,7 @@ pub(crate) fn describe_type(ty: &ResolvedType) -> String {
             let names: Vec<&str> = elements.iter().map(|t| t.name()).collect();
             format!("({})", names.join(", "))
         }
+        ResolvedType::Vector(vector) => vector.to_string(),
     }
 }
 
@@ -326,6 +379,9 @@ impl<'file> Checker<'file> {
                 if let Some(ty) = ScalarType::from_name(&name.name) {
                     return Some(ResolvedType::Scalar(ty));
                 }
+                if let Some(vector) = VectorType::from_name(&name.name) {
+                    return Some(ResolvedType::Vector(vector));
+                }
                 let candidates: Vec<&str> = ScalarType::ALL
                     .iter()
                     .map(|t| t.name())
@@ -370,6 +426,21 @@ impl<'file> Checker<'file> {
                                 "arrays of tuples are not supported",
                             )
                             .with_hint("use one array per tuple element"),
+                        );
+                        return None;
+                    }
+                    ResolvedType::Vector(vector) => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0315,
+                                format!("array elements must be scalars, not `{vector}`"),
+                                *span,
+                                "arrays of vectors are not supported",
+                            )
+                            .with_hint(format!(
+                                "use an array of `{}` and `vload{}`/`vstore{}` on buffers",
+                                vector.element, vector.width, vector.width
+                            )),
                         );
                         return None;
                     }
@@ -454,6 +525,15 @@ impl<'file> Checker<'file> {
                 ));
                 None
             }
+            ResolvedType::Vector(vector) => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0315,
+                    format!("{what} must have a scalar type, not `{vector}`"),
+                    ty.span(),
+                    "vector type not allowed here",
+                ));
+                None
+            }
         }
     }
 
@@ -464,10 +544,14 @@ impl<'file> Checker<'file> {
     ) -> Option<ParameterShape> {
         match &parameter.ty {
             ast::ParameterTypeExpression::Value(ty) => {
-                if let (Some(ResolvedType::Tuple(elements)), false) =
-                    (self.resolve_type(ty), kernel)
-                {
-                    return Some(ParameterShape::Tuple(elements));
+                match (self.resolve_type(ty), kernel) {
+                    (Some(ResolvedType::Tuple(elements)), false) => {
+                        return Some(ParameterShape::Tuple(elements));
+                    }
+                    (Some(ResolvedType::Vector(vector)), false) => {
+                        return Some(ParameterShape::Vector(vector));
+                    }
+                    _ => {}
                 }
                 let scalar = self.resolve_scalar_type(ty, "a parameter passed by value");
                 if scalar.is_none() && kernel && matches!(ty, ast::TypeExpression::Tuple { .. }) {
@@ -605,7 +689,7 @@ impl<'file> Checker<'file> {
                 None => ok = false,
             }
         }
-        let (return_type, tuple_result) = self.resolve_result(item)?;
+        let (return_type, tuple_result, vector_result) = self.resolve_result(item)?;
         let mut parameters: Vec<ParameterType> =
             shapes.iter().flat_map(ParameterShape::flattened).collect();
         if let Some(elements) = &tuple_result {
@@ -617,25 +701,35 @@ impl<'file> Checker<'file> {
             shapes,
             return_type,
             tuple_result,
+            vector_result,
         })
     }
 
-    /// A device function's result: a scalar, a tuple, or nothing (also for kernels, which
-    /// report a result type elsewhere). `None` when the type does not resolve.
+    /// A device function's result: a scalar, a tuple (a vector returns as the tuple of its
+    /// components), or nothing (also for kernels, which report a result type elsewhere).
+    /// `None` when the type does not resolve.
     #[allow(clippy::type_complexity)]
     pub(crate) fn resolve_result(
         &mut self,
         item: &ast::FunctionItem,
-    ) -> Option<(Option<ScalarType>, Option<Vec<ScalarType>>)> {
+    ) -> Option<(
+        Option<ScalarType>,
+        Option<Vec<ScalarType>>,
+        Option<VectorType>,
+    )> {
         match (&item.return_type, item.kind) {
             (Some(ty), AstFunctionKind::Device) => match self.resolve_type(ty)? {
-                ResolvedType::Tuple(elements) => Some((None, Some(elements))),
+                ResolvedType::Tuple(elements) => Some((None, Some(elements), None)),
+                ResolvedType::Vector(vector) => {
+                    Some((None, Some(vector.components()), Some(vector)))
+                }
                 _ => Some((
                     Some(self.resolve_scalar_type(ty, "a function result")?),
                     None,
+                    None,
                 )),
             },
-            _ => Some((None, None)),
+            _ => Some((None, None, None)),
         }
     }
 

@@ -194,6 +194,15 @@ impl Checker<'_> {
                         None => ok = false,
                     }
                 }
+                ParameterShape::Vector(ty) => {
+                    next_parameter += usize::from(ty.width);
+                    match self.vector_value(argument, Some(*ty), None) {
+                        Some(value) => {
+                            lowered.extend(value.components.into_iter().map(Argument::Value))
+                        }
+                        None => ok = false,
+                    }
+                }
             }
         }
         debug_assert!(next_parameter <= signature.parameters.len());
@@ -556,6 +565,30 @@ impl Checker<'_> {
                 )
             }
             Builtin::Atomic(op) => self.atomic(op, callee, &arguments, span),
+            Builtin::VectorLoad(_) | Builtin::VectorStore(_) => {
+                let owned: Vec<ast::Expression> = arguments.iter().map(|&a| a.clone()).collect();
+                let write = matches!(builtin, Builtin::VectorStore(_));
+                self.vector_place(callee, &owned, write)?;
+                let (message, hint) = match builtin {
+                    Builtin::VectorStore(_) => (
+                        format!("`{}` is a statement, not a value", callee.name),
+                        format!(
+                            "write `{}(buffer, index, value);` on its own line",
+                            callee.name
+                        ),
+                    ),
+                    _ => (
+                        format!("`{}` gives a vector, not a scalar", callee.name),
+                        "bind it (`let v = vload4(x, i);`) or take a component: `vload4(x, i).x`"
+                            .to_string(),
+                    ),
+                };
+                self.report(
+                    Diagnostic::error(ErrorCode::E0315, message, span, "used as a scalar")
+                        .with_hint(hint),
+                );
+                None
+            }
             Builtin::SubGroup(_) | Builtin::WorkGroup(_) => {
                 self.collective(builtin, &arguments, span, expected)
             }
@@ -708,10 +741,7 @@ impl Checker<'_> {
 fn source_position(signature: &Signature, ir_index: usize) -> Option<usize> {
     let mut start = 0;
     for (position, shape) in signature.shapes.iter().enumerate() {
-        let width = match shape {
-            ParameterShape::Single(_) => 1,
-            ParameterShape::Tuple(types) => types.len(),
-        };
+        let width = shape.width();
         if ir_index < start + width {
             return Some(position);
         }

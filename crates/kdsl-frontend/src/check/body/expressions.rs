@@ -69,6 +69,10 @@ impl Checker<'_> {
         expected: Option<ScalarType>,
     ) -> Option<Expression> {
         let span = expression.span;
+        if self.vector_shape(expression).is_some() {
+            self.vector_where_scalar(expression);
+            return None;
+        }
         match &expression.kind {
             E::Literal(literal) => self.literal(literal, span, expected, false),
             E::Name(name) => self.name_expression(name),
@@ -91,6 +95,21 @@ impl Checker<'_> {
                             ty.span(),
                             "casts convert between scalar types",
                         ));
+                        return None;
+                    }
+                    ResolvedType::Vector(vector) => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0315,
+                                format!("cannot convert a scalar to the vector `{vector}`"),
+                                ty.span(),
+                                "a vector type",
+                            )
+                            .with_hint(format!(
+                                "repeat it instead: `{vector}(x as {})`",
+                                vector.element
+                            )),
+                        );
                         return None;
                     }
                     ResolvedType::Array(array) => {
@@ -184,6 +203,18 @@ impl Checker<'_> {
                         format!("`{ty}`"),
                     )
                     .with_hint(format!("read an element: `{}[i]`", name.name)),
+                );
+                None
+            }
+            Resolved::Binding(Binding::Vector { ty, .. }) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0315,
+                        format!("`{}` is a vector `{ty}`, not a scalar", name.name),
+                        span,
+                        "a vector",
+                    )
+                    .with_hint(format!("take a component: `{}.x`", name.name)),
                 );
                 None
             }

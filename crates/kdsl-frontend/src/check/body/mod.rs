@@ -7,13 +7,14 @@ mod places;
 mod scopes;
 mod statements;
 mod tuples;
+mod vectors;
 
 use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
 use super::constant::{self, integer_range};
 use super::names::Builtin;
 use super::{
     block_has_errors, describe_type, ir_kind, suggest, tuple_result_parameter, Checker, Global,
-    ParameterShape, ResolvedType,
+    ParameterShape, ResolvedType, VectorType,
 };
 use crate::ast::{
     self, AssignOperator, BinaryOperator, ExpressionKind as E, StatementKind as S, UnaryOperator,
@@ -52,6 +53,13 @@ enum Binding {
         mutable: bool,
         span: Span,
     },
+    /// A vector: a variable (or, for a vector parameter, a parameter) per component.
+    Vector {
+        components: Vec<TupleElement>,
+        ty: VectorType,
+        mutable: bool,
+        span: Span,
+    },
     /// A binding whose declaration failed to check; its uses report nothing more.
     Poisoned,
 }
@@ -70,6 +78,8 @@ pub(crate) struct FunctionState {
     return_type: Option<ScalarType>,
     /// For a function returning a tuple: the hidden array parameter and type of each element.
     tuple_result: Option<Vec<(ParameterId, ScalarType)>>,
+    /// For a function returning a vector (through `tuple_result`): its type.
+    vector_result: Option<VectorType>,
     parameters: Vec<Parameter>,
     variables: Vec<Variable>,
     scopes: Vec<Vec<(String, Binding)>>,
@@ -305,13 +315,38 @@ impl Checker<'_> {
                     };
                     tuple_parameters.push((parameter.name.name.clone(), binding));
                 }
+                Some(ParameterShape::Vector(ty)) => {
+                    let mut components = Vec::with_capacity(usize::from(ty.width));
+                    for index in 0..ty.width {
+                        components.push(TupleElement::Parameter(ParameterId(
+                            parameters.len() as u32
+                        )));
+                        parameters.push(Parameter {
+                            name: format!(
+                                "{}.{}",
+                                parameter.name.name,
+                                vectors::component_name(index)
+                            ),
+                            ty: ParameterType::Scalar { ty: ty.element },
+                            span: parameter.span,
+                        });
+                    }
+                    let binding = Binding::Vector {
+                        components,
+                        ty,
+                        mutable: false,
+                        span: parameter.name.span,
+                    };
+                    tuple_parameters.push((parameter.name.name.clone(), binding));
+                }
                 None => {
                     parameters_ok = false;
                     poisoned_parameters.push(parameter.name.name.clone());
                 }
             }
         }
-        let (return_type, tuple_types) = self.resolve_result(item).unwrap_or_default();
+        let (return_type, tuple_types, vector_result) =
+            self.resolve_result(item).unwrap_or_default();
         let tuple_result = tuple_types.map(|types| {
             types
                 .iter()
@@ -333,6 +368,7 @@ impl Checker<'_> {
             name: name.to_string(),
             return_type,
             tuple_result: tuple_result.clone(),
+            vector_result,
             parameters: parameters.clone(),
             variables: Vec::new(),
             scopes: vec![tuple_parameters],

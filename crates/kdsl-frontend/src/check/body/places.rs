@@ -172,6 +172,18 @@ impl Checker<'_> {
                 );
                 return None;
             }
+            Resolved::Binding(Binding::Vector { ty, .. }) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0207,
+                        format!("cannot index the vector `{}`", name.name),
+                        name.span,
+                        format!("a `{ty}`, not an array"),
+                    )
+                    .with_hint(format!("read a component: `{}.x`", name.name)),
+                );
+                return None;
+            }
             Resolved::Binding(Binding::Poisoned) => return None,
             Resolved::Unknown => {
                 self.unknown_name(name);

@@ -158,9 +158,15 @@ impl Checker<'_> {
             origin: Origin::Let,
             span: name.span,
         };
+        let untyped_vector =
+            declared.is_none() && value.is_some_and(|v| self.vector_shape(v).is_some());
         let untyped_tuple =
             declared.is_none() && value.is_some_and(|v| self.tuple_shape(v).is_some());
         match declared {
+            Some(Some(ResolvedType::Vector(vector))) => {
+                self.let_vector(mutable, name, Some(vector), value, span, out)
+            }
+            None if untyped_vector => self.let_vector(mutable, name, None, value, span, out),
             Some(Some(ResolvedType::Tuple(types))) => {
                 self.let_tuple(mutable, name, Some(&types), value, span, out)
             }
@@ -408,9 +414,13 @@ impl Checker<'_> {
                     );
                 }
             }
-            Some(other @ (ResolvedType::Scalar(_) | ResolvedType::Tuple(_))) => {
+            Some(
+                other
+                @ (ResolvedType::Scalar(_) | ResolvedType::Tuple(_) | ResolvedType::Vector(_)),
+            ) => {
                 let scalar = match other {
                     ResolvedType::Scalar(scalar) => scalar,
+                    ResolvedType::Vector(vector) => vector.element,
                     _ => ScalarType::F32,
                 };
                 self.report(
@@ -448,6 +458,9 @@ impl Checker<'_> {
             E::Name(name) => match self.lookup(&name.name) {
                 Resolved::Binding(Binding::Tuple { .. }) => {
                     self.assign_tuple(name, operator, value, span, out)
+                }
+                Resolved::Binding(Binding::Vector { .. }) => {
+                    self.assign_vector(name, (operator, operator_span), value, span, out)
                 }
                 Resolved::Binding(Binding::Variable {
                     id,
@@ -828,6 +841,24 @@ impl Checker<'_> {
                 ));
             }
             E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
+                let _ = self.tuple_call(callee, arguments, inner.span, None, out);
+            }
+            E::Call { callee, arguments }
+                if matches!(
+                    Builtin::from_name(&callee.name),
+                    Some(Builtin::VectorStore(_))
+                ) =>
+            {
+                if let Some(Builtin::VectorStore(width)) = Builtin::from_name(&callee.name) {
+                    self.vector_store(callee, width, arguments, span, out);
+                }
+            }
+            E::Call { callee, arguments }
+                if self
+                    .signatures
+                    .get(&callee.name)
+                    .is_some_and(|s| s.vector_result.is_some()) =>
+            {
                 let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }
             E::Call { callee, arguments } => {

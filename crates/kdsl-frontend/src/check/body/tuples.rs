@@ -24,6 +24,7 @@ impl Checker<'_> {
             E::Call { callee, .. } => self
                 .signatures
                 .get(&callee.name)
+                .filter(|s| s.vector_result.is_none())
                 .and_then(|s| s.tuple_result.as_ref())
                 .map(Vec::len),
             _ => None,
@@ -432,13 +433,12 @@ impl Checker<'_> {
         out: &mut Block,
     ) {
         let types: Vec<ScalarType> = results.iter().map(|&(_, ty)| ty).collect();
+        let vector_result = self.function.as_ref().and_then(|f| f.vector_result);
         let inner = strip_parentheses(value);
         if let E::Call { callee, arguments } = &inner.kind {
-            let returns_same = self
-                .signatures
-                .get(&callee.name)
-                .and_then(|s| s.tuple_result.as_ref())
-                .is_some_and(|callee_types| *callee_types == types);
+            let returns_same = self.signatures.get(&callee.name).is_some_and(|s| {
+                s.tuple_result.as_ref() == Some(&types) && s.vector_result == vector_result
+            });
             if returns_same {
                 let ids = results.iter().map(|&(id, _)| id).collect();
                 if self
@@ -450,7 +450,13 @@ impl Checker<'_> {
                 return;
             }
         }
-        let Some(values) = self.tuple_value(value, Some(&types), Some(out)) else {
+        let values = match vector_result {
+            Some(vector) => self
+                .vector_value(value, Some(vector), Some(out))
+                .map(|v| v.components),
+            None => self.tuple_value(value, Some(&types), Some(out)),
+        };
+        let Some(values) = values else {
             return;
         };
         for ((id, ty), value) in results.into_iter().zip(values) {
@@ -520,6 +526,15 @@ impl Checker<'_> {
                 };
                 Some((elements[index], types[index], mutable, span))
             }
+            Resolved::Binding(Binding::Vector {
+                components,
+                ty,
+                mutable,
+                span,
+            }) => {
+                let index = self.vector_component(ty, field)?;
+                Some((components[index], ty.element, mutable, span))
+            }
             Resolved::Binding(Binding::Poisoned) => None,
             Resolved::Unknown => {
                 self.unknown_name(name);
@@ -544,6 +559,10 @@ impl Checker<'_> {
         field: &ast::Identifier,
         span: Span,
     ) -> Option<Expression> {
+        let named = matches!(strip_parentheses(base).kind, E::Name(_));
+        if !named && self.vector_shape(base).is_some() {
+            return self.component_of_value(base, field);
+        }
         let (element, ty, _, _) = self.field(base, field)?;
         Some(tuple_element_expression(element, ty, span))
     }
@@ -597,7 +616,11 @@ impl Checker<'_> {
     }
 }
 
-fn tuple_element_expression(element: TupleElement, ty: ScalarType, span: Span) -> Expression {
+pub(super) fn tuple_element_expression(
+    element: TupleElement,
+    ty: ScalarType,
+    span: Span,
+) -> Expression {
     let kind = match element {
         TupleElement::Variable(id) => ExpressionKind::Variable(id),
         TupleElement::Parameter(id) => ExpressionKind::Parameter(id),
