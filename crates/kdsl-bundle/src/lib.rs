@@ -351,6 +351,7 @@ mod tests {
                         element: ScalarType::F32,
                         space: AddressSpace::Global,
                         writable: true,
+                        alignment: 0,
                     },
                     ParameterInfo::Scalar {
                         name: "n".into(),

@@ -963,6 +963,7 @@ mod tests {
                         element: ScalarType::F32,
                         space: AddressSpace::Global,
                         writable: true,
+                        alignment: 0,
                     },
                     ParameterInfo::Scalar {
                         name: "a".into(),

@@ -308,6 +308,55 @@ fn hot_paths_use_the_fast_instructions() {
     assert!(spirv_ir.contains("spir_kernel void @saxpy"), "{spirv_ir}");
 }
 
+/// `vload4`/`vstore4` are one aligned vector access on every target, and the components of
+/// one `vload4` share it.
+#[test]
+fn vector_accesses_use_vector_memory_instructions() {
+    let source =
+        std::fs::read_to_string(repository_root().join("tests/kernels/vectors.krn")).unwrap();
+    let module = module_of("vectors", &source);
+    let saxpy4 = kdsl_ir::Module {
+        functions: module
+            .functions
+            .iter()
+            .filter(|f| f.name == "saxpy4")
+            .cloned()
+            .collect(),
+        constants: Vec::new(),
+    };
+    let ptx = compile_ok("vectors", &saxpy4, &TargetSpec::ptx(Some("sm_90")));
+    let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    let count = |text: &str, what: &str| text.matches(what).count();
+    assert_eq!(count(&ptx, "ld.global.nc.v4.b32"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "ld.global.v4.b32"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "st.global.v4.b32"), 1, "{ptx}");
+    assert!(!ptx.contains("ld.global.nc.b32"), "{ptx}");
+
+    let object = compile_ok("vectors", &saxpy4, &TargetSpec::amdgpu(Some("gfx90a")));
+    let path = scratch_file("vectors.hsaco", &object.image.bytes);
+    let disassembly = run(
+        Command::new(tool(&["llvm-objdump-22", "llvm-objdump"]))
+            .arg("-d")
+            .arg(&path),
+        "llvm-objdump",
+    );
+    assert_eq!(
+        count(&disassembly, "global_load_dwordx4"),
+        2,
+        "{disassembly}"
+    );
+    assert_eq!(
+        count(&disassembly, "global_store_dwordx4"),
+        1,
+        "{disassembly}"
+    );
+
+    let spirv_ir = emit_llvm_ir(&saxpy4, &TargetSpec::spirv(), &Options::default()).unwrap();
+    assert_eq!(count(&spirv_ir, "load <4 x float>"), 2, "{spirv_ir}");
+    assert!(spirv_ir.contains("store <4 x float>"), "{spirv_ir}");
+    assert!(spirv_ir.contains("align 16"), "{spirv_ir}");
+}
+
 /// ptxas computes `abs.s16`/`abs.s8` in 32 bits without wrapping the minimum; the lowering
 /// takes narrow `abs` on a 32-bit value LLVM cannot narrow back.
 #[test]

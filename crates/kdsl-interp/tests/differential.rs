@@ -1461,3 +1461,44 @@ fn unroll() {
         vec![full, partial, rolled],
     );
 }
+
+#[test]
+fn vectors() {
+    let mut random = Random::new(53);
+    let n = 128usize;
+    let x = random.f32s(n * 4, -4.0, 4.0);
+    let k: Vec<i32> = (0..n * 4)
+        .map(|_| (random.next_u64() % 4001) as i32 - 2000)
+        .collect();
+    let operations = |kernel: &'static str| {
+        Case::new(
+            kernel,
+            InterpLaunch::new([n as u32], [32]),
+            vec![
+                buffer(vec![0.0f32; n * 12]),
+                buffer(vec![0i32; n * 8]),
+                buffer(x.clone()),
+                buffer(k.clone()),
+            ],
+        )
+        // Devices may contract multiply-adds.
+        .compare(0, Compare::Close(1e-5))
+    };
+    let saxpy4 = Case::new(
+        "saxpy4",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(random.f32s(n * 4, -1.0, 1.0)),
+            buffer(random.f32s(n * 4, -1.0, 1.0)),
+            scalar(1.5f32),
+            scalar(n as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-6));
+    differential(
+        "tests/kernels/vectors.krn",
+        || test_kernel_bundle("vectors"),
+        false,
+        vec![saxpy4, operations("vector_ops"), operations("scalar_twin")],
+    );
+}

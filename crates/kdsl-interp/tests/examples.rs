@@ -379,3 +379,91 @@ fn arrays_by_reference_and_tuples() {
         assert_eq!(&got[i * 12..i * 12 + 12], &want, "work-item {i}");
     }
 }
+
+#[test]
+fn vector_saxpy() {
+    let module = compile_file("tests/kernels/vectors.krn");
+    let mut random = Random::new(51);
+    let n = 1024usize;
+    let x = random.f32s(n, -1.0, 1.0);
+    let y = random.f32s(n, -1.0, 1.0);
+    let a = 1.5f32;
+    let mut arguments = [
+        InterpArgument::buffer(y.clone()),
+        InterpArgument::buffer(x.clone()),
+        InterpArgument::scalar(a),
+        InterpArgument::scalar((n / 4) as u32),
+    ];
+    run_kernel(
+        &module,
+        "saxpy4",
+        &InterpLaunch::covering((n / 4) as u32, 64),
+        &mut arguments,
+    )
+    .unwrap();
+    let got = arguments[0].as_slice::<f32>().unwrap();
+    for i in 0..n {
+        assert_eq!(got[i], a * x[i] + y[i], "element {i}");
+    }
+}
+
+/// Every vector operation against the same computation written with scalars: the two
+/// kernels of tests/kernels/vectors.krn must agree bit for bit.
+#[test]
+fn vectors_agree_with_their_scalar_twin() {
+    let module = compile_file("tests/kernels/vectors.krn");
+    let mut random = Random::new(52);
+    let n = 128usize;
+    let x = random.f32s(n * 4, -4.0, 4.0);
+    let k: Vec<i32> = (0..n * 4)
+        .map(|_| (random.next_u64() % 4001) as i32 - 2000)
+        .collect();
+    let run = |kernel: &str| {
+        let mut arguments = [
+            InterpArgument::buffer(vec![0f32; n * 12]),
+            InterpArgument::buffer(vec![0i32; n * 8]),
+            InterpArgument::buffer(x.clone()),
+            InterpArgument::buffer(k.clone()),
+        ];
+        run_kernel(
+            &module,
+            kernel,
+            &InterpLaunch::new([n as u32], [32]),
+            &mut arguments,
+        )
+        .unwrap();
+        (
+            arguments[0].as_slice::<f32>().unwrap().to_vec(),
+            arguments[1].as_slice::<i32>().unwrap().to_vec(),
+        )
+    };
+    let (vector_floats, vector_ints) = run("vector_ops");
+    let (scalar_floats, scalar_ints) = run("scalar_twin");
+    for (index, (v, s)) in vector_floats.iter().zip(&scalar_floats).enumerate() {
+        assert_eq!(v.to_bits(), s.to_bits(), "float {index}: {v} vs {s}");
+    }
+    assert_eq!(vector_ints, scalar_ints);
+    assert!(vector_floats.iter().any(|&v| v != 0.0));
+    assert!(vector_ints.iter().any(|&v| v != 0));
+}
+
+#[test]
+fn a_vector_access_past_the_end_is_out_of_bounds() {
+    let module = compile_file("tests/kernels/vectors.krn");
+    // 10 elements hold 2 whole vectors of 4; the third work-item's vector is outside.
+    let mut arguments = [
+        InterpArgument::buffer(vec![0f32; 10]),
+        InterpArgument::buffer(vec![1f32; 10]),
+        InterpArgument::scalar(1.0f32),
+        InterpArgument::scalar(3u32),
+    ];
+    let error = run_kernel(
+        &module,
+        "saxpy4",
+        &InterpLaunch::new([4], [4]),
+        &mut arguments,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("vector index 2"), "{error}");
+}

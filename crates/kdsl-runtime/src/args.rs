@@ -421,12 +421,14 @@ mod tests {
                     element: ScalarType::F32,
                     space: AddressSpace::Global,
                     writable: true,
+                    alignment: 0,
                 },
                 ParameterInfo::Buffer {
                     name: "x".into(),
                     element: ScalarType::F32,
                     space: AddressSpace::Global,
                     writable: false,
+                    alignment: 0,
                 },
                 ParameterInfo::Scalar {
                     name: "a".into(),

@@ -89,6 +89,7 @@ device_tests! {
     softmax,
     prefix_sum,
     kmeans,
+    vector_saxpy_and_alignment,
     buffers_past_4g_elements,
     axpby_f32,
     axpby_f64,
@@ -635,6 +636,67 @@ mod cases {
         let kernel = example_kernel(device, "saxpy")?;
         run_saxpy(&kernel, device, 100_000, 11)?;
         run_saxpy(&kernel, device, 1, 12)
+    }
+
+    /// tests/kernels/vectors.krn's `saxpy4` (one `vload4`/`vstore4` per work-item), then the
+    /// same launch on views that start 4 bytes into their buffers: `MisalignedBuffer`, and the
+    /// device stays usable.
+    pub fn vector_saxpy_and_alignment(device: &Device) -> CaseResult {
+        let kernel = example_kernel(device, "saxpy4")?;
+        let n = 1 << 16;
+        let mut random = Random::new(61);
+        let (x, y) = (random.f32s(n), random.f32s(n));
+        let x_buffer = device.buffer_from(&x).map_err(fail)?;
+        let mut y_buffer = device.buffer_from(&y).map_err(fail)?;
+        let vectors = (n / 4) as u32;
+        kernel
+            .launch(
+                &Launch::covering(n / 4, 256),
+                &args![&mut y_buffer, &x_buffer, 2.0f32, vectors],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)?;
+        check_close(
+            "y after saxpy4",
+            &y_buffer.read_to_vec().map_err(fail)?,
+            &saxpy_reference(2.0, &x, &y),
+            1e-6,
+            None,
+        )?;
+        let x_view = x_buffer.slice(1..n - 3).map_err(fail)?;
+        let misaligned = kernel.launch(
+            &Launch::covering(n / 4 - 1, 256),
+            &[
+                Argument::writable(&y_buffer),
+                x_view.into(),
+                Argument::scalar(2.0f32),
+                Argument::scalar(vectors - 1),
+            ],
+        );
+        match misaligned {
+            Err(RuntimeError::MisalignedBuffer {
+                index: 1,
+                alignment: 16,
+                ..
+            }) => {}
+            other => return Err(format!("a view 4 bytes in gave {other:?}")),
+        }
+        let aligned_view = x_buffer.slice(4..).map_err(fail)?;
+        kernel
+            .launch(
+                &Launch::covering(n / 4 - 1, 256),
+                &[
+                    Argument::writable(&y_buffer),
+                    aligned_view.into(),
+                    Argument::scalar(0.0f32),
+                    Argument::scalar(vectors - 1),
+                ],
+            )
+            .map_err(fail)?
+            .wait()
+            .map_err(fail)
+            .map(|_| ())
     }
 
     pub fn reduce_sum(device: &Device) -> CaseResult {

@@ -14,6 +14,7 @@ fn buffer_parameter(name: &str, element: kdsl_ir::ScalarType, writable: bool) ->
         element,
         space: kdsl_ir::AddressSpace::Global,
         writable,
+        alignment: 0,
     }
 }
 

@@ -73,6 +73,13 @@ impl Checker<'_> {
             self.vector_where_scalar(expression);
             return None;
         }
+        if let E::Binary { left, right, .. } = &expression.kind {
+            if self.vector_shape(left).is_some() || self.vector_shape(right).is_some() {
+                // A comparison or logic on vectors, which `vector_value` explains.
+                let _ = self.vector_value(expression, None, None);
+                return None;
+            }
+        }
         match &expression.kind {
             E::Literal(literal) => self.literal(literal, span, expected, false),
             E::Name(name) => self.name_expression(name),

@@ -583,11 +583,15 @@ impl Checker<'_> {
             let _ = self.expression(value, None);
             return;
         };
+        let owner = match &strip_parentheses(base).kind {
+            E::Name(name) => name.name.clone(),
+            _ => String::new(),
+        };
         let TupleElement::Variable(variable) = element else {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0401,
-                    "cannot assign to an element of a tuple parameter",
+                    format!("cannot assign to a field of parameter `{owner}`"),
                     target.span,
                     "parameters are immutable",
                 )
@@ -600,7 +604,7 @@ impl Checker<'_> {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0401,
-                    "cannot assign to an element of an immutable tuple",
+                    format!("cannot assign to a field of immutable `{owner}`"),
                     target.span,
                     "cannot assign",
                 )

@@ -252,6 +252,44 @@ impl Checker<'_> {
         self.free_of_effects(value, what)
     }
 
+    /// The scalar of `v op= scalar;`, evaluated once into a temporary first when it has
+    /// effects: nothing else in the statement has any, so that keeps the order as written.
+    fn compound_scalar(
+        &mut self,
+        expression: &ast::Expression,
+        ty: ScalarType,
+        span: Span,
+        out: &mut Block,
+    ) -> Option<Expression> {
+        if let Some(vector) = self.vector_shape(expression) {
+            self.vector_error(
+                format!("the right operand must be a `{ty}` or a vector, not `{vector}`"),
+                expression.span,
+                "a vector of another type",
+                "convert it with `as`",
+            );
+            return None;
+        }
+        let value = self.coerce(expression, ty, "the right operand")?;
+        if !has_effects(&value) {
+            return Some(value);
+        }
+        let id = self.new_variable(
+            "operand",
+            VariableType::Scalar { ty },
+            AddressSpace::Private,
+            span,
+        )?;
+        out.push(statement(
+            StatementKind::Assign {
+                variable: id,
+                value,
+            },
+            span,
+        ));
+        Some(variable_expression(id, ty, span))
+    }
+
     fn free_of_effects(&mut self, value: Expression, what: &str) -> Option<Expression> {
         if has_effects(&value) {
             self.vector_error(
@@ -912,7 +950,7 @@ impl Checker<'_> {
                     self.vector_value(value, Some(ty), None)
                         .map(Operand::Vector)
                 } else {
-                    self.repeated_scalar(value, ty.element, "the right operand")
+                    self.compound_scalar(value, ty.element, span, out)
                         .map(Operand::Scalar)
                 };
                 match right {
