@@ -3,8 +3,9 @@
 # from a copy of the repository: installs the carried kdsl wheel and pytest into a private folder
 # (`pip install --no-deps --no-index --target`, no LLVM, no network), then runs the Python tests
 # (CuPy and PyTorch arrays, a non-default stream), the k-means example on NumPy, CuPy and
-# PyTorch arrays against PyTorch, the launch-overhead benchmark against CuPy RawKernel, and the
-# collective kernels against Triton and PyTorch.
+# PyTorch arrays against PyTorch, the launch-overhead benchmark against CuPy RawKernel, the
+# collective kernels against Triton and PyTorch, and the vector kernels (f32x4) against Triton
+# and PyTorch.
 # Results go to $OUT (or target/python-carry/results).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -38,5 +39,7 @@ kmeans_status=${PIPESTATUS[0]}
 overhead_status=${PIPESTATUS[0]}
 "$python" crates/kdsl-bench/python/collectives_vs_triton.py --json "$out/collectives_vs_triton.json" 2>&1 | tee "$out/collectives_vs_triton.txt"
 collectives_status=${PIPESTATUS[0]}
-echo "pytest exit $pytest_status, kmeans exit $kmeans_status, launch overhead exit $overhead_status, collectives exit $collectives_status" | tee "$out/status.txt"
-[ "$pytest_status" -eq 0 ] && [ "$kmeans_status" -eq 0 ] && [ "$overhead_status" -eq 0 ] && [ "$collectives_status" -eq 0 ]
+"$python" crates/kdsl-bench/python/vectors_vs_triton.py --json "$out/vectors_vs_triton.json" 2>&1 | tee "$out/vectors_vs_triton.txt"
+vectors_status=${PIPESTATUS[0]}
+echo "pytest exit $pytest_status, kmeans exit $kmeans_status, launch overhead exit $overhead_status, collectives exit $collectives_status, vectors exit $vectors_status" | tee "$out/status.txt"
+[ "$pytest_status" -eq 0 ] && [ "$kmeans_status" -eq 0 ] && [ "$overhead_status" -eq 0 ] && [ "$collectives_status" -eq 0 ] && [ "$vectors_status" -eq 0 ]

@@ -267,3 +267,25 @@ def test_cupy_misuse_and_dlpack():
     saxpy[128, 128](OnlyDlpack(y), OnlyDlpack(x), 1.0, 100)
     cupy.cuda.Device().synchronize()
     np.testing.assert_array_equal(cupy.asnumpy(y), 1.0 + np.arange(100))
+
+
+@needs_dpnp
+def test_dpnp_vector_loads_and_misaligned_views():
+    """`vload4`/`vstore4` on dpnp arrays; a view that starts between vectors is refused with
+    a typed error before the launch, and the arrays stay usable."""
+    import dpnp
+
+    module = kdsl.compile(path=EXAMPLES.parent / "tests" / "kernels" / "vectors.krn")
+    n = 4096
+    host_x = np.arange(n, dtype=np.float32)
+    x = dpnp.asarray(host_x)
+    y = dpnp.ones(n, dtype=dpnp.float32)
+    module.saxpy4[n // 4, 64](y, x, 2.0, n // 4)
+    np.testing.assert_array_equal(dpnp.asnumpy(y), 1.0 + 2.0 * host_x)
+    with pytest.raises(kdsl.ArgumentError) as raised:
+        module.saxpy4[n // 4, 64](y, x[1:], 2.0, n // 4 - 1)
+    assert raised.value.kind == "MisalignedBuffer"
+    module.saxpy4[n // 4, 64](y, x[4:], -2.0, n // 4 - 1)
+    expected = 1.0 + 2.0 * host_x
+    expected[: n - 4] += -2.0 * host_x[4:]
+    np.testing.assert_array_equal(dpnp.asnumpy(y), expected)

@@ -27,6 +27,7 @@ fn parameter_dict<'py>(py: Python<'py>, parameter: &ParameterInfo) -> PyResult<B
             element,
             space,
             writable,
+            ..
         } => {
             dict.set_item("name", name)?;
             dict.set_item("kind", "buffer")?;
