@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 from pathlib import Path
 
@@ -26,6 +25,7 @@ import triton
 import triton.language as tl
 
 import kdsl
+from collectives_vs_triton import time_all, triton_softmax
 
 HERE = Path(__file__).resolve().parent
 KERNELS = HERE / "vectors.krn"
@@ -51,36 +51,6 @@ def triton_copy(output_ptr, input_ptr, n, BLOCK_SIZE: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < n
     tl.store(output_ptr + offsets, tl.load(input_ptr + offsets, mask=mask), mask=mask)
-
-
-@triton.jit
-def triton_softmax(output_ptr, input_ptr, columns, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    offsets = tl.arange(0, BLOCK_SIZE)
-    mask = offsets < columns
-    values = tl.load(input_ptr + row * columns + offsets, mask=mask, other=-float("inf"))
-    shifted = values - tl.max(values, axis=0)
-    numerator = tl.exp(shifted)
-    result = numerator / tl.sum(numerator, axis=0)
-    tl.store(output_ptr + row * columns + offsets, result, mask=mask)
-
-
-def time_all(cases: dict, runs: int, rounds: int) -> dict:
-    """Median milliseconds per launch of each case over `rounds` rounds of `runs` launches."""
-    for case in cases.values():
-        case()
-    torch.cuda.synchronize()
-    samples: dict = {name: [] for name in cases}
-    for _ in range(rounds):
-        for name, case in cases.items():
-            began, ended = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            began.record()
-            for _ in range(runs):
-                case()
-            ended.record()
-            ended.synchronize()
-            samples[name].append(began.elapsed_time(ended) / runs)
-    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def saxpy_lines(module: kdsl.Module, runs: int, rounds: int) -> list[dict]:

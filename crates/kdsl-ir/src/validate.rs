@@ -330,31 +330,7 @@ impl FunctionValidator<'_> {
                             self.error(span, format!("writes to read-only buffer %{}", id.0));
                         }
                     }
-                    Some(ParameterType::Array {
-                        ty,
-                        space,
-                        writable,
-                    }) => {
-                        if place.indices.len() != ty.dimensions.len() {
-                            self.error(
-                                span,
-                                format!(
-                                    "array access has {} indices for {} dimensions",
-                                    place.indices.len(),
-                                    ty.dimensions.len()
-                                ),
-                            );
-                        }
-                        if ty.element != place.element || *space != place.space {
-                            self.error(
-                                span,
-                                "place element type or space differs from the array's",
-                            );
-                        }
-                        if write && !writable {
-                            self.error(span, format!("writes to read-only array %{}", id.0));
-                        }
-                    }
+                    Some(ParameterType::Array { .. }) => self.array_place(place, span, write),
                     Some(ParameterType::Scalar { .. }) => {
                         self.error(span, format!("parameter %{} is not a buffer", id.0))
                     }
@@ -363,27 +339,39 @@ impl FunctionValidator<'_> {
             }
             PlaceBase::Variable(id) => match self.function.variables.get(id.0 as usize) {
                 Some(Variable {
-                    ty: VariableType::Array { ty },
-                    space,
+                    ty: VariableType::Array { .. },
                     ..
-                }) => {
-                    if place.indices.len() != ty.dimensions.len() {
-                        self.error(
-                            span,
-                            format!(
-                                "array access has {} indices for {} dimensions",
-                                place.indices.len(),
-                                ty.dimensions.len()
-                            ),
-                        );
-                    }
-                    if ty.element != place.element || *space != place.space {
-                        self.error(span, "place element type or space differs from the array's");
-                    }
-                }
+                }) => self.array_place(place, span, write),
                 Some(_) => self.error(span, format!("variable ${} is not an array", id.0)),
                 None => self.error(span, format!("variable ${} does not exist", id.0)),
             },
+        }
+    }
+
+    /// An access of an array variable or array parameter: an index per dimension, the
+    /// array's element type and space, and writability.
+    fn array_place(&mut self, place: &Place, span: Span, write: bool) {
+        let Some((ty, space, writable)) = self.array_of(place.base) else {
+            return;
+        };
+        if place.indices.len() != ty.dimensions.len() {
+            self.error(
+                span,
+                format!(
+                    "array access has {} indices for {} dimensions",
+                    place.indices.len(),
+                    ty.dimensions.len()
+                ),
+            );
+        }
+        if ty.element != place.element || space != place.space {
+            self.error(span, "place element type or space differs from the array's");
+        }
+        if write && !writable {
+            let PlaceBase::Parameter(id) = place.base else {
+                return;
+            };
+            self.error(span, format!("writes to read-only array %{}", id.0));
         }
     }
 

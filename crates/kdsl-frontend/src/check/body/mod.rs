@@ -120,6 +120,17 @@ enum PlaceOrigin {
     PrivateArray,
 }
 
+impl PlaceOrigin {
+    /// A local or private array's.
+    fn of_array(space: AddressSpace) -> PlaceOrigin {
+        if space == AddressSpace::Local {
+            PlaceOrigin::LocalArray
+        } else {
+            PlaceOrigin::PrivateArray
+        }
+    }
+}
+
 fn literal_expression(literal: Literal, ty: ScalarType, span: Span) -> Expression {
     Expression {
         kind: ExpressionKind::Literal(literal),

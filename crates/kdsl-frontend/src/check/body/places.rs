@@ -35,6 +35,23 @@ impl Checker<'_> {
         self.report(diagnostic);
     }
 
+    /// An index written at `span`, which must be an integer (E0308).
+    pub(super) fn integer_index(&mut self, index: Expression, span: Span) -> Option<Expression> {
+        if index.ty.is_integer() {
+            return Some(index);
+        }
+        self.report(
+            Diagnostic::error(
+                ErrorCode::E0308,
+                format!("index must be an integer, found `{}`", index.ty),
+                span,
+                "not an integer",
+            )
+            .with_hint("convert it with `as u32`"),
+        );
+        None
+    }
+
     pub(super) fn place(&mut self, expression: &ast::Expression) -> Option<(Place, PlaceAccess)> {
         let mut index_expressions = Vec::new();
         let mut base = expression;
@@ -52,20 +69,9 @@ impl Checker<'_> {
         let mut indices = Vec::new();
         let mut indices_ok = true;
         for index in &index_expressions {
-            match self.expression(index, Some(ScalarType::U32)) {
-                Some(value) if value.ty.is_integer() => indices.push(value),
-                Some(value) => {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0308,
-                            format!("index must be an integer, found `{}`", value.ty),
-                            index.span,
-                            "not an integer",
-                        )
-                        .with_hint("convert it with `as u32`"),
-                    );
-                    indices_ok = false;
-                }
+            let value = self.expression(index, Some(ScalarType::U32));
+            match value.and_then(|value| self.integer_index(value, index.span)) {
+                Some(value) => indices.push(value),
                 None => indices_ok = false,
             }
         }
@@ -104,11 +110,7 @@ impl Checker<'_> {
                     writable: mutable,
                     base_name: name.name.clone(),
                     declared_at: span,
-                    origin: if space == AddressSpace::Local {
-                        PlaceOrigin::LocalArray
-                    } else {
-                        PlaceOrigin::PrivateArray
-                    },
+                    origin: PlaceOrigin::of_array(space),
                 },
             ),
             Resolved::Parameter(
@@ -153,11 +155,7 @@ impl Checker<'_> {
                     writable,
                     base_name: name.name.clone(),
                     declared_at: span,
-                    origin: if space == AddressSpace::Local {
-                        PlaceOrigin::LocalArray
-                    } else {
-                        PlaceOrigin::PrivateArray
-                    },
+                    origin: PlaceOrigin::of_array(space),
                 },
             ),
             Resolved::Binding(Binding::Tuple { .. }) => {

@@ -24,6 +24,40 @@ impl Checker<'_> {
         Some(VariableId((state.variables.len() - 1) as u32))
     }
 
+    /// A new private scalar variable `name` declared at `declared_at`, assigned `value` by a
+    /// statement at `span` in `out`.
+    pub(super) fn assigned_variable(
+        &mut self,
+        name: &str,
+        value: Expression,
+        (declared_at, span): (Span, Span),
+        out: &mut Block,
+    ) -> Option<VariableId> {
+        let ty = VariableType::Scalar { ty: value.ty };
+        let id = self.new_variable(name, ty, AddressSpace::Private, declared_at)?;
+        out.push(statement(
+            StatementKind::Assign {
+                variable: id,
+                value,
+            },
+            span,
+        ));
+        Some(id)
+    }
+
+    /// E0301 for `let name;` without `mut` or a value; the hint writes `let name{rest};`.
+    pub(super) fn no_initial_value(&mut self, name: &ast::Identifier, rest: &str) {
+        self.report(
+            Diagnostic::error(
+                ErrorCode::E0301,
+                format!("immutable binding `{}` has no value", name.name),
+                name.span,
+                "needs a value",
+            )
+            .with_hint(format!("write `let {}{rest};`", name.name)),
+        );
+    }
+
     pub(super) fn bind(&mut self, name: &str, binding: Binding) {
         if let Some(state) = self.state() {
             if let Some(scope) = state.scopes.last_mut() {

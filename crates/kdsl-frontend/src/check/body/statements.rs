@@ -199,15 +199,7 @@ impl Checker<'_> {
                     Some(value) => self.coerce(value, scalar, "the initializer"),
                     None if mutable => Some(zero_literal(scalar, name.span)),
                     None => {
-                        self.report(
-                            Diagnostic::error(
-                                ErrorCode::E0301,
-                                format!("immutable binding `{}` has no value", name.name),
-                                name.span,
-                                "needs a value",
-                            )
-                            .with_hint(format!("write `let {}: {scalar} = value;`", name.name)),
-                        );
+                        self.no_initial_value(name, &format!(": {scalar} = value"));
                         None
                     }
                 };

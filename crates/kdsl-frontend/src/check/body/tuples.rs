@@ -219,15 +219,7 @@ impl Checker<'_> {
                     .collect(),
             ),
             (None, _) => {
-                self.report(
-                    Diagnostic::error(
-                        ErrorCode::E0301,
-                        format!("immutable binding `{}` has no value", name.name),
-                        name.span,
-                        "needs a value",
-                    )
-                    .with_hint(format!("write `let {} = (a, b);`", name.name)),
-                );
+                self.no_initial_value(name, " = (a, b)");
                 None
             }
         };
@@ -241,18 +233,10 @@ impl Checker<'_> {
         let types: Vec<ScalarType> = values.iter().map(|v| v.ty).collect();
         let mut elements = Vec::with_capacity(values.len());
         for (value, element_name) in values.into_iter().zip(&names) {
-            let ty = VariableType::Scalar { ty: value.ty };
-            let Some(id) = self.new_variable(element_name, ty, AddressSpace::Private, name.span)
+            let Some(id) = self.assigned_variable(element_name, value, (name.span, span), out)
             else {
                 return;
             };
-            out.push(statement(
-                StatementKind::Assign {
-                    variable: id,
-                    value,
-                },
-                span,
-            ));
             elements.push(TupleElement::Variable(id));
         }
         self.bind(
@@ -326,18 +310,9 @@ impl Checker<'_> {
         }
         for ((mutable, name), value) in names.iter().zip(values) {
             let ty = VariableType::Scalar { ty: value.ty };
-            let Some(id) =
-                self.new_variable(&name.name, ty.clone(), AddressSpace::Private, name.span)
-            else {
+            let Some(id) = self.assigned_variable(&name.name, value, (name.span, span), out) else {
                 return;
             };
-            out.push(statement(
-                StatementKind::Assign {
-                    variable: id,
-                    value,
-                },
-                span,
-            ));
             self.bind(
                 &name.name,
                 Binding::Variable {
@@ -399,21 +374,10 @@ impl Checker<'_> {
         let mut temporaries = Vec::with_capacity(values.len());
         for (index, value) in values.into_iter().enumerate() {
             let ty = value.ty;
-            let Some(id) = self.new_variable(
-                &format!("{}.new{index}", name.name),
-                VariableType::Scalar { ty },
-                AddressSpace::Private,
-                span,
-            ) else {
+            let temporary = format!("{}.new{index}", name.name);
+            let Some(id) = self.assigned_variable(&temporary, value, (span, span), out) else {
                 return;
             };
-            out.push(statement(
-                StatementKind::Assign {
-                    variable: id,
-                    value,
-                },
-                span,
-            ));
             temporaries.push(variable_expression(id, ty, span));
         }
         for (element, value) in elements.into_iter().zip(temporaries) {

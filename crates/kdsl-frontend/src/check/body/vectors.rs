@@ -274,19 +274,7 @@ impl Checker<'_> {
         if !has_effects(&value) {
             return Some(value);
         }
-        let id = self.new_variable(
-            "operand",
-            VariableType::Scalar { ty },
-            AddressSpace::Private,
-            span,
-        )?;
-        out.push(statement(
-            StatementKind::Assign {
-                variable: id,
-                value,
-            },
-            span,
-        ));
+        let id = self.assigned_variable("operand", value, (span, span), out)?;
         Some(variable_expression(id, ty, span))
     }
 
@@ -457,31 +445,19 @@ impl Checker<'_> {
             return None;
         }
         if write && !writable {
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0402,
-                    format!("cannot store to `{name}`: the buffer is read-only"),
-                    buffer.span,
-                    "read-only buffer",
-                )
-                .with_label(declared_at, "declared read-only here")
-                .with_hint("declare the parameter as `global mut [T]`"),
-            );
+            let access = PlaceAccess {
+                writable,
+                array_parameter: false,
+                base_name: name,
+                declared_at,
+                origin: PlaceOrigin::Buffer,
+            };
+            self.report_read_only(&access, buffer.span, "store to");
             return None;
         }
         let index = index?;
-        if !index.ty.is_integer() {
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0308,
-                    format!("index must be an integer, found `{}`", index.ty),
-                    index.span,
-                    "not an integer",
-                )
-                .with_hint("convert it with `as u32`"),
-            );
-            return None;
-        }
+        let span = index.span;
+        let index = self.integer_index(index, span)?;
         Some(Place {
             base: PlaceBase::Parameter(id),
             indices: vec![index],
@@ -846,15 +822,7 @@ impl Checker<'_> {
                 components: vec![zero_literal(ty.element, name.span); usize::from(ty.width)],
             }),
             (None, _) => {
-                self.report(
-                    Diagnostic::error(
-                        ErrorCode::E0301,
-                        format!("immutable binding `{}` has no value", name.name),
-                        name.span,
-                        "needs a value",
-                    )
-                    .with_hint(format!("write `let {} = f32x4(a, b, c, d);`", name.name)),
-                );
+                self.no_initial_value(name, " = f32x4(a, b, c, d)");
                 None
             }
         };
@@ -865,20 +833,11 @@ impl Checker<'_> {
         let mut components = Vec::with_capacity(value.components.len());
         for (index, component) in value.components.into_iter().enumerate() {
             let variable_name = format!("{}.{}", name.name, component_name(index as u8));
-            let ty = VariableType::Scalar {
-                ty: value.ty.element,
-            };
-            let Some(id) = self.new_variable(&variable_name, ty, AddressSpace::Private, name.span)
+            let Some(id) =
+                self.assigned_variable(&variable_name, component, (name.span, span), out)
             else {
                 return;
             };
-            out.push(statement(
-                StatementKind::Assign {
-                    variable: id,
-                    value: component,
-                },
-                span,
-            ));
             components.push(TupleElement::Variable(id));
         }
         self.bind(
@@ -969,21 +928,10 @@ impl Checker<'_> {
         let Some(new) = new else { return };
         let mut temporaries = Vec::with_capacity(new.components.len());
         for (index, component) in new.components.into_iter().enumerate() {
-            let Some(id) = self.new_variable(
-                &format!("{}.new.{}", name.name, component_name(index as u8)),
-                VariableType::Scalar { ty: ty.element },
-                AddressSpace::Private,
-                span,
-            ) else {
+            let temporary = format!("{}.new.{}", name.name, component_name(index as u8));
+            let Some(id) = self.assigned_variable(&temporary, component, (span, span), out) else {
                 return;
             };
-            out.push(statement(
-                StatementKind::Assign {
-                    variable: id,
-                    value: component,
-                },
-                span,
-            ));
             temporaries.push(variable_expression(id, ty.element, span));
         }
         for (component, value) in components.into_iter().zip(temporaries) {
