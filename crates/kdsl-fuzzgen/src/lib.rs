@@ -117,6 +117,12 @@ pub struct KnownBugs {
     /// gives NaN); clang's -O0 SPIR-V of the same OpenCL C (`convert_uint_sat`) shows it too.
     /// The generator uses private arrays or float-to-integer conversions in a module, not both.
     pub avoid_intel_cpu_o0_private_array_with_float_to_integer: bool,
+    /// Intel's OpenCL CPU device (SPIR-V input, its vectorizer on): a private array that is
+    /// only ever zero-filled, read at a varying index, gives garbage, nondeterministically
+    /// (seeds 1000570, 1002011, 1002227; `never_written_private_array.krn` in
+    /// crates/kdsl-bench/results/2026-12-02-long-run/reduced/); any non-zero store to it
+    /// avoids it. The generator stores a 1 to element 0 of every array it does not fill.
+    pub avoid_intel_cpu_never_written_private_array: bool,
 }
 
 impl KnownBugs {
@@ -125,6 +131,7 @@ impl KnownBugs {
             avoid_intel_cpu_noalias_reload_after_barrier: true,
             avoid_intel_cpu_minimum_index_across_barrier: true,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: true,
+            avoid_intel_cpu_never_written_private_array: true,
         }
     }
 
@@ -133,6 +140,7 @@ impl KnownBugs {
             avoid_intel_cpu_noalias_reload_after_barrier: false,
             avoid_intel_cpu_minimum_index_across_barrier: false,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: false,
+            avoid_intel_cpu_never_written_private_array: false,
         }
     }
 }

@@ -514,7 +514,22 @@ impl Generator<'_> {
         };
         self.scope.add_array(array);
         // Often filled by a loop right away, as real kernels do.
-        if dimensions.len() == 1 && self.percent(50) {
+        let filled = dimensions.len() == 1 && self.percent(50);
+        if !filled
+            && self
+                .options
+                .known_bugs
+                .avoid_intel_cpu_never_written_private_array
+        {
+            let one = if element.is_float() { "1.0" } else { "1" };
+            let zeros = "[0u32]".repeat(dimensions.len());
+            self.code
+                .line(format!("{name}{zeros} = {one}{};", element.name()));
+            if let Some(budget) = &mut self.scope.array_mut(&name).unwrap().budget {
+                budget.plain_bound = budget.plain_bound.max(1.0);
+            }
+        }
+        if filled {
             let index = self.fresh("k");
             let length = dimensions[0];
             self.code
