@@ -80,6 +80,8 @@ pub struct GeneratorOptions {
     /// Local arrays and barriers.
     pub local_memory: bool,
     pub private_arrays: bool,
+    /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
+    pub vectors: bool,
     pub atomics: bool,
     /// `atomic_add` on `f32` and `f64`.
     pub float_atomics: bool,
@@ -169,6 +171,7 @@ impl Default for GeneratorOptions {
             sub_groups: true,
             local_memory: true,
             private_arrays: true,
+            vectors: true,
             atomics: true,
             float_atomics: true,
             device_functions: true,

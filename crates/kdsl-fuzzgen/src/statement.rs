@@ -6,8 +6,8 @@ use crate::expression::{default_exact_need, FloatNeed};
 use crate::facts::{Facts, FloatFacts, Uniformity, ValueFacts};
 use crate::generator::{Expr, Generator, Place};
 use crate::scope::{
-    BufferUse, Control, FunctionParameter, GrowthBudget, LocalUse, Mutability, PrivateArray,
-    Variable,
+    BufferParameter, BufferUse, Control, FunctionParameter, GrowthBudget, LocalUse, Mutability,
+    PrivateArray, Variable,
 };
 use crate::types::{
     float_literal, integer_literal, integer_range, ValueType, ATOMIC_INTEGER_TYPES,
@@ -35,6 +35,7 @@ enum Kind {
     Barrier,
     CallStore,
     EarlyReturn,
+    VectorLet,
 }
 
 const INTEGER_COMPOUND_OPERATORS: [&str; 10] =
@@ -112,6 +113,7 @@ impl Generator<'_> {
             Kind::Barrier if kernel && self.barriers && control.work_group_uniform => 1,
             Kind::CallStore if kernel && self.functions.iter().any(|f| f.result.is_none()) => 3,
             Kind::EarlyReturn if self.early_return_allowed() => 1,
+            Kind::VectorLet if self.options.vectors && self.vector_inputs().next().is_some() => 3,
             _ => 0,
         }
     }
@@ -124,7 +126,7 @@ impl Generator<'_> {
     }
 
     fn statement(&mut self) {
-        const KINDS: [Kind; 18] = [
+        const KINDS: [Kind; 19] = [
             Kind::Let,
             Kind::LetMutable,
             Kind::Assign,
@@ -143,6 +145,7 @@ impl Generator<'_> {
             Kind::Barrier,
             Kind::CallStore,
             Kind::EarlyReturn,
+            Kind::VectorLet,
         ];
         let weights: Vec<u64> = KINDS.iter().map(|&k| self.kind_weight(k)).collect();
         let kind = KINDS[self.random.weighted(&weights)];
@@ -153,6 +156,7 @@ impl Generator<'_> {
             Kind::Assign => self.assignment(),
             Kind::DeclareArray => self.array_declaration(),
             Kind::StoreArray => self.array_store(),
+            Kind::VectorLet => self.vector_let(),
             Kind::StoreOutput => self.output_store(),
             Kind::If => self.if_statement(),
             Kind::ForConstant => self.constant_loop(),
@@ -558,6 +562,75 @@ impl Generator<'_> {
             self.control = saved;
             self.code.close("}");
         }
+    }
+
+    /// Input buffers of a scalar, non-`bool` type that hold at least one vector of 4.
+    fn vector_inputs(&self) -> impl Iterator<Item = &BufferParameter> + '_ {
+        self.buffers.iter().filter(|b| {
+            matches!(b.usage, BufferUse::Input | BufferUse::Constant)
+                && matches!(b.element, ValueType::Scalar(t) if t != ScalarType::Bool)
+                && b.length >= 4
+        })
+    }
+
+    /// `let vecN = vloadW(input, i);`, then a scalar from it by vector operations (floats:
+    /// exact ones only, so the value keeps the buffer's facts).
+    fn vector_let(&mut self) {
+        let inputs: Vec<BufferParameter> = self.vector_inputs().cloned().collect();
+        let buffer = self.random.pick(&inputs).clone();
+        let ValueType::Scalar(element) = buffer.element else {
+            return;
+        };
+        let width = 2 + self.random.below(3) as u32;
+        let depth = self.expression_depth();
+        let index = self.index_into(buffer.length / width, Uniformity::Varying, depth);
+        // Every component reads the index, so it is bound first (it may call functions).
+        let index_name = self.fresh("i");
+        self.code
+            .line(format!("let {index_name} = {};", index.text));
+        let vector = self.fresh("vec");
+        let vector_type = format!("{}x{width}", element.name());
+        self.note("vector load");
+        self.code.line(format!(
+            "let {vector} = vload{width}({}, {index_name});",
+            buffer.name
+        ));
+        let component = ["x", "y", "z", "w"][self.random.below(u64::from(width)) as usize];
+        let (text, facts) = if element.is_float() {
+            let text = match self.random.below(3) {
+                0 => format!("{vector}.{component}"),
+                1 => format!("(-{vector}).{component}"),
+                _ => format!("max({vector}, -{vector}).{component}"),
+            };
+            (text, buffer.data_facts)
+        } else {
+            match self.random.below(3) {
+                0 => (format!("{vector}.{component}"), buffer.data_facts),
+                1 => {
+                    self.note("vector arithmetic");
+                    let splat = 1 + self.random.below(7);
+                    (
+                        format!("({vector} * {vector} + {vector_type}({splat})).{component}"),
+                        ValueFacts::anything(element),
+                    )
+                }
+                _ => {
+                    self.note("vector arithmetic");
+                    (
+                        format!("({vector} ^ ({vector} >> {vector_type}(1))).{component}"),
+                        ValueFacts::anything(element),
+                    )
+                }
+            }
+        };
+        let name = self.fresh("v");
+        self.code.line(format!("let {name} = {text};"));
+        self.scope.add_variable(Variable {
+            name,
+            ty: ValueType::Scalar(element),
+            facts: Facts::new(Uniformity::Varying, facts),
+            mutability: None,
+        });
     }
 
     /// A value to store into private array `name`, charging its budget.

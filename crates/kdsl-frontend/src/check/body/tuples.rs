@@ -452,8 +452,15 @@ impl Checker<'_> {
                 ),
                 _ => "fields are read from tuple variables and parameters".to_string(),
             };
-            if !matches!(base.kind, E::Call { .. }) {
-                let _ = self.expression(base, None);
+            // A base that fails to check has reported already.
+            let checked = match &base.kind {
+                E::Call { arguments, .. } => arguments
+                    .iter()
+                    .all(|argument| self.expression_or_vector(argument).is_some()),
+                _ => self.expression(base, None).is_some(),
+            };
+            if !checked {
+                return None;
             }
             self.tuple_error(
                 format!("cannot take field `{}` of this expression", field.name),

@@ -37,19 +37,20 @@ fn component_index(field: &str, width: u8) -> Option<usize> {
         .filter(|&index| index < usize::from(width))
 }
 
-/// Whether evaluating `expression` twice could differ from evaluating it once.
+/// Whether evaluating `expression` twice could differ from evaluating it once (the sub-group
+/// queries such as `sub_group_local_id()` cannot; shuffles and reductions are collectives).
 fn has_effects(expression: &Expression) -> bool {
     let mut effects = false;
     walk_expression(
         expression,
         &mut |e| {
-            effects |= matches!(
-                e.kind,
+            effects |= match &e.kind {
+                ExpressionKind::SubGroup { op, .. } => op.arity() > 0,
                 ExpressionKind::Call { .. }
-                    | ExpressionKind::Atomic { .. }
-                    | ExpressionKind::SubGroup { .. }
-                    | ExpressionKind::WorkGroup { .. }
-            )
+                | ExpressionKind::Atomic { .. }
+                | ExpressionKind::WorkGroup { .. } => true,
+                _ => false,
+            }
         },
         &mut |_| {},
     );
