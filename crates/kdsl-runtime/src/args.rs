@@ -63,12 +63,23 @@ impl ScalarValue {
         }
     }
 
-    /// The value's bytes zero-extended into a `u64` (little-endian order).
+    /// The value's bytes zero-extended into a `u64` (little-endian order). Allocates nothing
+    /// (a launch calls it for every scalar argument).
     pub fn to_bits(self) -> u64 {
-        let mut bytes = [0u8; 8];
-        let value = self.to_le_bytes();
-        bytes[..value.len()].copy_from_slice(&value);
-        u64::from_le_bytes(bytes)
+        match self {
+            ScalarValue::Bool(v) => u64::from(v),
+            ScalarValue::I8(v) => u64::from(v as u8),
+            ScalarValue::U8(v) => u64::from(v),
+            ScalarValue::I16(v) => u64::from(v as u16),
+            ScalarValue::U16(v) => u64::from(v),
+            ScalarValue::I32(v) => u64::from(v as u32),
+            ScalarValue::U32(v) => u64::from(v),
+            ScalarValue::I64(v) => v as u64,
+            ScalarValue::U64(v) => v,
+            ScalarValue::F16(bits) => u64::from(bits),
+            ScalarValue::F32(v) => u64::from(v.to_bits()),
+            ScalarValue::F64(v) => v.to_bits(),
+        }
     }
 }
 
@@ -293,6 +304,110 @@ fn describe_parameter(parameter: &ParameterInfo) -> String {
     }
 }
 
+/// One parameter as the per-launch checks see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ParameterSlot {
+    Scalar(ScalarType),
+    Buffer {
+        element: ScalarType,
+        writable: bool,
+        alignment: u32,
+    },
+}
+
+/// A kernel's parameters reduced, once per kernel, to what [`check_arguments`] compares: a
+/// short array in one place rather than the metadata's names and strings, so that a launch
+/// with correct arguments is checked in a few comparisons. A launch it does not accept goes
+/// through [`check_arguments`], which finds and reports the error as before.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ArgumentLayout {
+    slots: Vec<ParameterSlot>,
+}
+
+impl ArgumentLayout {
+    pub(crate) fn new(kernel: &KernelInfo) -> ArgumentLayout {
+        let slots = kernel
+            .parameters
+            .iter()
+            .map(|parameter| match *parameter {
+                ParameterInfo::Scalar { ty, .. } => ParameterSlot::Scalar(ty),
+                ParameterInfo::Buffer {
+                    element,
+                    writable,
+                    alignment,
+                    ..
+                } => ParameterSlot::Buffer {
+                    element,
+                    writable,
+                    alignment,
+                },
+            })
+            .collect();
+        ArgumentLayout { slots }
+    }
+
+    pub(crate) fn slots(&self) -> &[ParameterSlot] {
+        &self.slots
+    }
+
+    /// True when [`check_arguments`] accepts `arguments` (the same conditions, without
+    /// building any message); false when it reports an error.
+    pub(crate) fn accepts(&self, device_instance: u64, arguments: &[Argument<'_>]) -> bool {
+        if arguments.len() != self.slots.len() {
+            return false;
+        }
+        // By reference throughout: the arguments are not copied.
+        for (slot, argument) in self.slots.iter().zip(arguments) {
+            match (slot, &argument.kind) {
+                (ParameterSlot::Scalar(ty), ArgumentKind::Scalar(value)) => {
+                    if value.ty() != *ty {
+                        return false;
+                    }
+                }
+                (
+                    ParameterSlot::Buffer {
+                        element,
+                        writable,
+                        alignment,
+                    },
+                    ArgumentKind::Buffer(facts),
+                ) => {
+                    if facts.element != *element
+                        || (*alignment > 1 && facts.address % u64::from(*alignment) != 0)
+                        || (*writable && (!facts.writable || facts.read_only_memory))
+                        || facts.device_instance != device_instance
+                    {
+                        return false;
+                    }
+                }
+                _ => return false,
+            }
+        }
+        for (first, (slot, argument)) in self.slots.iter().zip(arguments).enumerate() {
+            let (ParameterSlot::Buffer { writable, .. }, ArgumentKind::Buffer(facts)) =
+                (slot, &argument.kind)
+            else {
+                continue;
+            };
+            for (other_slot, other) in self.slots[first + 1..].iter().zip(&arguments[first + 1..]) {
+                if let (
+                    ParameterSlot::Buffer {
+                        writable: other_writable,
+                        ..
+                    },
+                    ArgumentKind::Buffer(other_facts),
+                ) = (other_slot, &other.kind)
+                {
+                    if (*writable || *other_writable) && facts.overlaps(other_facts) {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+}
+
 /// Checks arguments against a kernel's metadata before anything reaches a driver: the count,
 /// each scalar's type, each buffer's element type and writability, that every buffer belongs to
 /// the kernel's device instance, and that no buffer is passed twice when one use is writable.
@@ -374,25 +489,23 @@ pub(crate) fn check_arguments(
         }
     }
     // The use of each buffer: writable when the parameter is writable (a `&mut` passed to a
-    // read-only parameter is only read). Uses conflict when their byte ranges overlap.
-    let uses: Vec<(usize, BufferFacts, bool)> = kernel
-        .parameters
-        .iter()
-        .zip(arguments)
-        .enumerate()
-        .filter_map(
-            |(index, (parameter, argument))| match (parameter, argument.kind) {
-                (ParameterInfo::Buffer { writable, .. }, ArgumentKind::Buffer(facts)) => {
-                    Some((index, facts, *writable))
-                }
-                _ => None,
-            },
-        )
-        .collect();
-    for (position, (first, facts, first_writable)) in uses.iter().enumerate() {
-        for (second, other_facts, second_writable) in &uses[position + 1..] {
-            if facts.overlaps(other_facts) && (*first_writable || *second_writable) {
-                let (first, second) = (*first, *second);
+    // read-only parameter is only read). Uses conflict when their byte ranges overlap. The
+    // pairs are compared in place (no list is built: this runs on every launch).
+    let buffer_use = |index: usize| match (&kernel.parameters[index], arguments[index].kind) {
+        (ParameterInfo::Buffer { writable, .. }, ArgumentKind::Buffer(facts)) => {
+            Some((facts, *writable))
+        }
+        _ => None,
+    };
+    for first in 0..arguments.len() {
+        let Some((facts, first_writable)) = buffer_use(first) else {
+            continue;
+        };
+        for second in first + 1..arguments.len() {
+            let Some((other_facts, second_writable)) = buffer_use(second) else {
+                continue;
+            };
+            if facts.overlaps(&other_facts) && (first_writable || second_writable) {
                 return Err(RuntimeError::AliasedBuffers {
                     kernel: kernel.name.clone(),
                     first,
@@ -466,8 +579,15 @@ mod tests {
         }))
     }
 
+    /// Checks with both paths of a launch and requires them to agree.
     fn check(arguments: &[Argument]) -> Result<()> {
-        check_arguments(&saxpy(), 1, "sycl:0", arguments)
+        let result = check_arguments(&saxpy(), 1, "sycl:0", arguments);
+        assert_eq!(
+            ArgumentLayout::new(&saxpy()).accepts(1, arguments),
+            result.is_ok(),
+            "{result:?}"
+        );
+        result
     }
 
     #[test]
@@ -608,6 +728,57 @@ mod tests {
             Argument::scalar(10u32),
         ];
         check_arguments(&reader, 1, "sycl:0", &shared).unwrap();
+        assert!(ArgumentLayout::new(&reader).accepts(1, &shared));
+        // Disjoint ranges of one allocation may be written and read together.
+        let disjoint = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(1, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        let mut moved = disjoint;
+        if let ArgumentKind::Buffer(facts) = &mut moved[1].kind {
+            facts.address += 256;
+        }
+        check(&moved).unwrap();
+    }
+
+    #[test]
+    fn the_layout_rejects_what_the_full_check_rejects() {
+        let mut aligned = saxpy();
+        if let ParameterInfo::Buffer { alignment, .. } = &mut aligned.parameters[1] {
+            *alignment = 16;
+        }
+        let mut misaligned = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        let layout = ArgumentLayout::new(&aligned);
+        assert!(layout.accepts(1, &misaligned));
+        if let ArgumentKind::Buffer(facts) = &mut misaligned[1].kind {
+            facts.address += 4;
+        }
+        assert!(!layout.accepts(1, &misaligned));
+        assert!(matches!(
+            check_arguments(&aligned, 1, "sycl:0", &misaligned),
+            Err(RuntimeError::MisalignedBuffer { index: 1, .. })
+        ));
+        let mut read_only_memory = [
+            buffer(1, ScalarType::F32, true, 1),
+            buffer(2, ScalarType::F32, false, 1),
+            Argument::scalar(2.0f32),
+            Argument::scalar(10u32),
+        ];
+        if let ArgumentKind::Buffer(facts) = &mut read_only_memory[0].kind {
+            facts.read_only_memory = true;
+        }
+        assert!(matches!(
+            check(&read_only_memory),
+            Err(RuntimeError::ReadOnlyMemoryAsWritable { index: 0, .. })
+        ));
+        assert!(check(&[]).is_err());
     }
 
     #[test]
@@ -616,11 +787,26 @@ mod tests {
         assert_eq!(ScalarValue::I8(-1).to_bits(), 0xff);
         assert_eq!(ScalarValue::U16(0x1234).to_bits(), 0x1234);
         assert_eq!(ScalarValue::Bool(true).to_le_bytes(), [1]);
+        assert_eq!(ScalarValue::I32(-2).to_bits(), 0xffff_fffe);
+        assert_eq!(ScalarValue::F32(2.0).to_bits(), u64::from(2.0f32.to_bits()));
         for ty in ScalarType::ALL {
             if let Some(value) = sample(ty) {
                 assert_eq!(value.ty(), ty);
                 assert_eq!(value.to_le_bytes().len() as u32, ty.size_in_bytes());
+                // The bits are the little-endian bytes, zero-extended.
+                let mut bytes = [0u8; 8];
+                bytes[..value.to_le_bytes().len()].copy_from_slice(&value.to_le_bytes());
+                assert_eq!(value.to_bits(), u64::from_le_bytes(bytes), "{ty:?}");
             }
+        }
+        for value in [
+            ScalarValue::I8(-1),
+            ScalarValue::I16(-3),
+            ScalarValue::I64(-4),
+        ] {
+            let mut bytes = [0u8; 8];
+            bytes[..value.to_le_bytes().len()].copy_from_slice(&value.to_le_bytes());
+            assert_eq!(value.to_bits(), u64::from_le_bytes(bytes), "{value:?}");
         }
     }
 

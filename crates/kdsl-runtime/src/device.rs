@@ -338,7 +338,7 @@ impl Device {
         Ok(Device::from_backend(info.clone(), backend::open(info)?))
     }
 
-    fn from_backend(info: DeviceInfo, backend: Box<dyn DeviceBackend>) -> Device {
+    pub(crate) fn from_backend(info: DeviceInfo, backend: Box<dyn DeviceBackend>) -> Device {
         static NEXT_INSTANCE: AtomicU64 = AtomicU64::new(1);
         let instance = NEXT_INSTANCE.fetch_add(1, Ordering::Relaxed);
         Device {

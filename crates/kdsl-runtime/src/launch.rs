@@ -59,6 +59,15 @@ impl Launch {
             .map(|(global, local)| global / local.max(&1))
             .collect()
     }
+
+    /// [`Launch::groups`] in all three dimensions (1 beyond the used ones), without allocating.
+    pub(crate) fn group_counts(&self) -> [u64; 3] {
+        let mut groups = [1; 3];
+        for (dimension, count) in groups.iter_mut().enumerate().take(self.dimensions) {
+            *count = self.global[dimension] / self.local[dimension].max(1);
+        }
+        groups
+    }
 }
 
 /// What a device allows for one launch.
@@ -196,6 +205,8 @@ mod tests {
         assert_eq!(Launch::covering(1000, 256).global(), [1024]);
         assert_eq!(Launch::covering(0, 256).global(), [256]);
         assert_eq!(Launch::new([64, 48], [16, 16]).groups(), [4, 3]);
+        assert_eq!(Launch::new([64, 48], [16, 16]).group_counts(), [4, 3, 1]);
+        assert_eq!(Launch::new([8, 8, 8], [2, 4, 8]).group_counts(), [4, 2, 1]);
     }
 
     #[test]

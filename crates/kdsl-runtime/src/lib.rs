@@ -38,7 +38,10 @@ mod error;
 mod fault;
 pub mod filter;
 pub mod image;
+mod inline;
 mod launch;
+#[cfg(test)]
+mod launch_cost;
 mod memory;
 mod program;
 mod queue;

@@ -11,6 +11,7 @@ use crate::backend::EventBackend;
 use crate::buffer::MemoryKind;
 use crate::device::{Device, DeviceInner};
 use std::any::Any;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The last work one queue submitted that uses a memory range.
@@ -150,6 +151,9 @@ type RetiredItem = (Vec<Arc<dyn EventBackend>>, Retired);
 #[derive(Default)]
 pub(crate) struct Retirement {
     items: Mutex<Vec<RetiredItem>>,
+    /// True while `items` may be non-empty (set and cleared under its lock), so that a
+    /// submission with nothing retired takes no lock.
+    any: AtomicBool,
 }
 
 impl DeviceInner {
@@ -158,16 +162,22 @@ impl DeviceInner {
         if pending.iter().all(is_complete) {
             self.release(item);
         } else {
-            lock(&self.retirement.items).push((pending, item));
+            let mut items = lock(&self.retirement.items);
+            items.push((pending, item));
+            self.retirement.any.store(true, Ordering::Release);
         }
         self.collect_retired();
     }
 
     /// Releases every retired item whose work has finished. Called on every submission.
     pub(crate) fn collect_retired(&self) {
+        if !self.retirement.any.load(Ordering::Acquire) {
+            return;
+        }
         let finished: Vec<Retired> = {
             let mut items = lock(&self.retirement.items);
             if items.is_empty() {
+                self.retirement.any.store(false, Ordering::Release);
                 return;
             }
             let mut finished = Vec::new();
@@ -179,6 +189,9 @@ impl DeviceInner {
                     index += 1;
                 }
             }
+            self.retirement
+                .any
+                .store(!items.is_empty(), Ordering::Release);
             finished
         };
         for item in finished {
@@ -188,7 +201,11 @@ impl DeviceInner {
 
     /// Waits for all retired items' work and releases them (the device is going away).
     pub(crate) fn drain_retired(&self) {
-        let items = std::mem::take(&mut *lock(&self.retirement.items));
+        let items = {
+            let mut items = lock(&self.retirement.items);
+            self.retirement.any.store(false, Ordering::Release);
+            std::mem::take(&mut *items)
+        };
         for (pending, item) in items {
             for event in &pending {
                 let _ = event.wait();

@@ -1,13 +1,13 @@
 //! Loaded programs, their kernels, launches and events.
 
-use crate::args::Argument;
+use crate::args::{Argument, ArgumentLayout};
 use crate::backend::{EventBackend, KernelBackend, ModuleBackend};
 use crate::device::Device;
 use crate::error::{Result, RuntimeError};
 use crate::fault::FaultCheck;
 use crate::launch::Launch;
 use crate::memory::Retired;
-use crate::queue::Queue;
+use crate::queue::{Queue, QueueRef};
 use kdsl_bundle::{Bundle, KernelInfo};
 use std::fmt;
 use std::sync::Arc;
@@ -79,6 +79,7 @@ impl Program {
         let backend = Arc::clone(&self.module).kernel(name, &self.entry_point(name))?;
         Ok(Kernel {
             device: self.device.clone(),
+            layout: ArgumentLayout::new(info),
             info: info.clone(),
             source_name: self.source_name.clone(),
             backend,
@@ -90,6 +91,8 @@ impl Program {
 pub struct Kernel {
     pub(crate) device: Device,
     pub(crate) info: KernelInfo,
+    /// The parameters as the per-launch checks compare them.
+    pub(crate) layout: ArgumentLayout,
     /// The source file the bundle was compiled from, to name a checked kernel's faults.
     pub(crate) source_name: String,
     pub(crate) backend: Box<dyn KernelBackend>,
@@ -122,9 +125,7 @@ impl Kernel {
     /// limits, then submits the launch to the device's default queue. Does not block; a misuse
     /// error submits nothing, so the queue stays usable.
     pub fn launch(&self, launch: &Launch, arguments: &[Argument<'_>]) -> Result<Event> {
-        self.device
-            .default_queue()
-            .launch(self, launch, arguments, &[])
+        QueueRef::default_of(&self.device).launch(self, launch, arguments, &[])
     }
 
     /// Like [`Kernel::launch`], on `queue` (of the kernel's device instance), after the events

@@ -1,16 +1,17 @@
 //! Queues: in-order streams of copies, fills and launches on one device instance.
 
-use crate::args::{check_arguments, Argument, ArgumentKind};
+use crate::args::{check_arguments, Argument, ArgumentKind, ParameterSlot};
 use crate::backend::{EventBackend, QueueBackend, RawArgument};
 use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
 use crate::fault::{hidden_arguments, FaultCheck};
+use crate::inline::{InlineVec, INLINE_ARGUMENTS};
 use crate::launch::{check_launch, Launch};
 use crate::memory::{Memory, PendingWork, Retired};
 use crate::program::{Event, Kernel};
-use kdsl_bundle::{ParameterInfo, FAULT_RECORD_BYTES};
+use kdsl_bundle::FAULT_RECORD_BYTES;
 use std::fmt;
 use std::sync::Arc;
 
@@ -37,14 +38,176 @@ impl fmt::Debug for Queue {
 }
 
 /// One memory allocation a submission reads or writes.
+#[derive(Clone, Copy)]
 struct MemoryUse<'a> {
     pending: &'a PendingWork,
     writes: bool,
 }
 
+/// The memory uses of a launch's buffer arguments, in order (the argument checks matched every
+/// buffer argument with a buffer parameter): written when the parameter is writable.
+fn buffer_uses<'k>(
+    kernel: &'k Kernel,
+    arguments: &'k [Argument<'_>],
+) -> impl Iterator<Item = MemoryUse<'k>> + Clone + 'k {
+    kernel
+        .layout
+        .slots()
+        .iter()
+        .zip(arguments)
+        .filter_map(|(slot, argument)| match &argument.kind {
+            ArgumentKind::Buffer(facts) => Some(MemoryUse {
+                pending: facts.pending,
+                writes: matches!(slot, ParameterSlot::Buffer { writable: true, .. }),
+            }),
+            ArgumentKind::Scalar(_) => None,
+        })
+}
+
+/// A queue borrowed from its owner (a [`Queue`], or a device's default queue), so that
+/// `Kernel::launch` reaches the default queue without cloning its handles.
+#[derive(Clone, Copy)]
+pub(crate) struct QueueRef<'q> {
+    device: &'q Device,
+    id: u64,
+    backend: &'q dyn QueueBackend,
+}
+
+impl<'q> QueueRef<'q> {
+    /// The default queue of `device`.
+    pub(crate) fn default_of(device: &'q Device) -> QueueRef<'q> {
+        QueueRef {
+            device,
+            id: device.inner.default_queue_id,
+            backend: &*device.inner.default_queue,
+        }
+    }
+
+    /// Submits one operation after `wait_for` and after conflicting work on other queues, and
+    /// records it as the latest use of each memory range (`uses` is walked twice: before and
+    /// after the submission).
+    fn submit<'u>(
+        &self,
+        uses: impl Iterator<Item = MemoryUse<'u>> + Clone,
+        wait_for: &[&Event],
+        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Arc<dyn EventBackend>>,
+    ) -> Result<Event> {
+        self.device.inner.collect_retired();
+        // Both lists stay unallocated when there is nothing to wait for (the common case).
+        let mut waits: Vec<Arc<dyn EventBackend>> = wait_for
+            .iter()
+            .map(|event| Arc::clone(&event.backend))
+            .collect();
+        for memory_use in uses.clone() {
+            memory_use
+                .pending
+                .conflicting_work(self.id, memory_use.writes, &mut waits);
+        }
+        let wait_references: Vec<&dyn EventBackend> = waits.iter().map(|event| &**event).collect();
+        let event = operation(self.backend, &wait_references)?;
+        for memory_use in uses {
+            memory_use
+                .pending
+                .record(self.id, &event, memory_use.writes);
+        }
+        Ok(Event {
+            backend: event,
+            device: self.device.clone(),
+            fault_check: None,
+        })
+    }
+
+    /// See [`Queue::launch`]. The arguments of a launch with up to
+    /// [`INLINE_ARGUMENTS`] of them stay on the stack.
+    pub(crate) fn launch(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        let device = &self.device.inner;
+        if !kernel.device.same_instance(self.device) {
+            return Err(RuntimeError::ForeignQueue {
+                kernel: kernel.info.name.clone(),
+                kernel_device: kernel.device.label().to_string(),
+                queue_device: self.device.label().to_string(),
+            });
+        }
+        // The layout accepts correct arguments quickly; the full check reports any error.
+        if !kernel.layout.accepts(device.instance, arguments) {
+            check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
+        }
+        check_launch(&kernel.info, launch, &device.info.limits)?;
+        let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
+            InlineVec::new(RawArgument::Pointer(0));
+        raw.extend(arguments.iter().map(|argument| match &argument.kind {
+            ArgumentKind::Buffer(facts) => RawArgument::Pointer(facts.address),
+            ArgumentKind::Scalar(value) => RawArgument::Scalar(*value),
+        }));
+        if kernel.info.checked {
+            return self.launch_checked(kernel, launch, arguments, wait_for, raw);
+        }
+        self.submit(buffer_uses(kernel, arguments), wait_for, |queue, waits| {
+            queue.launch(&*kernel.backend, launch, raw.as_slice(), waits)
+        })
+    }
+
+    /// The launch of a checked kernel: a zeroed fault record and the buffers' lengths follow
+    /// the arguments. Kept apart so that the common path stays short.
+    #[inline(never)]
+    fn launch_checked(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+        wait_for: &[&Event],
+        mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS>,
+    ) -> Result<Event> {
+        let buffer_sizes: Vec<_> = arguments
+            .iter()
+            .filter_map(|argument| match argument.kind {
+                ArgumentKind::Buffer(facts) => Some((facts.bytes, facts.element)),
+                ArgumentKind::Scalar(_) => None,
+            })
+            .collect();
+        let check = Arc::new(FaultCheck::new(
+            self.device,
+            &kernel.info,
+            &kernel.source_name,
+        )?);
+        let record = check.record().region();
+        let record_use = MemoryUse {
+            pending: &record.memory.pending,
+            writes: true,
+        };
+        let zeroed = self.submit([record_use].into_iter(), &[], |queue, waits| {
+            queue.fill(record.address, &[0u8; 8], FAULT_RECORD_BYTES / 8, waits)
+        })?;
+        raw.extend(hidden_arguments(&buffer_sizes, check.record().address()));
+        let mut waits: Vec<&Event> = wait_for.to_vec();
+        waits.push(&zeroed);
+        let mut event = self.submit(
+            buffer_uses(kernel, arguments).chain(std::iter::once(record_use)),
+            &waits,
+            |queue, waits| queue.launch(&*kernel.backend, launch, raw.as_slice(), waits),
+        )?;
+        event.fault_check = Some(check);
+        Ok(event)
+    }
+}
+
 impl Queue {
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    fn borrowed(&self) -> QueueRef<'_> {
+        QueueRef {
+            device: &self.device,
+            id: self.id,
+            backend: &*self.backend,
+        }
     }
 
     /// Waits until everything submitted to this queue has finished.
@@ -82,36 +245,15 @@ impl Queue {
         }
     }
 
-    /// Submits one operation after `wait_for` and after conflicting work on other queues, and
-    /// records it as the latest use of each memory range.
-    fn submit(
+    /// Submits one operation touching `uses` (see [`QueueRef::submit`]).
+    fn submit<const N: usize>(
         &self,
-        uses: &[MemoryUse<'_>],
+        uses: [MemoryUse<'_>; N],
         wait_for: &[&Event],
         operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Arc<dyn EventBackend>>,
     ) -> Result<Event> {
-        self.device.inner.collect_retired();
-        let mut waits: Vec<Arc<dyn EventBackend>> = wait_for
-            .iter()
-            .map(|event| Arc::clone(&event.backend))
-            .collect();
-        for memory_use in uses {
-            memory_use
-                .pending
-                .conflicting_work(self.id, memory_use.writes, &mut waits);
-        }
-        let wait_references: Vec<&dyn EventBackend> = waits.iter().map(|event| &**event).collect();
-        let event = operation(&*self.backend, &wait_references)?;
-        for memory_use in uses {
-            memory_use
-                .pending
-                .record(self.id, &event, memory_use.writes);
-        }
-        Ok(Event {
-            backend: event,
-            device: self.device.clone(),
-            fault_check: None,
-        })
+        self.borrowed()
+            .submit(uses.into_iter(), wait_for, operation)
     }
 
     /// Checks the arguments and the launch against the kernel's metadata and the device's
@@ -123,68 +265,7 @@ impl Queue {
         arguments: &[Argument<'_>],
         wait_for: &[&Event],
     ) -> Result<Event> {
-        let device = &self.device.inner;
-        if !kernel.device.same_instance(&self.device) {
-            return Err(RuntimeError::ForeignQueue {
-                kernel: kernel.info.name.clone(),
-                kernel_device: kernel.device.label().to_string(),
-                queue_device: self.device.label().to_string(),
-            });
-        }
-        check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
-        check_launch(&kernel.info, launch, &device.info.limits)?;
-        let mut uses = Vec::new();
-        let mut buffer_sizes = Vec::new();
-        let mut raw: Vec<RawArgument> = kernel
-            .info
-            .parameters
-            .iter()
-            .zip(arguments)
-            .map(|(parameter, argument)| match argument.kind {
-                ArgumentKind::Buffer(facts) => {
-                    let writes = matches!(parameter, ParameterInfo::Buffer { writable: true, .. });
-                    uses.push(MemoryUse {
-                        pending: facts.pending,
-                        writes,
-                    });
-                    buffer_sizes.push((facts.bytes, facts.element));
-                    RawArgument::Pointer(facts.address)
-                }
-                ArgumentKind::Scalar(value) => RawArgument::Scalar(value),
-            })
-            .collect();
-        if !kernel.info.checked {
-            return self.submit(&uses, wait_for, |queue, waits| {
-                queue.launch(&*kernel.backend, launch, &raw, waits)
-            });
-        }
-        // A checked kernel: a zeroed fault record and the buffers' lengths follow the arguments.
-        let check = Arc::new(FaultCheck::new(
-            &self.device,
-            &kernel.info,
-            &kernel.source_name,
-        )?);
-        let record = check.record().region();
-        let zeroed = self.submit(
-            &[MemoryUse {
-                pending: &record.memory.pending,
-                writes: true,
-            }],
-            &[],
-            |queue, waits| queue.fill(record.address, &[0u8; 8], FAULT_RECORD_BYTES / 8, waits),
-        )?;
-        raw.extend(hidden_arguments(&buffer_sizes, check.record().address()));
-        uses.push(MemoryUse {
-            pending: &record.memory.pending,
-            writes: true,
-        });
-        let mut waits: Vec<&Event> = wait_for.to_vec();
-        waits.push(&zeroed);
-        let mut event = self.submit(&uses, &waits, |queue, waits| {
-            queue.launch(&*kernel.backend, launch, &raw, waits)
-        })?;
-        event.fault_check = Some(check);
-        Ok(event)
+        self.borrowed().launch(kernel, launch, arguments, wait_for)
     }
 
     /// Starts copying `buffer` to the host; [`PendingRead::wait`] gives the data.
@@ -233,7 +314,7 @@ impl Queue {
         let region = buffer.writable_region()?;
         self.check_memory(region.memory)?;
         self.submit(
-            &[MemoryUse {
+            [MemoryUse {
                 pending: &region.memory.pending,
                 writes: true,
             }],
@@ -255,7 +336,7 @@ impl Queue {
         self.check_memory(from.memory)?;
         self.check_memory(to.memory)?;
         self.submit(
-            &[
+            [
                 MemoryUse {
                     pending: &from.memory.pending,
                     writes: false,
@@ -285,7 +366,7 @@ impl Queue {
         check_length(region.bytes, bytes)?;
         self.check_memory(region.memory)?;
         self.submit(
-            &[MemoryUse {
+            [MemoryUse {
                 pending: &region.memory.pending,
                 writes: false,
             }],
@@ -309,7 +390,7 @@ impl Queue {
         check_writable(region.memory)?;
         self.check_memory(region.memory)?;
         self.submit(
-            &[MemoryUse {
+            [MemoryUse {
                 pending: &region.memory.pending,
                 writes: true,
             }],

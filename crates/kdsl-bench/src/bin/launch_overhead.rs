@@ -4,9 +4,14 @@
 //! times back to back through `Kernel::launch` on the default queue (argument checks, ordering
 //! bookkeeping, an event pair per launch for timings), through `Queue::launch` on a queue
 //! without profiling (no events unless someone waits), and through `cuLaunchKernel` on a
-//! stream of the same primary context; each round ends with one synchronisation. Rounds
-//! alternate between the sides; the median per-launch wall time of each and the ratios to the
-//! raw driver call are printed.
+//! stream of the same primary context (both streams non-blocking, arguments on the stack on
+//! the raw side); each round ends with one synchronisation. A fourth side is the raw call
+//! preceded by `cuCtxGetCurrent`, the check of the thread's current context that the runtime
+//! makes before each submission (a launch from a thread without that context current would
+//! fail otherwise). Rounds alternate between the sides; the median per-launch wall time of
+//! each, the ratios to the raw driver call, and for the unprofiled queue and the raw call the
+//! median time until the last launch returned (before the synchronisation: the host's share)
+//! are printed.
 //!
 //! Usage: kdsl-bench-launch BUNDLE_DIR [--launches N] [--rounds N] [--json OUT]
 
@@ -90,6 +95,30 @@ fn run() -> Result<String, String> {
     let mut kdsl_times = Vec::new();
     let mut unprofiled_times = Vec::new();
     let mut raw_times = Vec::new();
+    let mut checked_raw_times = Vec::new();
+    let (mut unprofiled_submit, mut raw_submit) = (Vec::new(), Vec::new());
+    let per_launch = |start: Instant| start.elapsed().as_secs_f64() * 1e6 / launches as f64;
+    let raw_launch = || -> Result<(), String> {
+        // On the stack, as a C caller would pass them: the raw side allocates nothing.
+        let mut slots: [u64; 4] = [raw_y, raw_x, u64::from(2.0f32.to_bits()), n as u64];
+        let mut pointers: [*mut c_void; 4] = [std::ptr::null_mut(); 4];
+        for (pointer, slot) in pointers.iter_mut().zip(slots.iter_mut()) {
+            *pointer = slot as *mut u64 as *mut c_void;
+        }
+        // SAFETY: the arguments match the kernel's four parameters; the values are copied
+        // by the driver; the stream and allocations are alive.
+        unsafe {
+            result::launch_kernel(
+                function,
+                (1, 1, 1),
+                (n as u32, 1, 1),
+                0,
+                stream.cu_stream(),
+                &mut pointers,
+            )
+        }
+        .map_err(|e| e.to_string())
+    };
     for _ in 0..rounds {
         let start = Instant::now();
         for _ in 0..launches {
@@ -102,8 +131,9 @@ fn run() -> Result<String, String> {
                 )
                 .map_err(|e| e.to_string())?;
         }
+        unprofiled_submit.push(per_launch(start));
         unprofiled.synchronize().map_err(|e| e.to_string())?;
-        unprofiled_times.push(start.elapsed().as_secs_f64() * 1e6 / launches as f64);
+        unprofiled_times.push(per_launch(start));
 
         let start = Instant::now();
         for _ in 0..launches {
@@ -112,31 +142,27 @@ fn run() -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
         }
         device.synchronize().map_err(|e| e.to_string())?;
-        kdsl_times.push(start.elapsed().as_secs_f64() * 1e6 / launches as f64);
+        kdsl_times.push(per_launch(start));
 
         let start = Instant::now();
         for _ in 0..launches {
-            let mut slots: [u64; 4] = [raw_y, raw_x, u64::from(2.0f32.to_bits()), n as u64];
-            let mut pointers: Vec<*mut c_void> = slots
-                .iter_mut()
-                .map(|slot| slot as *mut u64 as *mut c_void)
-                .collect();
-            // SAFETY: the arguments match the kernel's four parameters; the values are copied
-            // by the driver; the stream and allocations are alive.
-            unsafe {
-                result::launch_kernel(
-                    function,
-                    (1, 1, 1),
-                    (n as u32, 1, 1),
-                    0,
-                    stream.cu_stream(),
-                    &mut pointers,
-                )
+            raw_launch()?;
+        }
+        raw_submit.push(per_launch(start));
+        stream.synchronize().map_err(|e| e.to_string())?;
+        raw_times.push(per_launch(start));
+
+        let start = Instant::now();
+        for _ in 0..launches {
+            let current = result::ctx::get_current().map_err(|e| e.to_string())?;
+            if current.is_none() {
+                return Err("no current context".into());
             }
-            .map_err(|e| e.to_string())?;
+            std::hint::black_box(current);
+            raw_launch()?;
         }
         stream.synchronize().map_err(|e| e.to_string())?;
-        raw_times.push(start.elapsed().as_secs_f64() * 1e6 / launches as f64);
+        checked_raw_times.push(per_launch(start));
     }
     // SAFETY: freed once, after the stream finished.
     unsafe {
@@ -147,18 +173,23 @@ fn run() -> Result<String, String> {
     let kdsl = median(&mut kdsl_times);
     let fast = median(&mut unprofiled_times);
     let raw = median(&mut raw_times);
+    let checked_raw = median(&mut checked_raw_times);
+    let fast_submit = median(&mut unprofiled_submit);
+    let raw_submitted = median(&mut raw_submit);
     let report = format!(
         "device: {}\n{launches} launches x {rounds} rounds of saxpy on {n} elements, median per launch\n\
          kdsl, default queue (profiled)   {kdsl:8.3} us   kdsl / raw {:.3}\n\
-         kdsl, queue without profiling    {fast:8.3} us   kdsl / raw {:.3}\n\
-         raw cuLaunchKernel               {raw:8.3} us\n",
+         kdsl, queue without profiling    {fast:8.3} us   kdsl / raw {:.3}   (last launch returned after {fast_submit:.3} us)\n\
+         raw cuLaunchKernel               {raw:8.3} us                (last launch returned after {raw_submitted:.3} us)\n\
+         raw, cuCtxGetCurrent + launch    {checked_raw:8.3} us   / raw {:.3}\n",
         device.info(),
         kdsl / raw,
-        fast / raw
+        fast / raw,
+        checked_raw / raw
     );
     if let Some(path) = json {
         let text = format!(
-            "{{\"launches\": {launches}, \"rounds\": {rounds}, \"kdsl_profiled_us\": {kdsl:.4}, \"kdsl_unprofiled_us\": {fast:.4}, \"raw_us\": {raw:.4}, \"profiled_ratio\": {:.4}, \"unprofiled_ratio\": {:.4}}}\n",
+            "{{\"launches\": {launches}, \"rounds\": {rounds}, \"kdsl_profiled_us\": {kdsl:.4}, \"kdsl_unprofiled_us\": {fast:.4}, \"raw_us\": {raw:.4}, \"raw_with_context_check_us\": {checked_raw:.4}, \"kdsl_unprofiled_submit_us\": {fast_submit:.4}, \"raw_submit_us\": {raw_submitted:.4}, \"profiled_ratio\": {:.4}, \"unprofiled_ratio\": {:.4}}}\n",
             kdsl / raw,
             fast / raw
         );

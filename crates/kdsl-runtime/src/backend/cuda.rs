@@ -16,6 +16,7 @@ use super::{
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
+use crate::inline::{InlineVec, INLINE_ARGUMENTS};
 use crate::launch::{DeviceLimits, Launch};
 use cudarc::driver::sys::CUdevice_attribute as Attribute;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};
@@ -261,7 +262,7 @@ impl CudaQueue {
                 marker: OnceLock::new(),
             }));
         }
-        let (start, end) = (state.events.take()?, state.events.take()?);
+        let (start, end) = state.events.take_pair()?;
         let event = CudaEvent::Timed {
             start,
             end,
@@ -469,24 +470,31 @@ impl QueueBackend for CudaQueue {
         wait_for: &[&dyn EventBackend],
     ) -> Result<Arc<dyn EventBackend>> {
         let kernel: &CudaKernel = downcast(BackendKind::Cuda, "a kernel", kernel.as_any())?;
+        // Both lists live on this stack frame (up to INLINE_ARGUMENTS arguments): a launch
+        // allocates nothing for its arguments.
         let mut slots = argument_slots(arguments);
-        let mut pointers: Vec<*mut c_void> = slots
-            .iter_mut()
-            .map(|slot| slot as *mut u64 as *mut c_void)
-            .collect();
+        let mut pointers: InlineVec<*mut c_void, INLINE_ARGUMENTS> =
+            InlineVec::new(std::ptr::null_mut());
+        pointers.extend(
+            slots
+                .as_mut_slice()
+                .iter_mut()
+                .map(|slot| slot as *mut u64 as *mut c_void),
+        );
+        let groups = launch.group_counts();
         self.submit(wait_for, |stream| {
             // SAFETY: the arguments were checked against the kernel's metadata (count, types,
             // buffers of this device instance); `pointers` point into `slots`, which outlive
-            // the call (cuLaunchKernel copies the values); the geometry was checked against
-            // the device's limits.
+            // the call and are not moved before it (cuLaunchKernel copies the values); the
+            // geometry was checked against the device's limits.
             unsafe {
                 result::launch_kernel(
                     kernel.function,
-                    dims(&launch.groups()),
+                    dims(&groups),
                     dims(launch.local()),
                     0,
                     stream,
-                    &mut pointers,
+                    pointers.as_mut_slice(),
                 )
             }
             .map_err(driver_error)
@@ -562,14 +570,13 @@ fn dims(values: &[u64]) -> (u32, u32, u32) {
 
 /// One 8-byte slot per argument: a device address, or a scalar's bytes in its low bytes
 /// (little-endian), which is what `cuLaunchKernel` reads for a parameter of that size.
-pub(crate) fn argument_slots(arguments: &[RawArgument]) -> Vec<u64> {
-    arguments
-        .iter()
-        .map(|argument| match argument {
-            RawArgument::Pointer(address) => *address,
-            RawArgument::Scalar(value) => value.to_bits(),
-        })
-        .collect()
+pub(crate) fn argument_slots(arguments: &[RawArgument]) -> InlineVec<u64, INLINE_ARGUMENTS> {
+    let mut slots = InlineVec::new(0);
+    slots.extend(arguments.iter().map(|argument| match argument {
+        RawArgument::Pointer(address) => *address,
+        RawArgument::Scalar(value) => value.to_bits(),
+    }));
+    slots
 }
 
 /// Finished CUDA events of one context, reused so that a submission does not pay for creating
@@ -606,6 +613,55 @@ impl EventPool {
             None => {
                 result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver_error)
             }
+        }
+    }
+
+    /// Two events (a profiled submission's start and end), taking the pool's lock once.
+    fn take_pair(&self) -> Result<(sys::CUevent, sys::CUevent)> {
+        let (first, second) = {
+            let mut free = self
+                .free
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            (free.pop(), free.pop())
+        };
+        let create = |reused: Option<sys::CUevent>| match reused {
+            Some(event) => Ok(event),
+            None => {
+                result::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT).map_err(driver_error)
+            }
+        };
+        let first = match create(first) {
+            Ok(event) => event,
+            Err(error) => {
+                if let Some(event) = second {
+                    self.give_back(event);
+                }
+                return Err(error);
+            }
+        };
+        match create(second) {
+            Ok(event) => Ok((first, event)),
+            Err(error) => {
+                self.give_back(first);
+                Err(error)
+            }
+        }
+    }
+
+    /// Gives back a profiled submission's two events, taking the pool's lock once.
+    fn give_back_pair(&self, first: sys::CUevent, second: sys::CUevent) {
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if free.len() + 2 <= Self::KEEP {
+            free.push(first);
+            free.push(second);
+        } else {
+            drop(free);
+            self.give_back(first);
+            self.give_back(second);
         }
     }
 
@@ -708,8 +764,7 @@ impl Drop for CudaEvent {
         // A later record overwrites the events' state, and waits already enqueued on them keep
         // the state they saw, so they can be reused at once.
         if let CudaEvent::Timed { start, end, pool } = self {
-            pool.give_back(*start);
-            pool.give_back(*end);
+            pool.give_back_pair(*start, *end);
         }
     }
 }
@@ -761,6 +816,7 @@ mod tests {
             RawArgument::Scalar(ScalarValue::I8(-1)),
             RawArgument::Scalar(ScalarValue::F64(0.5)),
         ]);
+        let slots = slots.as_slice();
         assert_eq!(slots[0], 0x7f00_0000_1000);
         assert_eq!(slots[1].to_le_bytes()[..4], 2.0f32.to_le_bytes());
         assert_eq!(slots[2], 7);

@@ -1,0 +1,225 @@
+//! The host-side cost of a launch without any driver: a backend that submits nothing, so a
+//! timing of `Queue::launch` on it is what the runtime adds on top of the driver's launch call
+//! (the checks, the argument lists, the ordering bookkeeping, the event handles).
+//!
+//! `cargo test --release -p kdsl-runtime launch_cost -- --ignored --nocapture` prints it.
+
+use crate::args::ArgumentLayout;
+use crate::backend::{
+    DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+};
+use crate::buffer::MemoryKind;
+use crate::device::{test_device, BackendKind, Device, DeviceTarget, DeviceType};
+use crate::error::Result;
+use crate::launch::Launch;
+use crate::program::Kernel;
+use crate::{args, Buffer};
+use kdsl_bundle::{Bundle, Image, KernelInfo, ParameterInfo};
+use kdsl_ir::{AddressSpace, ScalarType};
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Hands out addresses and completes everything at once.
+struct NullDevice {
+    next: AtomicU64,
+    queue: Arc<NullQueue>,
+}
+
+struct NullQueue;
+struct NullEvent;
+struct NullKernel;
+
+impl DeviceBackend for NullDevice {
+    fn allocate(&self, bytes: usize, _kind: MemoryKind) -> Result<u64> {
+        Ok(self
+            .next
+            .fetch_add((bytes as u64).next_multiple_of(256), Ordering::Relaxed))
+    }
+    fn free(&self, _address: u64, _kind: MemoryKind) {}
+    fn default_queue(&self) -> Arc<dyn QueueBackend> {
+        Arc::clone(&self.queue) as Arc<dyn QueueBackend>
+    }
+    fn new_queue(&self, _profiled: bool) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(NullQueue))
+    }
+    fn load(&self, _bundle: &Bundle, _image: &Image) -> Result<Arc<dyn ModuleBackend>> {
+        unreachable!("the probe makes its kernel directly")
+    }
+}
+
+impl QueueBackend for NullQueue {
+    fn copy(
+        &self,
+        _destination: u64,
+        _source: u64,
+        _bytes: usize,
+        _wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        Ok(Arc::new(NullEvent))
+    }
+    fn fill(
+        &self,
+        _address: u64,
+        _pattern: &[u8],
+        _count: usize,
+        _wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        Ok(Arc::new(NullEvent))
+    }
+    fn launch(
+        &self,
+        _kernel: &dyn KernelBackend,
+        _launch: &Launch,
+        arguments: &[RawArgument],
+        _wait_for: &[&dyn EventBackend],
+    ) -> Result<Arc<dyn EventBackend>> {
+        // Like a CUDA launch: one new event handle per submission.
+        std::hint::black_box(arguments);
+        Ok(Arc::new(NullEvent))
+    }
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl EventBackend for NullEvent {
+    fn wait(&self) -> Result<()> {
+        Ok(())
+    }
+    fn is_complete(&self) -> Result<bool> {
+        Ok(true)
+    }
+    fn elapsed_ns(&self) -> Result<u64> {
+        Ok(0)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl KernelBackend for NullKernel {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn saxpy_info() -> KernelInfo {
+    let buffer = |name: &str, writable| ParameterInfo::Buffer {
+        name: name.into(),
+        element: ScalarType::F32,
+        space: AddressSpace::Global,
+        writable,
+        alignment: 0,
+    };
+    KernelInfo {
+        name: "saxpy".into(),
+        parameters: vec![
+            buffer("y", true),
+            buffer("x", false),
+            ParameterInfo::Scalar {
+                name: "a".into(),
+                ty: ScalarType::F32,
+            },
+            ParameterInfo::Scalar {
+                name: "n".into(),
+                ty: ScalarType::U32,
+            },
+        ],
+        ids_fit_in_31_bits: true,
+        ..KernelInfo::default()
+    }
+}
+
+fn null_device() -> Device {
+    let info = test_device(
+        BackendKind::Cuda,
+        "cuda",
+        0,
+        DeviceType::Gpu,
+        DeviceTarget::Ptx { major: 9, minor: 0 },
+    );
+    Device::from_backend(
+        info,
+        Box::new(NullDevice {
+            next: AtomicU64::new(1 << 20),
+            queue: Arc::new(NullQueue),
+        }),
+    )
+}
+
+#[test]
+fn null_backend_launches_check_and_order_like_a_real_one() {
+    let device = null_device();
+    let kernel = Kernel {
+        device: device.clone(),
+        layout: ArgumentLayout::new(&saxpy_info()),
+        info: saxpy_info(),
+        source_name: "saxpy.krn".into(),
+        backend: Box::new(NullKernel),
+    };
+    let x: Buffer<f32> = device.buffer_from(&[1.0; 32]).unwrap();
+    let mut y: Buffer<f32> = device.buffer_from(&[0.0; 32]).unwrap();
+    let queue = device.queue_without_profiling().unwrap();
+    let launch = Launch::new([32], [32]);
+    queue
+        .launch(&kernel, &launch, &args![&mut y, &x, 2.0f32, 32u32], &[])
+        .unwrap()
+        .wait()
+        .unwrap();
+    kernel
+        .launch(&launch, &args![&mut y, &x, 2.0f32, 32u32])
+        .unwrap();
+    assert!(kernel.launch(&launch, &args![&mut y, &x, 2.0f32]).is_err());
+    assert!(kernel
+        .launch(&Launch::new([33], [32]), &args![&mut y, &x, 2.0f32, 32u32])
+        .is_err());
+}
+
+#[test]
+#[ignore = "a timing: run with --release --ignored --nocapture"]
+fn launch_cost() {
+    let device = null_device();
+    let kernel = Kernel {
+        device: device.clone(),
+        layout: ArgumentLayout::new(&saxpy_info()),
+        info: saxpy_info(),
+        source_name: "saxpy.krn".into(),
+        backend: Box::new(NullKernel),
+    };
+    let x: Buffer<f32> = device.buffer_from(&[1.0; 32]).unwrap();
+    let mut y: Buffer<f32> = device.buffer_from(&[0.0; 32]).unwrap();
+    let queue = device.queue_without_profiling().unwrap();
+    let launches: usize = std::env::var("KDSL_LAUNCH_COST_LAUNCHES")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(2_000_000);
+    for round in 0..3 {
+        let start = Instant::now();
+        for _ in 0..launches {
+            let event = queue
+                .launch(
+                    &kernel,
+                    &Launch::new([32], [32]),
+                    &args![&mut y, &x, 2.0f32, 32u32],
+                    &[],
+                )
+                .unwrap();
+            std::hint::black_box(event);
+        }
+        let queue_ns = start.elapsed().as_secs_f64() * 1e9 / launches as f64;
+        let start = Instant::now();
+        for _ in 0..launches {
+            let event = kernel
+                .launch(&Launch::new([32], [32]), &args![&mut y, &x, 2.0f32, 32u32])
+                .unwrap();
+            std::hint::black_box(event);
+        }
+        let default_ns = start.elapsed().as_secs_f64() * 1e9 / launches as f64;
+        println!(
+            "round {round}: Queue::launch {queue_ns:.1} ns, Kernel::launch {default_ns:.1} ns \
+             per launch (host side only, no driver)"
+        );
+    }
+}
