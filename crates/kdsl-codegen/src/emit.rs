@@ -62,7 +62,7 @@ fn optimized_module<'ctx>(
         .link_into(context, &module, &kernels)
         .map_err(|e| internal(target, e))?;
     timings.library += stopwatch.lap();
-    let pipeline = format!("default<O{}>", options.opt_level.min(3));
+    let pipeline = llvm::optimization_pipeline(options.opt_level);
     contain::run_passes(&module, &pipeline, &machine, PassBuilderOptions::create())
         .map_err(|failure| internal(target, failure.describe("the optimizer")))?;
     crate::legalize::after_optimization(context, &module, target)

@@ -1,6 +1,6 @@
 //! LLVM code generation for kdsl: one lowering from [`kdsl_ir::Module`] to LLVM IR, driven
-//! by a small per-target description, then LLVM 22's `default<O3>` pipeline and the target's
-//! backend.
+//! by a small per-target description, then LLVM 22's `default<O3>` pipeline (with one more
+//! EarlyCSE and common-code sinking after it) and the target's backend.
 //!
 //! | target  | output                       | arch (default)                          |
 //! |---------|------------------------------|-----------------------------------------|

@@ -46,6 +46,25 @@ pub(crate) fn optimization_level(opt_level: u8) -> OptimizationLevel {
     }
 }
 
+/// The pass pipeline for `-O<opt_level>`: LLVM's `default<ON>`, and above `-O0` one more
+/// round of common-subexpression elimination and of sinking the code two branches end with.
+///
+/// LICM hoists the address arithmetic of each arm of an `if`/`else` into the loop preheader
+/// after the last GVN has run, as separate copies, so the late SimplifyCFG sees two stores to
+/// different (though equal) pointers and keeps them in the arms. EarlyCSE merges the copies;
+/// SimplifyCFG then sinks the stores into one after a `phi` of the stored values. For a
+/// guarded tile load (`if inside { tile[i] = a[j]; } else { tile[i] = 0.0; }`, the shape of
+/// `examples/sgemm.krn`) that is the branch-free predicated load a C ternary gives, and
+/// ptxas can then issue all of a tile's global loads before the first shared store.
+pub(crate) fn optimization_pipeline(opt_level: u8) -> String {
+    let level = opt_level.min(3);
+    if level == 0 {
+        "default<O0>".to_string()
+    } else {
+        format!("default<O{level}>,function(early-cse,simplifycfg<sink-common-insts>)")
+    }
+}
+
 pub(crate) fn target_machine(
     target: &TargetDescription,
     opt_level: u8,

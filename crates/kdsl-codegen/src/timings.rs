@@ -13,7 +13,7 @@ pub struct TargetTimings {
     pub lowering: Duration,
     /// Opening the math library's bitcode and linking the functions the module calls.
     pub library: Duration,
-    /// LLVM's optimization pipeline (`default<O3>`).
+    /// LLVM's optimization pipeline (`default<O3>` and the passes after it).
     pub optimization: Duration,
     /// The target's backend: instruction selection to SPIR-V, PTX or an object file.
     pub backend: Duration,
