@@ -10,7 +10,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 prefix=${KDSL_PREFIX:-$root/.kdsl/prefix}
 
-debian_packages=(llvm-22-dev libpolly-22-dev lld-22 spirv-tools libzstd-dev zlib1g-dev libclc-22 clang-22 pkg-config)
+debian_packages=(llvm-22-dev libpolly-22-dev lld-22 liblld-22-dev spirv-tools libzstd-dev zlib1g-dev libclc-22 clang-22 pkg-config)
 missing=()
 for package in "${debian_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -1,7 +1,10 @@
 //! Links SPIRV-Tools' validator (Debian's `spirv-tools` ships it as a static library) through
 //! the shared C wrapper in `runtime-shim/src/kdsl_spirv_validate.cpp`, so every SPIR-V image
 //! is validated in process before the compiler returns it; and builds the containment of
-//! LLVM aborts (`runtime-shim/src/kdsl_llvm_contain.cpp`) against LLVM 22's headers.
+//! LLVM aborts (`runtime-shim/src/kdsl_llvm_contain.cpp`) against LLVM 22's headers; and,
+//! where Debian's `liblld-22-dev` is installed, lld's ELF driver with its wrapper
+//! (`runtime-shim/src/kdsl_lld_link.cpp`), so AMDGPU code objects are linked in process (cfg
+//! `kdsl_in_process_lld`; without it they are linked by an `ld.lld` child process).
 
 use std::path::PathBuf;
 
@@ -38,6 +41,7 @@ fn main() {
         .flag_if_supported("-fno-rtti")
         .file(&contain)
         .compile("kdsl_llvm_contain");
+    build_in_process_lld(&shim, &llvm_prefix);
     let library_directory = std::process::Command::new("pkg-config")
         .args(["--variable=libdir", "SPIRV-Tools"])
         .output()
@@ -58,4 +62,51 @@ fn main() {
     println!("cargo:rustc-link-search=native={library_directory}");
     println!("cargo:rustc-link-lib=static=SPIRV-Tools");
     println!("cargo:rustc-link-lib=dylib=stdc++");
+}
+
+/// Builds the in-process linker when lld's static libraries are there.
+fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
+    println!("cargo::rustc-check-cfg=cfg(kdsl_in_process_lld)");
+    let source = shim.join("src/kdsl_lld_link.cpp");
+    println!("cargo:rerun-if-changed={}", source.display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        shim.join("include/kdsl_lld_link.h").display()
+    );
+    let library_directory = llvm_prefix.join("lib");
+    let libraries = ["lldELF", "lldCommon"];
+    let missing = libraries
+        .iter()
+        .map(|name| library_directory.join(format!("lib{name}.a")))
+        .find(|path| !path.exists());
+    if let Some(missing) = missing {
+        println!(
+            "cargo:warning=AMDGPU code objects will be linked by an ld.lld child process: {} is \
+             missing (install Debian's liblld-22-dev; `bash scripts/setup.sh` does)",
+            missing.display()
+        );
+        return;
+    }
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .include(shim.join("include"))
+        .include(llvm_prefix.join("include"))
+        .define("__STDC_CONSTANT_MACROS", None)
+        .define("__STDC_FORMAT_MACROS", None)
+        .define("__STDC_LIMIT_MACROS", None)
+        .flag_if_supported("-fno-rtti")
+        .file(&source)
+        .compile("kdsl_lld_link");
+    println!(
+        "cargo:rustc-link-search=native={}",
+        library_directory.display()
+    );
+    for name in libraries {
+        println!("cargo:rustc-link-lib=static={name}");
+    }
+    // lld compresses and decompresses debug sections itself.
+    println!("cargo:rustc-link-lib=dylib=z");
+    println!("cargo:rustc-link-lib=dylib=zstd");
+    println!("cargo:rustc-cfg=kdsl_in_process_lld");
 }

@@ -1,7 +1,7 @@
 //! The pipeline for one target: lower, verify, link the math library, optimize, run the
 //! backend, and turn its output into an image.
 
-use crate::linker::StartedLinker;
+use crate::linker::Linker;
 use crate::target::{spirv, OutputFormat, TargetDescription};
 use crate::timings::{Stopwatch, TargetTimings};
 use crate::{contain, llvm, lower, Artifact, CodegenError, Options};
@@ -92,9 +92,9 @@ pub(crate) fn compile(
         backend_runs: "in process".to_string(),
         ..TargetTimings::default()
     };
-    // The AMDGPU linker starts now, so that its start-up overlaps code generation.
+    // A child-process linker starts now, so that its start-up overlaps code generation.
     let linker = match &target.output {
-        OutputFormat::AmdgpuCodeObject { linker } => Some(StartedLinker::start(linker)?),
+        OutputFormat::AmdgpuCodeObject { linker } => Some(Linker::prepare(linker)?),
         _ => None,
     };
     let context = Context::create();

@@ -14,11 +14,29 @@ use std::sync::Once;
 
 static INITIALIZE: Once = Once::new();
 
-/// Initializes every LLVM target once per process, and sets the SPIR-V backend's options
-/// (read when a SPIR-V target machine is created, so before any is).
+extern "C" {
+    // LLVM's SPIR-V target, which inkwell does not wrap.
+    fn LLVMInitializeSPIRVTargetInfo();
+    fn LLVMInitializeSPIRVTarget();
+    fn LLVMInitializeSPIRVTargetMC();
+    fn LLVMInitializeSPIRVAsmPrinter();
+}
+
+/// Initializes kdsl's three LLVM targets (NVPTX, AMDGPU, SPIR-V; no other target is linked
+/// into a statically linked build or registered at run time) once per process, and sets the
+/// SPIR-V backend's options (read when a SPIR-V target machine is created, so before any is).
 pub(crate) fn initialize() {
     INITIALIZE.call_once(|| {
-        Target::initialize_all(&InitializationConfig::default());
+        let config = InitializationConfig::default();
+        Target::initialize_nvptx(&config);
+        Target::initialize_amd_gpu(&config);
+        // SAFETY: LLVM's target registration functions, called once, before any target use.
+        unsafe {
+            LLVMInitializeSPIRVTargetInfo();
+            LLVMInitializeSPIRVTarget();
+            LLVMInitializeSPIRVTargetMC();
+            LLVMInitializeSPIRVAsmPrinter();
+        }
         let arguments: Vec<std::ffi::CString> = std::iter::once("kdsl".to_string())
             .chain(crate::target::spirv::backend_options())
             .map(|argument| std::ffi::CString::new(argument).expect("no NUL in option text"))

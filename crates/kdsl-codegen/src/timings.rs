@@ -17,7 +17,7 @@ pub struct TargetTimings {
     pub optimization: Duration,
     /// The target's backend: instruction selection to SPIR-V, PTX or an object file.
     pub backend: Duration,
-    /// Linking the AMDGPU object into a code object with `ld.lld`.
+    /// Linking the AMDGPU object into a code object with lld (in process or `ld.lld`).
     pub linking: Duration,
     /// Everything else: printing the optimized LLVM IR, checking the SPIR-V entry points.
     pub other: Duration,

@@ -254,6 +254,39 @@ fn every_kernel_links_into_amdgpu_code_objects() {
     }
 }
 
+/// lld in process (the default where the build has it) links the same code object as the
+/// `ld.lld` program, also when several AMDGPU targets of one bundle link concurrently.
+#[test]
+fn in_process_lld_links_what_the_ld_lld_program_links() {
+    let linker = tool(&["ld.lld-22", "ld.lld"]);
+    let with_program = Options {
+        amdgpu: kdsl_codegen::amdgpu::Options {
+            linker: Some(linker),
+            libclc: None,
+        },
+        ..Options::default()
+    };
+    let arches = ["gfx90a", "gfx1100", "gfx9-generic", "gfx942"];
+    let targets: Vec<TargetSpec> = arches.iter().map(|a| TargetSpec::amdgpu(Some(a))).collect();
+    for (name, source) in kernel_sources().into_iter().take(4) {
+        let module = module_of(&name, &source);
+        let default = compile_bundle(&name, &module, &targets, &Options::default())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let program = compile_bundle(&name, &module, &targets, &with_program)
+            .unwrap_or_else(|e| panic!("{name} with ld.lld: {e}"));
+        for ((arch, by_default), by_program) in
+            arches.iter().zip(&default.images).zip(&program.images)
+        {
+            assert!(
+                by_default.bytes == by_program.bytes,
+                "{name} {arch}: the code objects differ ({} and {} bytes)",
+                by_default.bytes.len(),
+                by_program.bytes.len()
+            );
+        }
+    }
+}
+
 /// The optimized LLVM IR of every kernel file for one processor per target.
 #[test]
 fn optimized_llvm_ir_snapshots() {

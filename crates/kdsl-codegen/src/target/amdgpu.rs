@@ -1,5 +1,5 @@
 //! AMDGPU HSA code objects for HIP: `amdgcn-amd-amdhsa`, one `gfxNNN` (or generic
-//! `gfxN-generic`) processor per image, linked by `ld.lld -shared`.
+//! `gfxN-generic`) processor per image, linked by lld (`-shared`).
 //!
 //! Kernels use `amdgpu_kernel`; `constant` buffers live in address space 4 and private
 //! memory in 5. Work-group and grid sizes come from the HSA dispatch packet. Sub-groups are
@@ -9,9 +9,10 @@
 //! buffers are device allocations, so native float atomics are correct (as in HIP).
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
-    OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
-    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
+    calling_convention, AddressSpaces, AmdgpuLinker, BarrierLowering, FeatureSupport, LaneIdSource,
+    Legalization, OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
+    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -71,7 +72,8 @@ const MAX_LDS_BYTES: u64 = 64 * 1024;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// The linker; when `None`, `ld.lld-22` or `ld.lld` in `PATH` or LLVM 22's `bin`.
+    /// The linker program; when `None`, lld in process where this build has it (see the
+    /// build script), else `ld.lld-22` or `ld.lld` in `PATH` or LLVM 22's `bin`.
     pub linker: Option<PathBuf>,
     /// libclc's `amdgcn-amd-amdhsa.bc`; when `None`, `/usr/lib/clc/amdgcn-amd-amdhsa.bc`.
     pub libclc: Option<PathBuf>,
@@ -111,8 +113,11 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         return Err(Error::UnknownArch(arch.to_string()));
     }
     let linker = match &options.linker {
-        Some(linker) => linker.clone(),
-        None => super::find_tool(&["ld.lld-22", "ld.lld"]).ok_or(Error::LinkerNotFound)?,
+        Some(linker) => AmdgpuLinker::Program(linker.clone()),
+        None if crate::linker::in_process_available() => AmdgpuLinker::InProcess,
+        None => AmdgpuLinker::Program(
+            super::find_tool(&["ld.lld-22", "ld.lld"]).ok_or(Error::LinkerNotFound)?,
+        ),
     };
     let libclc = options
         .libclc

@@ -231,8 +231,17 @@ pub(crate) enum OutputFormat {
     SpirvBinary { llc: std::path::PathBuf },
     /// Assembly text (PTX).
     PtxAssembly,
-    /// An ELF object linked into a shared HSA code object by `ld.lld`.
-    AmdgpuCodeObject { linker: std::path::PathBuf },
+    /// An ELF object linked into a shared HSA code object by lld.
+    AmdgpuCodeObject { linker: AmdgpuLinker },
+}
+
+/// Which lld links AMDGPU code objects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum AmdgpuLinker {
+    /// lld's ELF driver in this process (builds with liblld-22-dev).
+    InProcess,
+    /// An `ld.lld` program, run as a child process.
+    Program(std::path::PathBuf),
 }
 
 /// Everything the lowering and the emitter know about one target.
