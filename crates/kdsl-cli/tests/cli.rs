@@ -584,6 +584,26 @@ fn math_library_subsets_are_cached_on_disk_and_a_damaged_cache_is_rebuilt() {
     assert_eq!(images(&first), images(&second));
     assert_eq!(images(&first), images(&third));
     assert_eq!(images(&first), images(&fourth));
+    // One byte changed in the middle: the file's hash no longer matches, so it is rebuilt.
+    let whole: Vec<Vec<u8>> = files
+        .iter()
+        .map(|file| std::fs::read(file).unwrap())
+        .collect();
+    for (file, bytes) in files.iter().zip(&whole) {
+        let mut damaged = bytes.clone();
+        damaged[bytes.len() / 2] ^= 0x10;
+        std::fs::write(file, damaged).unwrap();
+    }
+    let fifth = scratch("cache-fifth.kbundle");
+    compile(&fifth);
+    for (file, bytes) in files.iter().zip(&whole) {
+        assert!(
+            std::fs::read(file).unwrap() == *bytes,
+            "{} was not rebuilt",
+            file.display()
+        );
+    }
+    assert_eq!(images(&first), images(&fifth));
 }
 
 #[test]

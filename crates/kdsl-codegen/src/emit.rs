@@ -82,10 +82,19 @@ pub(crate) fn llvm_ir(
     Ok(module.print_to_string().to_string())
 }
 
+/// Whether [`compile`] prints the optimized module into [`Artifact::llvm_ir`] (milliseconds for
+/// a large module; bundles do not keep it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LlvmIrText {
+    Kept,
+    Dropped,
+}
+
 pub(crate) fn compile(
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     options: &Options,
+    llvm_ir_text: LlvmIrText,
 ) -> Result<Artifact, CodegenError> {
     let mut timings = TargetTimings {
         target: target.display_name(),
@@ -100,7 +109,10 @@ pub(crate) fn compile(
     let context = Context::create();
     let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
     let mut stopwatch = Stopwatch::start();
-    let llvm_ir = module.print_to_string().to_string();
+    let llvm_ir = match llvm_ir_text {
+        LlvmIrText::Kept => module.print_to_string().to_string(),
+        LlvmIrText::Dropped => String::new(),
+    };
     timings.other += stopwatch.lap();
     let backend = |file_type: FileType| -> Result<Vec<u8>, CodegenError> {
         contain::emit(&machine, &module, file_type)

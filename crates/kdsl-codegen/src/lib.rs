@@ -145,7 +145,8 @@ impl Options {
 #[derive(Clone, Debug)]
 pub struct Artifact {
     pub image: Image,
-    /// The optimized LLVM IR the image was generated from (for `--emit llvm`).
+    /// The optimized LLVM IR the image was generated from (for `--emit llvm`); empty where
+    /// nobody reads it (the artifacts of [`compile_bundle`]).
     pub llvm_ir: String,
     /// What the image needs from the device: SPIR-V capabilities and extensions, or the
     /// target processor's features. Informational.
@@ -207,9 +208,18 @@ pub fn compile(
     target: &TargetSpec,
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
+    compile_for(module, target, options, emit::LlvmIrText::Kept)
+}
+
+fn compile_for(
+    module: &Module,
+    target: &TargetSpec,
+    options: &Options,
+    llvm_ir_text: emit::LlvmIrText,
+) -> Result<Artifact, CodegenError> {
     let description = target::describe(target, options)?;
     support::check(module, &description, options.checked)?;
-    emit::compile(module, &description, options)
+    emit::compile(module, &description, options, llvm_ir_text)
 }
 
 /// Whether `module` fits `target` (features, local memory, parameter bytes, work-group size),
@@ -293,7 +303,9 @@ pub fn compile_bundle_timed(
                 std::thread::Builder::new()
                     .name(format!("kdsl-codegen-{target}"))
                     .stack_size(CODEGEN_STACK_BYTES)
-                    .spawn_scoped(scope, move || compile(module, target, options))
+                    .spawn_scoped(scope, move || {
+                        compile_for(module, target, options, emit::LlvmIrText::Dropped)
+                    })
             })
             .collect();
         workers
@@ -307,7 +319,7 @@ pub fn compile_bundle_timed(
                     })
                 }),
                 // No thread could start: compile here instead.
-                Err(_) => compile(module, target, options),
+                Err(_) => compile_for(module, target, options, emit::LlvmIrText::Dropped),
             })
             .collect()
     });

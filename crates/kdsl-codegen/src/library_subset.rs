@@ -5,7 +5,7 @@
 //! library file and kept in memory for the process and on disk for later processes (in
 //! `$KDSL_CACHE_DIR`, else `$XDG_CACHE_HOME/kdsl`, else `~/.cache/kdsl`; where no directory is
 //! writable, only in memory). A cached file is keyed by the library's path, size and
-//! modification time, and one that does not parse is rebuilt.
+//! modification time, and ends with a hash of its bitcode: one that does not match is rebuilt.
 
 use crate::library::{load_lazily_from_file, MathLibrary};
 use inkwell::context::Context;
@@ -57,13 +57,13 @@ pub(crate) fn subset(library: &MathLibrary, path: &Path) -> Result<Arc<Subset>, 
     let cached = cache_file
         .as_ref()
         .and_then(|file| std::fs::read(file).ok())
-        .filter(|bytes| parses(bytes));
+        .and_then(cached_bitcode);
     let bitcode = match cached {
         Some(bytes) => bytes,
         None => {
             let bytes = extract(path, &roots)?;
             if let Some(file) = &cache_file {
-                store(file, &bytes);
+                store(file, &cache_contents(&bytes));
             }
             bytes
         }
@@ -92,52 +92,39 @@ fn extract(path: &Path, roots: &HashSet<String>) -> Result<Vec<u8>, String> {
     Ok(subset.write_bitcode_to_memory().as_slice().to_vec())
 }
 
-/// Whether `bytes` is whole, valid bitcode: parsed completely (not lazily, so that a damaged
-/// function body is found here and not while linking), with LLVM's errors caught instead of
-/// ending the process as its default diagnostic handler does.
-fn parses(bytes: &[u8]) -> bool {
-    use inkwell::llvm_sys::{bit_reader, core, prelude::LLVMModuleRef};
-    if !bytes.starts_with(b"BC\xC0\xDE") {
-        return false;
+/// The end of a cache file: the bitcode's FNV-1a hash (8 bytes, little-endian), then this.
+const CACHE_FOOTER_MAGIC: &[u8; 8] = b"KDSLSUB1";
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &byte in bytes {
+        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
     }
-    extern "C" fn record_error(
-        info: inkwell::llvm_sys::prelude::LLVMDiagnosticInfoRef,
-        failed: *mut std::ffi::c_void,
-    ) {
-        // SAFETY: `failed` is the `bool` registered below, alive during the parse.
-        unsafe {
-            if core::LLVMGetDiagInfoSeverity(info)
-                == inkwell::llvm_sys::LLVMDiagnosticSeverity::LLVMDSError
-            {
-                *(failed as *mut bool) = true;
-            }
-        }
+    hash
+}
+
+/// The bitcode of a cache file, if the file is whole: it ends with the footer and the hash of
+/// the bitcode before it matches (a truncated or damaged file misses and is rebuilt). Checking
+/// a hash costs microseconds where parsing the subset to validate it took tens of milliseconds
+/// in every process.
+fn cached_bitcode(mut file: Vec<u8>) -> Option<Vec<u8>> {
+    let footer = 8 + CACHE_FOOTER_MAGIC.len();
+    if file.len() < footer || !file.ends_with(CACHE_FOOTER_MAGIC) {
+        return None;
     }
-    let context = Context::create();
-    let mut failed = false;
-    let name = c"kdsl-cached-math-library";
-    // SAFETY: the handler and its flag outlive the parse; the buffer is a copy LLVM owns and
-    // is disposed of here (parsing does not take it); a parsed module is disposed of too.
-    unsafe {
-        core::LLVMContextSetDiagnosticHandler(
-            context.raw(),
-            Some(record_error),
-            &mut failed as *mut bool as *mut std::ffi::c_void,
-        );
-        let buffer = core::LLVMCreateMemoryBufferWithMemoryRangeCopy(
-            bytes.as_ptr() as *const std::ffi::c_char,
-            bytes.len(),
-            name.as_ptr(),
-        );
-        let mut module: LLVMModuleRef = std::ptr::null_mut();
-        let error = bit_reader::LLVMParseBitcodeInContext2(context.raw(), buffer, &mut module);
-        core::LLVMDisposeMemoryBuffer(buffer);
-        if !module.is_null() {
-            core::LLVMDisposeModule(module);
-        }
-        core::LLVMContextSetDiagnosticHandler(context.raw(), None, std::ptr::null_mut());
-        error == 0 && !failed
-    }
+    let bitcode_length = file.len() - footer;
+    let stored = u64::from_le_bytes(file[bitcode_length..bitcode_length + 8].try_into().ok()?);
+    file.truncate(bitcode_length);
+    (file.starts_with(b"BC\xC0\xDE") && fnv1a(&file) == stored).then_some(file)
+}
+
+/// The cache file's contents for `bitcode`: the bitcode, its hash and the footer magic.
+fn cache_contents(bitcode: &[u8]) -> Vec<u8> {
+    let mut contents = Vec::with_capacity(bitcode.len() + 16);
+    contents.extend_from_slice(bitcode);
+    contents.extend_from_slice(&fnv1a(bitcode).to_le_bytes());
+    contents.extend_from_slice(CACHE_FOOTER_MAGIC);
+    contents
 }
 
 fn cache_directory() -> Option<PathBuf> {
@@ -161,17 +148,15 @@ fn cache_file(path: &Path, roots: &HashSet<String>) -> Option<PathBuf> {
     let mut names: Vec<&str> = roots.iter().map(String::as_str).collect();
     names.sort_unstable();
     let key = format!(
-        "{}\n{}\n{}\n{}\nllvm22\n{}\n",
+        "{}\n{}\n{}\n{}\nllvm22\nfooter {}\n{}\n",
         std::fs::canonicalize(path).ok()?.display(),
         metadata.len(),
         modified.as_nanos(),
         env!("CARGO_PKG_VERSION"),
+        String::from_utf8_lossy(CACHE_FOOTER_MAGIC),
         names.join(" "),
     );
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in key.bytes() {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let hash = fnv1a(key.as_bytes());
     let stem = path.file_stem()?.to_string_lossy();
     Some(cache_directory()?.join(format!("{stem}-{hash:016x}.bc")))
 }
