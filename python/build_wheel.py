@@ -4,7 +4,7 @@ SYCL shim library.
 
 - ``kdsl/_runtime.abi3.so``: maturin builds it from ``crates/kdsl-python`` (no LLVM).
 - ``kdsl/_compiler.abi3.so``: cargo builds it from ``crates/kdsl-python-compiler`` (links
-  libLLVM-22 dynamically); added to the wheel here.
+  LLVM 22 and lld statically); added to the wheel here.
 - ``kdsl/libkdsl_sycl_shim.so``: the SYCL backend's C++ (the only part linking libsycl), built
   by ``crates/kdsl-runtime/build.rs`` into its OUT_DIR; added here with an rpath that also finds
   the ``libsycl.so`` of the Python environment the wheel is installed into (``$ORIGIN/../../..``
