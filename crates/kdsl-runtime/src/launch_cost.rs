@@ -6,7 +6,7 @@
 
 use crate::args::ArgumentLayout;
 use crate::backend::{
-    DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+    DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument, Submitted,
 };
 use crate::buffer::MemoryKind;
 use crate::device::{test_device, BackendKind, Device, DeviceTarget, DeviceType};
@@ -27,8 +27,30 @@ struct NullDevice {
     queue: Arc<NullQueue>,
 }
 
-struct NullQueue;
+/// Numbers its submissions like a CUDA stream: a profiled one also makes an event for each.
+struct NullQueue {
+    profiled: bool,
+    submitted: AtomicU64,
+}
 struct NullEvent;
+
+impl NullQueue {
+    fn new(profiled: bool) -> NullQueue {
+        NullQueue {
+            profiled,
+            submitted: AtomicU64::new(0),
+        }
+    }
+
+    fn submitted(&self) -> Submitted {
+        let sequence = self.submitted.fetch_add(1, Ordering::AcqRel) + 1;
+        if self.profiled {
+            Submitted::Timed(Arc::new(NullEvent), sequence)
+        } else {
+            Submitted::Sequence(sequence)
+        }
+    }
+}
 struct NullKernel;
 
 impl DeviceBackend for NullDevice {
@@ -41,8 +63,8 @@ impl DeviceBackend for NullDevice {
     fn default_queue(&self) -> Arc<dyn QueueBackend> {
         Arc::clone(&self.queue) as Arc<dyn QueueBackend>
     }
-    fn new_queue(&self, _profiled: bool) -> Result<Arc<dyn QueueBackend>> {
-        Ok(Arc::new(NullQueue))
+    fn new_queue(&self, profiled: bool) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(NullQueue::new(profiled)))
     }
     fn load(&self, _bundle: &Bundle, _image: &Image) -> Result<Arc<dyn ModuleBackend>> {
         unreachable!("the probe makes its kernel directly")
@@ -56,8 +78,8 @@ impl QueueBackend for NullQueue {
         _source: u64,
         _bytes: usize,
         _wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
-        Ok(Arc::new(NullEvent))
+    ) -> Result<Submitted> {
+        Ok(self.submitted())
     }
     fn fill(
         &self,
@@ -65,8 +87,8 @@ impl QueueBackend for NullQueue {
         _pattern: &[u8],
         _count: usize,
         _wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
-        Ok(Arc::new(NullEvent))
+    ) -> Result<Submitted> {
+        Ok(self.submitted())
     }
     fn launch(
         &self,
@@ -74,13 +96,15 @@ impl QueueBackend for NullQueue {
         _launch: &Launch,
         arguments: &[RawArgument],
         _wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
-        // Like a CUDA launch: one new event handle per submission.
+    ) -> Result<Submitted> {
         std::hint::black_box(arguments);
-        Ok(Arc::new(NullEvent))
+        Ok(self.submitted())
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
+    }
+    fn event_after(&self, _sequence: u64) -> Result<Arc<dyn EventBackend>> {
+        Ok(Arc::new(NullEvent))
     }
 }
 
@@ -144,7 +168,7 @@ fn null_device() -> Device {
         info,
         Box::new(NullDevice {
             next: AtomicU64::new(1 << 20),
-            queue: Arc::new(NullQueue),
+            queue: Arc::new(NullQueue::new(true)),
         }),
     )
 }

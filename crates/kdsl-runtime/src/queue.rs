@@ -1,7 +1,7 @@
 //! Queues: in-order streams of copies, fills and launches on one device instance.
 
 use crate::args::{check_arguments, Argument, ArgumentKind, ParameterSlot};
-use crate::backend::{EventBackend, QueueBackend, RawArgument};
+use crate::backend::{EventBackend, QueueBackend, RawArgument, Submitted};
 use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
 use crate::device::Device;
 use crate::element::Element;
@@ -70,7 +70,7 @@ fn buffer_uses<'k>(
 pub(crate) struct QueueRef<'q> {
     device: &'q Device,
     id: u64,
-    backend: &'q dyn QueueBackend,
+    backend: &'q Arc<dyn QueueBackend>,
 }
 
 impl<'q> QueueRef<'q> {
@@ -79,7 +79,7 @@ impl<'q> QueueRef<'q> {
         QueueRef {
             device,
             id: device.inner.default_queue_id,
-            backend: &*device.inner.default_queue,
+            backend: &device.inner.default_queue,
         }
     }
 
@@ -90,31 +90,27 @@ impl<'q> QueueRef<'q> {
         &self,
         uses: impl Iterator<Item = MemoryUse<'u>> + Clone,
         wait_for: &[&Event],
-        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Arc<dyn EventBackend>>,
+        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Submitted>,
     ) -> Result<Event> {
         self.device.inner.collect_retired();
         // Both lists stay unallocated when there is nothing to wait for (the common case).
-        let mut waits: Vec<Arc<dyn EventBackend>> = wait_for
-            .iter()
-            .map(|event| Arc::clone(&event.backend))
-            .collect();
+        let mut waits: Vec<Arc<dyn EventBackend>> = Vec::new();
+        for event in wait_for {
+            waits.push(Arc::clone(event.backend()?));
+        }
         for memory_use in uses.clone() {
             memory_use
                 .pending
-                .conflicting_work(self.id, memory_use.writes, &mut waits);
+                .conflicting_work(self.id, memory_use.writes, &mut waits)?;
         }
         let wait_references: Vec<&dyn EventBackend> = waits.iter().map(|event| &**event).collect();
-        let event = operation(self.backend, &wait_references)?;
+        let submitted = operation(&**self.backend, &wait_references)?;
         for memory_use in uses {
             memory_use
                 .pending
-                .record(self.id, &event, memory_use.writes);
+                .record(self.id, self.backend, &submitted, memory_use.writes);
         }
-        Ok(Event {
-            backend: event,
-            device: self.device.clone(),
-            fault_check: None,
-        })
+        Ok(Event::submitted(submitted, self.backend, self.device))
     }
 
     /// See [`Queue::launch`]. The arguments of a launch with up to
@@ -206,7 +202,7 @@ impl Queue {
         QueueRef {
             device: &self.device,
             id: self.id,
-            backend: &*self.backend,
+            backend: &self.backend,
         }
     }
 
@@ -227,11 +223,11 @@ impl Queue {
                 what: "a null SYCL event".to_string(),
             });
         }
-        Ok(Event {
-            backend: self.backend.foreign_sycl_event(sycl_event as u64)?,
-            device: self.device.clone(),
-            fault_check: None,
-        })
+        Ok(Event::submitted(
+            Submitted::Event(self.backend.foreign_sycl_event(sycl_event as u64)?),
+            &self.backend,
+            &self.device,
+        ))
     }
 
     fn check_memory(&self, memory: &Memory) -> Result<()> {
@@ -250,7 +246,7 @@ impl Queue {
         &self,
         uses: [MemoryUse<'_>; N],
         wait_for: &[&Event],
-        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Arc<dyn EventBackend>>,
+        operation: impl FnOnce(&dyn QueueBackend, &[&dyn EventBackend]) -> Result<Submitted>,
     ) -> Result<Event> {
         self.borrowed()
             .submit(uses.into_iter(), wait_for, operation)

@@ -12,6 +12,7 @@
 
 use super::{
     downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+    Submitted,
 };
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
@@ -231,13 +232,14 @@ impl CudaQueue {
         })
     }
 
-    /// Makes the stream wait for `wait_for`, then enqueues `operation`: between an event pair
-    /// on a profiled queue, counted for lazy markers on the others.
+    /// Makes the stream wait for `wait_for`, then enqueues `operation` and numbers it: between
+    /// an event pair on a profiled queue; on the others only numbered, so that nothing is
+    /// allocated or recorded until someone needs its completion ([`QueueBackend::event_after`]).
     fn submit(
         &self,
         wait_for: &[&dyn EventBackend],
         operation: impl FnOnce(sys::CUstream) -> Result<()>,
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let state = &self.stream;
         state.bind()?;
         for event in wait_for {
@@ -256,11 +258,7 @@ impl CudaQueue {
         if !self.profiled {
             operation(state.stream)?;
             let sequence = state.submitted.fetch_add(1, Ordering::AcqRel) + 1;
-            return Ok(Arc::new(CudaEvent::Lazy {
-                stream: Arc::clone(state),
-                sequence,
-                marker: OnceLock::new(),
-            }));
+            return Ok(Submitted::Sequence(sequence));
         }
         let (start, end) = state.events.take_pair()?;
         let event = CudaEvent::Timed {
@@ -271,10 +269,10 @@ impl CudaQueue {
         // SAFETY: the events come from this context's pool and the stream is alive.
         unsafe { result::event::record(start, state.stream) }.map_err(driver_error)?;
         operation(state.stream)?;
-        state.submitted.fetch_add(1, Ordering::AcqRel);
+        let sequence = state.submitted.fetch_add(1, Ordering::AcqRel) + 1;
         // SAFETY: as above.
         unsafe { result::event::record(end, state.stream) }.map_err(driver_error)?;
-        Ok(Arc::new(event))
+        Ok(Submitted::Timed(Arc::new(event), sequence))
     }
 }
 
@@ -391,7 +389,7 @@ impl QueueBackend for CudaQueue {
         source: u64,
         bytes: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         self.submit(wait_for, |stream| {
             // SAFETY: the runtime checked that both ranges lie in host memory the caller keeps
             // alive until the event completes or in allocations of this context; with unified
@@ -408,7 +406,7 @@ impl QueueBackend for CudaQueue {
         pattern: &[u8],
         count: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         self.submit(wait_for, |stream| {
             // SAFETY: the runtime checked that `count` elements of the pattern's size fit the
             // allocation at `address`.
@@ -468,7 +466,7 @@ impl QueueBackend for CudaQueue {
         launch: &Launch,
         arguments: &[RawArgument],
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let kernel: &CudaKernel = downcast(BackendKind::Cuda, "a kernel", kernel.as_any())?;
         // Both lists live on this stack frame (up to INLINE_ARGUMENTS arguments): a launch
         // allocates nothing for its arguments.
@@ -505,6 +503,14 @@ impl QueueBackend for CudaQueue {
         self.stream.bind()?;
         // SAFETY: the stream belongs to this context and is alive.
         unsafe { result::stream::synchronize(self.stream.stream) }.map_err(driver_error)
+    }
+
+    fn event_after(&self, sequence: u64) -> Result<Arc<dyn EventBackend>> {
+        Ok(Arc::new(CudaEvent::Lazy {
+            stream: Arc::clone(&self.stream),
+            sequence,
+            marker: OnceLock::new(),
+        }))
     }
 }
 
@@ -704,8 +710,8 @@ enum CudaEvent {
         end: sys::CUevent,
         pool: Arc<EventPool>,
     },
-    /// On an unprofiled queue: a marker recorded on the stream at or after the submission,
-    /// made the first time someone waits for, queries or depends on it.
+    /// A numbered submission ([`QueueBackend::event_after`]): a marker recorded on the stream
+    /// at or after it, made the first time someone waits for, queries or depends on it.
     Lazy {
         stream: Arc<StreamState>,
         sequence: u64,

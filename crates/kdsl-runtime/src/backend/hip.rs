@@ -20,6 +20,7 @@
 
 use super::{
     downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+    Submitted,
 };
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
@@ -570,7 +571,7 @@ impl QueueBackend for HipQueue {
         source: u64,
         bytes: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let api = self.device.api;
         self.submit(wait_for, |stream| {
             // SAFETY: the runtime checked both ranges (host memory kept alive until the event
@@ -586,6 +587,7 @@ impl QueueBackend for HipQueue {
             };
             api.check(status, "hipMemcpyAsync")
         })
+        .map(Submitted::Event)
     }
 
     fn fill(
@@ -594,7 +596,7 @@ impl QueueBackend for HipQueue {
         pattern: &[u8],
         count: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let api = self.device.api;
         let pointer = address as *mut c_void;
         self.submit(wait_for, |stream| {
@@ -621,6 +623,7 @@ impl QueueBackend for HipQueue {
             };
             api.check(status, "hipMemsetAsync")
         })
+        .map(Submitted::Event)
     }
 
     fn launch(
@@ -629,7 +632,7 @@ impl QueueBackend for HipQueue {
         launch: &Launch,
         arguments: &[RawArgument],
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let kernel: &HipKernel = downcast(BackendKind::Hip, "a kernel", kernel.as_any())?;
         let api = self.device.api;
         let (mut kernargs, _) = pack_kernel_arguments(arguments);
@@ -665,6 +668,7 @@ impl QueueBackend for HipQueue {
             };
             api.check(status, "hipModuleLaunchKernel")
         })
+        .map(Submitted::Event)
     }
 
     fn synchronize(&self) -> Result<()> {
@@ -674,6 +678,14 @@ impl QueueBackend for HipQueue {
             unsafe { (self.device.api.stream_synchronize)(self.stream) },
             "hipStreamSynchronize",
         )
+    }
+
+    fn event_after(&self, _sequence: u64) -> Result<Arc<dyn EventBackend>> {
+        // HIP submissions carry their own events and are never numbered.
+        Err(RuntimeError::Unsupported {
+            backend: BackendKind::Hip,
+            what: "events for numbered submissions".into(),
+        })
     }
 }
 

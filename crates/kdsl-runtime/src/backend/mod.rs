@@ -26,6 +26,28 @@ pub(crate) enum RawArgument {
     Scalar(ScalarValue),
 }
 
+/// What a queue gives back for one submission.
+pub(crate) enum Submitted {
+    /// The submission's own event (SYCL, HIP).
+    Event(Arc<dyn EventBackend>),
+    /// Only the submission's sequence number on its queue, which makes an event for it when
+    /// someone needs one ([`QueueBackend::event_after`]): a CUDA stream without profiling.
+    Sequence(u64),
+    /// Both: the event times the submission (a profiled CUDA stream); the runtime's ordering
+    /// bookkeeping records the sequence number, which costs no reference count.
+    Timed(Arc<dyn EventBackend>, u64),
+}
+
+impl Submitted {
+    /// The sequence number, for queues that number their submissions.
+    pub(crate) fn sequence(&self) -> Option<u64> {
+        match self {
+            Submitted::Event(_) => None,
+            Submitted::Sequence(sequence) | Submitted::Timed(_, sequence) => Some(*sequence),
+        }
+    }
+}
+
 /// One opened device instance.
 pub(crate) trait DeviceBackend: Send + Sync {
     fn allocate(&self, bytes: usize, kind: MemoryKind) -> Result<u64>;
@@ -53,7 +75,7 @@ pub(crate) trait QueueBackend: Send + Sync {
         source: u64,
         bytes: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>>;
+    ) -> Result<Submitted>;
     /// Writes `count` copies of `pattern` (1, 2, 4 or 8 bytes) starting at `address`.
     fn fill(
         &self,
@@ -61,7 +83,7 @@ pub(crate) trait QueueBackend: Send + Sync {
         pattern: &[u8],
         count: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>>;
+    ) -> Result<Submitted>;
     /// Submits a launch whose arguments and geometry were already checked.
     fn launch(
         &self,
@@ -69,9 +91,13 @@ pub(crate) trait QueueBackend: Send + Sync {
         launch: &Launch,
         arguments: &[RawArgument],
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>>;
+    ) -> Result<Submitted>;
     /// Waits for everything submitted to this queue.
     fn synchronize(&self) -> Result<()>;
+    /// An event that completes once submission `sequence` of this queue (a number it returned
+    /// in [`Submitted::Sequence`] or [`Submitted::Timed`]) has finished. Only queues that
+    /// number their submissions are asked.
+    fn event_after(&self, sequence: u64) -> Result<Arc<dyn EventBackend>>;
     /// An event of this queue's backend holding a copy of a foreign SYCL event (a
     /// `sycl::event*` address), to wait for. SYCL queues only.
     fn foreign_sycl_event(&self, _address: u64) -> Result<Arc<dyn EventBackend>> {

@@ -13,6 +13,7 @@
 
 use super::{
     downcast, DeviceBackend, EventBackend, KernelBackend, ModuleBackend, QueueBackend, RawArgument,
+    Submitted,
 };
 use crate::args::ScalarValue;
 use crate::buffer::MemoryKind;
@@ -446,11 +447,11 @@ impl QueueBackend for SyclQueue {
         source: u64,
         bytes: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let waits = event_addresses(wait_for)?;
         let event =
             ffi::copy(&self.queue, destination, source, bytes, &waits).map_err(backend_error)?;
-        Ok(self.event(event))
+        Ok(Submitted::Event(self.event(event)))
     }
 
     fn fill(
@@ -459,11 +460,11 @@ impl QueueBackend for SyclQueue {
         pattern: &[u8],
         count: usize,
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let waits = event_addresses(wait_for)?;
         let event =
             ffi::fill(&self.queue, address, pattern, count, &waits).map_err(backend_error)?;
-        Ok(self.event(event))
+        Ok(Submitted::Event(self.event(event)))
     }
 
     fn launch(
@@ -472,7 +473,7 @@ impl QueueBackend for SyclQueue {
         launch: &Launch,
         arguments: &[RawArgument],
         wait_for: &[&dyn EventBackend],
-    ) -> Result<Arc<dyn EventBackend>> {
+    ) -> Result<Submitted> {
         let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
         let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
         if let (Some(markers), true) = (&self.markers, wait_for.is_empty()) {
@@ -485,11 +486,7 @@ impl QueueBackend for SyclQueue {
             )
             .map_err(backend_error)?;
             let sequence = markers.submitted.fetch_add(1, Ordering::AcqRel) + 1;
-            return Ok(Arc::new(SyclEvent::Lazy {
-                markers: Arc::clone(markers),
-                sequence,
-                marker: OnceLock::new(),
-            }));
+            return Ok(Submitted::Sequence(sequence));
         }
         let waits = event_addresses(wait_for)?;
         let event = ffi::launch(
@@ -501,11 +498,26 @@ impl QueueBackend for SyclQueue {
             &waits,
         )
         .map_err(backend_error)?;
-        Ok(self.event(event))
+        Ok(Submitted::Event(self.event(event)))
     }
 
     fn synchronize(&self) -> Result<()> {
         ffi::wait(&self.queue).map_err(backend_error)
+    }
+
+    fn event_after(&self, sequence: u64) -> Result<Arc<dyn EventBackend>> {
+        let markers = self
+            .markers
+            .as_ref()
+            .ok_or_else(|| RuntimeError::Unsupported {
+                backend: BackendKind::Sycl,
+                what: "events for numbered submissions on a profiled or out-of-order queue".into(),
+            })?;
+        Ok(Arc::new(SyclEvent::Lazy {
+            markers: Arc::clone(markers),
+            sequence,
+            marker: OnceLock::new(),
+        }))
     }
 
     fn foreign_sycl_event(&self, address: u64) -> Result<Arc<dyn EventBackend>> {
