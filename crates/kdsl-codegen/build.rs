@@ -30,15 +30,7 @@ fn main() {
     let llvm_prefix = PathBuf::from(
         std::env::var("LLVM_SYS_221_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".to_string()),
     );
-    cc::Build::new()
-        .cpp(true)
-        .std("c++17")
-        .include(shim.join("include"))
-        .include(llvm_prefix.join("include"))
-        .define("__STDC_CONSTANT_MACROS", None)
-        .define("__STDC_FORMAT_MACROS", None)
-        .define("__STDC_LIMIT_MACROS", None)
-        .flag_if_supported("-fno-rtti")
+    against_llvm(&shim, &llvm_prefix)
         .file(&contain)
         .compile("kdsl_llvm_contain");
     build_in_process_lld(&shim, &llvm_prefix);
@@ -87,15 +79,7 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
         );
         return;
     }
-    cc::Build::new()
-        .cpp(true)
-        .std("c++17")
-        .include(shim.join("include"))
-        .include(llvm_prefix.join("include"))
-        .define("__STDC_CONSTANT_MACROS", None)
-        .define("__STDC_FORMAT_MACROS", None)
-        .define("__STDC_LIMIT_MACROS", None)
-        .flag_if_supported("-fno-rtti")
+    against_llvm(shim, llvm_prefix)
         .file(&source)
         .compile("kdsl_lld_link");
     println!(
@@ -109,4 +93,19 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
     println!("cargo:rustc-link-lib=dylib=z");
     println!("cargo:rustc-link-lib=dylib=zstd");
     println!("cargo:rustc-cfg=kdsl_in_process_lld");
+}
+
+/// A C++ build against LLVM 22's headers, configured as LLVM's own code is (no RTTI).
+fn against_llvm(shim: &std::path::Path, llvm_prefix: &std::path::Path) -> cc::Build {
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++17")
+        .include(shim.join("include"))
+        .include(llvm_prefix.join("include"))
+        .define("__STDC_CONSTANT_MACROS", None)
+        .define("__STDC_FORMAT_MACROS", None)
+        .define("__STDC_LIMIT_MACROS", None)
+        .flag_if_supported("-fno-rtti");
+    build
 }
