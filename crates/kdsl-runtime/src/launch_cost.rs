@@ -173,16 +173,21 @@ fn null_device() -> Device {
     )
 }
 
-#[test]
-fn null_backend_launches_check_and_order_like_a_real_one() {
-    let device = null_device();
-    let kernel = Kernel {
+/// The saxpy kernel on the null backend.
+fn null_saxpy_kernel(device: &Device) -> Kernel {
+    Kernel {
         device: device.clone(),
         layout: ArgumentLayout::new(&saxpy_info()),
         info: saxpy_info(),
         source_name: "saxpy.krn".into(),
         backend: Box::new(NullKernel),
-    };
+    }
+}
+
+#[test]
+fn null_backend_launches_check_and_order_like_a_real_one() {
+    let device = null_device();
+    let kernel = null_saxpy_kernel(&device);
     let x: Buffer<f32> = device.buffer_from(&[1.0; 32]).unwrap();
     let mut y: Buffer<f32> = device.buffer_from(&[0.0; 32]).unwrap();
     let queue = device.queue_without_profiling().unwrap();
@@ -205,13 +210,7 @@ fn null_backend_launches_check_and_order_like_a_real_one() {
 #[ignore = "a timing: run with --release --ignored --nocapture"]
 fn launch_cost() {
     let device = null_device();
-    let kernel = Kernel {
-        device: device.clone(),
-        layout: ArgumentLayout::new(&saxpy_info()),
-        info: saxpy_info(),
-        source_name: "saxpy.krn".into(),
-        backend: Box::new(NullKernel),
-    };
+    let kernel = null_saxpy_kernel(&device);
     let x: Buffer<f32> = device.buffer_from(&[1.0; 32]).unwrap();
     let mut y: Buffer<f32> = device.buffer_from(&[0.0; 32]).unwrap();
     let queue = device.queue_without_profiling().unwrap();
