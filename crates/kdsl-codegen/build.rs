@@ -34,6 +34,7 @@ fn main() {
         .file(&contain)
         .compile("kdsl_llvm_contain");
     build_in_process_lld(&shim, &llvm_prefix);
+    find_spirv_module_analysis(&llvm_prefix);
     let library_directory = std::process::Command::new("pkg-config")
         .args(["--variable=libdir", "SPIRV-Tools"])
         .output()
@@ -80,6 +81,10 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
         return;
     }
     against_llvm(shim, llvm_prefix)
+        .define(
+            "KDSL_TARGETS_LLD_NEED_NOT_INITIALIZE",
+            Some(unused_target_stubs(llvm_prefix).as_str()),
+        )
         .file(&source)
         .compile("kdsl_lld_link");
     println!(
@@ -93,6 +98,64 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
     println!("cargo:rustc-link-lib=dylib=z");
     println!("cargo:rustc-link-lib=dylib=zstd");
     println!("cargo:rustc-cfg=kdsl_in_process_lld");
+}
+
+/// The size of the SPIR-V backend's static module analysis, so that the compiler can give
+/// every module fresh backend state (`src/target/spirv/backend_state.rs`; cfg
+/// `kdsl_spirv_state_reset`). Only where LLVM is linked statically, from its archive.
+fn find_spirv_module_analysis(llvm_prefix: &std::path::Path) {
+    const SYMBOL: &str = "_ZN4llvm19SPIRVModuleAnalysis3MAIE";
+    println!("cargo::rustc-check-cfg=cfg(kdsl_spirv_state_reset)");
+    let archive = llvm_prefix.join("lib/libLLVMSPIRVCodeGen.a");
+    let listing = std::process::Command::new(llvm_prefix.join("bin/llvm-nm"))
+        .args(["--print-size", "--defined-only"])
+        .arg(&archive)
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
+        .unwrap_or_default();
+    // "<address> <size> B <symbol>", both numbers hexadecimal.
+    let size = listing.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [_, size, _, symbol] if *symbol == SYMBOL => usize::from_str_radix(size, 16).ok(),
+            _ => None,
+        }
+    });
+    let Some(size) = size else {
+        println!(
+            "cargo:warning=SPIR-V modules after a process's first will be compiled by an llc child \
+             process: {SYMBOL} was not found in {}",
+            archive.display()
+        );
+        return;
+    };
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(
+        out_dir.join("spirv_module_analysis_bytes.rs"),
+        format!("pub(super) const MODULE_ANALYSIS_BYTES: usize = {size};\n"),
+    )
+    .expect("OUT_DIR is writable");
+    println!("cargo:rustc-cfg=kdsl_spirv_state_reset");
+}
+
+/// `KDSL_UNUSED_TARGET(Name)` for every target LLVM was built with that kdsl does not generate
+/// code for: lld's ELF driver initializes all of them (for LTO, which kdsl never asks of it), and
+/// `kdsl_lld_link.cpp` defines their initializers as no-ops so they stay out of the binary.
+fn unused_target_stubs(llvm_prefix: &std::path::Path) -> String {
+    const GENERATED: [&str; 3] = ["AMDGPU", "NVPTX", "SPIRV"];
+    let config = llvm_prefix.join("bin/llvm-config");
+    let output = std::process::Command::new(&config)
+        .arg("--targets-built")
+        .output()
+        .unwrap_or_else(|error| panic!("cannot run {}: {error}", config.display()));
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .filter(|target| !GENERATED.contains(target))
+        .map(|target| format!("KDSL_UNUSED_TARGET({target})"))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A C++ build against LLVM 22's headers, configured as LLVM's own code is (no RTTI).

@@ -13,6 +13,17 @@
 
 LLD_HAS_DRIVER(elf)
 
+// lld's ELF driver initializes every target LLVM was built with, for LTO, which kdsl never
+// asks of it. These no-op initializers (for the targets build.rs lists) stand in for the real
+// code generators, assembly printers and parsers, so the linker leaves those out of the binary,
+// and neither their static constructors at start-up nor their initialization on each link cost
+// anything. (Target infos and machine-code layers are linked for other reasons anyway.)
+#define KDSL_UNUSED_TARGET(Name)                                                               \
+  extern "C" void LLVMInitialize##Name##Target() {}                                            \
+  extern "C" void LLVMInitialize##Name##AsmPrinter() {}                                        \
+  extern "C" void LLVMInitialize##Name##AsmParser() {}
+KDSL_TARGETS_LLD_NEED_NOT_INITIALIZE
+
 extern "C" int kdsl_lld_link(const char *const *arguments, size_t count, char **diagnostics,
                              int *can_run_again) {
   std::string output_text;

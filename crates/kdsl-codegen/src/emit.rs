@@ -107,6 +107,9 @@ pub(crate) fn compile(
         _ => None,
     };
     let context = Context::create();
+    if let OutputFormat::SpirvBinary { .. } = target.output {
+        spirv::backend_state::register_sync_scopes(&context);
+    }
     let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
     let mut stopwatch = Stopwatch::start();
     let llvm_ir = match llvm_ir_text {
@@ -119,9 +122,14 @@ pub(crate) fn compile(
             .map_err(|failure| internal(target, failure.describe("the backend")))
     };
     let (bytes, requirements) = match &target.output {
-        OutputFormat::SpirvBinary { llc } => {
-            let binary = if spirv::claim_in_process_backend() {
-                spirv::run_backend_in_process(target, &module).map_err(|e| internal(target, e))?
+        OutputFormat::SpirvBinary { llc, backend } => {
+            let fresh = match backend {
+                spirv::Backend::InProcessWhereSafe => spirv::backend_state::claim_fresh(),
+                spirv::Backend::Llc => None,
+            };
+            let binary = if let Some(fresh) = fresh {
+                spirv::run_backend_in_process(target, &module, &fresh)
+                    .map_err(|e| internal(target, e))?
             } else {
                 timings.backend_runs = format!("{} child process", llc.display());
                 let bitcode = module.write_bitcode_to_memory();

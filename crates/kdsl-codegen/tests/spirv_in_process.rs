@@ -1,9 +1,11 @@
-//! The first SPIR-V module of a process goes through LLVM's SPIR-V backend in process, later
-//! ones through an `llc-22` child process (LLVM 22 keeps backend state in a static; see
-//! `target/spirv.rs`). This file holds one test so that it owns its process: both ways must
-//! give the same valid SPIR-V, kernel by kernel file.
+//! Every SPIR-V module of a process goes through LLVM's SPIR-V backend in process, on fresh
+//! backend state (LLVM 22 keeps state between modules in a static; see
+//! `target/spirv/backend_state.rs`). This file owns its process: module after module, and
+//! from several threads at once, the in-process backend must give the SPIR-V an `llc` child
+//! process gives (which starts fresh by construction), and that SPIR-V must be valid.
 
-use kdsl_codegen::{compile, Options, TargetSpec};
+use kdsl_codegen::target::spirv;
+use kdsl_codegen::{compile, Artifact, Options, TargetSpec};
 use std::path::{Path, PathBuf};
 
 fn spirv_val() -> PathBuf {
@@ -37,31 +39,71 @@ fn validate(name: &str, binary: &[u8]) {
     );
 }
 
-#[test]
-fn the_in_process_backend_and_llc_give_the_same_valid_spirv() {
+/// Every kernel file of the examples and of the kernel tests, by name.
+fn kernel_files() -> Vec<(String, kdsl_ir::Module)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    // `language.krn` holds the private-array indexing that LLVM 22 miscompiles at -O1: both
-    // ways run the backend at -O0.
-    for file in ["tests/kernels/language.krn", "examples/softmax.krn"] {
-        let source = std::fs::read_to_string(root.join(file)).expect("kernel file");
-        let module = kdsl_frontend::compile_to_ir(&source).expect("compiles");
-        let first = compile(&module, &TargetSpec::spirv(), &Options::default()).expect("SPIR-V");
-        let second = compile(&module, &TargetSpec::spirv(), &Options::default()).expect("SPIR-V");
-        if file == "tests/kernels/language.krn" {
-            assert_eq!(first.timings.backend_runs, "in process");
-        } else {
-            assert_ne!(first.timings.backend_runs, "in process");
+    let mut files = Vec::new();
+    for directory in ["examples", "tests/kernels"] {
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(directory))
+            .expect("kernel directory")
+            .map(|entry| entry.expect("directory entry").path())
+            .filter(|path| path.extension().is_some_and(|e| e == "krn"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let source = std::fs::read_to_string(&path).expect("kernel file");
+            let name = format!("{directory}/{}", path.file_name().unwrap().to_string_lossy());
+            let module = kdsl_frontend::compile_to_ir(&source)
+                .unwrap_or_else(|_| panic!("{name} compiles"));
+            files.push((name, module));
         }
-        assert!(
-            second.timings.backend_runs.contains("child process"),
-            "{}",
-            second.timings.backend_runs
-        );
-        validate(file, &first.image.bytes);
-        validate(file, &second.image.bytes);
-        assert!(
-            first.image.bytes == second.image.bytes,
-            "{file}: the in-process backend and llc disagree"
-        );
     }
+    files
+}
+
+fn spirv_with(module: &kdsl_ir::Module, backend: spirv::Backend) -> Artifact {
+    let mut options = Options::default();
+    options.spirv.backend = backend;
+    compile(module, &TargetSpec::spirv(), &options).expect("SPIR-V")
+}
+
+#[test]
+fn every_module_of_a_process_gets_the_spirv_llc_gives() {
+    let files = kernel_files();
+    assert!(files.len() >= 20, "{} kernel files", files.len());
+    let expected: Vec<Vec<u8>> = files
+        .iter()
+        .map(|(_, module)| {
+            let from_llc = spirv_with(module, spirv::Backend::Llc);
+            assert!(from_llc.timings.backend_runs.contains("child process"));
+            from_llc.image.bytes
+        })
+        .collect();
+    // Twice over, so that every module also follows every other one.
+    for round in 0..2 {
+        for ((name, module), expected) in files.iter().zip(&expected) {
+            let in_process = spirv_with(module, spirv::Backend::InProcessWhereSafe);
+            assert_eq!(in_process.timings.backend_runs, "in process", "{name}");
+            assert!(
+                &in_process.image.bytes == expected,
+                "{name}, round {round}: the in-process backend and llc disagree"
+            );
+            if round == 0 {
+                validate(name, expected);
+            }
+        }
+    }
+    // Four threads at once take turns in the backend.
+    std::thread::scope(|scope| {
+        for thread in 0..4 {
+            let (files, expected) = (&files, &expected);
+            scope.spawn(move || {
+                for index in (thread..files.len()).step_by(2) {
+                    let (name, module) = &files[index];
+                    let bytes = spirv_with(module, spirv::Backend::InProcessWhereSafe).image.bytes;
+                    assert!(bytes == expected[index], "{name}, thread {thread}: differs from llc");
+                }
+            });
+        }
+    });
 }

@@ -227,8 +227,12 @@ pub(crate) struct SyncScopes {
 /// How the backend's output becomes the image.
 #[derive(Clone, Debug)]
 pub(crate) enum OutputFormat {
-    /// A SPIR-V binary from `llc` (see [`spirv`] for why a child process); checked with rspirv.
-    SpirvBinary { llc: std::path::PathBuf },
+    /// A SPIR-V binary from LLVM's SPIR-V backend, in process or from `llc` (see [`spirv`]);
+    /// checked with rspirv.
+    SpirvBinary {
+        llc: std::path::PathBuf,
+        backend: spirv::Backend,
+    },
     /// Assembly text (PTX).
     PtxAssembly,
     /// An ELF object linked into a shared HSA code object by lld.

@@ -6,13 +6,11 @@
 //! functions become `OpenCL.std` extended instructions. Float atomic add needs
 //! `SPV_EXT_shader_atomic_float_add`, which is enabled for every module.
 //!
-//! LLVM 22's SPIR-V backend keeps module analysis results in a static
-//! (llvm/llvm-project#160613, fixed after 22), so a second module compiled in one process can
-//! get duplicate ids, and two threads would race. The first SPIR-V module of a process (the
-//! only one when the `kdsl` command compiles a file) therefore runs the backend in process,
-//! on fresh state; every later one runs it in an `llc-22` child process, which starts fresh
-//! too. Its extensions are process-wide options, set once when LLVM is initialized
-//! ([`crate::llvm::initialize`]). The module the backend gets is already optimized.
+//! LLVM 22's SPIR-V backend keeps state between modules in a static; [`backend_state`] says
+//! how every module still starts from fresh state, in process where the build allows it and
+//! in an `llc-22` child process otherwise. The backend's extensions are process-wide options,
+//! set once when LLVM is initialized ([`crate::llvm::initialize`]). The module the backend
+//! gets is already optimized.
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization, OutputFormat,
@@ -22,12 +20,26 @@ use super::{
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+
+pub(crate) mod backend_state;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// LLVM 22's `llc`; when `None`, `llc-22` in `PATH`, or `llc` in LLVM 22's `bin`.
     pub llc: Option<PathBuf>,
+    /// Where the SPIR-V backend runs.
+    pub backend: Backend,
+}
+
+/// Where the SPIR-V backend runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// In process, one module at a time, wherever it can start from fresh state (see
+    /// [`backend_state`]); in an `llc` child process otherwise.
+    #[default]
+    InProcessWhereSafe,
+    /// Always in an `llc` child process.
+    Llc,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -114,7 +126,10 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             expand_multiply_with_overflow: true,
             ..Legalization::default()
         },
-        output: OutputFormat::SpirvBinary { llc },
+        output: OutputFormat::SpirvBinary {
+            llc,
+            backend: options.backend,
+        },
     })
 }
 
@@ -145,18 +160,12 @@ pub(crate) fn run_backend(llc: &Path, bitcode: &[u8]) -> Result<Vec<u8>, Error> 
     })
 }
 
-/// Whether this call is the first of the process, which may run the SPIR-V backend in process
-/// (see the module's documentation); every later call gets `false`.
-pub(crate) fn claim_in_process_backend() -> bool {
-    static CLAIMED: AtomicBool = AtomicBool::new(false);
-    !CLAIMED.swap(true, Ordering::SeqCst)
-}
-
-/// Runs the SPIR-V backend in this process at `-O0` (see [`run_backend`] for why `-O0`).
-/// Only the caller that won [`claim_in_process_backend`] may call it.
+/// Runs the SPIR-V backend in this process at `-O0` (see [`run_backend`] for why `-O0`), on
+/// the fresh state `_fresh` vouches for.
 pub(crate) fn run_backend_in_process(
     target: &TargetDescription,
     module: &inkwell::module::Module<'_>,
+    _fresh: &backend_state::FreshState,
 ) -> Result<Vec<u8>, String> {
     let machine = crate::llvm::target_machine(target, 0)?;
     crate::contain::emit(&machine, module, inkwell::targets::FileType::Object)

@@ -1,0 +1,100 @@
+//! Fresh state for every in-process run of LLVM 22's SPIR-V backend.
+//!
+//! The backend keeps its module analysis in a static, `llvm::SPIRVModuleAnalysis::MAI`
+//! (llvm/llvm-project#160613; after LLVM 22 it is a member of the pass). Each module adds to
+//! what the previous one left there, so a second module compiled in one process can get
+//! duplicate ids, and two threads compiling at once would race.
+//!
+//! Where LLVM is linked statically, the build script reads the static's size from LLVM's
+//! archive (cfg `kdsl_spirv_state_reset`). Then every in-process run holds one lock and starts
+//! with the static's bytes as they were before any module was compiled, which is the state a
+//! fresh process starts from: its containers are empty then and own no memory, and it lives
+//! at the same address, so the bytes are the whole state. What a run leaves in it (a few
+//! kilobytes of map and list storage per module) is leaked, never read again. Without that
+//! cfg, only the first module of a process runs in process and later ones in an `llc` child
+//! process.
+//!
+//! The backend also caches, in function statics, the ids that the first module's LLVM context
+//! gave the synchronization scopes `subgroup`, `workgroup` and `device`, and reads every later
+//! module's scopes by those ids. [`register_sync_scopes`] makes every context give them the
+//! same ids.
+
+use inkwell::context::Context;
+use std::sync::{Mutex, MutexGuard};
+
+/// The scope names `llvm::getMemScope` caches the ids of, in the order it first asks for them.
+const CACHED_SYNC_SCOPES: [&str; 3] = ["subgroup", "workgroup", "device"];
+
+/// Registers the scope names the backend caches in a new `context`, before anything else
+/// registers a scope, so that they get the same ids in every context of the process.
+pub(crate) fn register_sync_scopes(context: &Context) {
+    for name in CACHED_SYNC_SCOPES {
+        // SAFETY: the context is live and the name is passed with its length.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMGetSyncScopeID(
+                context.raw(),
+                name.as_ptr() as *const std::ffi::c_char,
+                name.len(),
+            );
+        }
+    }
+}
+
+/// Proof that the SPIR-V backend starts from fresh state, held for the whole run.
+pub(crate) struct FreshState {
+    _only_run: MutexGuard<'static, Reset>,
+}
+
+/// Serializes in-process runs; holds what is needed to make the next one fresh.
+struct Reset {
+    /// Whether a run has happened in this process.
+    ran: bool,
+    #[cfg(kdsl_spirv_state_reset)]
+    pristine: Option<Box<[u8; state::MODULE_ANALYSIS_BYTES]>>,
+}
+
+static ONLY_RUN: Mutex<Reset> = Mutex::new(Reset {
+    ran: false,
+    #[cfg(kdsl_spirv_state_reset)]
+    pristine: None,
+});
+
+/// Fresh state for one in-process run (waiting for a run in another thread to end), or `None`
+/// when this build cannot give it and the backend must run in a child process.
+pub(crate) fn claim_fresh() -> Option<FreshState> {
+    let mut reset = ONLY_RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    #[cfg(kdsl_spirv_state_reset)]
+    state::make_fresh(&mut reset);
+    #[cfg(not(kdsl_spirv_state_reset))]
+    if reset.ran {
+        return None;
+    }
+    reset.ran = true;
+    Some(FreshState { _only_run: reset })
+}
+
+#[cfg(kdsl_spirv_state_reset)]
+mod state {
+    include!(concat!(env!("OUT_DIR"), "/spirv_module_analysis_bytes.rs"));
+
+    extern "C" {
+        /// `llvm::SPIRVModuleAnalysis::MAI`, seen as its bytes.
+        #[link_name = "_ZN4llvm19SPIRVModuleAnalysis3MAIE"]
+        static mut MODULE_ANALYSIS: [u8; MODULE_ANALYSIS_BYTES];
+    }
+
+    /// Saves the pristine bytes before the first run; restores them before every later one.
+    pub(super) fn make_fresh(reset: &mut super::Reset) {
+        // SAFETY: every run of the SPIR-V backend in this process holds the lock `reset`
+        // comes from, so nothing reads or writes the static meanwhile; before the first run
+        // it holds what its constructor made.
+        unsafe {
+            let bytes = std::ptr::addr_of_mut!(MODULE_ANALYSIS);
+            match &reset.pristine {
+                Some(pristine) => *bytes = **pristine,
+                None if !reset.ran => reset.pristine = Some(Box::new(*bytes)),
+                None => unreachable!("the first run saves the pristine state"),
+            }
+        }
+    }
+}
