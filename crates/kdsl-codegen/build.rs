@@ -102,9 +102,11 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
 
 /// The size of the SPIR-V backend's static module analysis, so that the compiler can give
 /// every module fresh backend state (`src/target/spirv/backend_state.rs`; cfg
-/// `kdsl_spirv_state_reset`). Only where LLVM is linked statically, from its archive.
+/// `kdsl_spirv_state_reset`): where LLVM is linked statically, from its archive, which must
+/// also hold the analysis's destructor.
 fn find_spirv_module_analysis(llvm_prefix: &std::path::Path) {
-    const SYMBOL: &str = "_ZN4llvm19SPIRVModuleAnalysis3MAIE";
+    const STATIC: &str = "_ZN4llvm19SPIRVModuleAnalysis3MAIE";
+    const DESTRUCTOR: &str = "_ZN4llvm5SPIRV18ModuleAnalysisInfoD2Ev";
     println!("cargo::rustc-check-cfg=cfg(kdsl_spirv_state_reset)");
     let archive = llvm_prefix.join("lib/libLLVMSPIRVCodeGen.a");
     let listing = std::process::Command::new(llvm_prefix.join("bin/llvm-nm"))
@@ -115,18 +117,19 @@ fn find_spirv_module_analysis(llvm_prefix: &std::path::Path) {
         .filter(|output| output.status.success())
         .map(|output| String::from_utf8_lossy(&output.stdout).into_owned())
         .unwrap_or_default();
-    // "<address> <size> B <symbol>", both numbers hexadecimal.
-    let size = listing.lines().find_map(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        match fields.as_slice() {
-            [_, size, _, symbol] if *symbol == SYMBOL => usize::from_str_radix(size, 16).ok(),
-            _ => None,
-        }
-    });
-    let Some(size) = size else {
+    // "<address> <size> <kind> <symbol>", both numbers hexadecimal.
+    let defined = |wanted: &str| {
+        listing.lines().find_map(|line| {
+            match line.split_whitespace().collect::<Vec<_>>().as_slice() {
+                [_, size, _, symbol] if *symbol == wanted => usize::from_str_radix(size, 16).ok(),
+                _ => None,
+            }
+        })
+    };
+    let (Some(size), Some(_)) = (defined(STATIC), defined(DESTRUCTOR)) else {
         println!(
             "cargo:warning=SPIR-V modules after a process's first will be compiled by an llc child \
-             process: {SYMBOL} was not found in {}",
+             process: {STATIC} or {DESTRUCTOR} is missing from {}",
             archive.display()
         );
         return;

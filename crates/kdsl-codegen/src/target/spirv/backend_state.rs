@@ -7,12 +7,12 @@
 //!
 //! Where LLVM is linked statically, the build script reads the static's size from LLVM's
 //! archive (cfg `kdsl_spirv_state_reset`). Then every in-process run holds one lock and starts
-//! with the static's bytes as they were before any module was compiled, which is the state a
-//! fresh process starts from: its containers are empty then and own no memory, and it lives
-//! at the same address, so the bytes are the whole state. What a run leaves in it (a few
-//! kilobytes of map and list storage per module) is leaked, never read again. Without that
-//! cfg, only the first module of a process runs in process and later ones in an `llc` child
-//! process.
+//! on fresh state: the previous run's state is destroyed (LLVM's own destructor of the type)
+//! and the static's bytes are put back as they were before any module was compiled. Its
+//! default-constructed containers own no memory and it lives at the same address, so those
+//! bytes are a default-constructed analysis, the state a fresh process starts from. Without
+//! that cfg, only the first module of a process runs in process and later ones in an `llc`
+//! child process.
 //!
 //! The backend also caches, in function statics, the ids that the first module's LLVM context
 //! gave the synchronization scopes `subgroup`, `workgroup` and `device`, and reads every later
@@ -81,17 +81,26 @@ mod state {
         /// `llvm::SPIRVModuleAnalysis::MAI`, seen as its bytes.
         #[link_name = "_ZN4llvm19SPIRVModuleAnalysis3MAIE"]
         static mut MODULE_ANALYSIS: [u8; MODULE_ANALYSIS_BYTES];
+        /// `llvm::SPIRV::ModuleAnalysisInfo::~ModuleAnalysisInfo()` (the Itanium ABI passes
+        /// `this` as a C function's first argument).
+        #[link_name = "_ZN4llvm5SPIRV18ModuleAnalysisInfoD2Ev"]
+        fn destroy_module_analysis(analysis: *mut u8);
     }
 
-    /// Saves the pristine bytes before the first run; restores them before every later one.
+    /// Saves the pristine bytes before the first run; before every later one, destroys what
+    /// the previous run left and puts the pristine bytes back.
     pub(super) fn make_fresh(reset: &mut super::Reset) {
         // SAFETY: every run of the SPIR-V backend in this process holds the lock `reset`
         // comes from, so nothing reads or writes the static meanwhile; before the first run
-        // it holds what its constructor made.
+        // it holds what its constructor made, and after each run a live analysis, destroyed
+        // once before the pristine bytes replace it.
         unsafe {
             let bytes = std::ptr::addr_of_mut!(MODULE_ANALYSIS);
             match &reset.pristine {
-                Some(pristine) => *bytes = **pristine,
+                Some(pristine) => {
+                    destroy_module_analysis(bytes.cast());
+                    *bytes = **pristine;
+                }
                 None if !reset.ran => reset.pristine = Some(Box::new(*bytes)),
                 None => unreachable!("the first run saves the pristine state"),
             }
