@@ -8,7 +8,7 @@ use crate::{contain, llvm, lower, Artifact, CodegenError, Options};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::passes::PassBuilderOptions;
-use inkwell::targets::{FileType, TargetMachine};
+use inkwell::targets::FileType;
 use kdsl_bundle::Image;
 
 fn internal(target: &TargetDescription, message: impl Into<String>) -> CodegenError {
@@ -32,7 +32,7 @@ fn optimized_module<'ctx>(
     target: &TargetDescription,
     options: &Options,
     timings: &mut TargetTimings,
-) -> Result<(Module<'ctx>, TargetMachine), CodegenError> {
+) -> Result<(Module<'ctx>, llvm::MachineLease), CodegenError> {
     let mut stopwatch = Stopwatch::start();
     let machine =
         llvm::target_machine(target, options.opt_level).map_err(|e| internal(target, e))?;

@@ -37,6 +37,21 @@ mod tool;
 pub use target::{amdgpu, nvptx, spirv};
 pub use timings::TargetTimings;
 
+/// The environment variables code generation reads (tools and libraries are looked up with
+/// them, and the math-library cache placed): a compile server serves only the commands whose
+/// values match its own.
+pub const ENVIRONMENT_VARIABLES: &[&str] = &[
+    "PATH",
+    "LLVM_SYS_221_PREFIX",
+    "KDSL_PREFIX",
+    "KDSL_LIBDEVICE",
+    "CUDA_PATH",
+    "CUDA_HOME",
+    "KDSL_CACHE_DIR",
+    "XDG_CACHE_HOME",
+    "HOME",
+];
+
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
 use kdsl_ir::{Diagnostic, Module};
 

@@ -133,6 +133,9 @@ mod in_process {
         let pointers: Vec<*const c_char> = arguments.iter().map(|a| a.as_ptr()).collect();
         let mut diagnostics: *mut c_char = std::ptr::null_mut();
         let mut can_run_again: c_int = 1;
+        // lld resets LLVM's command-line options: no SPIR-V backend runs meanwhile, and kdsl's
+        // options are set again before anything reads them.
+        let options = crate::llvm::command_line_options();
         // SAFETY: the arguments are NUL-terminated strings that outlive the call; the mutex
         // held here serialises every call, as lld's global state requires.
         let status = unsafe {
@@ -143,6 +146,8 @@ mod in_process {
                 &mut can_run_again,
             )
         };
+        crate::llvm::set_command_line_options();
+        drop(options);
         let message = if diagnostics.is_null() {
             String::new()
         } else {

@@ -37,22 +37,38 @@ pub(crate) fn initialize() {
             LLVMInitializeSPIRVTargetMC();
             LLVMInitializeSPIRVAsmPrinter();
         }
-        let arguments: Vec<std::ffi::CString> = std::iter::once("kdsl".to_string())
-            .chain(crate::target::spirv::backend_options())
-            .map(|argument| std::ffi::CString::new(argument).expect("no NUL in option text"))
-            .collect();
-        let pointers: Vec<*const std::ffi::c_char> =
-            arguments.iter().map(|argument| argument.as_ptr()).collect();
-        // SAFETY: the arguments are NUL-terminated strings that outlive the call; LLVM
-        // reports unknown options to a null stream instead of exiting.
-        unsafe {
-            llvm_sys::support::LLVMParseCommandLineOptions(
-                pointers.len() as i32,
-                pointers.as_ptr(),
-                c"".as_ptr(),
-            )
-        }
+        let _options = command_line_options();
+        set_command_line_options();
     });
+}
+
+/// LLVM's command-line options are process-wide, and in-process lld resets every one of them
+/// to its default on each link. Whoever reads kdsl's options (a SPIR-V backend run) or resets
+/// them (a link, which sets them again afterwards with [`set_command_line_options`]) holds
+/// this lock.
+pub(crate) fn command_line_options() -> std::sync::MutexGuard<'static, ()> {
+    static OPTIONS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    OPTIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Sets kdsl's LLVM options (the SPIR-V backend's extensions) on options at their defaults.
+/// The caller holds [`command_line_options`].
+pub(crate) fn set_command_line_options() {
+    let arguments: Vec<std::ffi::CString> = std::iter::once("kdsl".to_string())
+        .chain(crate::target::spirv::backend_options())
+        .map(|argument| std::ffi::CString::new(argument).expect("no NUL in option text"))
+        .collect();
+    let pointers: Vec<*const std::ffi::c_char> =
+        arguments.iter().map(|argument| argument.as_ptr()).collect();
+    // SAFETY: the arguments are NUL-terminated strings that outlive the call; LLVM reports
+    // unknown options to a null stream instead of exiting.
+    unsafe {
+        llvm_sys::support::LLVMParseCommandLineOptions(
+            pointers.len() as i32,
+            pointers.as_ptr(),
+            c"".as_ptr(),
+        )
+    }
 }
 
 pub(crate) fn optimization_level(opt_level: u8) -> OptimizationLevel {
@@ -83,11 +99,46 @@ pub(crate) fn optimization_pipeline(opt_level: u8) -> String {
     }
 }
 
+/// A target machine for `target` at `-O<opt_level>`: one kept from an earlier compilation of
+/// the process where the target allows it, else a new one.
+///
+/// AMDGPU machines are kept for reuse ([`MachineLease`]): their register tables (the register
+/// alias lists above all) are computed once per machine, milliseconds that a new machine pays
+/// again. A machine serves one compilation at a time and keeps nothing of a module that
+/// changes the next one's code. NVPTX machines are not reused (they number call sequences in
+/// the PTX across modules, so the text would depend on what was compiled before; and they are
+/// cheap to make), nor SPIR-V ones (their subtarget keeps a module's types and values).
 pub(crate) fn target_machine(
     target: &TargetDescription,
     opt_level: u8,
-) -> Result<TargetMachine, String> {
+) -> Result<MachineLease, String> {
     initialize();
+    let key = match target.output {
+        OutputFormat::AmdgpuCodeObject { .. } => Some(MachineKey {
+            triple: target.triple,
+            cpu: target.cpu.clone(),
+            features: target.cpu_features.clone(),
+            opt_level,
+        }),
+        OutputFormat::PtxAssembly | OutputFormat::SpirvBinary { .. } => None,
+    };
+    if let Some(key) = &key {
+        let mut pool = MACHINE_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(index) = pool.iter().position(|(kept, _)| kept == key) {
+            let (key, machine) = pool.swap_remove(index);
+            return Ok(MachineLease {
+                machine: Some(machine.0),
+                key: Some(key),
+            });
+        }
+    }
+    Ok(MachineLease {
+        machine: Some(new_target_machine(target, opt_level)?),
+        key,
+    })
+}
+
+fn new_target_machine(target: &TargetDescription, opt_level: u8) -> Result<TargetMachine, String> {
     let triple = TargetTriple::create(target.triple);
     let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string_lossy().into_owned())?;
     let reloc = match target.output {
@@ -104,6 +155,54 @@ pub(crate) fn target_machine(
             CodeModel::Default,
         )
         .ok_or_else(|| format!("LLVM cannot create a target machine for {}", target.triple))
+}
+
+/// What makes two target machines interchangeable.
+#[derive(Clone, PartialEq, Eq)]
+struct MachineKey {
+    triple: &'static str,
+    cpu: String,
+    features: String,
+    opt_level: u8,
+}
+
+/// A target machine in the pool, used by one thread at a time.
+struct Pooled(TargetMachine);
+
+// SAFETY: an LLVM target machine is not tied to the thread that made it; the pool hands each
+// one to a single compilation at a time.
+unsafe impl Send for Pooled {}
+
+/// The most machines the pool keeps (several threads may compile for one target at once).
+const MACHINE_POOL_CAPACITY: usize = 16;
+
+static MACHINE_POOL: std::sync::Mutex<Vec<(MachineKey, Pooled)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// A target machine for one compilation; a reusable one goes back to the pool afterwards.
+pub(crate) struct MachineLease {
+    machine: Option<TargetMachine>,
+    key: Option<MachineKey>,
+}
+
+impl std::ops::Deref for MachineLease {
+    type Target = TargetMachine;
+
+    fn deref(&self) -> &TargetMachine {
+        self.machine.as_ref().expect("a lease holds its machine until dropped")
+    }
+}
+
+impl Drop for MachineLease {
+    fn drop(&mut self) {
+        let (Some(key), Some(machine)) = (self.key.take(), self.machine.take()) else {
+            return;
+        };
+        let mut pool = MACHINE_POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < MACHINE_POOL_CAPACITY {
+            pool.push((key, Pooled(machine)));
+        }
+    }
 }
 
 /// The id of a synchronization scope name such as `"workgroup"` in `context`.

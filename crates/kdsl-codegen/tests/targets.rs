@@ -287,6 +287,35 @@ fn in_process_lld_links_what_the_ld_lld_program_links() {
     }
 }
 
+/// AMDGPU target machines are reused from compilation to compilation (NVPTX ones are not:
+/// they number call sequences in the PTX across modules): whatever came before, a module gets
+/// the same code (every file compiled in order, then in reverse).
+#[test]
+fn reused_target_machines_give_the_same_code_whatever_came_before() {
+    let targets = [TargetSpec::ptx(None), TargetSpec::amdgpu(None)];
+    let modules: Vec<(String, kdsl_ir::Module)> = kernel_sources()
+        .into_iter()
+        .map(|(name, source)| {
+            let module = module_of(&name, &source);
+            (name, module)
+        })
+        .collect();
+    let images = |order: &mut dyn Iterator<Item = &(String, kdsl_ir::Module)>| {
+        let mut images = std::collections::BTreeMap::new();
+        for (name, module) in order {
+            for spec in &targets {
+                images.insert((name.clone(), spec.kind.name()), compile_ok(name, module, spec).image.bytes);
+            }
+        }
+        images
+    };
+    let forward = images(&mut modules.iter());
+    let backward = images(&mut modules.iter().rev());
+    for (key, bytes) in &forward {
+        assert!(&backward[key] == bytes, "{key:?}: the code differs with another compilation before it");
+    }
+}
+
 /// The optimized LLVM IR of every kernel file for one processor per target.
 #[test]
 fn optimized_llvm_ir_snapshots() {

@@ -40,9 +40,11 @@ pub(crate) fn register_sync_scopes(context: &Context) {
     }
 }
 
-/// Proof that the SPIR-V backend starts from fresh state, held for the whole run.
+/// Proof that the SPIR-V backend starts from fresh state, held for the whole run; it also
+/// holds LLVM's command-line options, which carry the backend's extensions.
 pub(crate) struct FreshState {
     _only_run: MutexGuard<'static, Reset>,
+    _options: MutexGuard<'static, ()>,
 }
 
 /// Serializes in-process runs; holds what is needed to make the next one fresh.
@@ -70,7 +72,10 @@ pub(crate) fn claim_fresh() -> Option<FreshState> {
         return None;
     }
     reset.ran = true;
-    Some(FreshState { _only_run: reset })
+    Some(FreshState {
+        _only_run: reset,
+        _options: crate::llvm::command_line_options(),
+    })
 }
 
 #[cfg(kdsl_spirv_state_reset)]
