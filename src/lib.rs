@@ -16,6 +16,8 @@
 pub use kdsl_bundle as bundle;
 pub use kdsl_bundle::syclbin::Syclbin;
 pub use kdsl_bundle::{Bundle, ConstantInfo, ConstantValue, Image, KernelInfo, TargetKind};
+/// The environment variables the compiler reads (see [`kdsl_codegen::ENVIRONMENT_VARIABLES`]).
+pub use kdsl_codegen::ENVIRONMENT_VARIABLES as COMPILER_ENVIRONMENT_VARIABLES;
 pub use kdsl_codegen::{Artifact, TargetSpec, TargetTimings};
 pub use kdsl_frontend::Define;
 pub use kdsl_frontend::{FrontEndReport, FrontEndTimings};

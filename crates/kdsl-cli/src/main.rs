@@ -1,7 +1,13 @@
-//! The `kdsl` command: compile `.krn` files into bundles, check them, list devices.
+//! The `kdsl` command: compile `.krn` files into bundles (in process or on a compile server),
+//! check them, list devices, show bundles.
 
-use clap::{Parser, Subcommand, ValueEnum};
-use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
+mod compile_command;
+mod compile_server;
+
+use clap::{Parser, Subcommand};
+use compile_command::{parse_define, CompileArguments, Invocation};
+use compile_server::ServerAction;
+use kdsl::{CompileError, CompileOptions, Define};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -20,42 +26,7 @@ struct Command {
 #[derive(Subcommand)]
 enum Action {
     /// Compile a .krn file into a bundle (or, with --emit, into one artifact for inspection).
-    Compile {
-        /// The .krn source file.
-        file: PathBuf,
-        /// Targets, comma separated: spirv, ptx, amdgpu (default: all three; then a target the
-        /// kernels do not fit, such as a GPU's local-memory limit, is skipped with a warning).
-        #[arg(long, value_delimiter = ',')]
-        target: Option<Vec<String>>,
-        /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
-        #[arg(long, value_delimiter = ',')]
-        arch: Vec<String>,
-        /// The output file (default: the source's name with .kbundle or .syclbin, or the artifact's extension).
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// The file format: a kdsl bundle, or a SYCLBIN file that stock SYCL programs load with
-        /// `get_kernel_bundle` (entry points named `__sycl_kernel_<name>`).
-        #[arg(long, value_enum, default_value = "kbundle", conflicts_with = "emit")]
-        format: Format,
-        /// Write a single artifact instead of a bundle: the image, LLVM IR, or kdsl IR.
-        #[arg(long, value_enum)]
-        emit: Option<Emit>,
-        /// LLVM optimization level, 0 to 3.
-        #[arg(short = 'O', long = "opt-level", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
-        opt_level: u8,
-        /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
-        #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
-        define: Vec<Define>,
-        /// Print where the time went (parse, check, and per target: lowering, library
-        /// loading, optimization, backend, linking) to standard error.
-        #[arg(long, conflicts_with = "emit")]
-        timings: bool,
-        /// Checked mode: bounds checks on every buffer and array access and checks of integer
-        /// division; the runtime reports the first violation as an error naming the kernel, the
-        /// source line, the buffer or array, the index and the work-item.
-        #[arg(long)]
-        checked: bool,
-    },
+    Compile(CompileArguments),
     /// Only parse and type-check a .krn file.
     Check {
         /// The .krn source file.
@@ -71,58 +42,33 @@ enum Action {
         /// The .kbundle or .syclbin file.
         bundle: PathBuf,
     },
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Format {
-    /// The kdsl bundle (.kbundle), which the kdsl runtime loads.
-    Kbundle,
-    /// A SYCLBIN file (.syclbin) for `sycl::ext::oneapi::experimental::get_kernel_bundle`.
-    Syclbin,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Emit {
-    /// The SPIR-V binary.
-    Spirv,
-    /// PTX text.
-    Ptx,
-    /// The AMDGPU HSA code object.
-    Hsaco,
-    /// Optimized LLVM IR for the first target.
-    Llvm,
-    /// The kdsl IR after type checking.
-    Ir,
+    /// Run a compile server, which keeps LLVM warm for the `kdsl compile` commands that
+    /// follow (they use it when it runs, and compile in their own process otherwise).
+    Server {
+        #[command(subcommand)]
+        action: ServerAction,
+    },
 }
 
 fn main() -> ExitCode {
     let command = Command::parse();
     let result = match command.action {
-        Action::Compile {
-            file,
-            target,
-            arch,
-            output,
-            format,
-            emit,
-            opt_level,
-            define,
-            timings,
-            checked,
-        } => {
-            let options = CompileOptions {
-                opt_level,
-                defines: define,
-                checked,
+        Action::Compile(arguments) => {
+            let color = std::io::stderr().is_terminal();
+            if let Some(served) = compile_server::compile(color) {
+                eprint!("{}", served.messages);
+                return ExitCode::from(served.exit_code);
+            }
+            let mut invocation = Invocation {
+                directory: PathBuf::new(),
+                color,
+                messages: String::new(),
             };
-            let wanted = Output {
-                path: output,
-                format,
-                emit,
-                timings,
-            };
-            compile(&file, target.as_deref(), &arch, wanted, &options)
+            let result = compile_command::run(&arguments, &mut invocation);
+            eprint!("{}", invocation.messages);
+            result
         }
+        Action::Server { action } => compile_server::command(action),
         Action::Check { file, define } => check(&file, &define),
         Action::Devices => devices(),
         Action::Inspect { bundle } => inspect(&bundle),
@@ -139,20 +85,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// `NAME=VALUE` after `-D`; the value is checked against the constant's type later.
-fn parse_define(text: &str) -> Result<Define, String> {
-    Define::parse(text)
-        .filter(|define| !define.name.is_empty())
-        .ok_or_else(|| format!("expected NAME=VALUE, such as `-D BLOCK=256`, found `{text}`"))
-}
-
-/// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the lexer.
-fn read_source(file: &Path) -> Result<String, String> {
-    let bytes =
-        std::fs::read(file).map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
 fn render(error: &CompileError, file: &Path, source: &str) -> String {
     error.render(
         &file.display().to_string(),
@@ -161,243 +93,11 @@ fn render(error: &CompileError, file: &Path, source: &str) -> String {
     )
 }
 
-fn target_specs(targets: &[String], arches: &[String]) -> Result<Vec<TargetSpec>, String> {
-    if let Some(stray) = arches.iter().find(|a| arch_kind(a).is_none()) {
-        return Err(format!(
-            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
-        ));
-    }
-    let mut specs = Vec::new();
-    let mut kinds = Vec::new();
-    for name in targets {
-        let kind = TargetKind::from_name(name.trim()).ok_or_else(|| {
-            format!(
-                "error: unknown target `{name}`\n  = hint: the targets are spirv, ptx and amdgpu"
-            )
-        })?;
-        kinds.push(kind);
-        let matching: Vec<&String> = arches
-            .iter()
-            .filter(|arch| arch_kind(arch) == Some(kind))
-            .collect();
-        if matching.is_empty() {
-            specs.push(TargetSpec::new(kind, None));
-        } else {
-            specs.extend(
-                matching
-                    .into_iter()
-                    .map(|arch| TargetSpec::new(kind, Some(arch.clone()))),
-            );
-        }
-    }
-    for arch in arches {
-        if let Some(kind) = arch_kind(arch).filter(|kind| !kinds.contains(kind)) {
-            eprintln!("warning: --arch {arch} is ignored: no {kind} target was requested (add `--target {kind}`)");
-        }
-    }
-    Ok(specs)
-}
-
-/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU.
-fn arch_kind(arch: &str) -> Option<TargetKind> {
-    if arch.starts_with("sm_") {
-        Some(TargetKind::Ptx)
-    } else if arch.starts_with("gfx") {
-        Some(TargetKind::Amdgpu)
-    } else {
-        None
-    }
-}
-
-/// What `kdsl compile` writes.
-struct Output {
-    path: Option<PathBuf>,
-    format: Format,
-    emit: Option<Emit>,
-    /// Also print where the time went.
-    timings: bool,
-}
-
-/// The targets `kdsl compile` uses when `--target` is not given.
-const DEFAULT_TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
-
-fn compile(
-    file: &Path,
-    requested: Option<&[String]>,
-    arches: &[String],
-    wanted: Output,
-    options: &CompileOptions,
-) -> Result<(), String> {
-    let Output {
-        path: output,
-        format,
-        emit,
-        timings,
-    } = wanted;
-    let source = read_source(file)?;
-    let name = file.display().to_string();
-    if emit == Some(Emit::Ir) {
-        let module = kdsl::check_with(&source, options).map_err(|e| render(&e, file, &source))?;
-        return write_output(
-            &output.unwrap_or_else(|| file.with_extension("kir")),
-            module.to_string().as_bytes(),
-        );
-    }
-    let defaulted = requested.is_none();
-    let targets: Vec<String> = match requested {
-        Some(targets) => targets.to_vec(),
-        None => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
-    };
-    let mut specs = target_specs(&targets, arches)?;
-    if defaulted && emit.is_none() {
-        specs = drop_unfitting_default_targets(specs, file, &source, options)?;
-    }
-    if let Some(emit) = emit {
-        let wanted = match emit {
-            Emit::Spirv => Some(TargetKind::Spirv),
-            Emit::Ptx => Some(TargetKind::Ptx),
-            Emit::Hsaco => Some(TargetKind::Amdgpu),
-            Emit::Llvm | Emit::Ir => None,
-        };
-        if let Some(kind) = wanted {
-            specs.retain(|s| s.kind == kind);
-            if specs.is_empty() {
-                specs.push(TargetSpec::new(
-                    kind,
-                    arches.iter().find(|a| arch_kind(a) == Some(kind)).cloned(),
-                ));
-            }
-        }
-        let spec = specs
-            .into_iter()
-            .next()
-            .ok_or("error: no target to emit for")?;
-        let artifact = kdsl::compile_for_target(&source, &spec, options)
-            .map_err(|e| render(&e, file, &source))?;
-        let (bytes, extension) = match emit {
-            Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
-            Emit::Spirv => (artifact.image.bytes, "spv"),
-            Emit::Ptx => (artifact.image.bytes, "ptx"),
-            Emit::Hsaco => (artifact.image.bytes, "hsaco"),
-            Emit::Ir => unreachable!("handled above"),
-        };
-        return write_output(
-            &output.unwrap_or_else(|| file.with_extension(extension)),
-            &bytes,
-        );
-    }
-    if format == Format::Syclbin {
-        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, &source, &specs, options)
-            .map_err(|e| render(&e, file, &source))?;
-        print_warnings(&measured, file, &source);
-        let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
-        write_output(&output, &syclbin.to_bytes())?;
-        if timings {
-            eprint!("{}", measured.timings_text());
-        }
-        warn_about_arch_choice(&syclbin);
-        let kernels = syclbin
-            .modules
-            .iter()
-            .map(|m| m.kernel_names.len())
-            .sum::<usize>();
-        eprintln!(
-            "wrote {} (SYCLBIN, state {}; {} kernel{}; {})",
-            output.display(),
-            syclbin.state.name(),
-            kernels,
-            if kernels == 1 { "" } else { "s" },
-            syclbin.describe_images()
-        );
-        return Ok(());
-    }
-    let (bundle, measured) = kdsl::compile_reporting(&name, &source, &specs, options)
-        .map_err(|e| render(&e, file, &source))?;
-    print_warnings(&measured, file, &source);
-    let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
-    bundle.write(&output).map_err(|e| format!("error: {e}"))?;
-    if timings {
-        eprint!("{}", measured.timings_text());
-    }
-    eprintln!(
-        "wrote {} ({} kernel{}; {})",
-        output.display(),
-        bundle.kernels.len(),
-        if bundle.kernels.len() == 1 { "" } else { "s" },
-        bundle.describe_images()
-    );
-    Ok(())
-}
-
-/// With the default targets, a target the kernels do not fit (a GPU's local-memory limit for
-/// a module meant for the CPU device) is dropped with a warning instead of failing the whole
-/// compilation; only when no target is left is it an error.
-fn drop_unfitting_default_targets(
-    specs: Vec<TargetSpec>,
-    file: &Path,
-    source: &str,
-    options: &CompileOptions,
-) -> Result<Vec<TargetSpec>, String> {
-    let selection =
-        kdsl::select_targets(source, &specs, options).map_err(|e| render(&e, file, source))?;
-    let defaults = DEFAULT_TARGETS.join(",");
-    if selection.supported.is_empty() {
-        let mut report = String::new();
-        for (_, error) in &selection.unsupported {
-            report += &render(error, file, source);
-        }
-        return Err(format!(
-            "{report}error: the module fits none of the default targets ({defaults})\n  = hint: choose targets with --target, e.g. --target spirv"
-        ));
-    }
-    for (spec, error) in &selection.unsupported {
-        let reason = error.diagnostics.first().map_or_else(
-            || error.to_string(),
-            |d| format!("{}: {}", d.code, d.message),
-        );
-        eprintln!(
-            "warning: skipping target {} (one of the default targets {defaults}): {reason}\n  = hint: name the targets with --target to make this an error, e.g. --target {}",
-            match spec.kind {
-                TargetKind::Spirv => "spirv".to_string(),
-                kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
-            },
-            selection
-                .supported
-                .iter()
-                .map(|s| s.kind.name())
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-    }
-    Ok(selection.supported)
-}
-
-fn print_warnings(report: &kdsl::CompileReport, file: &Path, source: &str) {
-    if !report.warnings.is_empty() {
-        let warnings = kdsl::CompileError::from(report.warnings.clone());
-        eprint!("{}", render(&warnings, file, source));
-    }
-}
-
-/// SYCL runtimes take the first native image whose target fits the device and do not read its
-/// arch (docs/syclbin.md), so a second image for the same target is never chosen.
-fn warn_about_arch_choice(syclbin: &kdsl::Syclbin) {
-    for module in &syclbin.modules {
-        for (index, image) in module.native_images.iter().enumerate() {
-            let earlier = &module.native_images[..index];
-            if let Some(first) = earlier.iter().find(|other| other.target == image.target) {
-                eprintln!(
-                    "warning: the {} {} image will not be used by SYCL runtimes: they take the first {} image (here {}) without looking at its arch\n  = hint: for a SYCLBIN, pass one --arch per target",
-                    image.target, image.arch, image.target, first.arch
-                );
-            }
-        }
-    }
-}
-
-fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    std::fs::write(path, bytes)
-        .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
+/// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the lexer.
+fn read_source(file: &Path) -> Result<String, String> {
+    let bytes =
+        std::fs::read(file).map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn check(file: &Path, defines: &[Define]) -> Result<(), String> {

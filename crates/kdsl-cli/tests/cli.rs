@@ -684,3 +684,141 @@ fn default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning() {
     assert!(!explicit.status.success());
     assert!(stderr(&explicit).contains("E0602"), "{}", stderr(&explicit));
 }
+
+/// `kdsl server stop` for one runtime folder, also when the test fails midway.
+struct ServerGuard(PathBuf);
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_kdsl"))
+            .args(["server", "stop"])
+            .env("XDG_RUNTIME_DIR", &self.0)
+            .output();
+    }
+}
+
+#[test]
+fn a_compile_server_does_what_the_command_does_in_its_own_process() {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = scratch("runtime");
+    std::fs::create_dir_all(&runtime).unwrap();
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let run = |arguments: &[&str], directory: &Path, server: bool| -> Output {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kdsl"));
+        command
+            .args(arguments)
+            .current_dir(directory)
+            .env("XDG_RUNTIME_DIR", &runtime);
+        if !server {
+            command.env("KDSL_COMPILE_SERVER", "off");
+        }
+        command.output().expect("the kdsl binary runs")
+    };
+    let root = workspace();
+    let status = run(&["server", "status"], &root, true);
+    assert!(!status.status.success(), "{}", stderr(&status));
+    let socket = stderr(&status)
+        .split("it would listen at ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .map(PathBuf::from)
+        .expect("status names the socket");
+
+    // A socket nobody listens on: the command compiles in its own process.
+    drop(std::os::unix::net::UnixListener::bind(&socket).unwrap());
+    let output = scratch("served-stale.kbundle");
+    let compiled = run(
+        &[
+            "compile",
+            "examples/saxpy.krn",
+            "-o",
+            output.to_str().unwrap(),
+            "--timings",
+        ],
+        &root,
+        true,
+    );
+    assert!(compiled.status.success(), "{}", stderr(&compiled));
+    assert!(
+        !stderr(&compiled).contains("compile server"),
+        "{}",
+        stderr(&compiled)
+    );
+
+    let started = run(&["server", "start", "--idle-timeout", "120"], &root, true);
+    let _guard = ServerGuard(runtime.clone());
+    assert!(started.status.success(), "{}", stderr(&started));
+    assert!(
+        stderr(&started).contains("started a compile server"),
+        "{}",
+        stderr(&started)
+    );
+    let again = run(&["server", "start"], &root, true);
+    assert!(
+        stderr(&again).contains("already runs"),
+        "{}",
+        stderr(&again)
+    );
+
+    // Relative paths resolve in the command's directory; the bundle is the one the command
+    // itself writes.
+    let examples = root.join("examples");
+    let served = run(
+        &[
+            "compile",
+            "saxpy.krn",
+            "-o",
+            "../target/served.kbundle",
+            "--timings",
+        ],
+        &examples,
+        true,
+    );
+    assert!(served.status.success(), "{}", stderr(&served));
+    assert!(
+        stderr(&served).contains("compiled by the compile server"),
+        "{}",
+        stderr(&served)
+    );
+    assert!(
+        stderr(&served).contains("wrote ../target/served.kbundle (1 kernel"),
+        "{}",
+        stderr(&served)
+    );
+    let own = run(
+        &["compile", "saxpy.krn", "-o", "../target/own.kbundle"],
+        &examples,
+        false,
+    );
+    assert!(own.status.success(), "{}", stderr(&own));
+    let served_bytes = std::fs::read(root.join("target/served.kbundle")).unwrap();
+    assert!(served_bytes == std::fs::read(root.join("target/own.kbundle")).unwrap());
+
+    // Failures say the same and exit the same way.
+    for arguments in [
+        &["compile", "tests/errors/several_errors.krn"][..],
+        &["compile", "tests/errors/no_such_file.krn"],
+        &["compile", "examples/saxpy.krn", "--target", "metal"],
+    ] {
+        let served = run(arguments, &root, true);
+        let own = run(arguments, &root, false);
+        assert_eq!(
+            served.status.code(),
+            Some(1),
+            "{arguments:?}: {}",
+            stderr(&served)
+        );
+        assert_eq!(own.status.code(), Some(1), "{arguments:?}");
+        assert_eq!(stderr(&served), stderr(&own), "{arguments:?}");
+    }
+
+    let stopped = run(&["server", "stop"], &root, true);
+    assert!(
+        stderr(&stopped).contains("stopped the compile server"),
+        "{}",
+        stderr(&stopped)
+    );
+    assert!(!socket.exists(), "the server removes its socket");
+    let status = run(&["server", "status"], &root, true);
+    assert!(!status.status.success(), "{}", stderr(&status));
+}

@@ -48,7 +48,9 @@ pub(crate) fn initialize() {
 /// this lock.
 pub(crate) fn command_line_options() -> std::sync::MutexGuard<'static, ()> {
     static OPTIONS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    OPTIONS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    OPTIONS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Sets kdsl's LLVM options (the SPIR-V backend's extensions) on options at their defaults.
@@ -189,7 +191,9 @@ impl std::ops::Deref for MachineLease {
     type Target = TargetMachine;
 
     fn deref(&self) -> &TargetMachine {
-        self.machine.as_ref().expect("a lease holds its machine until dropped")
+        self.machine
+            .as_ref()
+            .expect("a lease holds its machine until dropped")
     }
 }
 

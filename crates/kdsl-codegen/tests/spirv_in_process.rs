@@ -53,9 +53,12 @@ fn kernel_files() -> Vec<(String, kdsl_ir::Module)> {
         paths.sort();
         for path in paths {
             let source = std::fs::read_to_string(&path).expect("kernel file");
-            let name = format!("{directory}/{}", path.file_name().unwrap().to_string_lossy());
-            let module = kdsl_frontend::compile_to_ir(&source)
-                .unwrap_or_else(|_| panic!("{name} compiles"));
+            let name = format!(
+                "{directory}/{}",
+                path.file_name().unwrap().to_string_lossy()
+            );
+            let module =
+                kdsl_frontend::compile_to_ir(&source).unwrap_or_else(|_| panic!("{name} compiles"));
             files.push((name, module));
         }
     }
@@ -106,8 +109,13 @@ fn every_module_of_a_process_gets_the_spirv_llc_gives() {
             scope.spawn(move || {
                 for index in (thread..files.len()).step_by(2) {
                     let (name, module) = &files[index];
-                    let bytes = spirv_with(module, spirv::Backend::InProcessWhereSafe).image.bytes;
-                    assert!(bytes == expected[index], "{name}, thread {thread}: differs from llc");
+                    let bytes = spirv_with(module, spirv::Backend::InProcessWhereSafe)
+                        .image
+                        .bytes;
+                    assert!(
+                        bytes == expected[index],
+                        "{name}, thread {thread}: differs from llc"
+                    );
                 }
             });
         }

@@ -304,7 +304,10 @@ fn reused_target_machines_give_the_same_code_whatever_came_before() {
         let mut images = std::collections::BTreeMap::new();
         for (name, module) in order {
             for spec in &targets {
-                images.insert((name.clone(), spec.kind.name()), compile_ok(name, module, spec).image.bytes);
+                images.insert(
+                    (name.clone(), spec.kind.name()),
+                    compile_ok(name, module, spec).image.bytes,
+                );
             }
         }
         images
@@ -312,7 +315,10 @@ fn reused_target_machines_give_the_same_code_whatever_came_before() {
     let forward = images(&mut modules.iter());
     let backward = images(&mut modules.iter().rev());
     for (key, bytes) in &forward {
-        assert!(&backward[key] == bytes, "{key:?}: the code differs with another compilation before it");
+        assert!(
+            &backward[key] == bytes,
+            "{key:?}: the code differs with another compilation before it"
+        );
     }
 }
 

@@ -64,7 +64,9 @@ static ONLY_RUN: Mutex<Reset> = Mutex::new(Reset {
 /// Fresh state for one in-process run (waiting for a run in another thread to end), or `None`
 /// when this build cannot give it and the backend must run in a child process.
 pub(crate) fn claim_fresh() -> Option<FreshState> {
-    let mut reset = ONLY_RUN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut reset = ONLY_RUN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     #[cfg(kdsl_spirv_state_reset)]
     state::make_fresh(&mut reset);
     #[cfg(not(kdsl_spirv_state_reset))]

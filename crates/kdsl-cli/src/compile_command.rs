@@ -1,0 +1,388 @@
+//! `kdsl compile`, run for an invocation: where the command was run (relative paths resolve
+//! there), whether its standard error is a terminal, and what it says. The `kdsl` process runs
+//! it for itself, and the compile server (`compile_server.rs`) for the `kdsl` commands that
+//! connect to it.
+
+use clap::{Args, ValueEnum};
+use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
+use std::path::{Path, PathBuf};
+
+/// Where a `kdsl compile` command was run, and what it says on standard error.
+pub(crate) struct Invocation {
+    /// The command's working directory; empty for this process's own.
+    pub directory: PathBuf,
+    /// Whether diagnostics are rendered in colour (standard error is a terminal).
+    pub color: bool,
+    /// What the command prints to standard error, in order.
+    pub messages: String,
+}
+
+impl Invocation {
+    fn path(&self, path: &Path) -> PathBuf {
+        self.directory.join(path)
+    }
+
+    fn say(&mut self, text: impl AsRef<str>) {
+        self.messages += text.as_ref();
+    }
+
+    fn say_line(&mut self, text: impl AsRef<str>) {
+        self.messages += text.as_ref();
+        self.messages.push('\n');
+    }
+
+    fn render(&self, error: &CompileError, file: &Path, source: &str) -> String {
+        error.render(&file.display().to_string(), source, self.color)
+    }
+
+    /// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the
+    /// lexer.
+    fn read_source(&self, file: &Path) -> Result<String, String> {
+        let bytes = std::fs::read(self.path(file))
+            .map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn write_output(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+        std::fs::write(self.path(path), bytes)
+            .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
+    }
+}
+
+/// The arguments of `kdsl compile`.
+#[derive(Args)]
+pub(crate) struct CompileArguments {
+    /// The .krn source file.
+    pub file: PathBuf,
+    /// Targets, comma separated: spirv, ptx, amdgpu (default: all three; then a target the
+    /// kernels do not fit, such as a GPU's local-memory limit, is skipped with a warning).
+    #[arg(long, value_delimiter = ',')]
+    pub target: Option<Vec<String>>,
+    /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
+    #[arg(long, value_delimiter = ',')]
+    pub arch: Vec<String>,
+    /// The output file (default: the source's name with .kbundle or .syclbin, or the artifact's extension).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The file format: a kdsl bundle, or a SYCLBIN file that stock SYCL programs load with
+    /// `get_kernel_bundle` (entry points named `__sycl_kernel_<name>`).
+    #[arg(long, value_enum, default_value = "kbundle", conflicts_with = "emit")]
+    pub format: Format,
+    /// Write a single artifact instead of a bundle: the image, LLVM IR, or kdsl IR.
+    #[arg(long, value_enum)]
+    pub emit: Option<Emit>,
+    /// LLVM optimization level, 0 to 3.
+    #[arg(short = 'O', long = "opt-level", default_value_t = 3, value_parser = clap::value_parser!(u8).range(0..=3))]
+    pub opt_level: u8,
+    /// Set a module constant: -D NAME=VALUE replaces the declared value (repeatable).
+    #[arg(short = 'D', long = "define", value_name = "NAME=VALUE", value_parser = parse_define)]
+    pub define: Vec<Define>,
+    /// Print where the time went (parse, check, and per target: lowering, library
+    /// loading, optimization, backend, linking) to standard error.
+    #[arg(long, conflicts_with = "emit")]
+    pub timings: bool,
+    /// Checked mode: bounds checks on every buffer and array access and checks of integer
+    /// division; the runtime reports the first violation as an error naming the kernel, the
+    /// source line, the buffer or array, the index and the work-item.
+    #[arg(long)]
+    pub checked: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// The kdsl bundle (.kbundle), which the kdsl runtime loads.
+    Kbundle,
+    /// A SYCLBIN file (.syclbin) for `sycl::ext::oneapi::experimental::get_kernel_bundle`.
+    Syclbin,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Emit {
+    /// The SPIR-V binary.
+    Spirv,
+    /// PTX text.
+    Ptx,
+    /// The AMDGPU HSA code object.
+    Hsaco,
+    /// Optimized LLVM IR for the first target.
+    Llvm,
+    /// The kdsl IR after type checking.
+    Ir,
+}
+
+/// Runs `kdsl compile` with `arguments` for `invocation`.
+pub(crate) fn run(arguments: &CompileArguments, invocation: &mut Invocation) -> Result<(), String> {
+    let options = CompileOptions {
+        opt_level: arguments.opt_level,
+        defines: arguments.define.clone(),
+        checked: arguments.checked,
+    };
+    let wanted = Output {
+        path: arguments.output.clone(),
+        format: arguments.format,
+        emit: arguments.emit,
+        timings: arguments.timings,
+    };
+    compile(
+        invocation,
+        &arguments.file,
+        arguments.target.as_deref(),
+        &arguments.arch,
+        wanted,
+        &options,
+    )
+}
+
+/// `NAME=VALUE` after `-D`; the value is checked against the constant's type later.
+pub(crate) fn parse_define(text: &str) -> Result<Define, String> {
+    Define::parse(text)
+        .filter(|define| !define.name.is_empty())
+        .ok_or_else(|| format!("expected NAME=VALUE, such as `-D BLOCK=256`, found `{text}`"))
+}
+
+fn target_specs(
+    invocation: &mut Invocation,
+    targets: &[String],
+    arches: &[String],
+) -> Result<Vec<TargetSpec>, String> {
+    if let Some(stray) = arches.iter().find(|a| arch_kind(a).is_none()) {
+        return Err(format!(
+            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
+        ));
+    }
+    let mut specs = Vec::new();
+    let mut kinds = Vec::new();
+    for name in targets {
+        let kind = TargetKind::from_name(name.trim()).ok_or_else(|| {
+            format!(
+                "error: unknown target `{name}`\n  = hint: the targets are spirv, ptx and amdgpu"
+            )
+        })?;
+        kinds.push(kind);
+        let matching: Vec<&String> = arches
+            .iter()
+            .filter(|arch| arch_kind(arch) == Some(kind))
+            .collect();
+        if matching.is_empty() {
+            specs.push(TargetSpec::new(kind, None));
+        } else {
+            specs.extend(
+                matching
+                    .into_iter()
+                    .map(|arch| TargetSpec::new(kind, Some(arch.clone()))),
+            );
+        }
+    }
+    for arch in arches {
+        if let Some(kind) = arch_kind(arch).filter(|kind| !kinds.contains(kind)) {
+            invocation.say(format!("warning: --arch {arch} is ignored: no {kind} target was requested (add `--target {kind}`)\n"));
+        }
+    }
+    Ok(specs)
+}
+
+/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU.
+fn arch_kind(arch: &str) -> Option<TargetKind> {
+    if arch.starts_with("sm_") {
+        Some(TargetKind::Ptx)
+    } else if arch.starts_with("gfx") {
+        Some(TargetKind::Amdgpu)
+    } else {
+        None
+    }
+}
+
+/// What `kdsl compile` writes.
+struct Output {
+    path: Option<PathBuf>,
+    format: Format,
+    emit: Option<Emit>,
+    /// Also print where the time went.
+    timings: bool,
+}
+
+/// The targets `kdsl compile` uses when `--target` is not given.
+const DEFAULT_TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
+
+fn compile(
+    invocation: &mut Invocation,
+    file: &Path,
+    requested: Option<&[String]>,
+    arches: &[String],
+    wanted: Output,
+    options: &CompileOptions,
+) -> Result<(), String> {
+    let Output {
+        path: output,
+        format,
+        emit,
+        timings,
+    } = wanted;
+    let source = invocation.read_source(file)?;
+    let name = file.display().to_string();
+    if emit == Some(Emit::Ir) {
+        let module =
+            kdsl::check_with(&source, options).map_err(|e| invocation.render(&e, file, &source))?;
+        return invocation.write_output(
+            &output.unwrap_or_else(|| file.with_extension("kir")),
+            module.to_string().as_bytes(),
+        );
+    }
+    let defaulted = requested.is_none();
+    let targets: Vec<String> = match requested {
+        Some(targets) => targets.to_vec(),
+        None => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
+    };
+    let mut specs = target_specs(invocation, &targets, arches)?;
+    if defaulted && emit.is_none() {
+        specs = drop_unfitting_default_targets(invocation, specs, file, &source, options)?;
+    }
+    if let Some(emit) = emit {
+        let wanted = match emit {
+            Emit::Spirv => Some(TargetKind::Spirv),
+            Emit::Ptx => Some(TargetKind::Ptx),
+            Emit::Hsaco => Some(TargetKind::Amdgpu),
+            Emit::Llvm | Emit::Ir => None,
+        };
+        if let Some(kind) = wanted {
+            specs.retain(|s| s.kind == kind);
+            if specs.is_empty() {
+                specs.push(TargetSpec::new(
+                    kind,
+                    arches.iter().find(|a| arch_kind(a) == Some(kind)).cloned(),
+                ));
+            }
+        }
+        let spec = specs
+            .into_iter()
+            .next()
+            .ok_or("error: no target to emit for")?;
+        let artifact = kdsl::compile_for_target(&source, &spec, options)
+            .map_err(|e| invocation.render(&e, file, &source))?;
+        let (bytes, extension) = match emit {
+            Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
+            Emit::Spirv => (artifact.image.bytes, "spv"),
+            Emit::Ptx => (artifact.image.bytes, "ptx"),
+            Emit::Hsaco => (artifact.image.bytes, "hsaco"),
+            Emit::Ir => unreachable!("handled above"),
+        };
+        return invocation.write_output(
+            &output.unwrap_or_else(|| file.with_extension(extension)),
+            &bytes,
+        );
+    }
+    if format == Format::Syclbin {
+        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, &source, &specs, options)
+            .map_err(|e| invocation.render(&e, file, &source))?;
+        print_warnings(invocation, &measured, file, &source);
+        let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
+        invocation.write_output(&output, &syclbin.to_bytes())?;
+        if timings {
+            invocation.say(measured.timings_text());
+        }
+        warn_about_arch_choice(invocation, &syclbin);
+        let kernels = syclbin
+            .modules
+            .iter()
+            .map(|m| m.kernel_names.len())
+            .sum::<usize>();
+        invocation.say_line(format!(
+            "wrote {} (SYCLBIN, state {}; {} kernel{}; {})",
+            output.display(),
+            syclbin.state.name(),
+            kernels,
+            if kernels == 1 { "" } else { "s" },
+            syclbin.describe_images()
+        ));
+        return Ok(());
+    }
+    let (bundle, measured) = kdsl::compile_reporting(&name, &source, &specs, options)
+        .map_err(|e| invocation.render(&e, file, &source))?;
+    print_warnings(invocation, &measured, file, &source);
+    let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
+    invocation.write_output(&output, &bundle.to_bytes())?;
+    if timings {
+        invocation.say(measured.timings_text());
+    }
+    invocation.say_line(format!(
+        "wrote {} ({} kernel{}; {})",
+        output.display(),
+        bundle.kernels.len(),
+        if bundle.kernels.len() == 1 { "" } else { "s" },
+        bundle.describe_images()
+    ));
+    Ok(())
+}
+
+/// With the default targets, a target the kernels do not fit (a GPU's local-memory limit for
+/// a module meant for the CPU device) is dropped with a warning instead of failing the whole
+/// compilation; only when no target is left is it an error.
+fn drop_unfitting_default_targets(
+    invocation: &mut Invocation,
+    specs: Vec<TargetSpec>,
+    file: &Path,
+    source: &str,
+    options: &CompileOptions,
+) -> Result<Vec<TargetSpec>, String> {
+    let selection = kdsl::select_targets(source, &specs, options)
+        .map_err(|e| invocation.render(&e, file, source))?;
+    let defaults = DEFAULT_TARGETS.join(",");
+    if selection.supported.is_empty() {
+        let mut report = String::new();
+        for (_, error) in &selection.unsupported {
+            report += &invocation.render(error, file, source);
+        }
+        return Err(format!(
+            "{report}error: the module fits none of the default targets ({defaults})\n  = hint: choose targets with --target, e.g. --target spirv"
+        ));
+    }
+    for (spec, error) in &selection.unsupported {
+        let reason = error.diagnostics.first().map_or_else(
+            || error.to_string(),
+            |d| format!("{}: {}", d.code, d.message),
+        );
+        invocation.say_line(format!(
+            "warning: skipping target {} (one of the default targets {defaults}): {reason}\n  = hint: name the targets with --target to make this an error, e.g. --target {}",
+            match spec.kind {
+                TargetKind::Spirv => "spirv".to_string(),
+                kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
+            },
+            selection
+                .supported
+                .iter()
+                .map(|s| s.kind.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        ));
+    }
+    Ok(selection.supported)
+}
+
+fn print_warnings(
+    invocation: &mut Invocation,
+    report: &kdsl::CompileReport,
+    file: &Path,
+    source: &str,
+) {
+    if !report.warnings.is_empty() {
+        let warnings = kdsl::CompileError::from(report.warnings.clone());
+        let text = invocation.render(&warnings, file, source);
+        invocation.say(text);
+    }
+}
+
+/// SYCL runtimes take the first native image whose target fits the device and do not read its
+/// arch (docs/syclbin.md), so a second image for the same target is never chosen.
+fn warn_about_arch_choice(invocation: &mut Invocation, syclbin: &kdsl::Syclbin) {
+    for module in &syclbin.modules {
+        for (index, image) in module.native_images.iter().enumerate() {
+            let earlier = &module.native_images[..index];
+            if let Some(first) = earlier.iter().find(|other| other.target == image.target) {
+                invocation.say_line(format!(
+                    "warning: the {} {} image will not be used by SYCL runtimes: they take the first {} image (here {}) without looking at its arch\n  = hint: for a SYCLBIN, pass one --arch per target",
+                    image.target, image.arch, image.target, first.arch
+                ));
+            }
+        }
+    }
+}
