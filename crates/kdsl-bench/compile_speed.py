@@ -5,7 +5,11 @@ they meet the same machine load, and prints per binary and file the median wall-
 and the median CPU time (user + system, child processes such as llc and ld.lld included),
 in milliseconds. The first run of each pair warms the page cache and is dropped.
 
-    python3 crates/kdsl-bench/compile_speed.py [--runs 15] BINARY... -- FILE...
+A binary written `BINARY@own` runs with `KDSL_COMPILE_SERVER=off`, so it compiles in its own
+process even while a compile server (`BINARY server start`) runs; plain `BINARY` uses the
+server when one runs.
+
+    python3 crates/kdsl-bench/compile_speed.py [--runs 15] BINARY[@own]... -- FILE...
 """
 
 import os
@@ -18,9 +22,13 @@ import time
 
 
 def run_once(binary, source, output):
+    environment = dict(os.environ)
+    if binary.endswith("@own"):
+        binary = binary[:-len("@own")]
+        environment["KDSL_COMPILE_SERVER"] = "off"
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([binary, "compile", source, "-o", output], check=True,
+    subprocess.run([binary, "compile", source, "-o", output], check=True, env=environment,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wall = (time.perf_counter() - start) * 1e3
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

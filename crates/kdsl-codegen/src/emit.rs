@@ -128,7 +128,7 @@ pub(crate) fn compile(
                 spirv::Backend::Llc => None,
             };
             let binary = if let Some(fresh) = fresh {
-                spirv::run_backend_in_process(target, &module, &fresh)
+                spirv::run_backend_in_process(target, &module, fresh)
                     .map_err(|e| internal(target, e))?
             } else {
                 timings.backend_runs = format!("{} child process", llc.display());

@@ -161,15 +161,22 @@ pub(crate) fn run_backend(llc: &Path, bitcode: &[u8]) -> Result<Vec<u8>, Error> 
 }
 
 /// Runs the SPIR-V backend in this process at `-O0` (see [`run_backend`] for why `-O0`), on
-/// the fresh state `_fresh` vouches for.
+/// the fresh state `fresh` vouches for.
 pub(crate) fn run_backend_in_process(
     target: &TargetDescription,
     module: &inkwell::module::Module<'_>,
-    _fresh: &backend_state::FreshState,
+    fresh: backend_state::FreshState,
 ) -> Result<Vec<u8>, String> {
     let machine = crate::llvm::target_machine(target, 0)?;
-    crate::contain::emit(&machine, module, inkwell::targets::FileType::Object)
-        .map_err(|failure| failure.describe("the SPIR-V backend"))
+    match crate::contain::emit(&machine, module, inkwell::targets::FileType::Object) {
+        Ok(binary) => Ok(binary),
+        Err(failure) => {
+            if let crate::contain::Failure::Aborted(_) = failure {
+                fresh.abandon();
+            }
+            Err(failure.describe("the SPIR-V backend"))
+        }
+    }
 }
 
 /// The command-line options that configure the SPIR-V backend as `run_backend` configures

@@ -43,20 +43,34 @@ pub(crate) fn register_sync_scopes(context: &Context) {
 /// Proof that the SPIR-V backend starts from fresh state, held for the whole run; it also
 /// holds LLVM's command-line options, which carry the backend's extensions.
 pub(crate) struct FreshState {
-    _only_run: MutexGuard<'static, Reset>,
+    only_run: MutexGuard<'static, Reset>,
     _options: MutexGuard<'static, ()>,
+}
+
+impl FreshState {
+    /// After a run the backend left midway (a contained LLVM error or crash): its state may be
+    /// half-written, so it is given up (put back to the pristine bytes without being destroyed,
+    /// leaking what it held), and later modules of the process run in a child process.
+    pub(crate) fn abandon(mut self) {
+        self.only_run.abandoned = true;
+        #[cfg(kdsl_spirv_state_reset)]
+        state::abandon(&self.only_run);
+    }
 }
 
 /// Serializes in-process runs; holds what is needed to make the next one fresh.
 struct Reset {
     /// Whether a run has happened in this process.
     ran: bool,
+    /// Whether a run was left midway, after which none runs in process.
+    abandoned: bool,
     #[cfg(kdsl_spirv_state_reset)]
     pristine: Option<Box<[u8; state::MODULE_ANALYSIS_BYTES]>>,
 }
 
 static ONLY_RUN: Mutex<Reset> = Mutex::new(Reset {
     ran: false,
+    abandoned: false,
     #[cfg(kdsl_spirv_state_reset)]
     pristine: None,
 });
@@ -67,6 +81,9 @@ pub(crate) fn claim_fresh() -> Option<FreshState> {
     let mut reset = ONLY_RUN
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if reset.abandoned {
+        return None;
+    }
     #[cfg(kdsl_spirv_state_reset)]
     state::make_fresh(&mut reset);
     #[cfg(not(kdsl_spirv_state_reset))]
@@ -75,7 +92,7 @@ pub(crate) fn claim_fresh() -> Option<FreshState> {
     }
     reset.ran = true;
     Some(FreshState {
-        _only_run: reset,
+        only_run: reset,
         _options: crate::llvm::command_line_options(),
     })
 }
@@ -112,5 +129,26 @@ mod state {
                 None => unreachable!("the first run saves the pristine state"),
             }
         }
+    }
+
+    /// Puts the pristine bytes back over a half-written analysis, which is never destroyed.
+    pub(super) fn abandon(reset: &super::Reset) {
+        if let Some(pristine) = &reset.pristine {
+            // SAFETY: the caller holds the lock `reset` comes from; the bytes written are a
+            // default-constructed analysis at this address (see `make_fresh`).
+            unsafe { *std::ptr::addr_of_mut!(MODULE_ANALYSIS) = **pristine };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The only test of this binary that claims the backend: after a run is abandoned, every
+    /// later module goes to a child process.
+    #[test]
+    fn after_an_abandoned_run_none_runs_in_process() {
+        let fresh = super::claim_fresh().expect("the backend runs in process at first");
+        fresh.abandon();
+        assert!(super::claim_fresh().is_none());
     }
 }
