@@ -210,7 +210,7 @@ impl Drop for MachineLease {
 }
 
 /// The id of a synchronization scope name such as `"workgroup"` in `context`.
-fn sync_scope_id(context: &Context, scope: &str) -> u32 {
+pub(crate) fn sync_scope_id(context: &Context, scope: &str) -> u32 {
     // SAFETY: the context is live and the name is passed with its length.
     unsafe {
         llvm_sys::core::LLVMGetSyncScopeID(

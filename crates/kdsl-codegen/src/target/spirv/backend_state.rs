@@ -29,14 +29,7 @@ const CACHED_SYNC_SCOPES: [&str; 3] = ["subgroup", "workgroup", "device"];
 /// registers a scope, so that they get the same ids in every context of the process.
 pub(crate) fn register_sync_scopes(context: &Context) {
     for name in CACHED_SYNC_SCOPES {
-        // SAFETY: the context is live and the name is passed with its length.
-        unsafe {
-            inkwell::llvm_sys::core::LLVMGetSyncScopeID(
-                context.raw(),
-                name.as_ptr() as *const std::ffi::c_char,
-                name.len(),
-            );
-        }
+        crate::llvm::sync_scope_id(context, name);
     }
 }
 
