@@ -288,8 +288,10 @@ fn handle(mut stream: UnixStream, socket: &std::path::Path) {
         [protocol, ..] if protocol.as_slice() != PROTOCOL.as_bytes() => return,
         [_, kind] if kind == b"ping" => vec![std::process::id().to_string().into()],
         [_, kind] if kind == b"stop" => {
+            // The socket goes first, so that no command reaches this server once `stop` returns.
+            let _ = std::fs::remove_file(socket);
             let _ = write_fields(&mut stream, &[std::process::id().to_string().into()]);
-            stop_serving(socket);
+            std::process::exit(0);
         }
         [_, kind, directory, color, arguments @ ..] if kind == b"compile" => {
             let invocation = Invocation {
