@@ -131,6 +131,7 @@ pub(crate) fn compile(
                 spirv::run_backend_in_process(target, &module, fresh)
                     .map_err(|e| internal(target, e))?
             } else {
+                let llc = llc.as_deref().ok_or(spirv::Error::LlcNotFound)?;
                 timings.backend_runs = format!("{} child process", llc.display());
                 let bitcode = module.write_bitcode_to_memory();
                 spirv::run_backend(llc, bitcode.as_slice())?

@@ -230,7 +230,8 @@ pub(crate) enum OutputFormat {
     /// A SPIR-V binary from LLVM's SPIR-V backend, in process or from `llc` (see [`spirv`]);
     /// checked with rspirv.
     SpirvBinary {
-        llc: std::path::PathBuf,
+        /// `llc`, if found: only needed where the backend runs in a child process.
+        llc: Option<std::path::PathBuf>,
         backend: spirv::Backend,
     },
     /// Assembly text (PTX).

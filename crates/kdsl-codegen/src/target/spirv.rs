@@ -25,7 +25,8 @@ pub(crate) mod backend_state;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// LLVM 22's `llc`; when `None`, `llc-22` in `PATH`, or `llc` in LLVM 22's `bin`.
+    /// LLVM 22's `llc`, for where the backend runs in a child process; when `None`, `llc-22`
+    /// in `PATH`, or `llc` in LLVM 22's `bin`.
     pub llc: Option<PathBuf>,
     /// Where the SPIR-V backend runs.
     pub backend: Backend,
@@ -48,7 +49,7 @@ pub enum Error {
         "SPIR-V takes no processor name, but `{0}` was given (the device driver finalizes SPIR-V)"
     )]
     ArchGiven(String),
-    #[error("llc from LLVM 22 was not found (`llc-22` in PATH or /usr/lib/llvm-22/bin/llc); it runs the SPIR-V backend (install llvm-22, see scripts/setup.sh)")]
+    #[error("llc from LLVM 22 was not found (`llc-22` in PATH or /usr/lib/llvm-22/bin/llc); it runs the SPIR-V backend where that cannot run in process (install llvm-22, see scripts/setup.sh)")]
     LlcNotFound,
     #[error("the SPIR-V backend (`{llc}`) failed: {message}")]
     BackendFailed { llc: String, message: String },
@@ -69,10 +70,8 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
     if let Some(arch) = arch.filter(|a| !a.is_empty()) {
         return Err(Error::ArchGiven(arch.to_string()));
     }
-    let llc = match &options.llc {
-        Some(llc) => llc.clone(),
-        None => find_llc().ok_or(Error::LlcNotFound)?,
-    };
+    // Looked up now, needed only where the backend cannot run in process.
+    let llc = options.llc.clone().or_else(find_llc);
     Ok(TargetDescription {
         kind: TargetKind::Spirv,
         arch: String::new(),

@@ -193,6 +193,17 @@ impl StreamState {
         self.context.bind_to_thread().map_err(driver_error)
     }
 
+    /// Whether everything enqueued on the stream so far has finished.
+    fn idle(&self) -> Result<bool> {
+        self.bind()?;
+        // SAFETY: the stream belongs to this context and is alive.
+        match unsafe { sys::cuStreamQuery(self.stream) } {
+            sys::cudaError_enum::CUDA_SUCCESS => Ok(true),
+            sys::cudaError_enum::CUDA_ERROR_NOT_READY => Ok(false),
+            error => Err(driver_error(DriverError(error))),
+        }
+    }
+
     /// A marker whose completion implies that submission `sequence` finished: the latest one
     /// if it was recorded after that submission, else a new one recorded now. Everything
     /// counted in `submitted` is already enqueued, so a marker recorded now follows it.
@@ -784,6 +795,13 @@ impl EventBackend for CudaEvent {
     }
 
     fn is_complete(&self) -> Result<bool> {
+        // Without a marker yet, one recorded now would not have completed at once even on a
+        // finished stream; an idle stream has finished this submission.
+        if let CudaEvent::Lazy { stream, marker, .. } = self {
+            if marker.get().is_none() && stream.idle()? {
+                return Ok(true);
+            }
+        }
         let end = self.end_event()?;
         // SAFETY: the event is alive and was recorded.
         match unsafe { result::event::query(end.event()) } {

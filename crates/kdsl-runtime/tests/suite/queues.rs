@@ -525,6 +525,20 @@ pub fn queues_without_profiling(device: &Device) -> CaseResult {
         Err(RuntimeError::ProfilingDisabled) => {}
         other => return Err(format!("elapsed_ns without profiling gave {other:?}")),
     }
+    // An event first asked after its queue finished (by the queue's own wait here, by another
+    // library's stream or queue wait in Python) is complete, though nothing marked its end yet.
+    let unobserved = fast
+        .launch(
+            &kernel,
+            &Launch::covering(n, 256),
+            &args![&mut y_buffer, &x_buffer, 1.0f32, n as u32],
+            &[],
+        )
+        .map_err(fail)?;
+    fast.synchronize().map_err(fail)?;
+    if !unobserved.is_complete().map_err(fail)? {
+        return Err("a launch is not complete after its queue finished".into());
+    }
     // A buffer dropped right after unprofiled work is freed after it.
     for _ in 0..8 {
         let mut scratch = device.alloc::<f32>(n).map_err(fail)?;
