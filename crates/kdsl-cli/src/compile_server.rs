@@ -84,7 +84,7 @@ pub(crate) fn compile(color: bool) -> Option<Served> {
 
 /// `kdsl server ...`.
 pub(crate) fn command(action: ServerAction) -> Result<(), String> {
-    let socket = socket_path()?;
+    let socket = socket_path(Folder::Create)?;
     match action {
         ServerAction::Run { idle_timeout } => serve(socket, Duration::from_secs(idle_timeout)),
         ServerAction::Start { idle_timeout } => start(socket, idle_timeout),
@@ -159,14 +159,22 @@ fn start(socket: PathBuf, idle_timeout: u64) -> Result<(), String> {
 
 /// Sends one request to the server and returns its response; `None` when no server answers.
 fn exchange(request: &[Vec<u8>]) -> Option<Vec<Vec<u8>>> {
-    let mut stream = UnixStream::connect(socket_path().ok()?).ok()?;
+    let mut stream = UnixStream::connect(socket_path(Folder::Existing).ok()?).ok()?;
     write_fields(&mut stream, request).ok()?;
     read_fields(&mut stream).ok()
 }
 
+/// Whether finding the socket may create its folder (a command looking for a server does not:
+/// without the folder there is none).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Folder {
+    Create,
+    Existing,
+}
+
 /// The socket of the server for this executable and compiler environment.
-fn socket_path() -> Result<PathBuf, String> {
-    let directory = socket_directory()?;
+fn socket_path(folder: Folder) -> Result<PathBuf, String> {
+    let directory = socket_directory(folder)?;
     let executable = std::env::current_exe()
         .map_err(|e| format!("error: cannot find the kdsl executable: {e}"))?;
     let metadata = std::fs::metadata(&executable)
@@ -191,9 +199,10 @@ fn socket_path() -> Result<PathBuf, String> {
     Ok(directory.join(format!("compile-{:016x}.sock", identity.0)))
 }
 
-/// `$XDG_RUNTIME_DIR/kdsl`, else `kdsl-<uid>` in the temporary directory: created if missing,
+/// `$XDG_RUNTIME_DIR/kdsl`, else `kdsl-<uid>` in the temporary directory: created if missing
+/// and `folder` allows it,
 /// and used only if this user owns it and nobody else may enter it.
-fn socket_directory() -> Result<PathBuf, String> {
+fn socket_directory(folder: Folder) -> Result<PathBuf, String> {
     let uid = std::fs::metadata("/proc/self")
         .map_err(|e| format!("error: cannot read /proc/self: {e}"))?
         .uid();
@@ -201,7 +210,9 @@ fn socket_directory() -> Result<PathBuf, String> {
         Some(runtime) => PathBuf::from(runtime).join("kdsl"),
         None => std::env::temp_dir().join(format!("kdsl-{uid}")),
     };
-    let _ = std::fs::DirBuilder::new().mode(0o700).create(&directory);
+    if folder == Folder::Create {
+        let _ = std::fs::DirBuilder::new().mode(0o700).create(&directory);
+    }
     let metadata = std::fs::symlink_metadata(&directory)
         .map_err(|e| format!("error: cannot create `{}`: {e}", directory.display()))?;
     if !metadata.is_dir() || metadata.uid() != uid || metadata.permissions().mode() & 0o077 != 0 {
