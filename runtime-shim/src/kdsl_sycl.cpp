@@ -487,7 +487,7 @@ int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
     std::string kernel_name(name, name_length);
     auto &bundle = program->bundle();
     if (!bundle.ext_oneapi_has_kernel(kernel_name)) {
-      throw std::runtime_error("the SPIR-V module has no kernel named `" + kernel_name + "`");
+      throw std::runtime_error("the kernel bundle has no kernel named `" + kernel_name + "`");
     }
     *kernel = new kdsl_sycl_kernel(bundle.ext_oneapi_get_kernel(kernel_name));
   });

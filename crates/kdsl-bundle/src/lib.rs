@@ -20,6 +20,7 @@ mod constants;
 pub mod fuzzing;
 mod metadata;
 pub mod syclbin;
+pub mod sycl_entry_points;
 
 pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{

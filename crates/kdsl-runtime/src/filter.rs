@@ -3,13 +3,15 @@
 //! ```text
 //! filter      = alternative ("," alternative)*      first alternative that matches wins
 //! alternative = "*" | type | backend [":" selector]
-//! backend     = "sycl" | "opencl" | "level_zero" | "cuda" | "hip"
+//! backend     = "sycl" | "opencl" | "level_zero" | "sycl_cuda" | "sycl_hip" | "cuda" | "hip"
 //! selector    = index | type | "*"                  index counts from 0 within the backend
 //! type        = "gpu" | "cpu" | "accelerator"
 //! ```
 //!
-//! `opencl` and `level_zero` name SYCL devices reached through that SYCL backend. Examples:
-//! `cuda:0`, `hip:1`, `sycl:cpu`, `opencl:cpu`, `sycl:0`, `gpu`, `cuda:0,sycl:cpu`, `*`.
+//! `opencl`, `level_zero`, `sycl_cuda` and `sycl_hip` name SYCL devices reached through that SYCL
+//! backend (dpctl's `cuda:gpu` is kdsl's `sycl_cuda:gpu`); `cuda` and `hip` name devices of
+//! kdsl's own CUDA and HIP backends. Examples: `cuda:0`, `hip:1`, `sycl:cpu`, `opencl:cpu`,
+//! `sycl_cuda:0`, `sycl:0`, `gpu`, `cuda:0,sycl:cpu`, `*`.
 //! Matching is case-insensitive and ignores spaces around the parts.
 
 use crate::device::{BackendKind, DeviceInfo, DeviceType};
@@ -26,6 +28,8 @@ enum BackendName {
     Sycl,
     OpenCl,
     LevelZero,
+    SyclCuda,
+    SyclHip,
     Cuda,
     Hip,
 }
@@ -57,6 +61,8 @@ fn parse_backend(word: &str) -> Option<BackendName> {
         "sycl" => Some(BackendName::Sycl),
         "opencl" => Some(BackendName::OpenCl),
         "level_zero" | "levelzero" => Some(BackendName::LevelZero),
+        "sycl_cuda" => Some(BackendName::SyclCuda),
+        "sycl_hip" => Some(BackendName::SyclHip),
         "cuda" => Some(BackendName::Cuda),
         "hip" => Some(BackendName::Hip),
         _ => None,
@@ -111,7 +117,7 @@ impl DeviceFilter {
                 }
             } else {
                 return Err(bad(format!(
-                    "`{head}` is not a backend (sycl, opencl, level_zero, cuda, hip), a device type (gpu, cpu, accelerator) or `*`"
+                    "`{head}` is not a backend (sycl, opencl, level_zero, sycl_cuda, sycl_hip, cuda, hip), a device type (gpu, cpu, accelerator) or `*`"
                 )));
             };
             alternatives.push(alternative);
@@ -133,6 +139,12 @@ impl DeviceFilter {
                     Some(BackendName::LevelZero) => {
                         device.backend == BackendKind::Sycl
                             && device.platform_backend == "level_zero"
+                    }
+                    Some(BackendName::SyclCuda) => {
+                        device.backend == BackendKind::Sycl && device.platform_backend == "cuda"
+                    }
+                    Some(BackendName::SyclHip) => {
+                        device.backend == BackendKind::Sycl && device.platform_backend == "hip"
                     }
                     Some(BackendName::Cuda) => device.backend == BackendKind::Cuda,
                     Some(BackendName::Hip) => device.backend == BackendKind::Hip,
@@ -205,6 +217,13 @@ mod tests {
                     arch: "gfx90a".into(),
                 },
             ),
+            test_device(
+                BackendKind::Sycl,
+                "cuda",
+                2,
+                DeviceType::Gpu,
+                DeviceTarget::Ptx { major: 9, minor: 0 },
+            ),
         ]
     }
 
@@ -228,8 +247,11 @@ mod tests {
         assert_eq!(ids("level_zero:0"), ["sycl:1/level_zero"]);
         assert_eq!(ids("sycl:1"), ["sycl:1/level_zero"]);
         assert_eq!(ids("hip:0"), ["hip:0/hip"]);
-        assert_eq!(ids("gpu").len(), 4);
-        assert_eq!(ids("*").len(), 5);
+        assert_eq!(ids("sycl_cuda:gpu"), ["sycl:2/cuda"]);
+        assert_eq!(ids("sycl_cuda:0"), ["sycl:2/cuda"]);
+        assert!(ids("sycl_hip").is_empty());
+        assert_eq!(ids("gpu").len(), 5);
+        assert_eq!(ids("*").len(), 6);
         assert_eq!(ids(" CUDA : 0 "), ["cuda:0/cuda"]);
     }
 

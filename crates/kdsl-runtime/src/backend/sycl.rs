@@ -20,6 +20,7 @@ use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
+use kdsl_bundle::sycl_entry_points::single_image_for_sycl;
 use kdsl_bundle::syclbin::{State, Syclbin};
 use kdsl_bundle::{Bundle, Image, TargetKind};
 use std::any::Any;
@@ -135,7 +136,8 @@ fn backend_error(error: cxx::Exception) -> RuntimeError {
     }
 }
 
-/// Lists the SYCL devices that can build SPIR-V (OpenCL and Level Zero devices).
+/// Lists the SYCL devices kdsl can run on: OpenCL and Level Zero devices that build SPIR-V,
+/// and CUDA and HIP devices (native images).
 pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
     if let Err(error) = ffi::load_runtime() {
         return (
@@ -207,14 +209,12 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
 /// One C++ queue, shared by the device, its queue handles, modules and events.
 type QueueHandle = Arc<cxx::UniquePtr<ffi::Queue>>;
 
-/// What a SYCL device takes: SPIR-V where it can build it (OpenCL, Level Zero); on CUDA and HIP
-/// devices the native image (from a SYCLBIN), by the compute capability or processor the
-/// device reports as its version. Those two have never run: no SYCL runtime with CUDA or HIP
-/// adapters was available.
+/// What a SYCL device takes, decided by its backend first: CUDA devices the PTX image for the
+/// compute capability they report as their version (`9.0`), HIP devices the AMDGPU image for
+/// the processor they report (`gfx90a:sramecc+:xnack-`), OpenCL and Level Zero devices SPIR-V
+/// where they can build it. A CUDA device also claims SPIR-V support (libsycl's own
+/// translation), but its driver takes only native code, so the backend must be looked at first.
 fn sycl_device_target(description: &ffi::DeviceDescription) -> Option<DeviceTarget> {
-    if description.supports_spirv {
-        return Some(DeviceTarget::Spirv);
-    }
     match description.backend.as_str() {
         "cuda" => {
             let (major, minor) = description.device_version.trim().split_once('.')?;
@@ -223,10 +223,13 @@ fn sycl_device_target(description: &ffi::DeviceDescription) -> Option<DeviceTarg
                 minor: minor.parse().ok()?,
             })
         }
-        "hip" if description.device_version.starts_with("gfx") => Some(DeviceTarget::Amdgpu {
-            arch: description.device_version.trim().to_string(),
-        }),
-        _ => None,
+        "hip" => {
+            let arch = description.device_version.trim();
+            arch.starts_with("gfx").then(|| DeviceTarget::Amdgpu {
+                arch: arch.to_string(),
+            })
+        }
+        _ => description.supports_spirv.then_some(DeviceTarget::Spirv),
     }
 }
 
@@ -324,27 +327,26 @@ impl DeviceBackend for SyclDevice {
                 why: error.what().to_string(),
             })?;
         }
-        let (program, by_kernel_name) = if bundle.entry_point_prefix.is_empty() {
-            if image.target != TargetKind::Spirv {
-                return Err(RuntimeError::Unsupported {
-                    backend: BackendKind::Sycl,
-                    what: format!(
-                        "loading a .kbundle's {} image (SYCL takes native images only from a SYCLBIN: \
-                         compile with `kdsl compile --format syclbin`)",
-                        image.describe()
-                    ),
-                });
-            }
+        let (program, by_kernel_name) = if image.target == TargetKind::Spirv
+            && bundle.entry_point_prefix.is_empty()
+        {
             let program =
                 ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
             (program, false)
         } else {
-            // Images with `__sycl_kernel_` entry points go through a SYCLBIN holding just the
-            // chosen image, which `get_kernel_bundle` builds for the queue's device.
-            let single = Bundle {
-                images: vec![image.clone()],
-                ..bundle.clone()
-            };
+            // Native images (and images with `__sycl_kernel_` entry points) go through a
+            // SYCLBIN holding just the chosen image, which `get_kernel_bundle` builds for the
+            // queue's device; a `.kbundle`'s PTX gets the entry point names SYCL looks up.
+            let single = single_image_for_sycl(bundle, image).map_err(|error| {
+                RuntimeError::Unsupported {
+                    backend: BackendKind::Sycl,
+                    what: format!(
+                        "loading this bundle's {} image through SYCL ({error}); compile with \
+                         `kdsl compile --format syclbin` for SYCL's HIP devices",
+                        image.describe()
+                    ),
+                }
+            })?;
             let syclbin = Syclbin::from_bundle(&single, State::Executable)?.to_bytes();
             let program = ffi::load_syclbin(&self.queue.queue, &syclbin).map_err(backend_error)?;
             (program, true)
@@ -667,22 +669,50 @@ mod tests {
             Some(DeviceTarget::Spirv)
         );
         assert_eq!(
-            sycl_device_target(&description("cuda", "9.0", false)),
-            Some(DeviceTarget::Ptx { major: 9, minor: 0 })
-        );
-        assert_eq!(
-            sycl_device_target(&description("hip", "gfx90a:sramecc+:xnack-", false)),
-            Some(DeviceTarget::Amdgpu {
-                arch: "gfx90a:sramecc+:xnack-".into()
-            })
-        );
-        assert_eq!(
-            sycl_device_target(&description("cuda", "garbage", false)),
-            None
+            sycl_device_target(&description("level_zero", "1.6", true)),
+            Some(DeviceTarget::Spirv)
         );
         assert_eq!(
             sycl_device_target(&description("opencl", "OpenCL 1.2", false)),
             None
         );
+    }
+
+    /// What the Unified Runtime CUDA adapter reports for an H200: version `9.0`, and SPIR-V
+    /// support claimed (seen on the H200 with the wheel's libsycl).
+    #[test]
+    fn sycl_cuda_devices_take_ptx_even_when_they_claim_spirv() {
+        for supports_spirv in [true, false] {
+            assert_eq!(
+                sycl_device_target(&description("cuda", "9.0", supports_spirv)),
+                Some(DeviceTarget::Ptx { major: 9, minor: 0 })
+            );
+        }
+        assert_eq!(
+            sycl_device_target(&description("cuda", "12.0", true)),
+            Some(DeviceTarget::Ptx {
+                major: 12,
+                minor: 0
+            })
+        );
+        assert_eq!(
+            sycl_device_target(&description("cuda", "garbage", true)),
+            None
+        );
+    }
+
+    /// What the Unified Runtime HIP adapter reports: `hipDeviceProp_t::gcnArchName` as the
+    /// version (unified-runtime source/adapters/hip/device.cpp, UR_DEVICE_INFO_VERSION).
+    #[test]
+    fn sycl_hip_devices_take_the_amdgpu_image_of_their_processor() {
+        for (version, supports_spirv) in [("gfx90a:sramecc+:xnack-", true), ("gfx1100", false)] {
+            assert_eq!(
+                sycl_device_target(&description("hip", version, supports_spirv)),
+                Some(DeviceTarget::Amdgpu {
+                    arch: version.into()
+                })
+            );
+        }
+        assert_eq!(sycl_device_target(&description("hip", "9.0", true)), None);
     }
 }
