@@ -2,21 +2,36 @@
 # Builds what a CUDA machine without Rust or LLVM needs into .carry/ (git-ignored):
 # the device suite, the differential tests against the reference interpreter, and the benchmark (release, SYCL left out, CUDA loaded at run time),
 # the example bundles, and the CUDA C reference kernels. scripts/gpu-run.sh runs them there.
+# With KDSL_UR_SOURCE=<a unified-runtime source tree> (docs/sycl-cuda.md) the binaries include
+# the SYCL backend and .carry/sycl-rig holds what builds a SYCL CUDA device there; gpu-run.sh
+# then runs the suites on it too, and fails if none appears.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source scripts/env.sh
 rm -rf .carry && mkdir -p .carry/bundles
 bash scripts/compile-examples.sh .carry/bundles
-cargo build --quiet --release --no-default-features -p kdsl-bench
+if [ -n "${KDSL_UR_SOURCE:-}" ]; then
+  features=(--features sycl)
+  bench_features=(--features sycl)
+else
+  features=(--no-default-features)
+  bench_features=()
+fi
+cargo build --quiet --release "${bench_features[@]}" -p kdsl-bench
 cp target/release/kdsl-bench-cuda target/release/kdsl-bench-launch .carry/
-suite=$(cargo test --quiet --release --no-default-features -p kdsl-runtime --test suite --no-run --message-format=json \
+suite=$(cargo test --quiet --release "${features[@]}" -p kdsl-runtime --test suite --no-run --message-format=json \
   | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 cp "$suite" .carry/device-suite
-differential=$(cargo test --quiet --release --no-default-features -p kdsl-interp --test differential --no-run --message-format=json \
+differential=$(cargo test --quiet --release "${features[@]}" -p kdsl-interp --test differential --no-run --message-format=json \
   | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
 cp "$differential" .carry/differential
 strip .carry/device-suite .carry/differential .carry/kdsl-bench-cuda .carry/kdsl-bench-launch
 cp crates/kdsl-bench/reference/kernels.cu .carry/
 cp scripts/gpu-run.sh .carry/
+if [ -n "${KDSL_UR_SOURCE:-}" ]; then
+  shim=$(find target/release/build -path '*kdsl-runtime-*/out/shim/libkdsl_sycl_shim.so' -printf '%T@ %p\n' | sort -n | tail -n 1 | cut -d' ' -f2)
+  cp "$shim" .carry/libkdsl_sycl_shim.so
+  bash scripts/sycl-cuda-rig-package.sh "$KDSL_UR_SOURCE" .carry/sycl-rig
+fi
 du -sh .carry

@@ -5,6 +5,10 @@
 # and the launch-overhead benchmark compile (so kdsl.compile needs no compiler there), and
 # run.sh, which installs the wheel with `pip install --no-deps --no-index` and runs them all.
 # On the GPU machine, from the repository root: `bash target/python-carry/run.sh` (results in $OUT).
+# With KDSL_UR_SOURCE=<a unified-runtime source tree> (docs/sycl-cuda.md) it also carries dpctl
+# (for Python 3.12) and what builds a SYCL CUDA device there; run.sh then runs the tests on it
+# too, and fails if none appears. (dpnp with its oneMKL is far over the carry limit of 64 MiB, so
+# the dpnp cases are skipped there.)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -38,4 +42,11 @@ KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" examples/python/kmeans.py
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \
   || echo "python-gpu-package: the Python tests failed here; the cache may lack some of their kernels"
 cp scripts/python-gpu-run.sh "$carry/run.sh"
+if [ -n "${KDSL_UR_SOURCE:-}" ]; then
+  dpctl_version=$("$python" -m pip show dpctl | sed -n 's/^Version: //p')
+  "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
+    --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64 \
+    --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 -d "$carry/wheels" "dpctl==$dpctl_version"
+  bash scripts/sycl-cuda-rig-package.sh "$KDSL_UR_SOURCE" "$carry/sycl-rig"
+fi
 du -sh "$carry"

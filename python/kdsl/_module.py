@@ -575,15 +575,23 @@ class Module:
         return program
 
     def to_dpctl(self, queue: Any) -> dict[str, Any]:
-        """The module's kernels as dpctl ``SyclKernel`` objects, built from the SPIR-V image
-        with ``dpctl.program.create_program_from_spirv(queue, spirv)``.
+        """The module's kernels as dpctl ``SyclKernel`` objects for ``queue`` (a dpctl
+        ``SyclQueue``).
+
+        On OpenCL and Level Zero devices dpctl builds the SPIR-V image itself
+        (``dpctl.program.create_program_from_spirv``). dpctl cannot build PTX or AMDGPU code, so
+        on a SYCL CUDA or HIP device kdsl builds the kernel bundle on the queue's context and
+        hands its kernels to dpctl through dpctl's C API (``SyclKernel_Make``).
 
         dpctl takes launch ranges in SYCL's order, slowest dimension first, which is kdsl's
         order reversed: a kdsl launch ``[(g0, g1), (l0, l1)]`` is
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
-        (``dpctl.memory`` objects or ``dpnp`` arrays' ``usm_data``) and ctypes scalars
-        (``ctypes.c_float``, ``ctypes.c_uint32``) in the kernel's parameter order.
+        (``dpctl.memory`` objects) and ctypes scalars (``ctypes.c_float``, ``ctypes.c_uint32``)
+        in the kernel's parameter order.
         """
+        device = sycl_device(queue)
+        if device.info()["target"] != "spirv":
+            return {name: _dpctl_kernel(self[name].loaded(device).sycl_kernel_address(), name) for name in self.kernels}
         spirv = self.bundle.image("spirv")
         if spirv is None:
             raise BundleError(
@@ -594,3 +602,22 @@ class Module:
 
         program = dpctl.program.create_program_from_spirv(queue, spirv)
         return {name: program.get_sycl_kernel(name) for name in self.kernels}
+
+
+def _dpctl_kernel(address: int, name: str) -> Any:
+    """A dpctl ``SyclKernel`` holding a copy of the ``sycl::kernel`` at ``address``, made by
+    dpctl's C API function ``SyclKernel_Make`` (which copies the kernel it is given)."""
+    import ctypes
+
+    import dpctl.program._program as dpctl_program
+
+    capsule = dpctl_program.__pyx_capi__["SyclKernel_Make"]
+    capsule_name = ctypes.pythonapi.PyCapsule_GetName
+    capsule_name.restype = ctypes.c_char_p
+    capsule_name.argtypes = [ctypes.py_object]
+    capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+    capsule_pointer.restype = ctypes.c_void_p
+    capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    function = capsule_pointer(capsule, capsule_name(capsule))
+    make = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p)(function)
+    return make(address, name.encode())

@@ -74,6 +74,9 @@ class Kernel:
 
     @property
     def name(self) -> str: ...
+    def sycl_kernel_address(self) -> int:
+        """The address of the ``sycl::kernel`` inside, on a SYCL device (for dpctl's
+        ``SyclKernel_Make``, which copies it); ``kdsl.DeviceError`` elsewhere."""
     def launch(
         self,
         arguments: tuple[Any, ...],

@@ -48,6 +48,20 @@ def cuda_available() -> bool:
     return any(info.backend == "cuda" for info in kdsl.devices())
 
 
+def sycl_cuda_available() -> bool:
+    """A SYCL CUDA device (docs/sycl-cuda.md), seen by both kdsl and dpctl."""
+    if not has_module("dpctl"):
+        return False
+    import dpctl
+
+    kdsl_sees = any(info.backend == "sycl" and info.platform_backend == "cuda" for info in kdsl.devices())
+    try:
+        dpctl_sees = bool(dpctl.get_devices(backend="cuda"))
+    except Exception:  # dpctl raises when the filter matches no platform
+        dpctl_sees = False
+    return kdsl_sees and dpctl_sees
+
+
 class ArrayKind:
     """Makes device arrays from NumPy arrays and reads them back."""
 
@@ -79,10 +93,12 @@ class DpctlMemoryKind(ArrayKind):
 
     name = "dpctl-usm"
 
-    def __init__(self) -> None:
+    def __init__(self, filter: str | None = None, in_order: bool = True) -> None:
         import dpctl
 
-        self.queue = dpctl.SyclQueue(property="in_order")
+        properties = ["in_order"] if in_order else []
+        self.queue = dpctl.SyclQueue(filter, property=properties) if filter else dpctl.SyclQueue(property=properties)
+        self.in_order = in_order
         self.shapes: dict[int, tuple] = {}
 
     def to_device(self, array):
@@ -96,8 +112,33 @@ class DpctlMemoryKind(ArrayKind):
 
     def to_numpy(self, memory):
         dtype, shape = self.shapes[id(memory)]
+        if not self.in_order:
+            # dpctl's copy of raw USM memory waits for nothing on an out-of-order queue.
+            self.queue.wait()
         data = memory.copy_to_host()
         return np.frombuffer(data.tobytes()[: np.prod(shape, dtype=int) * np.dtype(dtype).itemsize], dtype=dtype).reshape(shape)
+
+
+class DpnpCudaKind(ArrayKind):
+    """dpnp arrays made on a dpctl queue of the SYCL CUDA device (dpnp's own kernels are SPIR-V
+    only in the PyPI wheel, so only copies are asked of dpnp)."""
+
+    name = "dpnp-sycl-cuda"
+
+    def __init__(self) -> None:
+        import dpctl
+
+        self.queue = dpctl.SyclQueue("cuda:gpu", property="in_order")
+
+    def to_device(self, array):
+        import dpnp
+
+        return dpnp.asarray(array, sycl_queue=self.queue)
+
+    def to_numpy(self, array):
+        import dpnp
+
+        return dpnp.asnumpy(array)
 
 
 class CupyKind(ArrayKind):
@@ -131,6 +172,9 @@ def array_kinds() -> list:
     for name, module, needs in [
         ("dpnp", "dpnp", sycl_available),
         ("dpctl-usm", "dpctl", sycl_available),
+        ("dpctl-usm-sycl-cuda", "dpctl", sycl_cuda_available),
+        ("dpctl-usm-sycl-cuda-out-of-order", "dpctl", sycl_cuda_available),
+        ("dpnp-sycl-cuda", "dpnp", sycl_cuda_available),
         ("cupy", "cupy", cuda_available),
         ("torch", "torch", cuda_available),
     ]:
@@ -149,6 +193,9 @@ MAKERS = {
     "numpy": ArrayKind,
     "dpnp": DpnpKind,
     "dpctl-usm": DpctlMemoryKind,
+    "dpctl-usm-sycl-cuda": lambda: DpctlMemoryKind("cuda:gpu"),
+    "dpctl-usm-sycl-cuda-out-of-order": lambda: DpctlMemoryKind("cuda:gpu", in_order=False),
+    "dpnp-sycl-cuda": DpnpCudaKind,
     "cupy": CupyKind,
     "torch": TorchKind,
 }

@@ -9,7 +9,7 @@ import textwrap
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, example, has_module, needs_compiler, sycl_available
+from conftest import EXAMPLES, example, has_module, needs_compiler, sycl_available, sycl_cuda_available
 
 import kdsl
 
@@ -240,14 +240,25 @@ def test_launch_sizes():
     assert kdsl.launch_sizes((64, 48), (16, 4)) == ([64, 48], [16, 4])
 
 
+@pytest.mark.parametrize(
+    "queue_filter",
+    [
+        pytest.param(None, id="default-queue"),
+        pytest.param(
+            "cuda:gpu",
+            id="sycl-cuda",
+            marks=pytest.mark.skipif(not sycl_cuda_available(), reason="no SYCL CUDA device (docs/sycl-cuda.md)"),
+        ),
+    ],
+)
 @pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
-def test_to_dpctl_runs_with_reversed_ranges():
+def test_to_dpctl_runs_with_reversed_ranges(queue_filter):
     import ctypes
 
     import dpctl
     import dpctl.memory
 
-    queue = dpctl.SyclQueue(property="in_order")
+    queue = dpctl.SyclQueue(queue_filter, property="in_order") if queue_filter else dpctl.SyclQueue(property="in_order")
     kernels = example("transpose").to_dpctl(queue)
     height, width = 32, 48
     source = np.random.default_rng(1).standard_normal((height, width)).astype(np.float32)

@@ -95,6 +95,9 @@ std::unique_ptr<Event> submit_marker(const Queue &queue);
 // of the `sycl::event` inside an event.
 std::unique_ptr<Event> event_from_native(const Queue &queue, std::uint64_t sycl_event);
 std::uint64_t event_native(const Event &event);
+std::uint64_t kernel_native(const Kernel &kernel);
+std::uint64_t new_native_queue(std::size_t index);
+void delete_native_queue(std::uint64_t queue);
 void event_wait(const Event &event);
 bool event_is_complete(const Event &event);
 std::uint64_t event_elapsed_ns(const Event &event);

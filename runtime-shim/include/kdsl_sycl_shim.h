@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 9u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 10u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -124,6 +124,13 @@ int kdsl_sycl_event_from_native(const kdsl_sycl_queue *queue, const void *sycl_e
                                 kdsl_sycl_event **event);
 // The `sycl::event` inside an event, valid while the event lives (for dpctl to copy).
 int kdsl_sycl_event_native(const kdsl_sycl_event *event, const void **sycl_event);
+
+// The `sycl::kernel` inside a kernel, valid while the kernel lives (for dpctl to copy).
+int kdsl_sycl_kernel_native(const kdsl_sycl_kernel *kernel, const void **sycl_kernel);
+// A plain in-order `sycl::queue` on device `index` of `sycl::device::get_devices()`, made as a
+// C++ SYCL program makes one (for tests of adopting foreign queues); freed with the next one.
+int kdsl_sycl_new_native_queue(size_t index, void **sycl_queue);
+void kdsl_sycl_delete_native_queue(void *sycl_queue);
 
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event);
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event);

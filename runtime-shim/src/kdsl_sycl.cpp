@@ -660,6 +660,24 @@ int kdsl_sycl_event_native(const kdsl_sycl_event *event, const void **sycl_event
   return guarded([&] { *sycl_event = &event->event(); });
 }
 
+int kdsl_sycl_kernel_native(const kdsl_sycl_kernel *kernel, const void **sycl_kernel) {
+  return guarded([&] { *sycl_kernel = &kernel->kernel(); });
+}
+
+int kdsl_sycl_new_native_queue(std::size_t index, void **sycl_queue) {
+  return guarded([&] {
+    std::vector<sycl::device> devices = sycl::device::get_devices();
+    if (index >= devices.size()) {
+      throw std::runtime_error("SYCL device index " + std::to_string(index) + " is out of range");
+    }
+    *sycl_queue = new sycl::queue(devices[index], sycl::property::queue::in_order());
+  });
+}
+
+void kdsl_sycl_delete_native_queue(void *sycl_queue) {
+  delete static_cast<sycl::queue *>(sycl_queue);
+}
+
 void kdsl_sycl_destroy_event(kdsl_sycl_event *event) { delete event; }
 
 int kdsl_sycl_event_wait(const kdsl_sycl_event *event) {

@@ -54,6 +54,9 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_submit_marker) submit_marker;
   decltype(&kdsl_sycl_event_from_native) event_from_native;
   decltype(&kdsl_sycl_event_native) event_native;
+  decltype(&kdsl_sycl_kernel_native) kernel_native;
+  decltype(&kdsl_sycl_new_native_queue) new_native_queue;
+  decltype(&kdsl_sycl_delete_native_queue) delete_native_queue;
   decltype(&kdsl_sycl_destroy_event) destroy_event;
   decltype(&kdsl_sycl_event_wait) event_wait;
   decltype(&kdsl_sycl_event_is_complete) event_is_complete;
@@ -139,6 +142,9 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_submit_marker", table.submit_marker, error) &&
       resolve(library, "kdsl_sycl_event_from_native", table.event_from_native, error) &&
       resolve(library, "kdsl_sycl_event_native", table.event_native, error) &&
+      resolve(library, "kdsl_sycl_kernel_native", table.kernel_native, error) &&
+      resolve(library, "kdsl_sycl_new_native_queue", table.new_native_queue, error) &&
+      resolve(library, "kdsl_sycl_delete_native_queue", table.delete_native_queue, error) &&
       resolve(library, "kdsl_sycl_destroy_event", table.destroy_event, error) &&
       resolve(library, "kdsl_sycl_event_wait", table.event_wait, error) &&
       resolve(library, "kdsl_sycl_event_is_complete", table.event_is_complete, error) &&
@@ -391,6 +397,22 @@ std::uint64_t event_native(const Event &event) {
   const void *native = nullptr;
   check(shim().event_native(event.handle(), &native));
   return reinterpret_cast<std::uint64_t>(native);
+}
+
+std::uint64_t kernel_native(const Kernel &kernel) {
+  const void *native = nullptr;
+  check(shim().kernel_native(kernel.handle(), &native));
+  return reinterpret_cast<std::uint64_t>(native);
+}
+
+std::uint64_t new_native_queue(std::size_t index) {
+  void *queue = nullptr;
+  check(shim().new_native_queue(index, &queue));
+  return reinterpret_cast<std::uint64_t>(queue);
+}
+
+void delete_native_queue(std::uint64_t queue) {
+  shim().delete_native_queue(reinterpret_cast<void *>(queue));
 }
 
 void event_wait(const Event &event) { check(shim().event_wait(event.handle())); }

@@ -8,6 +8,9 @@ in the same run:
   and on dpnp's default (out-of-order) queue, both ordered the way dpnp orders its own work
   (the events of dpctl's ``SequentialOrderManager``).
 - CUDA: CuPy ``RawKernel`` (``RawModule`` of kdsl's PTX) on the same CuPy array and stream.
+- SYCL's CUDA device (docs/sycl-cuda.md): dpctl ``submit_async`` of the same kernel
+  (``module.to_dpctl``, kdsl's PTX handed to dpctl) on the same in-order ``cuda:gpu`` queue and
+  dpctl USM memory.
 
 Each line gives microseconds per launch (submission until all launches finished, divided by the
 count) and the ratio kdsl / other. Writes JSON with ``--json``.
@@ -101,6 +104,45 @@ def sycl_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
     ]
 
 
+def sycl_cuda_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
+    import dpctl
+    import dpctl.memory
+
+    queue = dpctl.SyclQueue("cuda:gpu", property="in_order")
+    memory = dpctl.memory.MemoryUSMDevice(N * 4, queue=queue)
+    memory.memset(0)
+    touch = module.touch[N, 256]
+    dpctl_kernel = module.to_dpctl(queue)["touch"]
+    arguments = [memory, ctypes.c_uint32(N)]
+    timed = per_launch(
+        {
+            "kdsl": (lambda: touch(memory, N), queue.wait),
+            "dpctl": (lambda: queue.submit_async(dpctl_kernel, arguments, [N], [256]), queue.wait),
+        },
+        count,
+        repeats,
+    )
+    kdsl_us, dpctl_us = timed["kdsl"], timed["dpctl"]
+    check = float(np.frombuffer(memory.copy_to_host().tobytes(), np.float32)[0])
+    return [
+        {"device": f"{queue.sycl_device.name} (SYCL CUDA)", "what": "kdsl (dpctl in-order cuda:gpu queue, USM memory)",
+         "us_per_launch": kdsl_us, "versus": "dpctl submit_async (kdsl's PTX through to_dpctl)",
+         "other_us_per_launch": dpctl_us, "ratio": kdsl_us / dpctl_us,
+         "result_ok": check == 2 * (repeats * count + 1)},
+    ]
+
+
+def sycl_cuda_present() -> bool:
+    if not importlib.util.find_spec("dpctl"):
+        return False
+    import dpctl
+
+    try:
+        return bool(dpctl.get_devices(backend="cuda"))
+    except Exception:  # dpctl raises when no platform of that backend exists
+        return False
+
+
 def cuda_lines(module: kdsl.Module, count: int, repeats: int) -> list[dict]:
     import cupy
 
@@ -145,6 +187,8 @@ def main() -> int:
     lines = []
     if "sycl" in found and importlib.util.find_spec("dpnp"):
         lines += sycl_lines(module, arguments.launches, arguments.repeats)
+    if "sycl" in found and sycl_cuda_present():
+        lines += sycl_cuda_lines(module, arguments.launches, arguments.repeats)
     if "cuda" in found and importlib.util.find_spec("cupy"):
         lines += cuda_lines(module, arguments.launches, arguments.repeats)
     if not lines:

@@ -6,7 +6,11 @@
 //! timed with device events: the median of the timed runs after warm-up is reported, with the
 //! ratio kdsl / nvcc.
 //!
-//! Usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--runs N] [--json OUT]
+//! With `--versus FILTER` the same kdsl bundle is run on two devices in one process instead (the
+//! SYCL CUDA device against the direct CUDA backend on the same GPU: `--device sycl_cuda:gpu
+//! --versus cuda:0`), and the ratio is the first device's time over the second's.
+//!
+//! Usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--versus FILTER] [--runs N] [--json OUT]
 
 use kdsl_bundle::{Bundle, Image, TargetKind};
 use kdsl_runtime::{args, Device, Kernel, Launch, RuntimeError};
@@ -17,6 +21,7 @@ struct Options {
     bundle_dir: PathBuf,
     reference_ptx: PathBuf,
     device: String,
+    versus: Option<String>,
     runs: usize,
     warmup: usize,
     json: Option<PathBuf>,
@@ -28,6 +33,7 @@ fn parse_options() -> Result<Options, String> {
         bundle_dir: PathBuf::new(),
         reference_ptx: PathBuf::new(),
         device: "cuda".to_string(),
+        versus: None,
         runs: 30,
         warmup: 5,
         json: None,
@@ -37,6 +43,7 @@ fn parse_options() -> Result<Options, String> {
         let mut value = |flag: &str| arguments.next().ok_or(format!("{flag} needs a value"));
         match argument.as_str() {
             "--device" => options.device = value("--device")?,
+            "--versus" => options.versus = Some(value("--versus")?),
             "--runs" => {
                 options.runs = value("--runs")?
                     .parse()
@@ -52,7 +59,7 @@ fn parse_options() -> Result<Options, String> {
         }
     }
     let [bundle_dir, reference_ptx] = <[String; 2]>::try_from(positional).map_err(|_| {
-        "usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--runs N] [--json OUT]"
+        "usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--versus FILTER] [--runs N] [--json OUT]"
     })?;
     options.bundle_dir = bundle_dir.into();
     options.reference_ptx = reference_ptx.into();
@@ -365,46 +372,96 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
     }
 }
 
+/// One side of the comparison: a label, the device it runs on, and the bundle it loads.
+struct Side<'a> {
+    label: String,
+    device: &'a Device,
+    bundle: Bundle,
+}
+
 fn run(options: &Options) -> Result<String, String> {
     let device = Device::select(&options.device).map_err(|e| e.to_string())?;
+    let versus = match &options.versus {
+        Some(filter) => Some(Device::select(filter).map_err(|e| e.to_string())?),
+        None => None,
+    };
     let reference_ptx = std::fs::read(&options.reference_ptx)
         .map_err(|e| format!("{}: {e}", options.reference_ptx.display()))?;
+    let (first_label, second_label) = match &versus {
+        Some(other) => (device.info().id(), other.info().id()),
+        None => ("kdsl".to_string(), "nvcc".to_string()),
+    };
     let mut rows = Vec::new();
     let mut report = format!(
-        "device: {}\nmedian of {} runs after {} warm-up runs, device-event timing\n{:<12} {:>10} {:>10} {:>10}\n",
+        "device: {}\n{}median of {} runs after {} warm-up runs, device-event timing\n{:<12} {:>12} {:>12} {:>10}\n",
         device.info(),
+        versus
+            .as_ref()
+            .map_or(String::new(), |other| format!("versus: {}\n", other.info())),
         options.runs,
         options.warmup,
         "kernel",
-        "kdsl ms",
-        "nvcc ms",
-        "kdsl/nvcc"
+        format!("{first_label} ms"),
+        format!("{second_label} ms"),
+        "ratio"
     );
     for (example, kernel_name, case) in CASES {
         let kdsl_bundle =
             Bundle::read(Path::new(&options.bundle_dir).join(format!("{example}.kbundle")))
                 .map_err(|e| e.to_string())?;
-        let nvcc_bundle = reference_bundle(&kdsl_bundle, &reference_ptx);
+        let sides = match &versus {
+            Some(other) => [
+                Side {
+                    label: first_label.clone(),
+                    device: &device,
+                    bundle: kdsl_bundle.clone(),
+                },
+                Side {
+                    label: second_label.clone(),
+                    device: other,
+                    bundle: kdsl_bundle,
+                },
+            ],
+            None => [
+                Side {
+                    label: first_label.clone(),
+                    device: &device,
+                    bundle: kdsl_bundle.clone(),
+                },
+                Side {
+                    label: second_label.clone(),
+                    device: &device,
+                    bundle: reference_bundle(&kdsl_bundle, &reference_ptx),
+                },
+            ],
+        };
         let mut medians = Vec::new();
-        for bundle in [&kdsl_bundle, &nvcc_bundle] {
-            let program = device.load(bundle).map_err(|e| e.to_string())?;
+        for side in &sides {
+            let program = side.device.load(&side.bundle).map_err(|e| e.to_string())?;
             let kernel = program.kernel(kernel_name).map_err(|e| e.to_string())?;
-            let timing = case(&device, &kernel, options)
-                .map_err(|e| format!("{kernel_name} ({}): {e}", bundle.source_name))?;
+            let timing = case(side.device, &kernel, options)
+                .map_err(|e| format!("{kernel_name} ({}): {e}", side.label))?;
             medians.push(timing.median_ns);
         }
         let ratio = medians[0] as f64 / medians[1] as f64;
         report += &format!(
-            "{:<12} {:>10.4} {:>10.4} {:>10.3}\n",
+            "{:<12} {:>12.4} {:>12.4} {:>10.3}\n",
             kernel_name,
             medians[0] as f64 / 1e6,
             medians[1] as f64 / 1e6,
             ratio
         );
-        rows.push(format!(
-            "{{\"kernel\": \"{kernel_name}\", \"kdsl_ns\": {}, \"nvcc_ns\": {}, \"kdsl_over_nvcc\": {ratio:.4}}}",
-            medians[0], medians[1]
-        ));
+        rows.push(if versus.is_some() {
+            format!(
+                "{{\"kernel\": \"{kernel_name}\", \"first\": \"{first_label}\", \"second\": \"{second_label}\", \"first_ns\": {}, \"second_ns\": {}, \"ratio\": {ratio:.4}}}",
+                medians[0], medians[1]
+            )
+        } else {
+            format!(
+                "{{\"kernel\": \"{kernel_name}\", \"kdsl_ns\": {}, \"nvcc_ns\": {}, \"kdsl_over_nvcc\": {ratio:.4}}}",
+                medians[0], medians[1]
+            )
+        });
     }
     if let Some(path) = &options.json {
         let json = format!(

@@ -19,8 +19,8 @@ mod constants;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metadata;
-pub mod syclbin;
 pub mod sycl_entry_points;
+pub mod syclbin;
 
 pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{

@@ -24,9 +24,7 @@ pub fn single_image_for_sycl(bundle: &Bundle, image: &Image) -> Result<Bundle, B
         })?
     } else {
         return Err(BundleError::MissingEntryPoint {
-            entry_point: entry_point_name(
-                bundle.kernels.first().map_or("", |k| k.name.as_str()),
-            ),
+            entry_point: entry_point_name(bundle.kernels.first().map_or("", |k| k.name.as_str())),
             image: image.describe(),
         });
     };
@@ -150,7 +148,11 @@ mod tests {
         ));
         let prefixed = Bundle {
             entry_point_prefix: KERNEL_NAME_PREFIX.into(),
-            ..bundle(&["saxpy"], TargetKind::Amdgpu, "\x7fELF __sycl_kernel_saxpy")
+            ..bundle(
+                &["saxpy"],
+                TargetKind::Amdgpu,
+                "\x7fELF __sycl_kernel_saxpy",
+            )
         };
         let single = single_image_for_sycl(&prefixed, &prefixed.images[0]).unwrap();
         assert_eq!(single.images, prefixed.images);

@@ -428,6 +428,25 @@ impl Kernel {
         self.inner.name().to_string()
     }
 
+    /// The address of the `sycl::kernel` inside (for dpctl's `SyclKernel_Make`, which copies
+    /// it), on a SYCL device; a `kdsl.DeviceError` on other devices.
+    fn sycl_kernel_address(&self, py: Python<'_>) -> PyResult<usize> {
+        match self.inner.sycl_kernel() {
+            Ok(Some(address)) => Ok(address as usize),
+            Ok(None) => Err(crate::errors::runtime_error(
+                py,
+                kdsl_runtime::RuntimeError::Unsupported {
+                    backend: self.device.info().backend,
+                    what: format!(
+                        "a sycl::kernel for kernel `{}` (only kernels of SYCL devices have one)",
+                        self.inner.name()
+                    ),
+                },
+            )),
+            Err(error) => Err(crate::errors::runtime_error(py, error)),
+        }
+    }
+
     /// Checks and submits a launch. Each buffer argument is a tuple `(kind, address, count,
     /// read_only)`: kind 0 is host memory, copied in and, for writable parameters, back out
     /// (the call waits for that); kind 1 is memory of this kernel's device instance (the USM of

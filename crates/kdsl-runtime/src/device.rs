@@ -224,6 +224,27 @@ fn preference(info: &DeviceInfo) -> u8 {
     }
 }
 
+/// A C++ `sycl::queue` made by [`Device::native_sycl_queue`]; deleted on drop (a device
+/// adopting it keeps its own copy of the handle).
+pub struct NativeSyclQueue {
+    #[cfg_attr(not(feature = "sycl"), allow(dead_code))]
+    address: u64,
+}
+
+impl NativeSyclQueue {
+    /// The `sycl::queue *`, for [`Device::from_sycl_queue`].
+    pub fn as_ptr(&self) -> *mut std::ffi::c_void {
+        self.address as *mut std::ffi::c_void
+    }
+}
+
+impl Drop for NativeSyclQueue {
+    fn drop(&mut self) {
+        #[cfg(feature = "sycl")]
+        backend::sycl::delete_native_queue(self.address);
+    }
+}
+
 /// A handle to one opened device: its queue (SYCL) or context and stream (CUDA, HIP).
 ///
 /// Cloning is cheap and shares the queue. Each `Device::select` / `Device::open` call opens a
@@ -376,6 +397,26 @@ impl Device {
                 find_device(BackendKind::Sycl, locator)?,
                 backend,
             ))
+        }
+        #[cfg(not(feature = "sycl"))]
+        Err(backend::no_sycl_backend())
+    }
+
+    /// A plain in-order C++ `sycl::queue` on the SYCL device `info` describes, made the way a C++
+    /// SYCL program makes one, for adopting with [`Device::from_sycl_queue`] (tests and
+    /// examples of interoperability without a C++ compiler at hand).
+    pub fn native_sycl_queue(info: &DeviceInfo) -> Result<NativeSyclQueue> {
+        if info.backend != BackendKind::Sycl {
+            return Err(RuntimeError::Unsupported {
+                backend: info.backend,
+                what: "making a sycl::queue (only SYCL devices have one)".into(),
+            });
+        }
+        #[cfg(feature = "sycl")]
+        {
+            Ok(NativeSyclQueue {
+                address: backend::sycl::new_native_queue(info.locator)?,
+            })
         }
         #[cfg(not(feature = "sycl"))]
         Err(backend::no_sycl_backend())

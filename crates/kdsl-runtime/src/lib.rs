@@ -49,7 +49,8 @@ mod queue;
 pub use args::{Argument, IntoArgument, ScalarValue};
 pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, PendingRead};
 pub use device::{
-    device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget, DeviceType,
+    device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget,
+    DeviceType, NativeSyclQueue,
 };
 pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};

@@ -121,6 +121,16 @@ impl Kernel {
         &self.device
     }
 
+    /// For a kernel of a SYCL device: the `sycl::kernel` inside, valid while this kernel lives
+    /// (for handing to another SYCL library, which copies it: dpctl's `SyclKernel_Make`). None
+    /// on other backends.
+    pub fn sycl_kernel(&self) -> Result<Option<*const std::ffi::c_void>> {
+        Ok(self
+            .backend
+            .sycl_kernel_address()?
+            .map(|address| address as *const std::ffi::c_void))
+    }
+
     /// Checks the arguments and the launch against the kernel's metadata and the device's
     /// limits, then submits the launch to the device's default queue. Does not block; a misuse
     /// error submits nothing, so the queue stays usable.

@@ -116,6 +116,10 @@ pub(crate) trait ModuleBackend: Send + Sync {
 /// A kernel of a loaded image; queues of the same backend downcast it to launch it.
 pub(crate) trait KernelBackend: Send + Sync {
     fn as_any(&self) -> &dyn Any;
+    /// The address of the `sycl::kernel` inside, for kernels of SYCL devices.
+    fn sycl_kernel_address(&self) -> Result<Option<u64>> {
+        Ok(None)
+    }
 }
 
 /// The completion of one submission.

@@ -104,6 +104,9 @@ mod ffi {
         fn submit_marker(queue: &Queue) -> Result<UniquePtr<Event>>;
         fn event_from_native(queue: &Queue, sycl_event: u64) -> Result<UniquePtr<Event>>;
         fn event_native(event: &Event) -> Result<u64>;
+        fn kernel_native(kernel: &Kernel) -> Result<u64>;
+        fn new_native_queue(index: usize) -> Result<u64>;
+        fn delete_native_queue(queue: u64);
         fn event_wait(event: &Event) -> Result<()>;
         fn event_is_complete(event: &Event) -> Result<bool>;
         fn event_elapsed_ns(event: &Event) -> Result<u64>;
@@ -337,16 +340,21 @@ impl DeviceBackend for SyclDevice {
             // Native images (and images with `__sycl_kernel_` entry points) go through a
             // SYCLBIN holding just the chosen image, which `get_kernel_bundle` builds for the
             // queue's device; a `.kbundle`'s PTX gets the entry point names SYCL looks up.
-            let single = single_image_for_sycl(bundle, image).map_err(|error| {
-                RuntimeError::Unsupported {
-                    backend: BackendKind::Sycl,
-                    what: format!(
-                        "loading this bundle's {} image through SYCL ({error}); compile with \
+            let single =
+                single_image_for_sycl(bundle, image).map_err(|error| match image.target {
+                    TargetKind::Amdgpu => RuntimeError::Unsupported {
+                        backend: BackendKind::Sycl,
+                        what: format!(
+                            "loading a .kbundle's {} image through SYCL ({error}): compile with \
                          `kdsl compile --format syclbin` for SYCL's HIP devices",
-                        image.describe()
-                    ),
-                }
-            })?;
+                            image.describe()
+                        ),
+                    },
+                    _ => RuntimeError::InvalidImage {
+                        image: image.describe(),
+                        why: error.to_string(),
+                    },
+                })?;
             let syclbin = Syclbin::from_bundle(&single, State::Executable)?.to_bytes();
             let program = ffi::load_syclbin(&self.queue.queue, &syclbin).map_err(backend_error)?;
             (program, true)
@@ -564,6 +572,23 @@ impl KernelBackend for SyclKernel {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn sycl_kernel_address(&self) -> Result<Option<u64>> {
+        let native = ffi::kernel_native(&self.kernel).map_err(backend_error)?;
+        Ok(Some(native))
+    }
+}
+
+/// A plain C++ `sycl::queue` (in order) on the SYCL device found at `locator`, made as a C++
+/// SYCL program makes one; its address for [`crate::Device::from_sycl_queue`].
+pub(crate) fn new_native_queue(locator: usize) -> Result<u64> {
+    ffi::load_runtime().map_err(backend_error)?;
+    ffi::new_native_queue(locator).map_err(backend_error)
+}
+
+/// Deletes a queue made by [`new_native_queue`].
+pub(crate) fn delete_native_queue(queue: u64) {
+    ffi::delete_native_queue(queue);
 }
 
 /// The C++ event refers to its queue, so it keeps the queue alive; `event` drops first.

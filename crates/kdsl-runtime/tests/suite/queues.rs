@@ -547,3 +547,44 @@ pub fn queues_without_profiling(device: &Device) -> CaseResult {
     fast.synchronize().map_err(fail)?;
     device.synchronize().map_err(fail)
 }
+
+/// `Device::from_sycl_queue` with a plain C++ `sycl::queue` on the device (as a C++ SYCL
+/// program or dpctl makes one): the adopted device runs saxpy on that queue, and the C++
+/// queue may be deleted while the device lives on.
+pub fn adopted_cpp_sycl_queue(device: &Device) -> CaseResult {
+    if device.info().backend != kdsl_runtime::BackendKind::Sycl {
+        return Err("skipped: not a SYCL device".into());
+    }
+    let native = Device::native_sycl_queue(device.info()).map_err(fail)?;
+    // SAFETY: `native` is a live sycl::queue of the shim's libsycl.
+    let adopted = unsafe { Device::from_sycl_queue(native.as_ptr()) }.map_err(fail)?;
+    drop(native);
+    if adopted.info().id() != device.info().id() {
+        return Err(format!(
+            "the adopted queue's device is {}, not {}",
+            adopted.info().id(),
+            device.info().id()
+        ));
+    }
+    let kernel = handmade_program(&adopted)?.kernel("saxpy").map_err(fail)?;
+    let n = 4096;
+    let x = Random::new(53).f32s(n);
+    let y = Random::new(54).f32s(n);
+    let x_buffer = adopted.buffer_from(&x).map_err(fail)?;
+    let mut y_buffer = adopted.buffer_from(&y).map_err(fail)?;
+    kernel
+        .launch(
+            &Launch::covering(n, 128),
+            &args![&mut y_buffer, &x_buffer, 1.5f32, n as u32],
+        )
+        .map_err(fail)?
+        .wait()
+        .map_err(fail)?;
+    check_close(
+        "saxpy on an adopted C++ queue",
+        &y_buffer.read_to_vec().map_err(fail)?,
+        &saxpy_reference(1.5, &x, &y),
+        1e-6,
+        None,
+    )
+}
