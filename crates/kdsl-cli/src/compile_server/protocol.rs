@@ -110,3 +110,48 @@ pub(super) fn outcome_from_fields(fields: Vec<Vec<u8>>) -> Option<Outcome> {
         output,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_outcome_with_its_file_survives_the_trip() {
+        let sent = Outcome {
+            exit_code: 0,
+            messages: "warning: é\nwrote out.kbundle\n".to_string(),
+            output: Some(OutputFile {
+                path: PathBuf::from("out.kbundle"),
+                bytes: vec![0, 1, 255],
+                said_before: 12,
+            }),
+        };
+        let mut wire = Vec::new();
+        write_fields(&mut wire, &outcome_fields(sent)).unwrap();
+        let fields = read_fields(&mut wire.as_slice()).unwrap();
+        let received = outcome_from_fields(fields).unwrap();
+        assert_eq!(received.exit_code, 0);
+        assert_eq!(received.messages, "warning: é\nwrote out.kbundle\n");
+        let output = received.output.unwrap();
+        assert_eq!(output.path, PathBuf::from("out.kbundle"));
+        assert_eq!(output.bytes, [0, 1, 255]);
+        assert_eq!(output.said_before, 12);
+    }
+
+    #[test]
+    fn a_malformed_answer_is_no_outcome() {
+        let field = |text: &str| text.as_bytes().to_vec();
+        // The message offset falls inside `é`.
+        let inside_a_character = vec![field("0"), field("é"), field("out"), vec![], field("1")];
+        assert!(outcome_from_fields(inside_a_character).is_none());
+        assert!(outcome_from_fields(vec![field("256"), field("")]).is_none());
+        assert!(outcome_from_fields(vec![field("0"), field(""), field("out")]).is_none());
+    }
+
+    #[test]
+    fn oversized_messages_are_refused() {
+        let mut wire = Vec::new();
+        wire.extend_from_slice(&(MAX_FIELDS + 1).to_le_bytes());
+        assert!(read_fields(&mut wire.as_slice()).is_err());
+    }
+}
