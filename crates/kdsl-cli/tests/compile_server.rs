@@ -313,7 +313,8 @@ fn a_server_that_stops_answering_costs_commands_a_timeout_not_a_hang() {
 #[test]
 fn a_client_that_sends_nothing_neither_blocks_others_nor_keeps_the_server_alive() {
     let scope = Scope::with_runtime_folder("silent");
-    let (_, socket) = scope.start(5);
+    // Long enough for the connection below to be made before the server stops.
+    let (_, socket) = scope.start(10);
     let silent = std::os::unix::net::UnixStream::connect(&socket).expect("the server listens");
 
     let status = scope.run(&["server", "status"]);
