@@ -1,25 +1,31 @@
-//! `kdsl compile`, run for an invocation: where the command was run (relative paths resolve
-//! there), whether its standard error is a terminal, and what it says. The `kdsl` process runs
-//! it for itself, and the compile server (`compile_server.rs`) for the `kdsl` commands that
-//! connect to it.
+//! `kdsl compile`, run for an invocation: the source the command read, whether its standard
+//! error is a terminal, what it says and the file it writes. The `kdsl` process runs it for
+//! itself, and the compile server (`compile_server/`) for the `kdsl` commands that connect to
+//! it; either way the command itself reads the source and writes the output
+//! (`outcome.rs`), so standard streams, FIFOs, umask and working directory are its own.
 
+use crate::outcome::{Outcome, OutputFile};
 use clap::{Args, ValueEnum};
 use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
 use std::path::{Path, PathBuf};
 
-/// Where a `kdsl compile` command was run, and what it says on standard error.
+/// What a `kdsl compile` command says on standard error and the file it writes.
 pub(crate) struct Invocation {
-    /// The command's working directory; empty for this process's own.
-    pub directory: PathBuf,
     /// Whether diagnostics are rendered in colour (standard error is a terminal).
     pub color: bool,
     /// What the command prints to standard error, in order.
     pub messages: String,
+    /// The file to write; compiling is done once it is known (writing it is the last step).
+    pub output: Option<OutputFile>,
 }
 
 impl Invocation {
-    fn path(&self, path: &Path) -> PathBuf {
-        self.directory.join(path)
+    pub(crate) fn new(color: bool) -> Self {
+        Invocation {
+            color,
+            messages: String::new(),
+            output: None,
+        }
     }
 
     fn say(&mut self, text: impl AsRef<str>) {
@@ -35,18 +41,20 @@ impl Invocation {
         error.render(&file.display().to_string(), source, self.color)
     }
 
-    /// Reads a source file; bytes that are not UTF-8 are replaced and then reported by the
-    /// lexer.
-    fn read_source(&self, file: &Path) -> Result<String, String> {
-        let bytes = std::fs::read(self.path(file))
-            .map_err(|e| format!("error: cannot read `{}`: {e}", file.display()))?;
-        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    fn write_output(&mut self, path: &Path, bytes: Vec<u8>) {
+        self.output = Some(OutputFile {
+            path: path.to_path_buf(),
+            bytes,
+            said_before: self.messages.len(),
+        });
     }
+}
 
-    fn write_output(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
-        std::fs::write(self.path(path), bytes)
-            .map_err(|e| format!("error: cannot write `{}`: {e}", path.display()))
-    }
+/// Compiles `source` (the file `arguments` name, already read) in this process.
+pub(crate) fn compile_here(arguments: &CompileArguments, source: &str, color: bool) -> Outcome {
+    let mut invocation = Invocation::new(color);
+    let result = run(arguments, source, &mut invocation);
+    Outcome::new(result, invocation)
 }
 
 /// The arguments of `kdsl compile`.
@@ -110,8 +118,12 @@ pub(crate) enum Emit {
     Ir,
 }
 
-/// Runs `kdsl compile` with `arguments` for `invocation`.
-pub(crate) fn run(arguments: &CompileArguments, invocation: &mut Invocation) -> Result<(), String> {
+/// Runs `kdsl compile` with `arguments` on `source` for `invocation`.
+pub(crate) fn run(
+    arguments: &CompileArguments,
+    source: &str,
+    invocation: &mut Invocation,
+) -> Result<(), String> {
     let options = CompileOptions {
         opt_level: arguments.opt_level,
         defines: arguments.define.clone(),
@@ -126,6 +138,7 @@ pub(crate) fn run(arguments: &CompileArguments, invocation: &mut Invocation) -> 
     compile(
         invocation,
         &arguments.file,
+        source,
         arguments.target.as_deref(),
         &arguments.arch,
         wanted,
@@ -207,6 +220,7 @@ const DEFAULT_TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
 fn compile(
     invocation: &mut Invocation,
     file: &Path,
+    source: &str,
     requested: Option<&[String]>,
     arches: &[String],
     wanted: Output,
@@ -218,15 +232,15 @@ fn compile(
         emit,
         timings,
     } = wanted;
-    let source = invocation.read_source(file)?;
     let name = file.display().to_string();
     if emit == Some(Emit::Ir) {
         let module =
-            kdsl::check_with(&source, options).map_err(|e| invocation.render(&e, file, &source))?;
-        return invocation.write_output(
+            kdsl::check_with(source, options).map_err(|e| invocation.render(&e, file, source))?;
+        invocation.write_output(
             &output.unwrap_or_else(|| file.with_extension("kir")),
-            module.to_string().as_bytes(),
+            module.to_string().into_bytes(),
         );
+        return Ok(());
     }
     let defaulted = requested.is_none();
     let targets: Vec<String> = match requested {
@@ -235,7 +249,7 @@ fn compile(
     };
     let mut specs = target_specs(invocation, &targets, arches)?;
     if defaulted && emit.is_none() {
-        specs = drop_unfitting_default_targets(invocation, specs, file, &source, options)?;
+        specs = drop_unfitting_default_targets(invocation, specs, file, source, options)?;
     }
     if let Some(emit) = emit {
         let wanted = match emit {
@@ -257,8 +271,8 @@ fn compile(
             .into_iter()
             .next()
             .ok_or("error: no target to emit for")?;
-        let artifact = kdsl::compile_for_target(&source, &spec, options)
-            .map_err(|e| invocation.render(&e, file, &source))?;
+        let artifact = kdsl::compile_for_target(source, &spec, options)
+            .map_err(|e| invocation.render(&e, file, source))?;
         let (bytes, extension) = match emit {
             Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
             Emit::Spirv => (artifact.image.bytes, "spv"),
@@ -266,17 +280,18 @@ fn compile(
             Emit::Hsaco => (artifact.image.bytes, "hsaco"),
             Emit::Ir => unreachable!("handled above"),
         };
-        return invocation.write_output(
+        invocation.write_output(
             &output.unwrap_or_else(|| file.with_extension(extension)),
-            &bytes,
+            bytes,
         );
+        return Ok(());
     }
     if format == Format::Syclbin {
-        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, &source, &specs, options)
-            .map_err(|e| invocation.render(&e, file, &source))?;
-        print_warnings(invocation, &measured, file, &source);
+        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, source, &specs, options)
+            .map_err(|e| invocation.render(&e, file, source))?;
+        print_warnings(invocation, &measured, file, source);
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
-        invocation.write_output(&output, &syclbin.to_bytes())?;
+        invocation.write_output(&output, syclbin.to_bytes());
         if timings {
             invocation.say(measured.timings_text());
         }
@@ -296,11 +311,11 @@ fn compile(
         ));
         return Ok(());
     }
-    let (bundle, measured) = kdsl::compile_reporting(&name, &source, &specs, options)
-        .map_err(|e| invocation.render(&e, file, &source))?;
-    print_warnings(invocation, &measured, file, &source);
+    let (bundle, measured) = kdsl::compile_reporting(&name, source, &specs, options)
+        .map_err(|e| invocation.render(&e, file, source))?;
+    print_warnings(invocation, &measured, file, source);
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
-    invocation.write_output(&output, &bundle.to_bytes())?;
+    invocation.write_output(&output, bundle.to_bytes());
     if timings {
         invocation.say(measured.timings_text());
     }

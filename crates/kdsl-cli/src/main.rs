@@ -3,9 +3,10 @@
 
 mod compile_command;
 mod compile_server;
+mod outcome;
 
 use clap::{Parser, Subcommand};
-use compile_command::{parse_define, CompileArguments, Invocation};
+use compile_command::{parse_define, CompileArguments};
 use compile_server::ServerAction;
 use kdsl::{CompileError, CompileOptions, Define};
 use std::io::IsTerminal;
@@ -54,19 +55,19 @@ fn main() -> ExitCode {
     let command = Command::parse();
     let result = match command.action {
         Action::Compile(arguments) => {
-            let color = std::io::stderr().is_terminal();
-            if let Some(served) = compile_server::compile(color) {
-                eprint!("{}", served.messages);
-                return ExitCode::from(served.exit_code);
-            }
-            let mut invocation = Invocation {
-                directory: PathBuf::new(),
-                color,
-                messages: String::new(),
+            // The command reads its source itself, also when a server compiles it, so that
+            // standard input, FIFOs and `<(...)` work alike.
+            let source = match read_source(&arguments.file) {
+                Ok(source) => source,
+                Err(message) => {
+                    eprintln!("{message}");
+                    return ExitCode::FAILURE;
+                }
             };
-            let result = compile_command::run(&arguments, &mut invocation);
-            eprint!("{}", invocation.messages);
-            result
+            let color = std::io::stderr().is_terminal();
+            let outcome = compile_server::compile(color, &source)
+                .unwrap_or_else(|| compile_command::compile_here(&arguments, &source, color));
+            return outcome.deliver();
         }
         Action::Server { action } => compile_server::command(action),
         Action::Check { file, define } => check(&file, &define),
