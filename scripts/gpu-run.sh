@@ -18,6 +18,9 @@ if [ -d "$here/sycl-rig" ]; then
   tar -xJf "$here/sycl-rig/unified-runtime.tar.xz" -C "$rig/unified-runtime"
   if bash "$here/sycl-rig/sycl-cuda-adapter.sh" "$rig/unified-runtime" "$rig/prefix" "$rig/build" 2>&1 | tee "$out/sycl-cuda-adapter.txt"; then
     export LD_LIBRARY_PATH=$rig/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    # That machine's PoCL OpenCL CPU device cannot build the SPIR-V LLVM's backend writes
+    # (UR_RESULT_ERROR_INVALID_BINARY, PoCL's limit): SYCL leaves it out, so dpctl's default is the GPU.
+    export ONEAPI_DEVICE_SELECTOR='!opencl:*'
     export KDSL_SYCL_SHIM=$here/libkdsl_sycl_shim.so
     sycl_cuda=1
   else

@@ -40,6 +40,9 @@ enum ArrayKind {
     Cupy,
     /// `torch.Tensor` on a CUDA device.
     Torch,
+    /// dpctl's untyped USM memory (`MemoryUSMDevice`, `MemoryUSMShared`, `MemoryUSMHost`): its
+    /// bytes take the parameter's element type.
+    DpctlMemory,
 }
 
 /// Where the arrays of a launch live: a SYCL queue (the dpctl `SyclQueue` object's address),
@@ -158,6 +161,9 @@ fn classify(ty: &Bound<'_, PyType>) -> PyResult<Option<ArrayKind>> {
         (module, "dpnp_array") if module.starts_with("dpnp") => Some(ArrayKind::Dpnp),
         ("cupy", "ndarray") | ("cupy._core.core", "ndarray") => Some(ArrayKind::Cupy),
         ("torch", "Tensor") => Some(ArrayKind::Torch),
+        ("dpctl.memory._memory", "MemoryUSMDevice" | "MemoryUSMShared" | "MemoryUSMHost") => {
+            Some(ArrayKind::DpctlMemory)
+        }
         _ => None,
     })
 }
@@ -249,6 +255,28 @@ impl Launcher {
             address: facts.address,
             count: facts.count,
             queue: Some(facts.queue.bind(py).clone()),
+        }))
+    }
+
+    /// Reads dpctl USM memory as elements of `element`; None where its size is not a whole
+    /// number of elements (the Python path raises).
+    fn read_dpctl_memory<'py>(
+        &self,
+        memory: &Bound<'py, PyAny>,
+        element: ScalarType,
+    ) -> PyResult<Option<Read<'py>>> {
+        let py = memory.py();
+        let bytes: usize = memory.getattr(intern!(py, "nbytes"))?.extract()?;
+        let element_bytes = element.size_in_bytes() as usize;
+        if bytes % element_bytes != 0 {
+            return Ok(None);
+        }
+        let queue = memory.getattr(intern!(py, "sycl_queue"))?;
+        Ok(Some(Read {
+            place: Place::Sycl(queue.as_ptr() as usize),
+            address: memory.getattr(intern!(py, "_pointer"))?.extract()?,
+            count: bytes / element_bytes,
+            queue: Some(queue),
         }))
     }
 
@@ -435,6 +463,7 @@ impl Launcher {
                 Some(ArrayKind::Usm) => self.read_usm(&mut state, &value, element, writable)?,
                 Some(ArrayKind::Cupy) => self.read_cupy(&mut state, &value, element)?,
                 Some(ArrayKind::Torch) => self.read_torch(&mut state, &value, element)?,
+                Some(ArrayKind::DpctlMemory) => self.read_dpctl_memory(&value, element)?,
             };
             let Some(read) = read else {
                 return Ok(None);
