@@ -268,7 +268,7 @@ impl Launcher {
         let py = memory.py();
         let bytes: usize = memory.getattr(intern!(py, "nbytes"))?.extract()?;
         let element_bytes = element.size_in_bytes() as usize;
-        if bytes % element_bytes != 0 {
+        if !bytes.is_multiple_of(element_bytes) {
             return Ok(None);
         }
         let queue = memory.getattr(intern!(py, "sycl_queue"))?;
