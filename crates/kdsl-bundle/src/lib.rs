@@ -19,6 +19,7 @@ mod constants;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metadata;
+pub mod processors;
 pub mod sycl_entry_points;
 pub mod syclbin;
 

@@ -3,7 +3,8 @@
 //! - SYCL devices take the SPIR-V image.
 //! - CUDA devices take the PTX image for the highest `sm_XY` not above the device's compute
 //!   capability; the driver JIT-compiles it for the device. An arch-specific `sm_XYa` image is
-//!   taken only by a device of exactly that capability.
+//!   taken only by a device of exactly that capability, a family-specific `sm_XYf` one by
+//!   devices of the same major capability and a minor of Y or more.
 //! - HIP devices take the code object whose processor equals the device's (`gfx90a`), ignoring
 //!   target features unless both sides state them and they differ (`xnack+` against `xnack-`),
 //!   and otherwise a code object for the generic processor of the device's family
@@ -14,52 +15,18 @@ use crate::device::DeviceTarget;
 use crate::error::{Result, RuntimeError};
 use kdsl_bundle::{Bundle, Image, TargetKind};
 
-/// The processors each AMDGPU generic target covers (LLVM's AMDGPUUsage table).
-const AMDGPU_GENERIC_FAMILIES: &[(&str, &[&str])] = &[
-    (
-        "gfx9-generic",
-        &["gfx900", "gfx902", "gfx904", "gfx906", "gfx909", "gfx90c"],
-    ),
-    ("gfx9-4-generic", &["gfx940", "gfx941", "gfx942", "gfx950"]),
-    (
-        "gfx10-1-generic",
-        &["gfx1010", "gfx1011", "gfx1012", "gfx1013"],
-    ),
-    (
-        "gfx10-3-generic",
-        &[
-            "gfx1030", "gfx1031", "gfx1032", "gfx1033", "gfx1034", "gfx1035", "gfx1036",
-        ],
-    ),
-    (
-        "gfx11-generic",
-        &[
-            "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1152", "gfx1153",
-        ],
-    ),
-    ("gfx12-generic", &["gfx1200", "gfx1201"]),
-];
+pub use kdsl_bundle::processors::amdgpu_generic_for;
+use kdsl_bundle::processors::NvidiaArch;
 
-/// The generic AMDGPU processor that covers `processor`, if any.
-pub fn amdgpu_generic_for(processor: &str) -> Option<&'static str> {
-    AMDGPU_GENERIC_FAMILIES
-        .iter()
-        .find(|(_, members)| members.contains(&processor))
-        .map(|(generic, _)| *generic)
-}
-
-/// `sm_90` → (9, 0, false); `sm_90a` → (9, 0, true); `sm_120` → (12, 0, false).
+/// `sm_90` → (9, 0, false); `sm_90a` → (9, 0, true): the capability and whether the image is
+/// for exactly that capability (`sm_XYf` family images are `false`; see [`NvidiaArch`]).
 pub fn parse_sm(arch: &str) -> Option<(u32, u32, bool)> {
-    let digits = arch.strip_prefix("sm_")?;
-    let (digits, specific) = match digits.strip_suffix('a') {
-        Some(rest) => (rest, true),
-        None => (digits, false),
-    };
-    if digits.len() < 2 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let (major, minor) = digits.split_at(digits.len() - 1);
-    Some((major.parse().ok()?, minor.parse().ok()?, specific))
+    let parsed = NvidiaArch::parse(arch)?;
+    Some((
+        parsed.major,
+        parsed.minor,
+        parsed.specificity == kdsl_bundle::processors::NvidiaSpecificity::Exact,
+    ))
 }
 
 /// Splits `gfx90a:sramecc+:xnack-` into the processor and its stated features.
@@ -83,24 +50,16 @@ fn features_compatible(image: &[&str], device: &[&str]) -> bool {
 pub fn select_image<'b>(bundle: &'b Bundle, target: &DeviceTarget) -> Result<&'b Image> {
     let chosen = match target {
         DeviceTarget::Spirv => bundle.images_for(TargetKind::Spirv).next(),
-        DeviceTarget::Ptx { major, minor } => {
-            let device = (*major, *minor);
-            bundle
-                .images_for(TargetKind::Ptx)
-                .filter_map(|image| {
-                    let (image_major, image_minor, specific) = parse_sm(&image.arch)?;
-                    let version = (image_major, image_minor);
-                    let fits = if specific {
-                        version == device
-                    } else {
-                        version <= device
-                    };
-                    // Among equal versions prefer the arch-specific image: it may use more features.
-                    fits.then_some(((version, specific), image))
-                })
-                .max_by_key(|(key, _)| *key)
-                .map(|(_, image)| image)
-        }
+        DeviceTarget::Ptx { major, minor } => bundle
+            .images_for(TargetKind::Ptx)
+            .filter_map(|image| {
+                let arch = NvidiaArch::parse(&image.arch)?;
+                // Among equal versions prefer the most specific image: it may use more features.
+                arch.runs_on(*major, *minor)
+                    .then_some(((arch.major, arch.minor, arch.specificity), image))
+            })
+            .max_by_key(|(key, _)| *key)
+            .map(|(_, image)| image),
         DeviceTarget::Amdgpu { arch } => {
             let (processor, device_features) = split_amdgpu_arch(arch);
             let candidates = || {
@@ -178,6 +137,17 @@ mod tests {
         assert_eq!(chosen(&b, ptx(7, 0)), None);
         let only_specific = bundle(&[(TargetKind::Ptx, "sm_90a")]);
         assert_eq!(chosen(&only_specific, ptx(10, 0)), None);
+        // Blackwell family images: sm_100f runs on 10.0 and 10.3, not on 12.0.
+        let family = bundle(&[(TargetKind::Ptx, "sm_90"), (TargetKind::Ptx, "sm_100f")]);
+        assert_eq!(chosen(&family, ptx(10, 3)).as_deref(), Some("ptx:sm_100f"));
+        assert_eq!(chosen(&family, ptx(10, 0)).as_deref(), Some("ptx:sm_100f"));
+        assert_eq!(chosen(&family, ptx(12, 0)).as_deref(), Some("ptx:sm_90"));
+        let only_family = bundle(&[(TargetKind::Ptx, "sm_100f")]);
+        assert_eq!(
+            chosen(&only_family, ptx(10, 3)).as_deref(),
+            Some("ptx:sm_100f")
+        );
+        assert_eq!(chosen(&only_family, ptx(9, 0)), None);
     }
 
     #[test]

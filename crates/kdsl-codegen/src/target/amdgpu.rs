@@ -18,54 +18,9 @@ use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
 use std::path::PathBuf;
 
-/// CDNA2 (MI200), a common HPC part; pass `gfx9-generic` etc. for wider coverage.
-pub const DEFAULT_ARCH: &str = "gfx90a";
-
-/// The HSA-capable processors LLVM 22's AMDGPU backend knows, from GCN 3 (gfx8) on.
-pub const KNOWN_ARCHES: &[&str] = &[
-    "gfx801",
-    "gfx802",
-    "gfx803",
-    "gfx805",
-    "gfx810",
-    "gfx9-generic",
-    "gfx9-4-generic",
-    "gfx900",
-    "gfx902",
-    "gfx904",
-    "gfx906",
-    "gfx908",
-    "gfx909",
-    "gfx90a",
-    "gfx90c",
-    "gfx942",
-    "gfx950",
-    "gfx10-1-generic",
-    "gfx1010",
-    "gfx1011",
-    "gfx1012",
-    "gfx1013",
-    "gfx10-3-generic",
-    "gfx1030",
-    "gfx1031",
-    "gfx1032",
-    "gfx1033",
-    "gfx1034",
-    "gfx1035",
-    "gfx1036",
-    "gfx11-generic",
-    "gfx1100",
-    "gfx1101",
-    "gfx1102",
-    "gfx1103",
-    "gfx1150",
-    "gfx1151",
-    "gfx1152",
-    "gfx1153",
-    "gfx12-generic",
-    "gfx1200",
-    "gfx1201",
-];
+pub use kdsl_bundle::processors::{
+    AMDGPU_PROCESSORS as KNOWN_ARCHES, DEFAULT_AMDGPU_PROCESSOR as DEFAULT_ARCH,
+};
 
 /// LDS one work-group may use on every processor listed.
 const MAX_LDS_BYTES: u64 = 64 * 1024;

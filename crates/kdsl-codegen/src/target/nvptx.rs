@@ -16,16 +16,9 @@ use crate::library::{
 use kdsl_bundle::TargetKind;
 use std::path::PathBuf;
 
-/// `sm_75` (Turing) is the oldest processor current CUDA (13) still compiles for.
-pub const DEFAULT_ARCH: &str = "sm_75";
-
-/// The processors LLVM 22's NVPTX backend knows, from `sm_50` on.
-pub const KNOWN_ARCHES: &[&str] = &[
-    "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80",
-    "sm_86", "sm_87", "sm_88", "sm_89", "sm_90", "sm_90a", "sm_100", "sm_100a", "sm_100f",
-    "sm_101", "sm_101a", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_110", "sm_110a", "sm_110f",
-    "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
-];
+pub use kdsl_bundle::processors::{
+    DEFAULT_NVIDIA_PROCESSOR as DEFAULT_ARCH, NVIDIA_PROCESSORS as KNOWN_ARCHES,
+};
 
 /// The static shared memory one kernel may declare (48 KiB on every processor).
 const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
@@ -49,10 +42,7 @@ pub enum Error {
 
 /// The compute capability of `sm_XY[a|f]` as `XY`.
 fn compute_capability(arch: &str) -> Option<u32> {
-    arch.strip_prefix("sm_")?
-        .trim_end_matches(['a', 'f'])
-        .parse()
-        .ok()
+    kdsl_bundle::processors::NvidiaArch::parse(arch).map(|arch| arch.capability())
 }
 
 pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
