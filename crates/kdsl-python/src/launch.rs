@@ -328,10 +328,66 @@ pub(crate) fn check_overlaps(
     Ok(())
 }
 
+/// The copies a launch has submitted so far. They read or write the caller's host memory,
+/// which Python frees once the call returns, so no path out of [`run`] may leave one running:
+/// on an error, everything submitted is waited for before the error is returned.
+#[derive(Default)]
+struct Submitted(Vec<kdsl_runtime::Event>);
+
+impl Submitted {
+    /// `result`, after waiting for every submitted copy if it is an error.
+    fn settle<T>(&self, result: Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+        if result.is_err() {
+            // The first error is the one to report; a failing wait here has nothing to add.
+            let _ = wait_all(&self.0);
+        }
+        result
+    }
+}
+
+/// Waits for every event, even after one fails; the first error.
+fn wait_all(events: &[kdsl_runtime::Event]) -> Result<(), RuntimeError> {
+    let mut first_error = None;
+    for event in events {
+        if let Err(error) = event.wait() {
+            first_error.get_or_insert(error);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The runtime's arguments: `prepared` with each array replaced by its device buffer (a
+/// borrowed one, or the host array's copy).
+fn arguments<'a>(
+    prepared: &'a [Prepared],
+    borrowed: &'a [Option<AnyBuffer>],
+    host_copies: &'a [(usize, HostCopy)],
+) -> Vec<Argument<'a>> {
+    prepared
+        .iter()
+        .enumerate()
+        .map(|(index, argument)| match argument {
+            Prepared::Scalar(value) => Argument::scalar(*value),
+            Prepared::Array { writable, .. } => {
+                let buffer = borrowed[index].as_ref().unwrap_or_else(|| {
+                    &host_copies
+                        .iter()
+                        .find(|(position, _)| *position == index)
+                        .expect("every host array has a copy")
+                        .1
+                        .buffer
+                });
+                Argument::buffer(buffer, *writable)
+            }
+        })
+        .collect()
+}
+
 /// Runs a launch on the device's default queue, after the foreign SYCL events at the
 /// addresses `wait_for_sycl`: borrows device memory, copies host memory in (and, for writable
 /// parameters, back out, waiting for it). Without host arrays it does not block; with
-/// read-only host arrays it waits only for their copies.
+/// read-only host arrays it waits only for their copies. Everything is checked before the
+/// first copy is submitted, and an error returns only once the copies submitted are done.
 pub(crate) fn run(
     device: &kdsl_runtime::Device,
     kernel: &kdsl_runtime::Kernel,
@@ -346,29 +402,23 @@ pub(crate) fn run(
         .map(|&address| unsafe { queue.adopt_sycl_event(address as *const std::ffi::c_void) })
         .collect::<Result<Vec<_>, _>>()?;
     let waits: Vec<&kdsl_runtime::Event> = foreign.iter().collect();
-    let mut buffers: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
+    let mut borrowed: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
     let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
-    let mut uploads = Vec::new();
     for (index, argument) in prepared.iter().enumerate() {
         let Prepared::Array { array, element, .. } = argument else {
-            buffers.push(None);
+            borrowed.push(None);
             continue;
         };
         match array.memory {
             Memory::Host => {
-                // SAFETY: Python keeps the array alive during the call, which waits for this
-                // copy (below) before returning; it described `count` elements at `address`.
-                let (copy, upload) = unsafe {
-                    HostCopy::upload(device, &queue, *element, array.address, array.count)
-                }?;
-                uploads.extend(upload);
+                let copy = HostCopy::allocate(device, *element, array.address, array.count)?;
                 host_copies.push((index, copy));
-                buffers.push(None);
+                borrowed.push(None);
             }
             Memory::Device => {
                 // SAFETY: Python described memory of this device's context (the array's own
                 // queue or stream) and keeps the array alive until the launch has completed.
-                let borrowed = unsafe {
+                let buffer = unsafe {
                     AnyBuffer::borrowed(
                         device,
                         array.address,
@@ -377,46 +427,47 @@ pub(crate) fn run(
                         array.read_only,
                     )
                 }?;
-                buffers.push(Some(borrowed));
+                borrowed.push(Some(buffer));
             }
         }
     }
-    let arguments: Vec<Argument<'_>> = prepared
-        .iter()
-        .enumerate()
-        .map(|(index, argument)| match argument {
-            Prepared::Scalar(value) => Argument::scalar(*value),
-            Prepared::Array { writable, .. } => {
-                let buffer = buffers[index].as_ref().unwrap_or_else(|| {
-                    &host_copies
-                        .iter()
-                        .find(|(position, _)| *position == index)
-                        .expect("every host array has a copy")
-                        .1
-                        .buffer
-                });
-                Argument::buffer(buffer, *writable)
-            }
-        })
-        .collect();
-    let event = kernel.launch_on(&queue, launch, &arguments, &waits)?;
+    queue.check_launch(
+        kernel,
+        launch,
+        &arguments(prepared, &borrowed, &host_copies),
+    )?;
+    let mut submitted = Submitted::default();
+    let mut uploads = Vec::new();
+    for (_, copy) in &mut host_copies {
+        // SAFETY: Python keeps the array alive during the call, which waits for this copy
+        // (below, or in `settle` on an error) before returning; it described the copy's
+        // elements at the copy's address.
+        let upload = submitted.settle(unsafe { copy.upload(&queue) })?;
+        submitted.0.extend(upload.iter().cloned());
+        uploads.extend(upload);
+    }
+    let event = submitted.settle(kernel.launch_on(
+        &queue,
+        launch,
+        &arguments(prepared, &borrowed, &host_copies),
+        &waits,
+    ))?;
     let mut downloads = Vec::new();
     for (index, copy) in &host_copies {
         if let Prepared::Array { writable: true, .. } = prepared[*index] {
-            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait below.
-            downloads.extend(unsafe { copy.download(&queue, &[&event]) }?);
+            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait
+            // below (or in `settle`).
+            let download = submitted.settle(unsafe { copy.download(&queue, &[&event]) })?;
+            submitted.0.extend(download.iter().cloned());
+            downloads.extend(download);
         }
     }
-    if !downloads.is_empty() {
-        for download in &downloads {
-            download.wait()?;
-        }
+    if downloads.is_empty() {
+        wait_all(&uploads)?;
+    } else {
+        submitted.settle(wait_all(&downloads))?;
         // Errors the device raised while running the kernel surface here.
         event.wait()?;
-    } else {
-        for upload in &uploads {
-            upload.wait()?;
-        }
     }
     Ok(event)
 }

@@ -1,0 +1,121 @@
+"""Launches that used to kill or hang the process: each scenario runs in a child Python, so a
+crash (a signal) or a deadlock (the time limit) fails the test instead of ending the run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import EXAMPLES, has_module, sycl_available
+
+needs_dpnp = pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent")
+
+
+def run_child(script: str, timeout: float) -> str:
+    """Runs `script` in a child Python with this process's environment (the kernel cache
+    included); fails on a signal, a non-zero exit or the time limit."""
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(script)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=dict(os.environ, KDSL_TEST_EXAMPLES=str(EXAMPLES)),
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"the child did not finish in {timeout} s (a deadlock?): {expired.stderr}")
+    assert finished.returncode == 0, (
+        f"the child exited with {finished.returncode} (negative: killed by that signal)\n"
+        f"{finished.stdout}\n{finished.stderr}"
+    )
+    return finished.stdout
+
+
+@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+def test_rejected_numpy_launch_leaves_no_copy_reading_freed_arrays():
+    # A local size that does not divide the global size is refused; the refusal used to come
+    # after the copies of the arrays had been submitted, and the arrays (a few MiB: freed to
+    # the system at once) were freed while the copies read them.
+    output = run_child(
+        """
+        import os
+        import numpy as np
+        import kdsl
+
+        module = kdsl.compile(path=os.path.join(os.environ["KDSL_TEST_EXAMPLES"], "saxpy.krn"))
+        n = 1 << 20
+        refused = 0
+        for attempt in range(60):
+            y = np.ones(n, np.float32)
+            x = np.full(n, 2.0, np.float32)
+            try:
+                module.saxpy[n + 7, 256](y, x, 2.0, n)
+            except kdsl.LaunchError as error:
+                assert error.kind == "BadLaunch", error.kind
+                refused += 1
+            del y, x
+            # Reuse the freed memory while a stray copy would still read it.
+            scratch = np.full(3 * n, 7.0, np.float32)
+            del scratch
+        y = np.ones(n, np.float32)
+        x = np.arange(n, dtype=np.float32)
+        module.saxpy[n, 256](y, x, 2.0, n)
+        assert np.array_equal(y, 1.0 + 2.0 * x)
+        print(refused)
+        """,
+        timeout=300,
+    )
+    assert output.split()[-1] == "60"
+
+
+@needs_dpnp
+def test_threads_making_first_launches_on_several_queues_do_not_deadlock():
+    # Each thread's first launch on a queue adopts that queue (a call into Python); it used to
+    # happen under the launcher's lock, which other threads waited for holding the GIL.
+    output = run_child(
+        """
+        import os
+        import threading
+        import dpctl
+        import dpnp
+        import kdsl
+
+        module = kdsl.compile(path=os.path.join(os.environ["KDSL_TEST_EXAMPLES"], "saxpy.krn"))
+        rounds, threads_per_round, queues_per_round = 6, 8, 4
+        results = []
+        for round in range(rounds):
+            # A fresh kernel object and fresh queues each round: every launch is a first one.
+            kernel = type(module)(module.bundle).saxpy
+            queues = [dpctl.SyclQueue() for _ in range(queues_per_round)]
+            arrays = [
+                (dpnp.ones(1000, dtype=dpnp.float32, sycl_queue=queue),
+                 dpnp.arange(1000, dtype=dpnp.float32, sycl_queue=queue))
+                for queue in queues
+            ]
+            start = threading.Barrier(threads_per_round)
+
+            def launch(index):
+                y, x = arrays[index % queues_per_round]
+                start.wait()
+                for _ in range(5):
+                    kernel[1024, 256](y, x, 1.0, 1000).wait()
+
+            threads = [threading.Thread(target=launch, args=(i,), daemon=True) for i in range(threads_per_round)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=60)
+            assert not any(thread.is_alive() for thread in threads), f"round {round}: threads still waiting"
+            for queue_index, (y, x) in enumerate(arrays):
+                launches = 5 * len(range(queue_index, threads_per_round, queues_per_round))
+                expected = 1.0 + launches * dpnp.asnumpy(x)
+                assert (dpnp.asnumpy(y) == expected).all(), (round, queue_index)
+            results.append(round)
+        print(len(results))
+        """,
+        timeout=120,
+    )
+    assert output.split()[-1] == "6"
