@@ -119,3 +119,87 @@ def test_threads_making_first_launches_on_several_queues_do_not_deadlock():
         timeout=120,
     )
     assert output.split()[-1] == "6"
+
+
+EDIT_BUNDLE = """
+import json, os, struct, sys, tempfile
+import numpy as np
+import kdsl
+
+def fnv1a64(data):
+    value = 0xCBF29CE484222325
+    for byte in data:
+        value = ((value ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return f"fnv1a64:{value:016x}"
+
+def edited(original, version, edit_metadata, edit_spirv):
+    # The bundle rewritten as format `version` (1: no checksums), with its metadata and SPIR-V
+    # edited and every checksum recomputed: a file that passes the checks of a damaged one.
+    length = struct.unpack_from("<Q", original, 12)[0]
+    metadata = json.loads(original[20 : 20 + length])
+    payload = original[20 + length :]
+    edit_metadata(metadata)
+    images = b""
+    for entry in metadata["images"]:
+        data = bytearray(payload[entry["offset"] : entry["offset"] + entry["length"]])
+        if entry["target"] == "spirv":
+            edit_spirv(data)
+        entry.update(offset=len(images), length=len(data), checksum=fnv1a64(data))
+        if version == 1:
+            del entry["checksum"]
+        images += bytes(data)
+    text = json.dumps(metadata).encode()
+    return b"KDSLBNDL" + struct.pack("<IQ", version, len(text)) + text + images
+
+module = kdsl.compile(path=os.path.join(os.environ["KDSL_TEST_EXAMPLES"], "saxpy.krn"))
+original = module.to_bytes()
+os.chdir(tempfile.mkdtemp())
+"""
+
+
+@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_spirv_schema_word_is_refused_not_fatal(version):
+    # Intel's SPIR-V reader calls exit(10) on a schema word other than 0, which SPIRV-Tools'
+    # validation lets pass.
+    output = run_child(
+        EDIT_BUNDLE
+        + f"""
+def schema(data):
+    data[16:20] = struct.pack("<I", 1)
+
+open("schema.kbundle", "wb").write(edited(original, {version}, lambda m: None, schema))
+try:
+    kdsl.load("schema.kbundle").saxpy[256, 64](np.ones(256, np.float32), np.ones(256, np.float32), 1.0, 256)
+except kdsl.BundleError as error:
+    print(error.kind, error)
+""",
+        timeout=120,
+    )
+    assert output.startswith("InvalidImage") and "schema" in output, output
+
+
+@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+@pytest.mark.parametrize("version", [1, 2])
+def test_metadata_edited_to_narrower_elements_is_refused(version):
+    # The runtime sizes buffers by the metadata's element type: with `u8` instead of `f32`
+    # the kernel wrote four times past the copies it was given.
+    output = run_child(
+        EDIT_BUNDLE
+        + f"""
+def narrower(metadata):
+    for kernel in metadata["kernels"]:
+        for parameter in kernel["parameters"]:
+            if parameter.get("element") == "f32":
+                parameter["element"] = "u8"
+
+open("narrower.kbundle", "wb").write(edited(original, {version}, narrower, lambda data: None))
+n = 1 << 20
+try:
+    kdsl.load("narrower.kbundle").saxpy[n, 256](np.ones(n, np.uint8), np.ones(n, np.uint8), 1.0, n)
+except kdsl.BundleError as error:
+    print(error.kind, error)
+""",
+        timeout=120,
+    )
+    assert output.startswith("InvalidImage") and "parameter `y`" in output, output

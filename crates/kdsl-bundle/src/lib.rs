@@ -19,6 +19,7 @@ mod constants;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metadata;
+pub mod spirv_check;
 pub mod syclbin;
 
 pub use constants::{ConstantInfo, ConstantValue};
