@@ -40,6 +40,15 @@ def _normalize_targets(targets: str | Iterable[str] | None) -> list[str]:
         return list(DEFAULT_TARGETS)
     if isinstance(targets, str):
         targets = targets.split(",")
+    try:
+        targets = list(targets)
+    except TypeError:
+        raise CompileError(f"targets= takes a str or a list of str, not {type(targets).__name__}", "BadTarget") from None
+    for target in targets:
+        if not isinstance(target, str) or "\0" in target:
+            raise CompileError(
+                f"targets= takes names such as spirv, ptx:sm_90 and amdgpu:gfx90a, not {target!r}", "BadTarget"
+            )
     normalized = [target.strip() for target in targets if target.strip()]
     if not normalized:
         raise CompileError("targets= names no target (spirv, ptx[:sm_XX], amdgpu[:gfxNNN])", "BadTarget")
@@ -168,7 +177,8 @@ def compile(
     assert source is not None
     normalized_targets = _normalize_targets(targets)
     normalized_defines = _normalize_defines(defines)
-    opt_level = int(opt_level)
+    if type(opt_level) is not int or not 0 <= opt_level <= 3:
+        raise CompileError(f"opt_level must be an int from 0 to 3 (as kdsl compile -O), not {opt_level!r}", "BadOptLevel")
     checked = bool(checked)
     key = cache_key(source, normalized_targets, normalized_defines, opt_level, checked)
     cached = cache_dir() / f"{key}.kbundle"

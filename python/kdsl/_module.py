@@ -37,13 +37,24 @@ class Parameter(NamedTuple):
 
 
 def _dimensions(size: Size, what: str) -> tuple[int, ...]:
-    values = (size,) if isinstance(size, int) else tuple(size)
+    try:
+        values = (size,) if isinstance(size, int) else tuple(size)
+    except TypeError:
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, not {size!r}", "BadLaunch") from None
     if not 1 <= len(values) <= 3:
         raise LaunchError(f"{what} has {len(values)} dimensions; a launch has 1, 2 or 3", "BadLaunch")
     for value in values:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise LaunchError(f"{what} must be non-negative ints, not {size!r}", "BadLaunch")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+            raise LaunchError(f"{what} must be non-negative ints below 2^64, not {size!r}", "BadLaunch")
     return values
+
+
+def _is_int_size(size: Any) -> bool:
+    """True for an int or a tuple of ints (bools and floats excluded): the launch sizes that
+    may key the cache of configured launches, where ``1.0`` and ``True`` equal ``1``."""
+    if type(size) is int:
+        return True
+    return type(size) is tuple and all(type(value) is int for value in size)
 
 
 # Work-group sizes tried, largest first, when no local size is given.
@@ -282,23 +293,20 @@ class Kernel:
     def __getitem__(self, sizes: Any) -> Any:
         # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
         # is kernel[(width, height), None].
-        try:
-            configured = self._configured.get(sizes)
-        except TypeError:  # sizes given as lists
-            configured = None
-        if configured is not None:
-            return configured
         if isinstance(sizes, tuple) and len(sizes) == 2:
             global_size, local_size = sizes
         else:
             global_size, local_size = sizes, None
+        # Only sizes of ints are cached: a float or bool equal to a cached int would hit it.
+        cacheable = _is_int_size(global_size) and (local_size is None or _is_int_size(local_size))
+        if cacheable:
+            configured = self._configured.get(sizes)
+            if configured is not None:
+                return configured
         slow = _Configured(self, global_size, local_size)
         configured = self._launcher.configure(slow.global_size, slow.local_size, slow)
-        try:
-            if len(self._configured) < 256:
-                self._configured[sizes] = configured
-        except TypeError:
-            pass
+        if cacheable and len(self._configured) < 256:
+            self._configured[sizes] = configured
         return configured
 
     def _fast_target(self, kind: str, where: Any) -> Any:

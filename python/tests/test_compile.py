@@ -199,6 +199,22 @@ def test_bad_arguments():
     assert raised.value.kind == "Io"
 
 
+@pytest.mark.parametrize("targets", ["ptx:sm_90\0", ["spirv", "amdgpu:gfx\090a"], "spirv\0", [3], 7])
+def test_bad_targets_are_compile_errors(targets):
+    # A NUL byte used to reach the compiler and surface as a PanicException.
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SAXPY, targets=targets, cache=False)
+    assert raised.value.kind == "BadTarget"
+
+
+@pytest.mark.parametrize("opt_level", [-1, 4, 7, 300, 2**70, 2.0, True, "3"])
+def test_opt_level_outside_0_to_3_is_a_compile_error(opt_level):
+    # 7 was accepted silently and 300 raised a bare OverflowError.
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SAXPY, opt_level=opt_level, cache=False)
+    assert raised.value.kind == "BadOptLevel"
+
+
 def test_save_and_load(tmp_path):
     module = example("saxpy")
     path = tmp_path / "saxpy.kbundle"

@@ -4,6 +4,7 @@ use crate::bundle::Bundle;
 use crate::device::Device;
 use crate::errors::{argument_error, OrRaise};
 use crate::host::HostCopy;
+use kdsl_ir::scalar::f16_from_f64;
 use kdsl_ir::ScalarType;
 use kdsl_runtime::{
     AnyBuffer, Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue,
@@ -180,29 +181,31 @@ pub(crate) fn convert_scalar(
         ScalarType::U32 => int!(u32, U32),
         ScalarType::I64 => int!(i64, I64),
         ScalarType::U64 => int!(u64, U64),
-        ScalarType::F32 | ScalarType::F64 => {
+        ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
             if value.is_instance_of::<PyBool>() {
                 return Err(wrong());
             }
+            // A Python float, int or NumPy float (`numpy.float16` included) as an f64, which
+            // holds every f16 and f32 exactly; narrowed by one rounding.
             let number = value.extract::<f64>().map_err(|_| wrong())?;
-            if ty == ScalarType::F64 {
-                ScalarValue::F64(number)
-            } else {
-                let narrowed = number as f32;
-                if number.is_finite() && narrowed.is_infinite() {
-                    return Err((
-                        "ScalarOutOfRange",
-                        format!("{} is f32, and {number} is out of its range", describe()),
-                    ));
-                }
-                ScalarValue::F32(narrowed)
+            let narrowed = match ty {
+                ScalarType::F64 => ScalarValue::F64(number),
+                ScalarType::F32 => ScalarValue::F32(number as f32),
+                _ => ScalarValue::F16(f16_from_f64(number)),
+            };
+            let overflowed = match narrowed {
+                ScalarValue::F32(narrowed) => narrowed.is_infinite(),
+                // An infinite f16: all exponent bits set, no fraction bits.
+                ScalarValue::F16(bits) => bits & 0x7fff == 0x7c00,
+                _ => false,
+            };
+            if number.is_finite() && overflowed {
+                return Err((
+                    "ScalarOutOfRange",
+                    format!("{} is {ty}, and {number} is out of its range", describe()),
+                ));
             }
-        }
-        ScalarType::F16 => {
-            return Err((
-                "ArgumentType",
-                format!("{}: f16 scalars cannot be passed from Python", describe()),
-            ))
+            narrowed
         }
     })
 }
