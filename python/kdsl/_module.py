@@ -591,8 +591,11 @@ class Module:
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
         (``dpctl.memory`` objects or ``dpnp`` arrays' ``usm_data``) and ctypes scalars
         (``ctypes.c_float``, ``ctypes.c_uint32``) in the kernel's parameter order.
+
+        A checked module (``checked=True``) is refused (``BundleError``, kind ``CheckedMode``):
+        its kernels take hidden parameters that only kdsl's launches supply.
         """
-        spirv = self.bundle.image("spirv")
+        spirv = self.bundle.spirv_for_sycl()
         if spirv is None:
             raise BundleError(
                 f"the bundle of {self.source_name} has no SPIR-V image (it has {', '.join(self.image_names)})",

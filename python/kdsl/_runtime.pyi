@@ -60,6 +60,9 @@ class Bundle:
     def kernels(self) -> list[dict[str, Any]]: ...
     def image_names(self) -> list[str]: ...
     def image(self, name: str) -> bytes | None: ...
+    def spirv_for_sycl(self) -> bytes | None:
+        """The SPIR-V image for dpctl, checked as the runtime checks it before a driver; a
+        checked-mode bundle raises BundleError (kind CheckedMode)."""
 
 class Program:
     """A bundle's image loaded on one device instance."""

@@ -281,6 +281,17 @@ def test_to_dpctl_runs_with_reversed_ranges():
     np.testing.assert_array_equal(result, source.T)
 
 
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_to_dpctl_refuses_checked_modules():
+    import dpctl
+
+    module = kdsl.compile(path=EXAMPLES / "saxpy.krn", checked=True)
+    with pytest.raises(kdsl.BundleError) as raised:
+        module.to_dpctl(dpctl.SyclQueue())
+    assert raised.value.kind == "CheckedMode"
+    assert "hidden parameters" in str(raised.value)
+
+
 def test_import_without_a_loadable_sycl_runtime(tmp_path):
     """Where the SYCL shim (or libsycl) cannot be loaded, `import kdsl` works and discovery
     gives a note instead of failing."""

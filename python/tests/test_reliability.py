@@ -203,3 +203,25 @@ except kdsl.BundleError as error:
         timeout=120,
     )
     assert output.startswith("InvalidImage") and "parameter `y`" in output, output
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_to_dpctl_checks_the_spirv_it_hands_over():
+    # dpctl hands the SPIR-V to the same reader that ends the process on a bad schema word.
+    output = run_child(
+        EDIT_BUNDLE
+        + """
+import dpctl
+
+def schema(data):
+    data[16:20] = struct.pack("<I", 1)
+
+open("schema.kbundle", "wb").write(edited(original, 2, lambda m: None, schema))
+try:
+    kdsl.load("schema.kbundle").to_dpctl(dpctl.SyclQueue())
+except kdsl.BundleError as error:
+    print(error.kind, error)
+""",
+        timeout=120,
+    )
+    assert output.startswith("InvalidImage") and "schema" in output, output
