@@ -225,3 +225,40 @@ except kdsl.BundleError as error:
         timeout=120,
     )
     assert output.startswith("InvalidImage") and "schema" in output, output
+
+
+@needs_dpnp
+def test_ctrl_c_interrupts_event_wait_on_a_long_kernel():
+    output = run_child(
+        '''
+import os, signal, threading, time
+import dpnp
+import kdsl
+
+module = kdsl.compile(source="""
+kernel spin(out: global mut [u32], rounds: u32) {
+    let i = get_global_id(0);
+    let mut x = i;
+    for r in 0u32..rounds {
+        x = x * 1664525u32 + 1013904223u32;
+    }
+    out[i] = x;
+}
+""")
+out = dpnp.zeros(64, dtype=dpnp.uint32)
+module.spin[64, 1](out, 10).wait()
+event = module.spin[64, 1](out, 40_000_000)  # seconds on the CPU device
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+started = time.monotonic()
+try:
+    event.wait()
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted", time.monotonic() - started, event.is_complete)
+event.wait()
+''',
+        timeout=120,
+    )
+    words = output.split()
+    assert words[0] == "interrupted", output
+    assert float(words[1]) < 2.0 and words[2] == "False", output

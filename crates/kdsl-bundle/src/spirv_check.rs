@@ -20,7 +20,7 @@ const MAX_ID_BOUND: u32 = 0x3f_ffff;
 /// Checks the five header words: magic (little-endian), version 1.0 to 1.6, an id bound
 /// within SPIRV-Tools' limit, and schema 0. The generator word may hold anything.
 pub fn check_spirv_header(bytes: &[u8]) -> Result<(), String> {
-    if bytes.len() < 20 || bytes.len() % 4 != 0 {
+    if bytes.len() < 20 || !bytes.len().is_multiple_of(4) {
         return Err(format!(
             "a SPIR-V module is a sequence of 32-bit words after a 20-byte header; this one has {} bytes",
             bytes.len()
@@ -84,7 +84,9 @@ fn entry_point_parameters(bytes: &[u8]) -> Result<Interface, String> {
         let count = (words[position] >> 16) as usize;
         let opcode = words[position] & 0xffff;
         if count == 0 || position + count > words.len() {
-            return Err(format!("an instruction at word {position} runs past the module"));
+            return Err(format!(
+                "an instruction at word {position} runs past the module"
+            ));
         }
         let operands = &words[position + 1..position + count];
         let operand = |index: usize| {
@@ -146,7 +148,7 @@ fn entry_point_parameters(bytes: &[u8]) -> Result<Interface, String> {
 }
 
 fn bits(ty: ScalarType) -> u32 {
-    u32::from(ty.size_in_bytes()) * 8
+    ty.size_in_bytes() * 8
 }
 
 /// Whether a scalar of the metadata's type is passed as `found`: a number of its width (a
@@ -194,7 +196,10 @@ pub fn check_spirv_kernels(
     for kernel in kernels {
         let entry_point = format!("{entry_point_prefix}{}", kernel.name);
         let found = entry_points.get(&entry_point).ok_or_else(|| {
-            format!("the image has no entry point `{entry_point}` for kernel `{}`", kernel.name)
+            format!(
+                "the image has no entry point `{entry_point}` for kernel `{}`",
+                kernel.name
+            )
         })?;
         let buffers = kernel
             .parameters
@@ -307,7 +312,10 @@ mod tests {
             (3, u32::MAX, "bound"),
         ] {
             let message = check_spirv_header(&with_word(&good, index, value)).unwrap_err();
-            assert!(message.contains(why), "word {index} = {value:#x}: {message}");
+            assert!(
+                message.contains(why),
+                "word {index} = {value:#x}: {message}"
+            );
         }
         assert!(check_spirv_header(&good[..18]).is_err());
         assert!(check_spirv_header(&good[..good.len() - 1]).is_err());
@@ -326,7 +334,9 @@ mod tests {
         let checked = check_spirv_kernels(&image, &[kernel(ScalarType::F32, true)], "");
         assert!(checked.unwrap_err().contains("2 parameters in the image"));
         let prefixed = check_spirv_kernels(&image, &[kernel(ScalarType::F32, false)], "__x_");
-        assert!(prefixed.unwrap_err().contains("no entry point `__x_kernel`"));
+        assert!(prefixed
+            .unwrap_err()
+            .contains("no entry point `__x_kernel`"));
         let mut scalar_changed = kernel(ScalarType::F32, false);
         scalar_changed.parameters[1] = ParameterInfo::Scalar {
             name: "n".into(),
@@ -354,7 +364,11 @@ mod tests {
         assert!(check_spirv_kernels(&garbage, &[kernel(ScalarType::F32, true)], "").is_err());
         // An entry point with its execution model and nothing else.
         let mut short = image[..20].to_vec();
-        short.extend([(2u32 << 16) | 15, 6].iter().flat_map(|word| word.to_le_bytes()));
+        short.extend(
+            [(2u32 << 16) | 15, 6]
+                .iter()
+                .flat_map(|word| word.to_le_bytes()),
+        );
         assert!(check_spirv_kernels(&short, &[kernel(ScalarType::F32, true)], "").is_err());
     }
 }

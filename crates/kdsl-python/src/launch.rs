@@ -516,6 +516,19 @@ impl Kernel {
     }
 }
 
+/// Returns once `event` has completed, or with the exception of a Python signal handler
+/// (KeyboardInterrupt for Ctrl-C) that ran meanwhile: a driver's wait cannot be interrupted,
+/// so the event is polled, detached from Python, with pauses growing from 20 µs to 2 ms.
+fn wait_interruptibly(py: Python<'_>, event: &kdsl_runtime::Event) -> PyResult<()> {
+    let mut pause = std::time::Duration::from_micros(20);
+    while !py.detach(|| event.is_complete()).or_raise(py)? {
+        py.detach(|| std::thread::sleep(pause));
+        py.check_signals()?;
+        pause = (pause * 2).min(std::time::Duration::from_millis(2));
+    }
+    Ok(())
+}
+
 /// A submitted launch.
 #[pyclass(frozen, module = "kdsl._runtime")]
 pub struct Event {
@@ -525,7 +538,9 @@ pub struct Event {
 #[pymethods]
 impl Event {
     /// Waits for the launch to finish; raises what the device reported while running it.
+    /// Ctrl-C (a signal handler's exception) interrupts the wait, not the launch.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        wait_interruptibly(py, &self.inner)?;
         py.detach(|| self.inner.wait()).or_raise(py)
     }
 
@@ -538,6 +553,7 @@ impl Event {
     /// Waits, then gives the kernel's execution time in nanoseconds as the device measured it.
     #[getter]
     fn elapsed_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        wait_interruptibly(py, &self.inner)?;
         py.detach(|| self.inner.elapsed_ns()).or_raise(py)
     }
 
