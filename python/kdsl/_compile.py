@@ -119,6 +119,22 @@ def _load_compiler() -> Any:
     return _compiler
 
 
+# A cache entry is the bundle followed by this line and its key: the bundle a key's file
+# holds is used only if it was stored under that key (the bundle reader ignores bytes after
+# the images), so a bundle of another source copied to that name is compiled over instead.
+_CACHE_KEY_LINE = b"\nkdsl-cache-key "
+
+
+def _cache_entry(bundle: bytes, key: str) -> bytes:
+    return bundle + _CACHE_KEY_LINE + key.encode() + b"\n"
+
+
+def _cached_bundle(entry: bytes, key: str) -> bytes | None:
+    """The bundle of a cache entry stored under `key`, else None."""
+    tail = _CACHE_KEY_LINE + key.encode() + b"\n"
+    return entry[: -len(tail)] if entry.endswith(tail) else None
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".kbundle")
@@ -184,9 +200,11 @@ def compile(
     cached = cache_dir() / f"{key}.kbundle"
     if cache and cached.exists():
         try:
-            return Module(_runtime.Bundle.read(cached), from_cache=True, source_name=source_name)
-        except Error:
-            pass  # a damaged cache entry is compiled again and overwritten
+            stored = _cached_bundle(cached.read_bytes(), key)
+            if stored is not None:
+                return Module(_runtime.Bundle.from_bytes(stored), from_cache=True, source_name=source_name)
+        except (Error, OSError):
+            pass  # a damaged or foreign cache entry is compiled again and overwritten
     compiler = _load_compiler()
     try:
         data, report, diagnostics, skipped = compiler.compile(
@@ -207,7 +225,7 @@ def compile(
     bundle = _runtime.Bundle.from_bytes(data)
     if cache:
         try:
-            _write_atomically(cached, bytes(data))
+            _write_atomically(cached, _cache_entry(bytes(data), key))
         except OSError:
             pass  # an unwritable cache only costs the next compilation
     return Module(bundle, source_name=source_name)

@@ -101,6 +101,21 @@ def test_cache_works_without_the_compiler(cache, tmp_path):
 
 
 @needs_compiler
+def test_a_cache_entry_holding_another_sources_bundle_is_not_used(cache):
+    # Another source's (valid) bundle under this source's key ran in its place.
+    kdsl.compile(source=SAXPY, targets=["spirv"])
+    (saxpy_entry,) = cache.glob("*.kbundle")
+    other = kdsl.compile(path=EXAMPLES / "transpose.krn", targets=["spirv"])
+    (other_entry,) = set(cache.glob("*.kbundle")) - {saxpy_entry}
+    saxpy_entry.write_bytes(other_entry.read_bytes())
+    module = kdsl.compile(source=SAXPY, targets=["spirv"])
+    assert not module.from_cache and list(module.kernels) == ["saxpy"]
+    assert kdsl.compile(source=SAXPY, targets=["spirv"]).from_cache
+    assert list(other.kernels) == ["transpose"]
+    assert kdsl.compile(path=EXAMPLES / "transpose.krn", targets=["spirv"]).from_cache
+
+
+@needs_compiler
 def test_damaged_cache_entry_is_recompiled(cache):
     kdsl.compile(source=SAXPY, targets=["spirv"])
     (entry,) = cache.glob("*.kbundle")
