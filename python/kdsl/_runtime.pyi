@@ -91,12 +91,15 @@ class Kernel:
 class Event:
     """A submitted launch."""
 
-    def wait(self) -> None: ...
+    def wait(self) -> None:
+        """Waits for the launch; raises what the device reported. Ctrl-C (KeyboardInterrupt)
+        interrupts the wait, not the kernel."""
     @property
     def is_complete(self) -> bool: ...
     @property
     def elapsed_ns(self) -> int:
-        """Waits, then gives the kernel's execution time in nanoseconds (device-measured)."""
+        """Waits (interruptibly, as ``wait``), then gives the kernel's execution time in
+        nanoseconds (device-measured)."""
     def sycl_event_capsule(self) -> Any | None:
         """A ``"SyclEventRef"`` capsule of the launch's ``sycl::event`` for ``dpctl.SyclEvent``
         (valid while this event lives); None on CUDA and HIP."""
