@@ -224,15 +224,18 @@ def _submit(
     local_dims: list[int],
     sycl_queue: Any,
     in_order: bool,
+    keep_alive: Any = None,
 ) -> Event:
     """Submits a launch; on an out-of-order dpctl queue (dpnp's default) ordered the way dpnp
     orders its own operations: after the events dpctl's SequentialOrderManager holds for the
     queue (the arrays' producers), and recorded there, so what dpnp submits next follows it."""
     if in_order:
-        return kernel.launch(prepared, global_dims, local_dims)
+        return kernel.launch(prepared, global_dims, local_dims, keep_alive=keep_alive)
     manager = _order_manager(sycl_queue)
     producers = manager.submitted_events
-    event = kernel.launch(prepared, global_dims, local_dims, [e.addressof_ref() for e in producers])
+    event = kernel.launch(
+        prepared, global_dims, local_dims, [e.addressof_ref() for e in producers], keep_alive=keep_alive
+    )
     launched = _sycl_event(event.sycl_event_capsule())
     manager.add_event_pair(launched, launched)
     return event
@@ -415,8 +418,12 @@ class Kernel:
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
             keep_alive = [array.keep_alive for array in arrays]
             return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, keep_alive)
-        # Host arrays: the launch waits for its copies, nothing to keep.
-        return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order)
+        # Host arrays: the launch waits for its copies; the arrays are kept only if Ctrl-C
+        # interrupts that wait, until the copies are done.
+        keep_alive = [array.keep_alive for array in arrays]
+        return _submit(
+            kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order, keep_alive
+        )
 
     def _choose_device(
         self,

@@ -83,10 +83,13 @@ class Kernel:
         global_size: list[int],
         local_size: list[int],
         wait_for_sycl: list[int] = ...,
+        keep_alive: Any = None,
     ) -> Event:
         """Buffer arguments are ``(kind, address, count, read_only)`` tuples (kind 0: host
         memory, copied; kind 1: memory of this device instance, borrowed); scalars are Python
-        numbers converted by the signature."""
+        numbers converted by the signature. With host memory the call waits for its copies;
+        Ctrl-C interrupts that wait, and ``keep_alive`` (the arrays) is then kept referenced
+        until the copies are done."""
 
 class Event:
     """A submitted launch."""

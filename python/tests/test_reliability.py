@@ -262,3 +262,46 @@ event.wait()
     words = output.split()
     assert words[0] == "interrupted", output
     assert float(words[1]) < 2.0 and words[2] == "False", output
+
+
+@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+def test_ctrl_c_interrupts_a_numpy_launch_and_the_arrays_outlive_its_copies():
+    # The launch waits for the copy back of `out`; Ctrl-C ends that wait, and `out`, dropped
+    # by the caller, must stay allocated until the copy has written it.
+    output = run_child(
+        '''
+import gc, os, signal, threading, time
+import numpy as np
+import kdsl
+
+module = kdsl.compile(source="""
+kernel spin(out: global mut [u32], rounds: u32) {
+    let i = get_global_id(0);
+    let mut x = i;
+    for r in 0u32..rounds {
+        x = x * 1664525u32 + 1013904223u32;
+    }
+    if i < 64u32 { out[i] = x; }
+}
+""")
+out = np.zeros(1 << 20, np.uint32)  # 4 MiB: returned to the system when freed
+module.spin[64, 1](out, 10)
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+started = time.monotonic()
+try:
+    module.spin[64, 1](out, 40_000_000)  # seconds on the CPU device
+    print("not interrupted")
+except KeyboardInterrupt:
+    print("interrupted", time.monotonic() - started)
+del out
+gc.collect()
+scratch = [np.full(1 << 20, 7, np.uint32) for _ in range(4)]
+time.sleep(8)  # the kernel and its copy back finish meanwhile
+y = np.zeros(64, np.uint32)
+module.spin[64, 1](y, 10)  # releases the kept arrays
+print("alive")
+''',
+        timeout=120,
+    )
+    words = output.split()
+    assert words[0] == "interrupted" and float(words[1]) < 2.0 and words[-1] == "alive", output

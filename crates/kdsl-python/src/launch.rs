@@ -10,7 +10,9 @@ use kdsl_runtime::{
     AnyBuffer, Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue,
 };
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyBool, PyFloat, PyTuple};
+use std::sync::Mutex;
 
 /// A bundle's image loaded on one device instance.
 #[pyclass(frozen, module = "kdsl._runtime")]
@@ -386,18 +388,25 @@ fn arguments<'a>(
         .collect()
 }
 
+/// A submitted launch, and the copies of host memory that must finish before the caller may
+/// free that memory (the copies back for writable parameters, else the copies in).
+pub(crate) struct Submission {
+    pub(crate) event: kdsl_runtime::Event,
+    pub(crate) host_copies: Vec<kdsl_runtime::Event>,
+}
+
 /// Runs a launch on the device's default queue, after the foreign SYCL events at the
 /// addresses `wait_for_sycl`: borrows device memory, copies host memory in (and, for writable
-/// parameters, back out, waiting for it). Without host arrays it does not block; with
-/// read-only host arrays it waits only for their copies. Everything is checked before the
-/// first copy is submitted, and an error returns only once the copies submitted are done.
-pub(crate) fn run(
+/// parameters, back out). Does not block: the copies the caller must wait for before freeing
+/// host memory are returned. Everything is checked before the first copy is submitted, and
+/// an error returns only once the copies submitted are done.
+pub(crate) fn submit(
     device: &kdsl_runtime::Device,
     kernel: &kdsl_runtime::Kernel,
     launch: &Launch,
     prepared: &[Prepared],
     wait_for_sycl: &[u64],
-) -> Result<kdsl_runtime::Event, RuntimeError> {
+) -> Result<Submission, RuntimeError> {
     let queue = device.default_queue();
     let foreign = wait_for_sycl
         .iter()
@@ -465,14 +474,75 @@ pub(crate) fn run(
             downloads.extend(download);
         }
     }
-    if downloads.is_empty() {
-        wait_all(&uploads)?;
+    let host_copies = if downloads.is_empty() {
+        uploads
     } else {
-        submitted.settle(wait_all(&downloads))?;
-        // Errors the device raised while running the kernel surface here.
-        event.wait()?;
+        downloads
+    };
+    Ok(Submission { event, host_copies })
+}
+
+/// [`submit`], then waits for the host copies (and, when arrays are copied back, for the
+/// launch, whose errors surface then).
+pub(crate) fn run(
+    device: &kdsl_runtime::Device,
+    kernel: &kdsl_runtime::Kernel,
+    launch: &Launch,
+    prepared: &[Prepared],
+    wait_for_sycl: &[u64],
+) -> Result<kdsl_runtime::Event, RuntimeError> {
+    let submission = submit(device, kernel, launch, prepared, wait_for_sycl)?;
+    if !submission.host_copies.is_empty() {
+        wait_all(&submission.host_copies)?;
     }
-    Ok(event)
+    Ok(submission.event)
+}
+
+/// Host memory whose copies were still running when a signal handler's exception
+/// (KeyboardInterrupt) ended the wait for them: the objects owning it are kept here until the
+/// copies are done, so that Python cannot free memory a copy still writes.
+static ABANDONED: Mutex<Vec<(Vec<kdsl_runtime::Event>, Py<PyAny>)>> = Mutex::new(Vec::new());
+
+/// Releases the abandoned host memory whose copies are done.
+fn release_abandoned(py: Python<'_>) {
+    let mut abandoned = ABANDONED
+        .lock_py_attached(py)
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if abandoned.is_empty() {
+        return;
+    }
+    let (done, pending): (Vec<_>, Vec<_>) =
+        std::mem::take(&mut *abandoned)
+            .into_iter()
+            .partition(|(copies, _)| {
+                copies
+                    .iter()
+                    .all(|copy| copy.is_complete().unwrap_or(false))
+            });
+    *abandoned = pending;
+    drop(abandoned);
+    // Dropped with no lock held: the last reference of an array runs Python.
+    drop(done);
+}
+
+/// Waits for the copies of a NumPy launch, interruptibly; when interrupted, `keep_alive`
+/// (the arrays) stays referenced until the copies are done.
+fn wait_for_host_copies(
+    py: Python<'_>,
+    copies: Vec<kdsl_runtime::Event>,
+    keep_alive: Py<PyAny>,
+) -> PyResult<()> {
+    for (position, copy) in copies.iter().enumerate() {
+        if let Err(interrupted) = wait_interruptibly(py, copy) {
+            let pending = copies[position..].to_vec();
+            ABANDONED
+                .lock_py_attached(py)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .push((pending, keep_alive));
+            return Err(interrupted);
+        }
+    }
+    py.detach(|| wait_all(&copies)).or_raise(py)
 }
 
 #[pymethods]
@@ -489,7 +559,9 @@ impl Kernel {
     /// Scalars are Python numbers converted by the signature. `wait_for_sycl`: addresses of
     /// `sycl::event`s (dpctl's `SyclEvent.addressof_ref()`) the launch must follow, on a SYCL
     /// device only.
-    #[pyo3(signature = (arguments, global, local, wait_for_sycl = Vec::new()))]
+    /// `keep_alive`: what owns the host memory (the NumPy arrays); when Ctrl-C interrupts
+    /// the wait for the copies, it is kept referenced until they are done.
+    #[pyo3(signature = (arguments, global, local, wait_for_sycl = Vec::new(), keep_alive = None))]
     fn launch(
         &self,
         py: Python<'_>,
@@ -497,13 +569,15 @@ impl Kernel {
         global: Vec<u64>,
         local: Vec<u64>,
         wait_for_sycl: Vec<u64>,
+        keep_alive: Option<Py<PyAny>>,
     ) -> PyResult<Event> {
+        release_abandoned(py);
         let info = self.inner.info();
         let launch = launch_geometry(py, &info.name, &global, &local)?;
         let prepared = prepare(py, info, arguments)?;
-        let event = py
+        let Submission { event, host_copies } = py
             .detach(|| {
-                run(
+                submit(
                     &self.device,
                     &self.inner,
                     &launch,
@@ -512,6 +586,29 @@ impl Kernel {
                 )
             })
             .or_raise(py)?;
+        if !host_copies.is_empty() {
+            // Without `keep_alive` the arguments tuple is kept (it holds no arrays, only
+            // their addresses, so callers that free arrays must pass them).
+            let owner = keep_alive.unwrap_or_else(|| arguments.clone().unbind().into_any());
+            wait_for_host_copies(py, host_copies, owner)?;
+            // Errors the device raised while running the kernel surface here once arrays
+            // were copied back (the copies back followed the launch).
+            if prepared.iter().any(|argument| {
+                matches!(
+                    argument,
+                    Prepared::Array {
+                        array: ArrayArgument {
+                            memory: Memory::Host,
+                            ..
+                        },
+                        writable: true,
+                        ..
+                    }
+                )
+            }) {
+                py.detach(|| event.wait()).or_raise(py)?;
+            }
+        }
         Ok(Event { inner: event })
     }
 }
