@@ -135,9 +135,10 @@ def fnv1a64(data):
 def edited(original, version, edit_metadata, edit_spirv):
     # The bundle rewritten as format `version` (1: no checksums), with its metadata and SPIR-V
     # edited and every checksum recomputed: a file that passes the checks of a damaged one.
-    length = struct.unpack_from("<Q", original, 12)[0]
-    metadata = json.loads(original[20 : 20 + length])
-    payload = original[20 + length :]
+    source_version, length = struct.unpack_from("<IQ", original, 8)
+    start = 28 if source_version >= 3 else 20  # version 3 adds the metadata's checksum
+    metadata = json.loads(original[start : start + length])
+    payload = original[start + length :]
     edit_metadata(metadata)
     images = b""
     for entry in metadata["images"]:
@@ -305,3 +306,20 @@ print("alive")
     )
     words = output.split()
     assert words[0] == "interrupted" and float(words[1]) < 2.0 and words[-1] == "alive", output
+
+
+def test_metadata_edited_in_a_current_bundle_is_refused_by_its_checksum(tmp_path):
+    # Format 3 records the metadata's checksum: the element type edited in place (f32 to
+    # u8, as a text editor would) is damage, whatever the device (PTX and AMDGPU images are
+    # not compared with the metadata).
+    import kdsl
+
+    data = bytearray(kdsl.compile(path=EXAMPLES / "saxpy.krn", targets=["spirv", "ptx:sm_90"]).to_bytes())
+    assert data[8:12] == (3).to_bytes(4, "little")
+    at = data.index(b'"f32"')
+    data[at + 1 : at + 4] = b"u8 "
+    path = tmp_path / "edited.kbundle"
+    path.write_bytes(bytes(data))
+    with pytest.raises(kdsl.BundleError) as raised:
+        kdsl.load(path)
+    assert "metadata's checksum" in str(raised.value), str(raised.value)
