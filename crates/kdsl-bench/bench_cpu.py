@@ -35,9 +35,10 @@ def spirv_image(bundle_path):
     data = pathlib.Path(bundle_path).read_bytes()
     if data[:8] != b"KDSLBNDL":
         raise SystemExit(f"{bundle_path}: not a kdsl bundle")
-    (meta_len,) = struct.unpack_from("<Q", data, 12)
-    meta = json.loads(data[20 : 20 + meta_len])
-    payload = data[20 + meta_len :]
+    version, meta_len = struct.unpack_from("<IQ", data, 8)
+    start = 28 if version >= 3 else 20  # version 3 adds the metadata's checksum
+    meta = json.loads(data[start : start + meta_len])
+    payload = data[start + meta_len :]
     for image in meta["images"]:
         if image["target"] == "spirv":
             return payload[image["offset"] : image["offset"] + image["length"]]

@@ -40,6 +40,15 @@ def _normalize_targets(targets: str | Iterable[str] | None) -> list[str]:
         return list(DEFAULT_TARGETS)
     if isinstance(targets, str):
         targets = targets.split(",")
+    try:
+        targets = list(targets)
+    except TypeError:
+        raise CompileError(f"targets= takes a str or a list of str, not {type(targets).__name__}", "BadTarget") from None
+    for target in targets:
+        if not isinstance(target, str) or "\0" in target:
+            raise CompileError(
+                f"targets= takes names such as spirv, ptx:sm_90 and amdgpu:gfx90a, not {target!r}", "BadTarget"
+            )
     normalized = [target.strip() for target in targets if target.strip()]
     if not normalized:
         raise CompileError("targets= names no target (spirv, ptx[:sm_XX], amdgpu[:gfxNNN])", "BadTarget")
@@ -110,6 +119,22 @@ def _load_compiler() -> Any:
     return _compiler
 
 
+# A cache entry is the bundle followed by this line and its key: the bundle a key's file
+# holds is used only if it was stored under that key (the bundle reader ignores bytes after
+# the images), so a bundle of another source copied to that name is compiled over instead.
+_CACHE_KEY_LINE = b"\nkdsl-cache-key "
+
+
+def _cache_entry(bundle: bytes, key: str) -> bytes:
+    return bundle + _CACHE_KEY_LINE + key.encode() + b"\n"
+
+
+def _cached_bundle(entry: bytes, key: str) -> bytes | None:
+    """The bundle of a cache entry stored under `key`, else None."""
+    tail = _CACHE_KEY_LINE + key.encode() + b"\n"
+    return entry[: -len(tail)] if entry.endswith(tail) else None
+
+
 def _write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".kbundle")
@@ -168,15 +193,18 @@ def compile(
     assert source is not None
     normalized_targets = _normalize_targets(targets)
     normalized_defines = _normalize_defines(defines)
-    opt_level = int(opt_level)
+    if type(opt_level) is not int or not 0 <= opt_level <= 3:
+        raise CompileError(f"opt_level must be an int from 0 to 3 (as kdsl compile -O), not {opt_level!r}", "BadOptLevel")
     checked = bool(checked)
     key = cache_key(source, normalized_targets, normalized_defines, opt_level, checked)
     cached = cache_dir() / f"{key}.kbundle"
     if cache and cached.exists():
         try:
-            return Module(_runtime.Bundle.read(cached), from_cache=True, source_name=source_name)
-        except Error:
-            pass  # a damaged cache entry is compiled again and overwritten
+            stored = _cached_bundle(cached.read_bytes(), key)
+            if stored is not None:
+                return Module(_runtime.Bundle.from_bytes(stored), from_cache=True, source_name=source_name)
+        except (Error, OSError):
+            pass  # a damaged or foreign cache entry is compiled again and overwritten
     compiler = _load_compiler()
     try:
         data, report, diagnostics, skipped = compiler.compile(
@@ -197,7 +225,7 @@ def compile(
     bundle = _runtime.Bundle.from_bytes(data)
     if cache:
         try:
-            _write_atomically(cached, bytes(data))
+            _write_atomically(cached, _cache_entry(bytes(data), key))
         except OSError:
             pass  # an unwritable cache only costs the next compilation
     return Module(bundle, source_name=source_name)

@@ -37,13 +37,24 @@ class Parameter(NamedTuple):
 
 
 def _dimensions(size: Size, what: str) -> tuple[int, ...]:
-    values = (size,) if isinstance(size, int) else tuple(size)
+    try:
+        values = (size,) if isinstance(size, int) else tuple(size)
+    except TypeError:
+        raise LaunchError(f"{what} must be an int or a tuple of 1 to 3 ints, not {size!r}", "BadLaunch") from None
     if not 1 <= len(values) <= 3:
         raise LaunchError(f"{what} has {len(values)} dimensions; a launch has 1, 2 or 3", "BadLaunch")
     for value in values:
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise LaunchError(f"{what} must be non-negative ints, not {size!r}", "BadLaunch")
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 1 << 64:
+            raise LaunchError(f"{what} must be non-negative ints below 2^64, not {size!r}", "BadLaunch")
     return values
+
+
+def _is_int_size(size: Any) -> bool:
+    """True for an int or a tuple of ints (bools and floats excluded): the launch sizes that
+    may key the cache of configured launches, where ``1.0`` and ``True`` equal ``1``."""
+    if type(size) is int:
+        return True
+    return type(size) is tuple and all(type(value) is int for value in size)
 
 
 # Work-group sizes tried, largest first, when no local size is given.
@@ -213,15 +224,18 @@ def _submit(
     local_dims: list[int],
     sycl_queue: Any,
     in_order: bool,
+    keep_alive: Any = None,
 ) -> Event:
     """Submits a launch; on an out-of-order dpctl queue (dpnp's default) ordered the way dpnp
     orders its own operations: after the events dpctl's SequentialOrderManager holds for the
     queue (the arrays' producers), and recorded there, so what dpnp submits next follows it."""
     if in_order:
-        return kernel.launch(prepared, global_dims, local_dims)
+        return kernel.launch(prepared, global_dims, local_dims, keep_alive=keep_alive)
     manager = _order_manager(sycl_queue)
     producers = manager.submitted_events
-    event = kernel.launch(prepared, global_dims, local_dims, [e.addressof_ref() for e in producers])
+    event = kernel.launch(
+        prepared, global_dims, local_dims, [e.addressof_ref() for e in producers], keep_alive=keep_alive
+    )
     launched = _sycl_event(event.sycl_event_capsule())
     manager.add_event_pair(launched, launched)
     return event
@@ -282,23 +296,20 @@ class Kernel:
     def __getitem__(self, sizes: Any) -> Any:
         # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
         # is kernel[(width, height), None].
-        try:
-            configured = self._configured.get(sizes)
-        except TypeError:  # sizes given as lists
-            configured = None
-        if configured is not None:
-            return configured
         if isinstance(sizes, tuple) and len(sizes) == 2:
             global_size, local_size = sizes
         else:
             global_size, local_size = sizes, None
+        # Only sizes of ints are cached: a float or bool equal to a cached int would hit it.
+        cacheable = _is_int_size(global_size) and (local_size is None or _is_int_size(local_size))
+        if cacheable:
+            configured = self._configured.get(sizes)
+            if configured is not None:
+                return configured
         slow = _Configured(self, global_size, local_size)
         configured = self._launcher.configure(slow.global_size, slow.local_size, slow)
-        try:
-            if len(self._configured) < 256:
-                self._configured[sizes] = configured
-        except TypeError:
-            pass
+        if cacheable and len(self._configured) < 256:
+            self._configured[sizes] = configured
         return configured
 
     def _fast_target(self, kind: str, where: Any) -> Any:
@@ -407,8 +418,12 @@ class Kernel:
         if arrays and arrays[0].memory == _arrays.DEVICE_MEMORY:
             keep_alive = [array.keep_alive for array in arrays]
             return in_flight.submit(kernel, tuple(prepared), global_dims, local_dims, keep_alive)
-        # Host arrays: the launch waits for its copies, nothing to keep.
-        return _submit(kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order)
+        # Host arrays: the launch waits for its copies; the arrays are kept only if Ctrl-C
+        # interrupts that wait, until the copies are done.
+        keep_alive = [array.keep_alive for array in arrays]
+        return _submit(
+            kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order, keep_alive
+        )
 
     def _choose_device(
         self,
@@ -588,11 +603,14 @@ class Module:
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
         (``dpctl.memory`` objects) and ctypes scalars (``ctypes.c_float``, ``ctypes.c_uint32``)
         in the kernel's parameter order.
+
+        A checked module (``checked=True``) is refused (``BundleError``, kind ``CheckedMode``):
+        its kernels take hidden parameters that only kdsl's launches supply.
         """
+        spirv = self.bundle.spirv_for_sycl()
         device = sycl_device(queue)
         if device.info()["target"] != "spirv":
             return {name: _dpctl_kernel(self[name].loaded(device).sycl_kernel_address(), name) for name in self.kernels}
-        spirv = self.bundle.image("spirv")
         if spirv is None:
             raise BundleError(
                 f"the bundle of {self.source_name} has no SPIR-V image (it has {', '.join(self.image_names)})",

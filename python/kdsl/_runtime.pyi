@@ -60,6 +60,9 @@ class Bundle:
     def kernels(self) -> list[dict[str, Any]]: ...
     def image_names(self) -> list[str]: ...
     def image(self, name: str) -> bytes | None: ...
+    def spirv_for_sycl(self) -> bytes | None:
+        """The SPIR-V image for dpctl, checked as the runtime checks it before a driver; a
+        checked-mode bundle raises BundleError (kind CheckedMode)."""
 
 class Program:
     """A bundle's image loaded on one device instance."""
@@ -83,20 +86,26 @@ class Kernel:
         global_size: list[int],
         local_size: list[int],
         wait_for_sycl: list[int] = ...,
+        keep_alive: Any = None,
     ) -> Event:
         """Buffer arguments are ``(kind, address, count, read_only)`` tuples (kind 0: host
         memory, copied; kind 1: memory of this device instance, borrowed); scalars are Python
-        numbers converted by the signature."""
+        numbers converted by the signature. With host memory the call waits for its copies;
+        Ctrl-C interrupts that wait, and ``keep_alive`` (the arrays) is then kept referenced
+        until the copies are done."""
 
 class Event:
     """A submitted launch."""
 
-    def wait(self) -> None: ...
+    def wait(self) -> None:
+        """Waits for the launch; raises what the device reported. Ctrl-C (KeyboardInterrupt)
+        interrupts the wait, not the kernel."""
     @property
     def is_complete(self) -> bool: ...
     @property
     def elapsed_ns(self) -> int:
-        """Waits, then gives the kernel's execution time in nanoseconds (device-measured)."""
+        """Waits (interruptibly, as ``wait``), then gives the kernel's execution time in
+        nanoseconds (device-measured)."""
     def sycl_event_capsule(self) -> Any | None:
         """A ``"SyclEventRef"`` capsule of the launch's ``sycl::event`` for ``dpctl.SyclEvent``
         (valid while this event lives); None on CUDA and HIP."""

@@ -101,6 +101,21 @@ def test_cache_works_without_the_compiler(cache, tmp_path):
 
 
 @needs_compiler
+def test_a_cache_entry_holding_another_sources_bundle_is_not_used(cache):
+    # Another source's (valid) bundle under this source's key ran in its place.
+    kdsl.compile(source=SAXPY, targets=["spirv"])
+    (saxpy_entry,) = cache.glob("*.kbundle")
+    other = kdsl.compile(path=EXAMPLES / "transpose.krn", targets=["spirv"])
+    (other_entry,) = set(cache.glob("*.kbundle")) - {saxpy_entry}
+    saxpy_entry.write_bytes(other_entry.read_bytes())
+    module = kdsl.compile(source=SAXPY, targets=["spirv"])
+    assert not module.from_cache and list(module.kernels) == ["saxpy"]
+    assert kdsl.compile(source=SAXPY, targets=["spirv"]).from_cache
+    assert list(other.kernels) == ["transpose"]
+    assert kdsl.compile(path=EXAMPLES / "transpose.krn", targets=["spirv"]).from_cache
+
+
+@needs_compiler
 def test_damaged_cache_entry_is_recompiled(cache):
     kdsl.compile(source=SAXPY, targets=["spirv"])
     (entry,) = cache.glob("*.kbundle")
@@ -199,6 +214,22 @@ def test_bad_arguments():
     assert raised.value.kind == "Io"
 
 
+@pytest.mark.parametrize("targets", ["ptx:sm_90\0", ["spirv", "amdgpu:gfx\090a"], "spirv\0", [3], 7])
+def test_bad_targets_are_compile_errors(targets):
+    # A NUL byte used to reach the compiler and surface as a PanicException.
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SAXPY, targets=targets, cache=False)
+    assert raised.value.kind == "BadTarget"
+
+
+@pytest.mark.parametrize("opt_level", [-1, 4, 7, 300, 2**70, 2.0, True, "3"])
+def test_opt_level_outside_0_to_3_is_a_compile_error(opt_level):
+    # 7 was accepted silently and 300 raised a bare OverflowError.
+    with pytest.raises(kdsl.CompileError) as raised:
+        kdsl.compile(source=SAXPY, opt_level=opt_level, cache=False)
+    assert raised.value.kind == "BadOptLevel"
+
+
 def test_save_and_load(tmp_path):
     module = example("saxpy")
     path = tmp_path / "saxpy.kbundle"
@@ -274,6 +305,17 @@ def test_to_dpctl_runs_with_reversed_ranges(queue_filter):
     ).wait()
     result = np.frombuffer(output_memory.copy_to_host().tobytes(), np.float32).reshape(width, height)
     np.testing.assert_array_equal(result, source.T)
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_to_dpctl_refuses_checked_modules():
+    import dpctl
+
+    module = kdsl.compile(path=EXAMPLES / "saxpy.krn", checked=True)
+    with pytest.raises(kdsl.BundleError) as raised:
+        module.to_dpctl(dpctl.SyclQueue())
+    assert raised.value.kind == "CheckedMode"
+    assert "hidden parameters" in str(raised.value)
 
 
 def test_import_without_a_loadable_sycl_runtime(tmp_path):

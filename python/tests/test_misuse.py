@@ -126,6 +126,22 @@ def test_global_not_multiple_of_local():
     assert "not a multiple" in str(error)
 
 
+@pytest.mark.parametrize(
+    "sizes",
+    [(100.0, 50), (100, 50.0), (True, 1), ((100, 1.0), (50, 1)), (2**64, 64), (-1, 1), ("100", 50)],
+    ids=["float-global", "float-local", "bool", "float-in-tuple", "2^64", "negative", "str"],
+)
+def test_launch_sizes_must_be_ints(sizes):
+    # Refused the same whether or not an equal int size was launched before (the configured
+    # launches are cached by their sizes, and 100.0 == 100), never as a bare OverflowError.
+    y, x = saxpy_arrays()
+    module = example("saxpy")
+    module.saxpy[100, 50](y, x, 2.0, 100)
+    module.saxpy[(100, 1), (50, 1)](y, x, 2.0, 100)
+    expect(kdsl.LaunchError, "BadLaunch", lambda: module.saxpy[sizes](y, x, 2.0, 100))
+    expect(kdsl.LaunchError, "BadLaunch", lambda: module.saxpy(y, x, 2.0, 100, global_size=sizes[0], local_size=sizes[1]))
+
+
 def test_work_group_too_large():
     y, x = saxpy_arrays()
     limit = kdsl.default_device().info()["max_work_group_size"]
@@ -188,6 +204,19 @@ def test_scalar_types_convert_by_signature():
     out = np.zeros(10, np.float64)
     module.fill_f64[16, 16](out, 1e300, np.uint32(10))
     np.testing.assert_array_equal(out, 1e300)
+
+
+def test_f16_scalars_from_python_and_numpy():
+    module = feature_kernels("types")
+    out = np.zeros(10, np.float16)
+    module.fill_f16[16, 16](out, np.float16(-2.5), 10)
+    np.testing.assert_array_equal(out, np.float16(-2.5))
+    module.fill_f16[16, 16](out, 0.1, 10)  # rounded once to the nearest f16
+    np.testing.assert_array_equal(out, np.float16(0.1))
+    module.fill_f16[16, 16](out, 65504, 10)
+    np.testing.assert_array_equal(out, np.float16(65504))
+    expect(kdsl.ArgumentError, "ScalarOutOfRange", lambda: module.fill_f16[16, 16](out, 1e5, 10))
+    expect(kdsl.ArgumentError, "ArgumentType", lambda: module.fill_f16[16, 16](out, True, 10))
 
 
 def test_dimension_zero_is_fastest():

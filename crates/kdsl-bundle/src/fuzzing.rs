@@ -207,7 +207,8 @@ fn check_bundle(bundle: &Bundle, data: &[u8]) {
     assert!(reread.to_bytes() == bytes, "writing is not deterministic");
 
     // Damage is refused: one flipped image byte (the checksum), one byte cut off the end.
-    let metadata_end = 20 + u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
+    let metadata_end = crate::header_length(crate::FORMAT_VERSION)
+        + u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
     let mut offset = metadata_end;
     let images: Vec<(usize, &Image)> = bundle
         .images

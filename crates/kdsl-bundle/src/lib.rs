@@ -7,6 +7,8 @@
 //! magic      8 bytes  "KDSLBNDL"
 //! version    u32      FORMAT_VERSION
 //! meta_len   u64      length of the JSON metadata that follows
+//! meta_hash  u64      FNV-1a 64 of the JSON metadata, checked on every read (version 3 on;
+//!                     versions 1 and 2 have no such field: their header is 20 bytes)
 //! metadata   JSON     BundleMetadata (kernels, and per image: target, arch, offset, length,
 //!                     checksum: FNV-1a 64 of the image bytes, checked on every read)
 //! images     bytes    the images, at the offsets the metadata gives (relative to the end of metadata)
@@ -20,6 +22,7 @@ mod constants;
 pub mod fuzzing;
 mod metadata;
 pub mod processors;
+pub mod spirv_check;
 pub mod sycl_entry_points;
 pub mod syclbin;
 
@@ -33,8 +36,18 @@ use std::fmt;
 use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"KDSLBNDL";
-/// Version 2 added a checksum to each image; version 1 files (no checksums) are still read.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version 2 added a checksum to each image, version 3 one of the metadata; version 1 and 2
+/// files (without them) are still read.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The length of the header (magic to metadata) of a file of format `version`.
+pub fn header_length(version: u32) -> usize {
+    if version >= 3 {
+        28
+    } else {
+        20
+    }
+}
 
 /// The kind of machine code an image holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -162,12 +175,16 @@ struct ImageEntry {
 /// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
 /// images (bit flips, truncation, editing) before a driver sees them; it is not a signature.
 pub fn image_checksum(bytes: &[u8]) -> String {
+    format!("fnv1a64:{:016x}", fnv1a64(bytes))
+}
+
+fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
     for &byte in bytes {
         hash ^= u64::from(byte);
         hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
     }
-    format!("fnv1a64:{hash:016x}")
+    hash
 }
 
 impl Bundle {
@@ -232,10 +249,12 @@ impl Bundle {
             constants: self.constants.clone(),
         };
         let json = serde_json::to_vec_pretty(&metadata).expect("bundle metadata always serializes");
-        let mut out = Vec::with_capacity(20 + json.len() + offset as usize);
+        let header = header_length(FORMAT_VERSION);
+        let mut out = Vec::with_capacity(header + json.len() + offset as usize);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
         out.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        out.extend_from_slice(&fnv1a64(&json).to_le_bytes());
         out.extend_from_slice(&json);
         for image in &self.images {
             out.extend_from_slice(&image.bytes);
@@ -251,18 +270,28 @@ impl Bundle {
             .get(8..20)
             .ok_or_else(|| BundleError::Corrupt("the header is shorter than 20 bytes".into()))?;
         let version = u32::from_le_bytes(header[..4].try_into().expect("4 bytes"));
-        if version != FORMAT_VERSION && version != 1 {
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Err(BundleError::UnsupportedVersion { found: version });
         }
         let metadata_length = u64::from_le_bytes(header[4..12].try_into().expect("8 bytes"));
+        let metadata_start = header_length(version);
         let metadata_end = usize::try_from(metadata_length)
             .ok()
-            .and_then(|len| len.checked_add(20))
+            .and_then(|len| len.checked_add(metadata_start))
             .filter(|&end| end <= bytes.len())
             .ok_or_else(|| {
                 BundleError::Corrupt("the metadata runs past the end of the file".into())
             })?;
-        let metadata: BundleMetadata = serde_json::from_slice(&bytes[20..metadata_end])?;
+        let metadata_bytes = &bytes[metadata_start..metadata_end];
+        if version >= 3 {
+            let recorded = u64::from_le_bytes(bytes[20..28].try_into().expect("8 bytes"));
+            if recorded != fnv1a64(metadata_bytes) {
+                return Err(BundleError::Corrupt(
+                    "the metadata's checksum does not match it: the file is damaged".into(),
+                ));
+            }
+        }
+        let metadata: BundleMetadata = serde_json::from_slice(metadata_bytes)?;
         let payload = &bytes[metadata_end..];
         let mut images = Vec::with_capacity(metadata.images.len());
         for entry in metadata.images {
@@ -285,7 +314,7 @@ impl Bundle {
                         entry.target
                     )))
                 }
-                (None, FORMAT_VERSION) => {
+                (None, 2..) => {
                     return Err(BundleError::Corrupt(format!(
                         "the {} image has no checksum",
                         entry.target
@@ -473,20 +502,55 @@ mod tests {
     #[test]
     fn reads_version_1_files_without_checksums() {
         let bundle = sample();
-        let mut bytes = bundle.to_bytes();
-        bytes[8..12].copy_from_slice(&1u32.to_le_bytes());
-        // The same metadata without checksums, as version 1 wrote it.
+        let bytes = bundle.to_bytes();
+        // The same metadata without checksums, as version 1 wrote it (a 20-byte header).
         let metadata_length = u64::from_le_bytes(bytes[12..20].try_into().unwrap()) as usize;
-        let json = String::from_utf8(bytes[20..20 + metadata_length].to_vec()).unwrap();
+        let json = String::from_utf8(bytes[28..28 + metadata_length].to_vec()).unwrap();
         let mut value: serde_json::Value = serde_json::from_str(&json).unwrap();
         for image in value["images"].as_array_mut().unwrap() {
             image.as_object_mut().unwrap().remove("checksum");
         }
         let stripped = serde_json::to_vec(&value).unwrap();
-        let mut old = bytes[..12].to_vec();
+        let mut old = bytes[..8].to_vec();
+        old.extend_from_slice(&1u32.to_le_bytes());
         old.extend_from_slice(&(stripped.len() as u64).to_le_bytes());
         old.extend_from_slice(&stripped);
-        old.extend_from_slice(&bytes[20 + metadata_length..]);
+        old.extend_from_slice(&bytes[28 + metadata_length..]);
         assert_eq!(Bundle::from_bytes(&old).unwrap(), bundle);
+    }
+
+    #[test]
+    fn reads_version_2_files_without_a_metadata_checksum() {
+        let bundle = sample();
+        let bytes = bundle.to_bytes();
+        let mut old = bytes[..8].to_vec();
+        old.extend_from_slice(&2u32.to_le_bytes());
+        old.extend_from_slice(&bytes[12..20]);
+        old.extend_from_slice(&bytes[28..]);
+        assert_eq!(Bundle::from_bytes(&old).unwrap(), bundle);
+    }
+
+    #[test]
+    fn an_edited_metadata_byte_is_found_by_its_checksum() {
+        let bytes = sample().to_bytes();
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // The buffer's element type, edited as a text editor would: f32 to u8 is one length.
+        let at = text.find("\"f32\"").expect("an f32 in the metadata");
+        let mut edited = bytes.clone();
+        edited[at + 1..at + 4].copy_from_slice(b"u8 ");
+        match Bundle::from_bytes(&edited) {
+            Err(BundleError::Corrupt(message)) => {
+                assert!(message.contains("metadata"), "{message}")
+            }
+            other => panic!("an edited metadata byte gave {other:?}"),
+        }
+        for position in 28..bytes.len() - 16 {
+            let mut damaged = bytes.clone();
+            damaged[position] ^= 0x20;
+            assert!(
+                Bundle::from_bytes(&damaged).is_err(),
+                "a flip at byte {position}"
+            );
+        }
     }
 }

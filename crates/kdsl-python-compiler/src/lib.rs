@@ -24,6 +24,13 @@ fn line_column(source: &str, offset: usize) -> (usize, usize) {
 }
 
 fn parse_target(name: &str) -> PyResult<TargetSpec> {
+    // Processor names reach LLVM as C strings.
+    if name.contains('\0') {
+        return Err(PyValueError::new_err(format!(
+            "target `{}` contains a NUL byte",
+            name.escape_debug()
+        )));
+    }
     let (kind, arch) = match name.split_once(':') {
         Some((kind, arch)) => (kind, Some(arch.to_string())),
         None => (name, None),

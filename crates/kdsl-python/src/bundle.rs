@@ -1,7 +1,8 @@
 //! Bundles: the compiled images of a module plus its kernels' metadata.
 
 use crate::errors::OrRaise;
-use kdsl_runtime::{Bundle as RuntimeBundle, KernelInfo, ParameterInfo};
+use kdsl_bundle::spirv_check::{check_spirv_header, check_spirv_kernels};
+use kdsl_runtime::{Bundle as RuntimeBundle, KernelInfo, ParameterInfo, RuntimeError, TargetKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use std::sync::Arc;
@@ -108,6 +109,44 @@ impl Bundle {
             .iter()
             .map(|image| image.describe())
             .collect()
+    }
+
+    /// The SPIR-V image for another SYCL library (dpctl), or None when there is none: refused
+    /// when its kernels are checked (they take hidden parameters, buffer lengths and a fault
+    /// record, that such a caller cannot supply) or when the image fails the checks the
+    /// runtime makes before a driver reads it (its header, its kernels against the metadata).
+    fn spirv_for_sycl<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if let Some(kernel) = self.inner.kernels.iter().find(|kernel| kernel.checked) {
+            return Err(crate::errors::python_error(
+                py,
+                "BundleError",
+                "CheckedMode",
+                format!(
+                    "kernel `{}` was compiled in checked mode: it takes hidden parameters (a length \
+                     per buffer and a fault record) that dpctl and SYCL callers cannot supply; \
+                     launch it through kdsl, or compile without checked=True for dpctl",
+                    kernel.name
+                ),
+            ));
+        }
+        let Some(image) = self.inner.images_for(TargetKind::Spirv).next() else {
+            return Ok(None);
+        };
+        let invalid = |why: String| RuntimeError::InvalidImage {
+            image: image.describe(),
+            why,
+        };
+        check_spirv_header(&image.bytes)
+            .and_then(|()| {
+                check_spirv_kernels(
+                    &image.bytes,
+                    &self.inner.kernels,
+                    &self.inner.entry_point_prefix,
+                )
+            })
+            .map_err(invalid)
+            .or_raise(py)?;
+        Ok(Some(PyBytes::new(py, &image.bytes)))
     }
 
     /// The bytes of the image named `name` (as `image_names` gives it), or None.

@@ -18,6 +18,7 @@ use kdsl_ir::ScalarType;
 use kdsl_runtime::Launch;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
 use pyo3::types::{PyCapsule, PyDict, PyTuple, PyType, PyWeakrefReference};
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -109,9 +110,12 @@ pub struct Launcher {
     state: Mutex<State>,
 }
 
-fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state
-        .lock()
+/// Locks one of the launcher's mutexes. Code holding one calls into Python, which may let
+/// another thread take the GIL, so a thread that must wait for the lock waits detached from
+/// Python (else it would wait holding the GIL that the lock's holder needs).
+fn lock<'m, T>(py: Python<'_>, mutex: &'m Mutex<T>) -> MutexGuard<'m, T> {
+    mutex
+        .lock_py_attached(py)
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
@@ -387,14 +391,16 @@ impl Launcher {
         }))
     }
 
+    /// The target of `place`, made on its first launch by `resolve` (which adopts the queue or
+    /// stream and loads the kernel: Python code that may release the GIL), called with no
+    /// lock held; a target another thread made meanwhile wins.
     fn target(
         &self,
-        state: &mut State,
         py: Python<'_>,
         place: Place,
         queue: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Arc<Target>>> {
-        if let Some(target) = state.targets.get(&place) {
+        if let Some(target) = lock(py, &self.state).targets.get(&place) {
             return Ok(target.clone());
         }
         let resolved = match (place, queue) {
@@ -422,8 +428,11 @@ impl Launcher {
                 in_flight: Mutex::new(InFlight::default()),
             }))
         };
-        state.targets.insert(place, target.clone());
-        Ok(target)
+        Ok(lock(py, &self.state)
+            .targets
+            .entry(place)
+            .or_insert(target)
+            .clone())
     }
 
     /// The launch, or None where the Python path must take it.
@@ -436,7 +445,7 @@ impl Launcher {
         if args.len() != self.parameters.len() {
             return Ok(None);
         }
-        let mut state = lock(&self.state);
+        let mut state = lock(py, &self.state);
         let mut prepared = Vec::with_capacity(self.parameters.len());
         let mut place: Option<Place> = None;
         let mut sycl_queue: Option<Bound<'_, PyAny>> = None;
@@ -490,16 +499,15 @@ impl Launcher {
         let Some(place) = place else {
             return Ok(None);
         };
-        let Some(target) = self.target(&mut state, py, place, sycl_queue.as_ref())? else {
+        drop(state);
+        let Some(target) = self.target(py, place, sycl_queue.as_ref())? else {
             return Ok(None);
         };
-        drop(state);
         let kernel = target.kernel.get();
         check_overlaps(py, kernel.inner.info(), &prepared)?;
-        let mut in_flight = target
-            .in_flight
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Submission and bookkeeping share this lock, so the order recorded is the order
+        // submitted when threads launch at once.
+        let mut in_flight = lock(py, &target.in_flight);
         let event = match &target.ordering {
             None => run(&kernel.device, &kernel.inner, launch, &prepared, &[]).or_raise(py)?,
             Some((manager, event_type)) => {
@@ -529,6 +537,7 @@ impl Launcher {
             }
         };
         in_flight.open.push(args.clone().unbind());
+        let mut completed = Vec::new();
         if in_flight.open.len() >= GROUP {
             let group = std::mem::take(&mut in_flight.open);
             in_flight.groups.push_back((event.clone(), group));
@@ -537,9 +546,12 @@ impl Launcher {
                 .front()
                 .is_some_and(|(event, _)| event.is_complete().unwrap_or(false))
             {
-                in_flight.groups.pop_front();
+                completed.extend(in_flight.groups.pop_front());
             }
         }
+        drop(in_flight);
+        // Released with no lock held: dropping the last reference of an array runs Python.
+        drop(completed);
         Ok(Some(Event { inner: event }))
     }
 }

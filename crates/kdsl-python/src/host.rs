@@ -11,26 +11,31 @@ pub struct HostCopy {
 }
 
 impl HostCopy {
-    /// Allocates the device buffer and starts copying the host memory into it on `queue`.
-    ///
-    /// # Safety
-    /// `address` must point to `count` readable elements of `element` (any alignment) that stay
-    /// alive and unmodified until the returned event has completed.
-    pub unsafe fn upload(
+    /// Allocates the device buffer for `count` elements of host memory at `address`; nothing
+    /// is copied yet (see [`HostCopy::upload`]).
+    pub fn allocate(
         device: &Device,
-        queue: &Queue,
         element: ScalarType,
         address: u64,
         count: usize,
-    ) -> Result<(HostCopy, Option<Event>), RuntimeError> {
-        let mut buffer = device.alloc_any(element, count, MemoryKind::Device)?;
-        let event = if count > 0 {
-            // SAFETY: forwarded to the caller.
-            Some(unsafe { queue.write_bytes_from(&mut buffer, address as *const u8, &[]) }?)
-        } else {
-            None
-        };
-        Ok((HostCopy { buffer, address }, event))
+    ) -> Result<HostCopy, RuntimeError> {
+        let buffer = device.alloc_any(element, count, MemoryKind::Device)?;
+        Ok(HostCopy { buffer, address })
+    }
+
+    /// Starts copying the host memory into the device buffer on `queue`.
+    ///
+    /// # Safety
+    /// The host memory must hold the buffer's elements (any alignment) and stay alive and
+    /// unmodified until the returned event has completed.
+    pub unsafe fn upload(&mut self, queue: &Queue) -> Result<Option<Event>, RuntimeError> {
+        if self.buffer.is_empty() {
+            return Ok(None);
+        }
+        // SAFETY: forwarded to the caller.
+        Ok(Some(unsafe {
+            queue.write_bytes_from(&mut self.buffer, self.address as *const u8, &[])
+        }?))
     }
 
     /// Starts copying the device buffer back to the host memory it came from, after `wait_for`.

@@ -4,6 +4,8 @@ use crate::bundle::Bundle;
 use crate::device::Device;
 use crate::errors::{argument_error, OrRaise};
 use crate::host::HostCopy;
+use crate::wait::{release_abandoned, wait_all, wait_for_host_copies, wait_interruptibly};
+use kdsl_ir::scalar::f16_from_f64;
 use kdsl_ir::ScalarType;
 use kdsl_runtime::{
     AnyBuffer, Argument, KernelInfo, Launch, ParameterInfo, RuntimeError, ScalarValue,
@@ -180,29 +182,31 @@ pub(crate) fn convert_scalar(
         ScalarType::U32 => int!(u32, U32),
         ScalarType::I64 => int!(i64, I64),
         ScalarType::U64 => int!(u64, U64),
-        ScalarType::F32 | ScalarType::F64 => {
+        ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
             if value.is_instance_of::<PyBool>() {
                 return Err(wrong());
             }
+            // A Python float, int or NumPy float (`numpy.float16` included) as an f64, which
+            // holds every f16 and f32 exactly; narrowed by one rounding.
             let number = value.extract::<f64>().map_err(|_| wrong())?;
-            if ty == ScalarType::F64 {
-                ScalarValue::F64(number)
-            } else {
-                let narrowed = number as f32;
-                if number.is_finite() && narrowed.is_infinite() {
-                    return Err((
-                        "ScalarOutOfRange",
-                        format!("{} is f32, and {number} is out of its range", describe()),
-                    ));
-                }
-                ScalarValue::F32(narrowed)
+            let narrowed = match ty {
+                ScalarType::F64 => ScalarValue::F64(number),
+                ScalarType::F32 => ScalarValue::F32(number as f32),
+                _ => ScalarValue::F16(f16_from_f64(number)),
+            };
+            let overflowed = match narrowed {
+                ScalarValue::F32(narrowed) => narrowed.is_infinite(),
+                // An infinite f16: all exponent bits set, no fraction bits.
+                ScalarValue::F16(bits) => bits & 0x7fff == 0x7c00,
+                _ => false,
+            };
+            if number.is_finite() && overflowed {
+                return Err((
+                    "ScalarOutOfRange",
+                    format!("{} is {ty}, and {number} is out of its range", describe()),
+                ));
             }
-        }
-        ScalarType::F16 => {
-            return Err((
-                "ArgumentType",
-                format!("{}: f16 scalars cannot be passed from Python", describe()),
-            ))
+            narrowed
         }
     })
 }
@@ -328,66 +332,37 @@ pub(crate) fn check_overlaps(
     Ok(())
 }
 
-/// Runs a launch on the device's default queue, after the foreign SYCL events at the
-/// addresses `wait_for_sycl`: borrows device memory, copies host memory in (and, for writable
-/// parameters, back out, waiting for it). Without host arrays it does not block; with
-/// read-only host arrays it waits only for their copies.
-pub(crate) fn run(
-    device: &kdsl_runtime::Device,
-    kernel: &kdsl_runtime::Kernel,
-    launch: &Launch,
-    prepared: &[Prepared],
-    wait_for_sycl: &[u64],
-) -> Result<kdsl_runtime::Event, RuntimeError> {
-    let queue = device.default_queue();
-    let foreign = wait_for_sycl
-        .iter()
-        // SAFETY: Python passes `addressof_ref()` of dpctl events it holds during the call.
-        .map(|&address| unsafe { queue.adopt_sycl_event(address as *const std::ffi::c_void) })
-        .collect::<Result<Vec<_>, _>>()?;
-    let waits: Vec<&kdsl_runtime::Event> = foreign.iter().collect();
-    let mut buffers: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
-    let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
-    let mut uploads = Vec::new();
-    for (index, argument) in prepared.iter().enumerate() {
-        let Prepared::Array { array, element, .. } = argument else {
-            buffers.push(None);
-            continue;
-        };
-        match array.memory {
-            Memory::Host => {
-                // SAFETY: Python keeps the array alive during the call, which waits for this
-                // copy (below) before returning; it described `count` elements at `address`.
-                let (copy, upload) = unsafe {
-                    HostCopy::upload(device, &queue, *element, array.address, array.count)
-                }?;
-                uploads.extend(upload);
-                host_copies.push((index, copy));
-                buffers.push(None);
-            }
-            Memory::Device => {
-                // SAFETY: Python described memory of this device's context (the array's own
-                // queue or stream) and keeps the array alive until the launch has completed.
-                let borrowed = unsafe {
-                    AnyBuffer::borrowed(
-                        device,
-                        array.address,
-                        *element,
-                        array.count,
-                        array.read_only,
-                    )
-                }?;
-                buffers.push(Some(borrowed));
-            }
+/// The copies a launch has submitted so far. They read or write the caller's host memory,
+/// which Python frees once the call returns, so no path out of [`run`] may leave one running:
+/// on an error, everything submitted is waited for before the error is returned.
+#[derive(Default)]
+struct Submitted(Vec<kdsl_runtime::Event>);
+
+impl Submitted {
+    /// `result`, after waiting for every submitted copy if it is an error.
+    fn settle<T>(&self, result: Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+        if result.is_err() {
+            // The first error is the one to report; a failing wait here has nothing to add.
+            let _ = wait_all(&self.0);
         }
+        result
     }
-    let arguments: Vec<Argument<'_>> = prepared
+}
+
+/// The runtime's arguments: `prepared` with each array replaced by its device buffer (a
+/// borrowed one, or the host array's copy).
+fn arguments<'a>(
+    prepared: &'a [Prepared],
+    borrowed: &'a [Option<AnyBuffer>],
+    host_copies: &'a [(usize, HostCopy)],
+) -> Vec<Argument<'a>> {
+    prepared
         .iter()
         .enumerate()
         .map(|(index, argument)| match argument {
             Prepared::Scalar(value) => Argument::scalar(*value),
             Prepared::Array { writable, .. } => {
-                let buffer = buffers[index].as_ref().unwrap_or_else(|| {
+                let buffer = borrowed[index].as_ref().unwrap_or_else(|| {
                     &host_copies
                         .iter()
                         .find(|(position, _)| *position == index)
@@ -398,27 +373,117 @@ pub(crate) fn run(
                 Argument::buffer(buffer, *writable)
             }
         })
-        .collect();
-    let event = kernel.launch_on(&queue, launch, &arguments, &waits)?;
+        .collect()
+}
+
+/// A submitted launch, and the copies of host memory that must finish before the caller may
+/// free that memory (the copies back for writable parameters, else the copies in).
+pub(crate) struct Submission {
+    pub(crate) event: kdsl_runtime::Event,
+    pub(crate) host_copies: Vec<kdsl_runtime::Event>,
+}
+
+/// Runs a launch on the device's default queue, after the foreign SYCL events at the
+/// addresses `wait_for_sycl`: borrows device memory, copies host memory in (and, for writable
+/// parameters, back out). Does not block: the copies the caller must wait for before freeing
+/// host memory are returned. Everything is checked before the first copy is submitted, and
+/// an error returns only once the copies submitted are done.
+pub(crate) fn submit(
+    device: &kdsl_runtime::Device,
+    kernel: &kdsl_runtime::Kernel,
+    launch: &Launch,
+    prepared: &[Prepared],
+    wait_for_sycl: &[u64],
+) -> Result<Submission, RuntimeError> {
+    let queue = device.default_queue();
+    let foreign = wait_for_sycl
+        .iter()
+        // SAFETY: Python passes `addressof_ref()` of dpctl events it holds during the call.
+        .map(|&address| unsafe { queue.adopt_sycl_event(address as *const std::ffi::c_void) })
+        .collect::<Result<Vec<_>, _>>()?;
+    let waits: Vec<&kdsl_runtime::Event> = foreign.iter().collect();
+    let mut borrowed: Vec<Option<AnyBuffer>> = Vec::with_capacity(prepared.len());
+    let mut host_copies: Vec<(usize, HostCopy)> = Vec::new();
+    for (index, argument) in prepared.iter().enumerate() {
+        let Prepared::Array { array, element, .. } = argument else {
+            borrowed.push(None);
+            continue;
+        };
+        match array.memory {
+            Memory::Host => {
+                let copy = HostCopy::allocate(device, *element, array.address, array.count)?;
+                host_copies.push((index, copy));
+                borrowed.push(None);
+            }
+            Memory::Device => {
+                // SAFETY: Python described memory of this device's context (the array's own
+                // queue or stream) and keeps the array alive until the launch has completed.
+                let buffer = unsafe {
+                    AnyBuffer::borrowed(
+                        device,
+                        array.address,
+                        *element,
+                        array.count,
+                        array.read_only,
+                    )
+                }?;
+                borrowed.push(Some(buffer));
+            }
+        }
+    }
+    queue.check_launch(
+        kernel,
+        launch,
+        &arguments(prepared, &borrowed, &host_copies),
+    )?;
+    let mut submitted = Submitted::default();
+    let mut uploads = Vec::new();
+    for (_, copy) in &mut host_copies {
+        // SAFETY: Python keeps the array alive during the call, which waits for this copy
+        // (below, or in `settle` on an error) before returning; it described the copy's
+        // elements at the copy's address.
+        let upload = submitted.settle(unsafe { copy.upload(&queue) })?;
+        submitted.0.extend(upload.iter().cloned());
+        uploads.extend(upload);
+    }
+    let event = submitted.settle(kernel.launch_on(
+        &queue,
+        launch,
+        &arguments(prepared, &borrowed, &host_copies),
+        &waits,
+    ))?;
     let mut downloads = Vec::new();
     for (index, copy) in &host_copies {
         if let Prepared::Array { writable: true, .. } = prepared[*index] {
-            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait below.
-            downloads.extend(unsafe { copy.download(&queue, &[&event]) }?);
+            // SAFETY: the array is writable (checked in `prepare`) and alive until the wait
+            // below (or in `settle`).
+            let download = submitted.settle(unsafe { copy.download(&queue, &[&event]) })?;
+            submitted.0.extend(download.iter().cloned());
+            downloads.extend(download);
         }
     }
-    if !downloads.is_empty() {
-        for download in &downloads {
-            download.wait()?;
-        }
-        // Errors the device raised while running the kernel surface here.
-        event.wait()?;
+    let host_copies = if downloads.is_empty() {
+        uploads
     } else {
-        for upload in &uploads {
-            upload.wait()?;
-        }
+        downloads
+    };
+    Ok(Submission { event, host_copies })
+}
+
+/// [`submit`], then waits for the host copies (and, when arrays are copied back, for the
+/// launch, whose errors surface then).
+pub(crate) fn run(
+    device: &kdsl_runtime::Device,
+    kernel: &kdsl_runtime::Kernel,
+    launch: &Launch,
+    prepared: &[Prepared],
+    wait_for_sycl: &[u64],
+) -> Result<kdsl_runtime::Event, RuntimeError> {
+    let submission = submit(device, kernel, launch, prepared, wait_for_sycl)?;
+    if !submission.host_copies.is_empty() {
+        wait_all(&submission.host_copies)?;
     }
-    Ok(event)
+    Ok(submission.event)
 }
 
 #[pymethods]
@@ -454,7 +519,9 @@ impl Kernel {
     /// Scalars are Python numbers converted by the signature. `wait_for_sycl`: addresses of
     /// `sycl::event`s (dpctl's `SyclEvent.addressof_ref()`) the launch must follow, on a SYCL
     /// device only.
-    #[pyo3(signature = (arguments, global, local, wait_for_sycl = Vec::new()))]
+    /// `keep_alive`: what owns the host memory (the NumPy arrays); when Ctrl-C interrupts
+    /// the wait for the copies, it is kept referenced until they are done.
+    #[pyo3(signature = (arguments, global, local, wait_for_sycl = Vec::new(), keep_alive = None))]
     fn launch(
         &self,
         py: Python<'_>,
@@ -462,13 +529,15 @@ impl Kernel {
         global: Vec<u64>,
         local: Vec<u64>,
         wait_for_sycl: Vec<u64>,
+        keep_alive: Option<Py<PyAny>>,
     ) -> PyResult<Event> {
+        release_abandoned(py);
         let info = self.inner.info();
         let launch = launch_geometry(py, &info.name, &global, &local)?;
         let prepared = prepare(py, info, arguments)?;
-        let event = py
+        let Submission { event, host_copies } = py
             .detach(|| {
-                run(
+                submit(
                     &self.device,
                     &self.inner,
                     &launch,
@@ -477,6 +546,29 @@ impl Kernel {
                 )
             })
             .or_raise(py)?;
+        if !host_copies.is_empty() {
+            // Without `keep_alive` the arguments tuple is kept (it holds no arrays, only
+            // their addresses, so callers that free arrays must pass them).
+            let owner = keep_alive.unwrap_or_else(|| arguments.clone().unbind().into_any());
+            wait_for_host_copies(py, host_copies, owner)?;
+            // Errors the device raised while running the kernel surface here once arrays
+            // were copied back (the copies back followed the launch).
+            if prepared.iter().any(|argument| {
+                matches!(
+                    argument,
+                    Prepared::Array {
+                        array: ArrayArgument {
+                            memory: Memory::Host,
+                            ..
+                        },
+                        writable: true,
+                        ..
+                    }
+                )
+            }) {
+                py.detach(|| event.wait()).or_raise(py)?;
+            }
+        }
         Ok(Event { inner: event })
     }
 }
@@ -490,7 +582,9 @@ pub struct Event {
 #[pymethods]
 impl Event {
     /// Waits for the launch to finish; raises what the device reported while running it.
+    /// Ctrl-C (a signal handler's exception) interrupts the wait, not the launch.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
+        wait_interruptibly(py, &self.inner)?;
         py.detach(|| self.inner.wait()).or_raise(py)
     }
 
@@ -503,6 +597,7 @@ impl Event {
     /// Waits, then gives the kernel's execution time in nanoseconds as the device measured it.
     #[getter]
     fn elapsed_ns(&self, py: Python<'_>) -> PyResult<u64> {
+        wait_interruptibly(py, &self.inner)?;
         py.detach(|| self.inner.elapsed_ns()).or_raise(py)
     }
 

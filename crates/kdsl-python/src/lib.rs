@@ -9,6 +9,7 @@ mod errors;
 mod fast;
 mod host;
 mod launch;
+mod wait;
 
 use pyo3::prelude::*;
 

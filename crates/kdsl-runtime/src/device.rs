@@ -6,6 +6,7 @@ use crate::element::Element;
 use crate::error::{Result, RuntimeError};
 use crate::filter::DeviceFilter;
 use crate::image::select_image;
+use crate::image_check::check_image;
 use crate::launch::DeviceLimits;
 use crate::memory::Retirement;
 use crate::program::Program;
@@ -526,6 +527,7 @@ impl Device {
     /// matching (or generic) code object for HIP.
     pub fn load(&self, bundle: &Bundle) -> Result<Program> {
         let image = select_image(bundle, &self.inner.info.target)?;
+        check_image(bundle, image)?;
         let module = self.inner.backend.load(bundle, image)?;
         Ok(Program::new(self.clone(), bundle, image.describe(), module))
     }

@@ -38,6 +38,7 @@ mod error;
 mod fault;
 pub mod filter;
 pub mod image;
+mod image_check;
 mod inline;
 mod launch;
 #[cfg(test)]

@@ -113,15 +113,13 @@ impl<'q> QueueRef<'q> {
         Ok(Event::submitted(submitted, self.backend, self.device))
     }
 
-    /// See [`Queue::launch`]. The arguments of a launch with up to
-    /// [`INLINE_ARGUMENTS`] of them stay on the stack.
-    pub(crate) fn launch(
+    /// See [`Queue::check_launch`].
+    pub(crate) fn check(
         &self,
         kernel: &Kernel,
         launch: &Launch,
         arguments: &[Argument<'_>],
-        wait_for: &[&Event],
-    ) -> Result<Event> {
+    ) -> Result<()> {
         let device = &self.device.inner;
         if !kernel.device.same_instance(self.device) {
             return Err(RuntimeError::ForeignQueue {
@@ -134,7 +132,19 @@ impl<'q> QueueRef<'q> {
         if !kernel.layout.accepts(device.instance, arguments) {
             check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         }
-        check_launch(&kernel.info, launch, &device.info.limits)?;
+        check_launch(&kernel.info, launch, &device.info.limits)
+    }
+
+    /// See [`Queue::launch`]. The arguments of a launch with up to
+    /// [`INLINE_ARGUMENTS`] of them stay on the stack.
+    pub(crate) fn launch(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+        wait_for: &[&Event],
+    ) -> Result<Event> {
+        self.check(kernel, launch, arguments)?;
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));
         raw.extend(arguments.iter().map(|argument| match &argument.kind {
@@ -250,6 +260,19 @@ impl Queue {
     ) -> Result<Event> {
         self.borrowed()
             .submit(uses.into_iter(), wait_for, operation)
+    }
+
+    /// The checks [`Queue::launch`] makes (the arguments against the kernel's metadata, the
+    /// launch against the device's limits), without submitting anything: a caller that must
+    /// copy data in before the launch checks first, so that a rejected launch leaves no copy
+    /// running.
+    pub fn check_launch(
+        &self,
+        kernel: &Kernel,
+        launch: &Launch,
+        arguments: &[Argument<'_>],
+    ) -> Result<()> {
+        self.borrowed().check(kernel, launch, arguments)
     }
 
     /// Checks the arguments and the launch against the kernel's metadata and the device's

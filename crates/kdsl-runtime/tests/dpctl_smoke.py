@@ -33,10 +33,14 @@ def read_spirv(path):
     if data[:8] != b"KDSLBNDL":
         raise SystemExit(f"{path}: not a kdsl bundle")
     version, metadata_length = struct.unpack_from("<IQ", data, 8)
-    if version not in (1, 2):
-        raise SystemExit(f"{path}: bundle format version {version} is not 1 or 2")
-    metadata = json.loads(data[20 : 20 + metadata_length])
-    payload = data[20 + metadata_length :]
+    if version not in (1, 2, 3):
+        raise SystemExit(f"{path}: bundle format version {version} is not 1, 2 or 3")
+    # Version 3 adds the metadata's FNV-1a 64 (a u64) to the header.
+    start = 28 if version >= 3 else 20
+    if version >= 3 and struct.unpack_from("<Q", data, 20)[0] != int(fnv1a64(data[start : start + metadata_length])[8:], 16):
+        raise SystemExit(f"{path}: the metadata's checksum does not match")
+    metadata = json.loads(data[start : start + metadata_length])
+    payload = data[start + metadata_length :]
     for image in metadata["images"]:
         if image["target"] == "spirv":
             spirv = payload[image["offset"] : image["offset"] + image["length"]]
