@@ -228,7 +228,7 @@ impl Generator<'_> {
         if self.sub_group_operations_allowed() {
             reads.push(Read::WorkItem(
                 "sub_group_size()".into(),
-                interval_facts(Uniformity::WorkGroup, 1, 64),
+                interval_facts(Uniformity::SubGroup, 1, 64),
             ));
             if uniformity == Uniformity::Varying {
                 reads.push(Read::WorkItem(
