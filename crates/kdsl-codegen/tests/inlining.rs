@@ -78,6 +78,40 @@ fn a_doubling_call_chain_compiles_for_every_target() {
     }
 }
 
+/// Each level calls the previous one in a loop of 4 iterations, which the front end asks to
+/// unroll completely, and once after it: inlined and unrolled, the code grew 5 times per
+/// level (6 levels ran past a minute).
+#[test]
+fn calls_in_unrolled_loops_count_as_often_as_they_are_copied() {
+    let mut source = String::from(
+        "fn f0(v: global [u32], x: u32) -> u32 {\n    let mut s = 0u32;\n    \
+         for i in 0..8u32 { s += v[(x + i) % 64u32]; }\n    return s;\n}\n",
+    );
+    let levels = 16;
+    for level in 1..levels {
+        let previous = level - 1;
+        source.push_str(&format!(
+            "fn f{level}(v: global [u32], x: u32) -> u32 {{\n    let mut s = 0u32;\n    \
+             for i in 0..4u32 {{ s += f{previous}(v, x + i); }}\n    \
+             return s + f{previous}(v, x * 3u32);\n}}\n"
+        ));
+    }
+    source.push_str(&format!(
+        "kernel k(output: global mut [u32], input: global [u32]) {{\n    \
+         output[get_global_id(0)] = f{}(input, get_global_id(0));\n}}\n",
+        levels - 1
+    ));
+    let module = kdsl_frontend::compile_to_ir(&source).expect("valid kdsl");
+    let targets = [
+        TargetSpec::spirv(),
+        TargetSpec::ptx(Some("sm_90")),
+        TargetSpec::amdgpu(Some("gfx90a")),
+    ];
+    let bundle = compile_bundle("loops.krn", &module, &targets, &Options::default())
+        .unwrap_or_else(|e| panic!("the chain does not compile: {e}"));
+    assert_eq!(bundle.images.len(), targets.len());
+}
+
 #[test]
 fn functions_over_the_budget_stay_calls_and_small_ones_are_inlined() {
     let module = kdsl_frontend::compile_to_ir(&doubling_chain(30)).expect("valid");

@@ -7,7 +7,11 @@ fn codes(source: &str, spec: &TargetSpec) -> Vec<String> {
     let module = kdsl_frontend::compile_to_ir(source).expect("valid kdsl");
     match compile(&module, spec, &Options::default()) {
         Ok(_) => Vec::new(),
-        Err(error) => error.into_diagnostics().into_iter().map(|d| d.code).collect(),
+        Err(error) => error
+            .into_diagnostics()
+            .into_iter()
+            .map(|d| d.code)
+            .collect(),
     }
 }
 
