@@ -98,3 +98,41 @@ fn a_write_past_a_buffer_is_a_typed_fault_on_the_default_device() {
     }
     assert_eq!(values.read_to_vec().unwrap(), want);
 }
+
+/// A failed check gives 0, which here keeps the loop's condition true for ever. The work-item
+/// must still end (the loop is left once the launch has a fault) and the fault be reported.
+#[test]
+fn a_fault_in_a_loop_condition_ends_the_loop() {
+    const SEARCH: &str = "// find the next non-zero
+kernel next_non_zero(positions: global mut [u32], values: global [u32]) {
+    let i = get_global_id(0);
+    let mut j = i;
+    while values[j] == 0 {
+        j += 1;
+    }
+    positions[i] = j;
+}
+";
+    let bundle = kdsl::compile("search.krn", SEARCH, &kdsl::default_targets(), &checked()).unwrap();
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    let kernel = device
+        .load(&bundle)
+        .unwrap()
+        .kernel("next_non_zero")
+        .unwrap();
+    let n = 64usize;
+    // No non-zero anywhere: every work-item reads past the end.
+    let values = device.buffer_from(&vec![0u32; n]).unwrap();
+    let mut positions = device.buffer_from(&vec![0u32; n]).unwrap();
+    let result = kernel
+        .launch(&Launch::new([n], [16]), &args![&mut positions, &values])
+        .unwrap()
+        .wait();
+    let Err(RuntimeError::KernelFault(fault)) = result else {
+        panic!("expected a KernelFault, got {result:?}");
+    };
+    assert_eq!(fault.kind, FaultKind::OutOfBounds);
+    assert_eq!(fault.location, "search.krn:5:11");
+    assert_eq!(fault.length, n as u64);
+}

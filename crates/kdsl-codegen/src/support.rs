@@ -11,6 +11,7 @@ use std::collections::HashSet;
 pub(crate) const UNSUPPORTED: &str = "E0601";
 pub(crate) const LOCAL_MEMORY_LIMIT: &str = "E0602";
 pub(crate) const PARAMETER_LIMIT: &str = "E0603";
+pub(crate) const PRIVATE_MEMORY_LIMIT: &str = "E0604";
 
 /// `checked`: the module is compiled in checked mode (its kernels take hidden arguments).
 pub(crate) fn check(
@@ -29,8 +30,12 @@ pub(crate) fn check(
         checker.reported.clear();
         checker.function(function);
     }
-    for kernel in module.kernels() {
-        checker.local_memory(kernel);
+    let private_bytes = private_memory_bytes(module);
+    for (function, &bytes) in module.functions.iter().zip(&private_bytes) {
+        if function.kind == FunctionKind::Kernel {
+            checker.local_memory(function);
+            checker.private_memory(function, bytes);
+        }
     }
     if checker.diagnostics.is_empty() {
         Ok(())
@@ -158,6 +163,44 @@ impl Checker<'_> {
                     );
             }
         }
+    }
+
+    /// A kernel's private arrays, those of the functions it calls included, against the
+    /// target's limit on a work-item's memory.
+    fn private_memory(&mut self, kernel: &Function, used: u64) {
+        let Some(limit) = self.target.features.max_private_memory_bytes else {
+            return;
+        };
+        if used <= limit {
+            return;
+        }
+        let largest = kernel
+            .variables
+            .iter()
+            .filter(|v| v.space == AddressSpace::Private)
+            .max_by_key(|v| v.ty.size_in_bytes());
+        let (span, label) = match largest {
+            Some(variable) if variable.ty.size_in_bytes() > 0 => {
+                (variable.span, "the largest private array of this kernel")
+            }
+            _ => (kernel.span, "this kernel"),
+        };
+        self.diagnostics.push(
+            Diagnostic::error(
+                PRIVATE_MEMORY_LIMIT,
+                format!(
+                    "kernel `{}` needs {used} bytes of private memory per work-item, more than \
+                     the {limit} bytes target `{}` allows",
+                    kernel.name,
+                    self.target.display_name()
+                ),
+                span,
+                label,
+            )
+            .with_hint(
+                "make the private arrays smaller, or keep the data in a buffer or a `local` array",
+            ),
+        );
     }
 
     /// Argument bytes above what the target passes to a kernel (each parameter at its natural
@@ -342,4 +385,32 @@ impl Checker<'_> {
             }
         }
     }
+}
+
+/// Per function: the private memory its variables take while it runs, with that of the
+/// deepest chain of calls it makes (calls one after the other reuse the same memory).
+fn private_memory_bytes(module: &Module) -> Vec<u64> {
+    let mut bytes: Vec<u64> = Vec::with_capacity(module.functions.len());
+    for function in &module.functions {
+        let own: u64 = function
+            .variables
+            .iter()
+            .filter(|v| v.space == AddressSpace::Private)
+            .map(|v| v.ty.size_in_bytes())
+            .sum();
+        // Functions come callees first.
+        let mut deepest = 0u64;
+        visit::walk_block(
+            &function.body,
+            &mut |expression| {
+                if let ExpressionKind::Call { function, .. } = &expression.kind {
+                    let callee = bytes.get(function.0 as usize).copied().unwrap_or(0);
+                    deepest = deepest.max(callee);
+                }
+            },
+            &mut |_| {},
+        );
+        bytes.push(own.saturating_add(deepest));
+    }
+    bytes
 }

@@ -278,6 +278,8 @@ pub type Spanned<'input> = (usize, Token<'input>, usize);
 /// The deepest nesting of `(`, `[` and `{` the parser accepts.
 pub const MAX_NESTING: usize = 256;
 
+const BYTE_ORDER_MARK: char = '\u{FEFF}';
+
 /// Lexes the whole source. Invalid input is reported in `diagnostics` and skipped.
 pub fn tokenize<'input>(
     source: &'input str,
@@ -285,6 +287,11 @@ pub fn tokenize<'input>(
 ) -> Vec<Spanned<'input>> {
     let mut tokens = Vec::new();
     let mut lexer = Token::lexer(source);
+    // The byte-order mark some editors write at the start of a UTF-8 file is no part of the
+    // program; spans still count from the file's first byte.
+    if source.starts_with(BYTE_ORDER_MARK) {
+        lexer.bump(BYTE_ORDER_MARK.len_utf8());
+    }
     // Consecutive invalid characters are reported once, as one range.
     let mut invalid_run: Option<Span> = None;
     let flush = |run: &mut Option<Span>, diagnostics: &mut Vec<Diagnostic>| {
@@ -408,6 +415,18 @@ mod tests {
                 Token::Integer("7"),
             ]
         );
+    }
+
+    #[test]
+    fn skips_a_byte_order_mark_at_the_start_only() {
+        let mut diagnostics = Vec::new();
+        let tokens = tokenize("\u{FEFF}kernel k", &mut diagnostics);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        // Spans count from the file's first byte, so diagnostics point at the right column.
+        assert_eq!(tokens[0], (3, Token::Kernel, 9));
+        let (_, diagnostics) = kinds("kernel \u{FEFF}k");
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].code, "E0001");
     }
 
     #[test]

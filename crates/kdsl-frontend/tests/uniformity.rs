@@ -273,6 +273,42 @@ kernel k(output: global mut [f32], input: global [f32]) {
 }
 
 #[test]
+fn sub_group_size_and_lane_counts_differ_between_sub_groups() {
+    // 20 work-items with 16 lanes make sub-groups of 16 and 4: the size, a sum and a ballot
+    // of a uniform value differ between them.
+    for condition in [
+        "sub_group_size() == 16",
+        "sub_group_reduce_add(n) > 16",
+        "sub_group_ballot(n > 0) == 65535",
+    ] {
+        let source = format!(
+            "
+kernel k(output: global mut [u32], n: u32) {{
+    if {condition} {{ barrier(); }}
+    output[get_global_id(0)] = 1;
+}}"
+        );
+        rejected(&source, "E0518");
+        assert!(
+            rendered(&source).contains("the same only within a sub-group"),
+            "{condition}"
+        );
+    }
+    // Sub-group operations may still depend on them; `min`, `max`, `any` and `all` of a
+    // uniform value are that value in every sub-group.
+    accepted(
+        "
+kernel k(output: global mut [u32], n: u32) {
+    let i = get_global_id(0);
+    if sub_group_size() == 16 { output[i] = sub_group_reduce_add(i); }
+    if sub_group_reduce_max(n) > 2 && sub_group_all(n > 1) { barrier(); }
+    if sub_group_any(n > 3) && sub_group_reduce_min(n) > 0 { barrier(); }
+    if get_num_sub_groups() > 1 { barrier(); }
+}",
+    );
+}
+
+#[test]
 fn sub_group_operation_on_the_right_of_a_short_circuit() {
     rejected(
         "
@@ -464,6 +500,48 @@ kernel k(output: global mut [u32]) {
 }";
     rejected(source, "E0518");
     assert!(rendered(source).contains("a value read from `output`"));
+}
+
+#[test]
+fn a_writable_buffer_passed_as_read_only_still_changes() {
+    // The callee declares `counter` read-only, but the kernel's buffer is writable and was just
+    // updated by an atomic: what the callee reads differs between work-items.
+    let source = "
+fn wait_for(counter: global [u32]) {
+    if counter[0] > 3 { barrier(); }
+}
+kernel k(counter: global mut [u32], output: global mut [u32]) {
+    atomic_add(counter[0], 1u32);
+    wait_for(counter);
+    output[get_global_id(0)] = 1;
+}";
+    rejected(source, "E0518");
+    let text = rendered(source);
+    assert!(text.contains("a value read from `counter`"), "{text}");
+    // Passed on through a second read-only parameter, it still changes.
+    rejected(
+        "
+fn decide(values: global [u32]) -> bool { return values[0] > 3; }
+fn wait_for(counter: global [u32]) {
+    if decide(counter) { barrier(); }
+}
+kernel k(counter: global mut [u32]) {
+    atomic_add(counter[0], 1u32);
+    wait_for(counter);
+}",
+        "E0518",
+    );
+    // A kernel's read-only buffer passed on stays unchanged, hence uniform.
+    accepted(
+        "
+fn wait_for(sizes: global [u32]) {
+    if sizes[0] > 3 { barrier(); }
+}
+kernel k(sizes: global [u32], output: global mut [u32]) {
+    wait_for(sizes);
+    output[get_global_id(0)] = 1;
+}",
+    );
 }
 
 #[test]

@@ -226,10 +226,13 @@ impl Generator<'_> {
             }
         }
         if self.sub_group_operations_allowed() {
-            reads.push(Read::WorkItem(
-                "sub_group_size()".into(),
-                interval_facts(Uniformity::WorkGroup, 1, 64),
-            ));
+            // The last sub-group of a work-group may be smaller than the others.
+            if uniformity >= Uniformity::SubGroup {
+                reads.push(Read::WorkItem(
+                    "sub_group_size()".into(),
+                    interval_facts(Uniformity::SubGroup, 1, 64),
+                ));
+            }
             if uniformity == Uniformity::Varying {
                 reads.push(Read::WorkItem(
                     "sub_group_local_id()".into(),

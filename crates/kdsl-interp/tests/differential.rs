@@ -1027,11 +1027,31 @@ fn operators() {
     .compare(0, Compare::Close(1e-3))
     .compare(1, Compare::Close(1e-6))
     .compare(2, Compare::Close(1e-12));
+    // Integers beyond f16's range become infinities, also where only a few bits can be set
+    // (LLVM used to fold `(x << 31) as f16 as f64` to -2147483648.0).
+    let n = 64usize;
+    let mut signed: Vec<i32> = vec![1, 2, -1, 4095, 4094, 0];
+    signed.extend((signed.len()..n).map(|_| random.next_u64() as i32));
+    let mut unsigned: Vec<u32> = vec![1, 0, 3, 65535];
+    unsigned.extend((unsigned.len()..n).map(|_| random.next_u64() as u32));
+    let mut longs: Vec<i64> = vec![1, -1, 0, 1 << 23];
+    longs.extend((longs.len()..n).map(|_| random.next_u64() as i64));
+    let integers_to_f16 = Case::new(
+        "integers_to_f16",
+        InterpLaunch::covering(n as u32, 32),
+        vec![
+            buffer(vec![0.0f64; n * 4]),
+            buffer(vec![0.0f32; n]),
+            buffer(signed),
+            buffer(unsigned),
+            buffer(longs),
+        ],
+    );
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
         false,
-        vec![case, casts],
+        vec![case, casts, integers_to_f16],
     );
 }
 

@@ -120,6 +120,8 @@ pub enum ErrorCode {
     E0602,
     /// Kernel parameters above the target's limit on argument bytes.
     E0603,
+    /// Private arrays above the target's limit on a work-item's memory.
+    E0604,
     /// A `-D` definition that names no module constant.
     E0701,
     /// A `-D` value of the wrong type or not a literal.
@@ -137,7 +139,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 62] = [
+    pub const ALL: [ErrorCode; 63] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -193,6 +195,7 @@ impl ErrorCode {
         ErrorCode::E0601,
         ErrorCode::E0602,
         ErrorCode::E0603,
+        ErrorCode::E0604,
         ErrorCode::E0701,
         ErrorCode::E0702,
         ErrorCode::E0703,
@@ -260,6 +263,7 @@ impl ErrorCode {
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
             ErrorCode::E0603 => "E0603",
+            ErrorCode::E0604 => "E0604",
             ErrorCode::E0701 => "E0701",
             ErrorCode::E0702 => "E0702",
             ErrorCode::E0703 => "E0703",

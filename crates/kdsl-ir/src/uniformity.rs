@@ -5,8 +5,11 @@
 //! Each value gets a level of a three-level lattice, [`Uniformity`]: the same in the whole
 //! work-group, the same within each sub-group, or possibly different in every work-item.
 //! Literals, scalar kernel parameters and group-wide queries are uniform; ids vary, and so does
-//! anything read from memory except an element of a read-only buffer at a uniform index (no
-//! writable buffer overlaps it) or of a private array that only uniform values were stored in. Operators take the join of their operands, and a variable assigned where
+//! anything read from memory except an element of a private array that only uniform values
+//! were stored in, or of a buffer nothing writes during the launch, at a uniform index. A
+//! kernel's read-only buffer is such a buffer (no writable one overlaps it); a device
+//! function's read-only buffer parameter is one only in a call that passes such a buffer, not
+//! a writable one. Operators take the join of their operands, and a variable assigned where
 //! control is divergent becomes at least as varying as that control.
 //!
 //! The control flow has a level too: the join of the conditions of the enclosing `if`s, of
@@ -63,10 +66,11 @@ pub fn sub_group_operation(op: SubGroupOp, arguments: &[Uniformity]) -> Operatio
     use Uniformity::*;
     let argument = |index: usize| arguments.get(index).copied().unwrap_or(Varying);
     let (needs, result) = match op {
-        // Queries: no communication between lanes.
+        // Queries: no communication between lanes. A work-group need not be a multiple of the
+        // sub-group size, so its last sub-group may have fewer lanes than the others.
         SubGroupOp::LocalId => (None, Varying),
-        SubGroupOp::Size | SubGroupOp::GroupCount => (None, Uniform),
-        SubGroupOp::GroupId => (None, SubGroup),
+        SubGroupOp::GroupCount => (None, Uniform),
+        SubGroupOp::Size | SubGroupOp::GroupId => (None, SubGroup),
         // Every lane reads another lane's value, so the whole sub-group must be there. A value
         // already the same in the sub-group stays what it is; a varying one read from the same
         // lane everywhere (a broadcast) becomes the same in the sub-group.
@@ -86,10 +90,13 @@ pub fn sub_group_operation(op: SubGroupOp, arguments: &[Uniformity]) -> Operatio
             let result = if value <= SubGroup { value } else { Varying };
             (Some(SubGroup), result)
         }
-        // One value for the whole sub-group: the operand's level if it was already uniform.
-        SubGroupOp::Reduce(_) | SubGroupOp::Any | SubGroupOp::All | SubGroupOp::Ballot => {
+        // One value for the whole sub-group. Of a work-group-uniform operand, `any`, `all`,
+        // `min` and `max` give that operand in every sub-group; a sum and a ballot count the
+        // lanes, which differ between sub-groups.
+        SubGroupOp::Reduce(Reduction::Min | Reduction::Max) | SubGroupOp::Any | SubGroupOp::All => {
             (Some(SubGroup), argument(0).min(SubGroup))
         }
+        SubGroupOp::Reduce(Reduction::Add) | SubGroupOp::Ballot => (Some(SubGroup), SubGroup),
         // Each lane gets its own prefix; a scan of a uniform value still differs by lane.
         SubGroupOp::InclusiveScan(_) | SubGroupOp::ExclusiveScan(_) => (Some(SubGroup), Varying),
     };
@@ -164,7 +171,8 @@ pub fn check_uniformity(module: &Module) -> Vec<Diagnostic> {
     diagnostics
 }
 
-/// A function and the levels of its parameters (buffers count as uniform).
+/// A function and the levels of its parameters (a buffer's is uniform when nothing writes it
+/// during the launch, varying otherwise).
 type Key = (FunctionId, Vec<Uniformity>);
 
 struct Analyzer<'m> {
@@ -837,24 +845,16 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 .unwrap_or(Value::UNIFORM),
             ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
                 let index = self.place(place, control);
-                // Read-only buffers overlap no writable one (docs/language.md, "Types"), so
-                // nothing changes them during the launch: the same element is the same value
-                // everywhere. Writable buffers and arrays may hold anything.
+                // A kernel's read-only buffers overlap no writable one (docs/language.md,
+                // "Types"), so nothing changes them during the launch: the same element is the
+                // same value everywhere. Writable buffers and arrays may hold anything.
                 // Private arrays are as uniform as what was stored in them.
                 let contents = match place.base {
                     PlaceBase::Parameter(_) if place.space == AddressSpace::Private => {
                         self.private_array_contents(place.base).level
                     }
-                    PlaceBase::Parameter(id) => match self.function.parameters.get(id.0 as usize) {
-                        Some(Parameter {
-                            ty:
-                                ParameterType::Buffer {
-                                    writable: false, ..
-                                },
-                            ..
-                        }) => Uniformity::Uniform,
-                        _ => Uniformity::Varying,
-                    },
+                    PlaceBase::Parameter(id) if self.buffer_is_invariant(id) => Uniformity::Uniform,
+                    PlaceBase::Parameter(_) => Uniformity::Varying,
                     PlaceBase::Variable(id) if place.space == AddressSpace::Private => self
                         .values
                         .get(id.0 as usize)
@@ -968,6 +968,24 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         }
     }
 
+    /// Whether nothing writes the buffer parameter during the launch: it is declared read-only
+    /// and, in a device function, every caller passed it a buffer nothing writes (its level is
+    /// uniform; a kernel's parameters all are).
+    fn buffer_is_invariant(&self, id: ParameterId) -> bool {
+        let read_only = matches!(
+            self.function.parameters.get(id.0 as usize),
+            Some(Parameter {
+                ty: ParameterType::Buffer {
+                    writable: false,
+                    ..
+                },
+                ..
+            })
+        );
+        let level = self.parameters.get(id.0 as usize).map(|value| value.level);
+        read_only && level == Some(Uniformity::Uniform)
+    }
+
     /// What a private array variable or array parameter holds, as uniform as it is: for a
     /// parameter, what the caller passed joined with what this function stored since.
     fn private_array_contents(&self, base: PlaceBase) -> Value {
@@ -998,7 +1016,10 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
         for argument in arguments {
             levels.push(match argument {
                 Argument::Value(value) => self.expression(value, control).level,
-                Argument::Buffer(_) => Uniformity::Uniform,
+                // What the callee reads of a buffer is as uniform as the caller's buffer
+                // really is: a writable one passed as read-only still changes.
+                Argument::Buffer(id) if self.buffer_is_invariant(*id) => Uniformity::Uniform,
+                Argument::Buffer(_) => Uniformity::Varying,
                 // A private array's level is that of its contents; local memory is varying
                 // in the callee whatever is passed.
                 Argument::Array(base) => self.private_array_contents(*base).level,

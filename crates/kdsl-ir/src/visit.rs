@@ -158,40 +158,52 @@ impl Module {
     /// (`vload4`, `vstore4`), and those of the device functions it passes the buffer to, need
     /// beyond the element's own; 0 where there are none.
     pub fn buffer_alignments(&self, function: FunctionId) -> Vec<u32> {
-        let Some(body) = self.functions.get(function.0 as usize) else {
-            return Vec::new();
+        // Functions come callees first: each one's callees are in the table before it, so
+        // every function is walked once however often it is called.
+        let last = (function.0 as usize).min(self.functions.len());
+        let mut table: Vec<Vec<u32>> = Vec::with_capacity(last + 1);
+        for body in self.functions.iter().take(last + 1) {
+            let own = own_buffer_alignments(body, &table);
+            table.push(own);
+        }
+        table.get(function.0 as usize).cloned().unwrap_or_default()
+    }
+}
+
+/// [`Module::buffer_alignments`] of `body`, given those of the functions before it.
+fn own_buffer_alignments(body: &Function, callees: &[Vec<u32>]) -> Vec<u32> {
+    let mut alignments = vec![0u32; body.parameters.len()];
+    let mut calls = Vec::new();
+    walk_block(
+        &body.body,
+        &mut |expression| match &expression.kind {
+            ExpressionKind::VectorLoad { place, width, .. } => {
+                require(&mut alignments, place, usize::from(*width));
+            }
+            ExpressionKind::Call {
+                function,
+                arguments,
+            } => calls.push((*function, arguments.clone())),
+            _ => {}
+        },
+        &mut |_| {},
+    );
+    visit_vector_stores(&body.body, &mut |place, width| {
+        require(&mut alignments, place, width)
+    });
+    for (callee, arguments) in calls {
+        let Some(needed) = callees.get(callee.0 as usize) else {
+            continue;
         };
-        let mut alignments = vec![0u32; body.parameters.len()];
-        let mut calls = Vec::new();
-        walk_block(
-            &body.body,
-            &mut |expression| match &expression.kind {
-                ExpressionKind::VectorLoad { place, width, .. } => {
-                    require(&mut alignments, place, usize::from(*width));
-                }
-                ExpressionKind::Call {
-                    function,
-                    arguments,
-                } => calls.push((*function, arguments.clone())),
-                _ => {}
-            },
-            &mut |_| {},
-        );
-        visit_vector_stores(&body.body, &mut |place, width| {
-            require(&mut alignments, place, width)
-        });
-        for (callee, arguments) in calls {
-            let needed = self.buffer_alignments(callee);
-            for (argument, needed) in arguments.iter().zip(needed) {
-                if let Argument::Buffer(id) = argument {
-                    if let Some(slot) = alignments.get_mut(id.0 as usize) {
-                        *slot = (*slot).max(needed);
-                    }
+        for (argument, needed) in arguments.iter().zip(needed) {
+            if let Argument::Buffer(id) = argument {
+                if let Some(slot) = alignments.get_mut(id.0 as usize) {
+                    *slot = (*slot).max(*needed);
                 }
             }
         }
-        alignments
     }
+    alignments
 }
 
 fn require(alignments: &mut [u32], place: &Place, width: usize) {

@@ -9,6 +9,10 @@ use kdsl_ir::{
     Argument, BinaryOp, Expression, ExpressionKind, Literal, LogicalOp, ScalarType, UnaryOp,
 };
 
+/// The smallest integer that rounds to infinity as an `f16`: halfway between `f16::MAX` (65504)
+/// and 2^16, a tie that goes to the even 2^16, which overflows.
+const F16_OVERFLOW: u64 = 65520;
+
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// Evaluates an expression statement; calls without a result produce no value.
     pub(super) fn evaluate(&mut self, expression: &Expression) -> Result<()> {
@@ -386,7 +390,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 return self.call_intrinsic(name, &overloads, &[value]);
             }
             (false, true) => {
-                let value = value.into_int_value();
+                let value = if to == ScalarType::F16 {
+                    self.clamp_to_f16_range(value.into_int_value(), from.is_signed_integer())?
+                } else {
+                    value.into_int_value()
+                };
                 let target = target_type.into_float_type();
                 if from.is_signed_integer() {
                     b.build_signed_int_to_float(value, target, "")?.into()
@@ -407,6 +415,32 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 )?
                 .into(),
         })
+    }
+
+    /// An integer clamped to `±F16_OVERFLOW` before its conversion to `f16`, which rounds to the
+    /// same `f16` (the bound and everything beyond it round to infinity). LLVM 22's InstCombine
+    /// takes a conversion of a value with few significant bits as exact and folds
+    /// `(x << 31) as f16 as f64` to `x << 31 as f64`, forgetting that `f16` overflows; after
+    /// the clamp the value fits, so that fold, where it still applies, is exact.
+    fn clamp_to_f16_range(&self, value: IntValue<'ctx>, signed: bool) -> Result<IntValue<'ctx>> {
+        let ty = value.get_type();
+        if ty.get_bit_width() <= 16 {
+            // Even `u16::MAX` converts exactly where the fold applies (its 16 bits are too many).
+            return Ok(value);
+        }
+        let bound = ty.const_int(F16_OVERFLOW, false);
+        let operand = |value: IntValue<'ctx>| -> BasicValueEnum<'ctx> { value.into() };
+        let overloads = [ty.into()];
+        if !signed {
+            let clamped =
+                self.call_intrinsic("llvm.umin", &overloads, &[operand(value), operand(bound)])?;
+            return Ok(clamped.into_int_value());
+        }
+        let low = ty.const_int(F16_OVERFLOW.wrapping_neg(), true);
+        let below =
+            self.call_intrinsic("llvm.smin", &overloads, &[operand(value), operand(bound)])?;
+        let clamped = self.call_intrinsic("llvm.smax", &overloads, &[below, operand(low)])?;
+        Ok(clamped.into_int_value())
     }
 
     /// An integer truncated, or extended (by sign when `signed`), to `target`'s width, with the

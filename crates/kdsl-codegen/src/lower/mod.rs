@@ -8,11 +8,13 @@
 //! - `builtins.rs`: work-item queries, barriers, math.
 //! - `collectives.rs`: sub-group and work-group collectives.
 //! - `checked.rs`: checked mode's hidden parameters, bounds and division checks.
+//! - `inlining.rs`: which device functions are inlined, within a size budget.
 
 mod builtins;
 pub(crate) mod checked;
 pub(crate) mod collectives;
 mod expression;
+mod inlining;
 mod memory;
 mod statement;
 
@@ -67,16 +69,20 @@ pub(crate) fn lower_module<'ctx>(
             context.i32_type().const_int(u64::from(*value), false),
         );
     }
+    let inlined = inlining::inlined_functions(ir);
     let mut functions = Vec::with_capacity(ir.functions.len());
-    for function in &ir.functions {
+    for (function, &inline) in ir.functions.iter().zip(&inlined) {
         functions.push(declare_function(
             context,
             module,
             &types,
             target,
             function,
-            entry_point_prefix,
-            plan.is_some(),
+            Declaration {
+                entry_point_prefix,
+                checked: plan.is_some(),
+                inline,
+            },
         ));
     }
     for (function, value) in ir.functions.iter().zip(&functions) {
@@ -151,15 +157,29 @@ fn enum_attribute(context: &Context, name: &str, value: u64) -> Attribute {
     context.create_enum_attribute(Attribute::get_named_enum_kind_id(name), value)
 }
 
+/// How a function is declared besides its signature.
+struct Declaration<'a> {
+    /// Put before a kernel's name.
+    entry_point_prefix: &'a str,
+    /// With checked mode's hidden parameters.
+    checked: bool,
+    /// A device function inlined into every caller (else kept a real function).
+    inline: bool,
+}
+
 fn declare_function<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     types: &Types<'ctx>,
     target: &TargetDescription,
     function: &Function,
-    entry_point_prefix: &str,
-    checked: bool,
+    declaration: Declaration,
 ) -> FunctionValue<'ctx> {
+    let Declaration {
+        entry_point_prefix,
+        checked,
+        inline,
+    } = declaration;
     let is_kernel = function.kind == FunctionKind::Kernel;
     let mut parameter_types: Vec<BasicMetadataTypeEnum> = function
         .parameters
@@ -214,10 +234,9 @@ fn declare_function<'ctx>(
             require_work_group_size(context, target, value, size);
         }
     } else {
-        value.add_attribute(
-            AttributeLoc::Function,
-            enum_attribute(context, "alwaysinline", 0),
-        );
+        // Above the budget a function stays one, called: LLVM's inliner must not undo that.
+        let inlining = if inline { "alwaysinline" } else { "noinline" };
+        value.add_attribute(AttributeLoc::Function, enum_attribute(context, inlining, 0));
     }
     for (index, parameter) in function.parameters.iter().enumerate() {
         let location = AttributeLoc::Param(index as u32);
@@ -421,6 +440,15 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             match self.function.return_type {
                 None => {
                     self.builder.build_return(None)?;
+                }
+                // In checked mode a loop left after a fault reaches the end: give 0.
+                Some(ty) if self.checked.is_some() => {
+                    let zero = Types {
+                        context: self.context,
+                    }
+                    .value(ty)
+                    .const_zero();
+                    self.builder.build_return(Some(&zero))?;
                 }
                 // The front end rejects a function that can fall off its end without a value.
                 Some(_) => {

@@ -47,6 +47,21 @@ pub enum Error {
 }
 
 /// Whether the processor runs 32-lane wavefronts by default (RDNA, gfx10 and later).
+/// A work-item's share of the most scratch memory a wavefront may have: the size field of
+/// `COMPUTE_TMPRING_SIZE` (13 bits of 1 KiB before gfx11, 15 bits of 256 bytes on gfx11, 18 on
+/// gfx12) over the lanes. LLVM's backend fails on a kernel that needs more.
+fn max_scratch_bytes(arch: &str) -> u64 {
+    let wave = if arch.starts_with("gfx12") {
+        256 * ((1 << 18) - 1)
+    } else if arch.starts_with("gfx11") {
+        256 * ((1 << 15) - 1)
+    } else {
+        1024 * ((1 << 13) - 1)
+    };
+    let lanes = if is_wave32(arch) { 32 } else { 64 };
+    wave / lanes
+}
+
 fn is_wave32(arch: &str) -> bool {
     arch.starts_with("gfx1") && !arch.starts_with("gfx1-")
 }
@@ -121,6 +136,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_LDS_BYTES),
+            max_private_memory_bytes: Some(max_scratch_bytes(arch)),
             max_work_group_size: Some(1024),
             // HIP's limit on a kernel's argument block.
             max_parameter_bytes: Some(4096),

@@ -177,6 +177,8 @@ pub(crate) struct FeatureSupport {
     pub sub_groups: bool,
     /// The most work-group local memory a kernel may declare statically, if known.
     pub max_local_memory_bytes: Option<u64>,
+    /// The most private memory (arrays and spills) one work-item may use, if known.
+    pub max_private_memory_bytes: Option<u64>,
     /// The most work-items a work-group can have on any processor of the target, if known.
     pub max_work_group_size: Option<u64>,
     /// The most bytes of arguments a kernel can take, if known.

@@ -86,6 +86,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: Some(MAX_STATIC_SHARED_BYTES),
+            max_private_memory_bytes: None,
             max_work_group_size: Some(1024),
             // The `.param` space every CUDA driver and processor accepts (Volta and CUDA 12.1
             // on allow 32764 bytes, older ones not).

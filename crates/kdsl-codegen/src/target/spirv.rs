@@ -106,6 +106,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             int64_atomics: true,
             sub_groups: true,
             max_local_memory_bytes: None,
+            max_private_memory_bytes: None,
             max_work_group_size: None,
             // OpenCL's guaranteed minimum of CL_DEVICE_MAX_PARAMETER_SIZE for full-profile
             // devices; a kernel within it runs on every OpenCL and Level Zero device.

@@ -18,7 +18,7 @@ use kdsl_ir::{
     AddressSpace, ArrayType, Diagnostic, Function, FunctionId, FunctionKind, Literal, Module,
     ParameterType, ScalarType, Span, Undefined,
 };
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 pub use define::Define;
 pub use names::{suggest, Builtin};
@@ -161,6 +161,9 @@ pub(crate) fn tuple_result_parameter(ty: ScalarType) -> ParameterType {
 pub struct Checker<'file> {
     file: &'file ast::SourceFile,
     pub diagnostics: Vec<Diagnostic>,
+    /// The code, message and primary span of every reported diagnostic, so that reporting one
+    /// twice is noticed in constant time.
+    reported: HashSet<(String, String, Option<Span>)>,
     globals: HashMap<String, Global>,
     constants: Vec<&'file ast::ConstantItem>,
     constant_states: Vec<ConstantState>,
@@ -188,6 +191,7 @@ impl<'file> Checker<'file> {
         Checker {
             file,
             diagnostics: Vec::new(),
+            reported: HashSet::new(),
             globals: HashMap::new(),
             constants: Vec::new(),
             constant_states: Vec::new(),
@@ -209,12 +213,12 @@ impl<'file> Checker<'file> {
             diagnostic =
                 diagnostic.with_label(*span, format!("in the instance `{name}` created here"));
         }
-        let duplicate = self.diagnostics.iter().any(|d| {
-            d.code == diagnostic.code
-                && d.message == diagnostic.message
-                && d.primary_span() == diagnostic.primary_span()
-        });
-        if !duplicate {
+        let key = (
+            diagnostic.code.clone(),
+            diagnostic.message.clone(),
+            diagnostic.primary_span(),
+        );
+        if self.reported.insert(key) {
             self.diagnostics.push(diagnostic);
         }
     }
