@@ -409,32 +409,24 @@ fn run(options: &Options) -> Result<String, String> {
         let kdsl_bundle =
             Bundle::read(Path::new(&options.bundle_dir).join(format!("{example}.kbundle")))
                 .map_err(|e| e.to_string())?;
-        let sides = match &versus {
-            Some(other) => [
-                Side {
-                    label: first_label.clone(),
-                    device: &device,
-                    bundle: kdsl_bundle.clone(),
-                },
-                Side {
-                    label: second_label.clone(),
-                    device: other,
-                    bundle: kdsl_bundle,
-                },
-            ],
-            None => [
-                Side {
-                    label: first_label.clone(),
-                    device: &device,
-                    bundle: kdsl_bundle.clone(),
-                },
-                Side {
-                    label: second_label.clone(),
-                    device: &device,
-                    bundle: reference_bundle(&kdsl_bundle, &reference_ptx),
-                },
-            ],
+        // The kdsl bundle on the device, against the same bundle on the other device or the
+        // nvcc PTX on the same device.
+        let (second_device, second_bundle) = match &versus {
+            Some(other) => (other, kdsl_bundle.clone()),
+            None => (&device, reference_bundle(&kdsl_bundle, &reference_ptx)),
         };
+        let sides = [
+            Side {
+                label: first_label.clone(),
+                device: &device,
+                bundle: kdsl_bundle,
+            },
+            Side {
+                label: second_label.clone(),
+                device: second_device,
+                bundle: second_bundle,
+            },
+        ];
         let mut medians = Vec::new();
         for side in &sides {
             let program = side.device.load(&side.bundle).map_err(|e| e.to_string())?;

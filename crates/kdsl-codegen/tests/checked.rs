@@ -4,6 +4,9 @@
 //! sites in the bundle metadata. Unchecked code is covered by `targets.rs`'s snapshots, which
 //! checked mode must leave unchanged.
 
+mod common;
+
+use common::{ptxas, tool, validate};
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -51,56 +54,6 @@ fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
 
 fn checked_source() -> String {
     std::fs::read_to_string(repository_root().join("tests/kernels/checked.krn")).unwrap()
-}
-
-fn tool(names: &[&str]) -> PathBuf {
-    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    directories.push("/usr/lib/llvm-22/bin".into());
-    for name in names {
-        for directory in &directories {
-            if directory.join(name).is_file() {
-                return directory.join(name);
-            }
-        }
-    }
-    panic!("validator {names:?} not found; run scripts/setup.sh")
-}
-
-fn ptxas() -> PathBuf {
-    let prefix = std::env::var_os("KDSL_PREFIX")
-        .map(PathBuf::from)
-        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
-        .expect("KDSL_PREFIX is not set; run scripts/setup.sh");
-    std::fs::read_dir(prefix.join("lib"))
-        .ok()
-        .and_then(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
-                .find(|p| p.is_file())
-        })
-        .expect("ptxas not found in the prefix; run scripts/setup.sh")
-}
-
-/// Runs a validator on `bytes` written to a scratch file; panics with its output on failure.
-fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command) -> String {
-    let file = std::env::temp_dir().join(format!(
-        "kdsl-checked-test-{}-{name}.{extension}",
-        std::process::id()
-    ));
-    std::fs::write(&file, bytes).unwrap();
-    let output = command.arg(&file).output().expect("validator runs");
-    let _ = std::fs::remove_file(&file);
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(output.status.success(), "{command:?} on {name}: {text}");
-    text
 }
 
 #[test]
