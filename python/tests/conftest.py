@@ -48,6 +48,11 @@ def cuda_available() -> bool:
     return any(info.backend == "cuda" for info in kdsl.devices())
 
 
+def spirv_device_id() -> str | None:
+    """A device that takes SPIR-V (the Intel OpenCL CPU device here), as a `KDSL_DEVICE` filter."""
+    return next((info.id for info in kdsl.devices() if info.target == "spirv"), None)
+
+
 def sycl_cuda_available() -> bool:
     """A SYCL CUDA device (docs/sycl-cuda.md), seen by both kdsl and dpctl."""
     if not has_module("dpctl"):

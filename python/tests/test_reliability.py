@@ -9,21 +9,27 @@ import sys
 import textwrap
 
 import pytest
-from conftest import EXAMPLES, has_module, sycl_available
+from conftest import EXAMPLES, has_module, spirv_device_id, sycl_available
 
 needs_dpnp = pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent")
+# Cases that edit SPIR-V images, or time a spinning kernel that takes seconds only on a CPU.
+needs_spirv_device = pytest.mark.skipif(spirv_device_id() is None, reason="no device that takes SPIR-V")
 
 
-def run_child(script: str, timeout: float) -> str:
+def run_child(script: str, timeout: float, device: str | None = None) -> str:
     """Runs `script` in a child Python with this process's environment (the kernel cache
-    included); fails on a signal, a non-zero exit or the time limit."""
+    included), NumPy launches going to `device` if given (`KDSL_DEVICE`); fails on a signal,
+    a non-zero exit or the time limit."""
+    environment = dict(os.environ, KDSL_TEST_EXAMPLES=str(EXAMPLES))
+    if device is not None:
+        environment["KDSL_DEVICE"] = device
     try:
         finished = subprocess.run(
             [sys.executable, "-c", textwrap.dedent(script)],
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=dict(os.environ, KDSL_TEST_EXAMPLES=str(EXAMPLES)),
+            env=environment,
         )
     except subprocess.TimeoutExpired as expired:
         pytest.fail(f"the child did not finish in {timeout} s (a deadlock?): {expired.stderr}")
@@ -158,7 +164,7 @@ os.chdir(tempfile.mkdtemp())
 """
 
 
-@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+@needs_spirv_device
 @pytest.mark.parametrize("version", [1, 2])
 def test_a_spirv_schema_word_is_refused_not_fatal(version):
     # Intel's SPIR-V reader calls exit(10) on a schema word other than 0, which SPIRV-Tools'
@@ -176,11 +182,12 @@ except kdsl.BundleError as error:
     print(error.kind, error)
 """,
         timeout=120,
+        device=spirv_device_id(),
     )
     assert output.startswith("InvalidImage") and "schema" in output, output
 
 
-@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+@needs_spirv_device
 @pytest.mark.parametrize("version", [1, 2])
 def test_metadata_edited_to_narrower_elements_is_refused(version):
     # The runtime sizes buffers by the metadata's element type: with `u8` instead of `f32`
@@ -202,6 +209,7 @@ except kdsl.BundleError as error:
     print(error.kind, error)
 """,
         timeout=120,
+        device=spirv_device_id(),
     )
     assert output.startswith("InvalidImage") and "parameter `y`" in output, output
 
@@ -265,7 +273,7 @@ event.wait()
     assert float(words[1]) < 2.0 and words[2] == "False", output
 
 
-@pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+@needs_spirv_device
 def test_ctrl_c_interrupts_a_numpy_launch_and_the_arrays_outlive_its_copies():
     # The launch waits for the copy back of `out`; Ctrl-C ends that wait, and `out`, dropped
     # by the caller, must stay allocated until the copy has written it.
@@ -303,6 +311,7 @@ module.spin[64, 1](y, 10)  # releases the kept arrays
 print("alive")
 ''',
         timeout=120,
+        device=spirv_device_id(),
     )
     words = output.split()
     assert words[0] == "interrupted" and float(words[1]) < 2.0 and words[-1] == "alive", output
