@@ -8,7 +8,7 @@
 //!   type) would let a kernel read and write past the buffers it was given.
 
 use crate::{KernelInfo, ParameterInfo};
-use kdsl_ir::ScalarType;
+use kdsl_ir::{AddressSpace, ScalarType};
 use std::collections::HashMap;
 
 const MAGIC: u32 = 0x0723_0203;
@@ -65,6 +65,8 @@ enum SpirvType {
 }
 
 const CROSS_WORKGROUP: u32 = 5;
+/// The storage class of `constant` buffers (LLVM's address space 2).
+const UNIFORM_CONSTANT: u32 = 0;
 
 /// The parameter types of every kernel entry point, by entry point name, and every type by id
 /// (to look pointees up).
@@ -161,10 +163,16 @@ fn scalar_matches(expected: ScalarType, found: SpirvType) -> bool {
     }
 }
 
-/// Whether a buffer of `element`s is passed as `found`: a cross-work-group pointer whose
-/// scalar pointee has the element's width, or is a byte (LLVM's pointee where it knows none):
+/// Whether a buffer of `element`s in `space` is passed as `found`: a pointer of the space's
+/// storage class (cross-work-group for `global`, uniform-constant for `constant`) whose scalar
+/// pointee has the element's width, or is a byte (LLVM's pointee where it knows none):
 /// metadata claiming narrower elements than the kernel accesses is what must be refused.
-fn buffer_matches(element: ScalarType, found: SpirvType, types: &HashMap<u32, SpirvType>) -> bool {
+fn buffer_matches(
+    element: ScalarType,
+    space: AddressSpace,
+    found: SpirvType,
+    types: &HashMap<u32, SpirvType>,
+) -> bool {
     let SpirvType::Pointer {
         storage_class,
         pointee,
@@ -172,7 +180,11 @@ fn buffer_matches(element: ScalarType, found: SpirvType, types: &HashMap<u32, Sp
     else {
         return false;
     };
-    if storage_class != CROSS_WORKGROUP {
+    let expected_class = match space {
+        AddressSpace::Constant => UNIFORM_CONSTANT,
+        _ => CROSS_WORKGROUP,
+    };
+    if storage_class != expected_class {
         return false;
     }
     match types.get(&pointee) {
@@ -218,7 +230,9 @@ pub fn check_spirv_kernels(
         for (parameter, &ty) in kernel.parameters.iter().zip(found) {
             let matches = match parameter {
                 ParameterInfo::Scalar { ty: expected, .. } => scalar_matches(*expected, ty),
-                ParameterInfo::Buffer { element, .. } => buffer_matches(*element, ty, &types),
+                ParameterInfo::Buffer { element, space, .. } => {
+                    buffer_matches(*element, *space, ty, &types)
+                }
             };
             if !matches {
                 return Err(format!(
@@ -249,13 +263,18 @@ mod tests {
     /// A module declaring `kernel(y: global mut [f32], n: u32)`, plus checked mode's hidden
     /// parameters when `checked`.
     fn module(checked: bool) -> Vec<u8> {
+        module_in(checked, CROSS_WORKGROUP)
+    }
+
+    /// [`module`] with the buffer's pointer in `storage_class`.
+    fn module_in(checked: bool, storage_class: u32) -> Vec<u8> {
         let mut words = vec![MAGIC, 0x0001_0400, 0, 20, 0];
         // OpEntryPoint Kernel %9 "kernel"
         words.extend([(5 << 16) | 15, 6, 9]);
         words.extend([u32::from_le_bytes(*b"kern"), u32::from_le_bytes(*b"el\0\0")]);
         words.extend([(2 << 16) | 19, 1]); // %1 = OpTypeVoid
         words.extend([(3 << 16) | 22, 2, 32]); // %2 = OpTypeFloat 32
-        words.extend([(4 << 16) | 32, 3, CROSS_WORKGROUP, 2]); // %3 = pointer to %2
+        words.extend([(4 << 16) | 32, 3, storage_class, 2]); // %3 = pointer to %2
         words.extend([(4 << 16) | 21, 4, 32, 0]); // %4 = OpTypeInt 32
         words.extend([(4 << 16) | 21, 5, 64, 0]); // %5 = OpTypeInt 64
         words.extend([(4 << 16) | 21, 6, 8, 0]); // %6 = OpTypeInt 8
@@ -370,5 +389,37 @@ mod tests {
                 .flat_map(|word| word.to_le_bytes()),
         );
         assert!(check_spirv_kernels(&short, &[kernel(ScalarType::F32, true)], "").is_err());
+    }
+
+    /// `constant` buffers are uniform-constant pointers (seen in the fuzz generator's kernels).
+    #[test]
+    fn constant_buffers_are_uniform_constant_pointers() {
+        let constant = |kernel: KernelInfo| KernelInfo {
+            parameters: kernel
+                .parameters
+                .into_iter()
+                .map(|parameter| match parameter {
+                    ParameterInfo::Buffer {
+                        name,
+                        element,
+                        alignment,
+                        ..
+                    } => ParameterInfo::Buffer {
+                        name,
+                        element,
+                        space: AddressSpace::Constant,
+                        writable: false,
+                        alignment,
+                    },
+                    other => other,
+                })
+                .collect(),
+            ..kernel
+        };
+        let image = module_in(false, UNIFORM_CONSTANT);
+        check_spirv_kernels(&image, &[constant(kernel(ScalarType::F32, false))], "").unwrap();
+        assert!(check_spirv_kernels(&image, &[kernel(ScalarType::F32, false)], "").is_err());
+        let global = module(false);
+        assert!(check_spirv_kernels(&global, &[constant(kernel(ScalarType::F32, false))], "").is_err());
     }
 }
