@@ -6,10 +6,7 @@
 //! ([`kdsl_bundle::FaultRecord`]). A call passes the caller's counts for the buffers it passes
 //! on. A failed check calls `kdsl.checked.report`, which claims the record with a
 //! compare-and-swap on its flag (so the first fault wins) and writes the fault; then the bad
-//! access is skipped (a load or atomic gives 0, a division 0) and the kernel goes on. A 0 may
-//! keep a loop's condition true forever, so a loop that does not synchronize is left at its
-//! back edge once the launch has a fault (loops with barriers or group operations are not: the
-//! work-items would leave them at different iterations).
+//! access is skipped (a load or atomic gives 0, a division 0) and the kernel goes on.
 //!
 //! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
 //! so every image of a bundle agrees with the site list in its metadata.
@@ -22,11 +19,10 @@ use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::IntPredicate;
 use kdsl_bundle::{CheckSite, FaultKind};
-use kdsl_ir::visit::walk_block;
 use kdsl_ir::{
     AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
     Place, PlaceBase, ScalarType, Span, StatementKind, VariableType, WorkItemQuery,
@@ -44,9 +40,6 @@ pub(crate) struct CheckPlan {
     pub sites: Vec<CheckSite>,
     /// For each function, the sites in it.
     sites_of_function: Vec<Vec<u32>>,
-    /// For each function, whether it synchronizes with other work-items (a barrier, a
-    /// work-group or sub-group operation), itself or through the functions it calls.
-    synchronizing: Vec<bool>,
 }
 
 impl CheckPlan {
@@ -56,12 +49,8 @@ impl CheckPlan {
             divisions: HashMap::new(),
             sites: Vec::new(),
             sites_of_function: Vec::new(),
-            synchronizing: Vec::new(),
         };
         for function in &module.functions {
-            // Functions come callees first.
-            let synchronizing = plan.synchronizes(&function.body);
-            plan.synchronizing.push(synchronizing);
             let first = plan.sites.len() as u32;
             let mut walk = Walk {
                 plan: &mut plan,
@@ -72,27 +61,6 @@ impl CheckPlan {
             plan.sites_of_function.push((first..last).collect());
         }
         plan
-    }
-
-    /// Whether `block` synchronizes with other work-items, given the functions seen so far.
-    pub(super) fn synchronizes(&self, block: &Block) -> bool {
-        let mut found = false;
-        walk_block(
-            block,
-            &mut |expression| {
-                found |= match &expression.kind {
-                    ExpressionKind::SubGroup { .. } | ExpressionKind::WorkGroup { .. } => true,
-                    ExpressionKind::Call { function, .. } => self
-                        .synchronizing
-                        .get(function.0 as usize)
-                        .copied()
-                        .unwrap_or(true),
-                    _ => false,
-                };
-            },
-            &mut |_| {},
-        );
-        found || has_barrier(block)
     }
 
     /// The sites a kernel can report: its own and those of the device functions it calls.
@@ -313,17 +281,6 @@ impl Walk<'_, '_> {
             }
         }
     }
-}
-
-fn has_barrier(block: &Block) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::Barrier { .. } => true,
-        StatementKind::If { accept, reject, .. } => has_barrier(accept) || has_barrier(reject),
-        StatementKind::Loop {
-            body, continuing, ..
-        } => has_barrier(body) || has_barrier(continuing),
-        _ => false,
-    })
 }
 
 /// The functions `block` calls directly.
@@ -592,41 +549,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.checked
             .as_ref()
             .ok_or_else(|| LowerError("a checked operation in an unchecked module".into()))
-    }
-
-    /// The branch from a loop's end back to `head`. In checked mode a loop that does not
-    /// synchronize goes to `exit` instead once the launch has a fault, so a work-item whose
-    /// failed check keeps the loop's condition true still ends and the fault is reported.
-    pub(super) fn loop_back_edge(
-        &mut self,
-        head: BasicBlock<'ctx>,
-        exit: BasicBlock<'ctx>,
-        body: &Block,
-        continuing: &Block,
-    ) -> Result<InstructionValue<'ctx>> {
-        let record = match &self.checked {
-            Some(checked)
-                if !checked.plan.synchronizes(body) && !checked.plan.synchronizes(continuing) =>
-            {
-                checked.record
-            }
-            _ => return Ok(self.builder.build_unconditional_branch(head)?),
-        };
-        // The record's first word is its flag, set by the first fault of the launch; the load
-        // is volatile so that it stays in the loop.
-        let i32_type = self.context.i32_type();
-        let flag = self.builder.build_load(i32_type, record, "fault_flag")?;
-        if let Some(load) = flag.into_int_value().as_instruction() {
-            load.set_volatile(true)
-                .map_err(|e| LowerError(e.to_string()))?;
-        }
-        let clean = self.builder.build_int_compare(
-            IntPredicate::EQ,
-            flag.into_int_value(),
-            i32_type.const_zero(),
-            "no_fault",
-        )?;
-        Ok(self.builder.build_conditional_branch(clean, head, exit)?)
     }
 
     /// The arguments a call passes after the callee's own: the lengths of the buffers passed

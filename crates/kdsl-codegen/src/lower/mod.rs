@@ -441,15 +441,6 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                 None => {
                     self.builder.build_return(None)?;
                 }
-                // In checked mode a loop left after a fault reaches the end: give 0.
-                Some(ty) if self.checked.is_some() => {
-                    let zero = Types {
-                        context: self.context,
-                    }
-                    .value(ty)
-                    .const_zero();
-                    self.builder.build_return(Some(&zero))?;
-                }
                 // The front end rejects a function that can fall off its end without a value.
                 Some(_) => {
                     self.builder.build_unreachable()?;
