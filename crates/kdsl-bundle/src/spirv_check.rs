@@ -420,6 +420,8 @@ mod tests {
         check_spirv_kernels(&image, &[constant(kernel(ScalarType::F32, false))], "").unwrap();
         assert!(check_spirv_kernels(&image, &[kernel(ScalarType::F32, false)], "").is_err());
         let global = module(false);
-        assert!(check_spirv_kernels(&global, &[constant(kernel(ScalarType::F32, false))], "").is_err());
+        assert!(
+            check_spirv_kernels(&global, &[constant(kernel(ScalarType::F32, false))], "").is_err()
+        );
     }
 }

@@ -740,4 +740,39 @@ mod tests {
         }
         assert_eq!(sycl_device_target(&description("hip", "9.0", true)), None);
     }
+
+    /// From the adapter's description to the image: a bundle compiled for the default targets
+    /// plus a generic AMD family gives each SYCL device the image its driver runs.
+    #[test]
+    fn sycl_devices_get_the_image_of_their_backend_from_a_bundle() {
+        let image = |target, arch: &str| Image {
+            target,
+            arch: arch.into(),
+            bytes: Vec::new(),
+        };
+        let bundle = Bundle {
+            source_name: "k.krn".into(),
+            kernels: Vec::new(),
+            constants: Vec::new(),
+            images: vec![
+                image(TargetKind::Spirv, ""),
+                image(TargetKind::Ptx, "sm_75"),
+                image(TargetKind::Ptx, "sm_90"),
+                image(TargetKind::Amdgpu, "gfx90a"),
+                image(TargetKind::Amdgpu, "gfx11-generic"),
+            ],
+            entry_point_prefix: String::new(),
+        };
+        for (backend, version, chosen) in [
+            ("opencl", "OpenCL 3.0", "spirv"),
+            ("cuda", "9.0", "ptx:sm_90"),
+            ("cuda", "8.6", "ptx:sm_75"),
+            ("hip", "gfx90a:sramecc+:xnack-", "amdgpu:gfx90a"),
+            ("hip", "gfx1101", "amdgpu:gfx11-generic"),
+        ] {
+            let target = sycl_device_target(&description(backend, version, true)).unwrap();
+            let image = crate::image::select_image(&bundle, &target).unwrap();
+            assert_eq!(image.describe(), chosen, "{backend} {version}");
+        }
+    }
 }
