@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import hashlib
 import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence, Union
@@ -524,6 +525,12 @@ class _Configured:
         )
 
 
+# Programs built on a device instance, for the life of the process, by the bundle's digest and
+# the instance's label: another Module of the same bundle (a second kdsl.compile of the same
+# source and options, a cache hit) takes the built program instead of building it again.
+_built_programs: dict[tuple[bytes, str], Any] = {}
+
+
 class Module:
     """A compiled ``.krn`` file: its kernels (``module.saxpy``, ``module["saxpy"]``) and the
     bundle holding its images (SPIR-V, PTX, AMDGPU)."""
@@ -537,6 +544,7 @@ class Module:
             info["name"]: Kernel(self, info) for info in bundle.kernels()
         }
         self._programs: dict[str, Any] = {}
+        self._digest: bytes | None = None
 
     @property
     def source_name(self) -> str:
@@ -585,7 +593,13 @@ class Module:
     def _program(self, device: Device) -> Any:
         program = self._programs.get(device.label)
         if program is None:
-            program = _runtime.Program(device, self.bundle)
+            if self._digest is None:
+                self._digest = hashlib.sha256(self.bundle.to_bytes()).digest()
+            key = (self._digest, device.label)
+            program = _built_programs.get(key)
+            if program is None:
+                # Two threads may build at once; the first program stored is the one kept.
+                program = _built_programs.setdefault(key, _runtime.Program(device, self.bundle))
             self._programs[device.label] = program
         return program
 

@@ -369,3 +369,19 @@ def test_default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning(cache)
     with pytest.raises(kdsl.CompileError) as raised:
         kdsl.compile(source=BIG_LOCAL, targets=["spirv", "ptx"])
     assert "E0602" in str(raised.value)
+
+
+def test_a_second_module_of_the_same_bundle_reuses_the_built_program():
+    """kdsl.compile of the same source twice in one process (a cache hit the second time) builds
+    the device program once: the second Module takes the first one's built program."""
+    first = example("saxpy")
+    y = np.ones(64, np.float32)
+    first.saxpy[64, 32](y, np.full(64, 2.0, np.float32), 3.0, 64)
+    second = example("saxpy")
+    assert second is not first
+    z = np.ones(64, np.float32)
+    second.saxpy[64, 32](z, np.full(64, 2.0, np.float32), 3.0, 64)
+    np.testing.assert_array_equal(y, 7.0)
+    np.testing.assert_array_equal(z, 7.0)
+    (label, program), = first._programs.items()
+    assert second._programs[label] is program
