@@ -12,15 +12,7 @@ nvcc --version | tail -n 2 | tee -a "$out/gpu.txt"
 sycl_cuda=0
 sycl_status=0
 if [ -d "$here/sycl-rig" ]; then
-  rig=${KDSL_RIG_DIR:-/tmp/kdsl-sycl-rig}
-  mkdir -p "$rig/prefix" "$rig/unified-runtime"
-  tar -xJf "$here/sycl-rig/sycl-prefix.tar.xz" -C "$rig/prefix"
-  tar -xJf "$here/sycl-rig/unified-runtime.tar.xz" -C "$rig/unified-runtime"
-  if bash "$here/sycl-rig/sycl-cuda-adapter.sh" "$rig/unified-runtime" "$rig/prefix" "$rig/build" 2>&1 | tee "$out/sycl-cuda-adapter.txt"; then
-    export LD_LIBRARY_PATH=$rig/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-    # That machine's PoCL OpenCL CPU device cannot build the SPIR-V LLVM's backend writes
-    # (UR_RESULT_ERROR_INVALID_BINARY, PoCL's limit): SYCL leaves it out, so dpctl's default is the GPU.
-    export ONEAPI_DEVICE_SELECTOR='!opencl:*'
+  if source "$here/sycl-rig/sycl-cuda-rig-env.sh" "$out/sycl-cuda-adapter.txt"; then
     export KDSL_SYCL_SHIM=$here/libkdsl_sycl_shim.so
     sycl_cuda=1
   else

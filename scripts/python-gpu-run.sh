@@ -26,15 +26,7 @@ export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 # dpctl and kdsl's SYCL shim then load; the run fails if it was carried and no device appears.
 rig_status=0
 if [ -d "$here/sycl-rig" ]; then
-  rig=${KDSL_RIG_DIR:-/tmp/kdsl-sycl-rig}
-  mkdir -p "$rig/prefix" "$rig/unified-runtime"
-  tar -xJf "$here/sycl-rig/sycl-prefix.tar.xz" -C "$rig/prefix"
-  tar -xJf "$here/sycl-rig/unified-runtime.tar.xz" -C "$rig/unified-runtime"
-  bash "$here/sycl-rig/sycl-cuda-adapter.sh" "$rig/unified-runtime" "$rig/prefix" "$rig/build" 2>&1 | tee "$out/sycl-cuda-adapter.txt"
-  export LD_LIBRARY_PATH=$rig/prefix/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  # That machine's PoCL OpenCL CPU device cannot build the SPIR-V LLVM's backend writes
-  # (UR_RESULT_ERROR_INVALID_BINARY, PoCL's limit): SYCL leaves it out, so dpctl's default is the GPU.
-  export ONEAPI_DEVICE_SELECTOR='!opencl:*'
+  source "$here/sycl-rig/sycl-cuda-rig-env.sh" "$out/sycl-cuda-adapter.txt" || echo "the SYCL CUDA adapter did not build" >&2
   "$python" -c 'import dpctl, kdsl, sys; ok = bool(dpctl.get_devices(backend="cuda")) and any(d.platform_backend == "cuda" for d in kdsl.devices()); print("SYCL CUDA device:", ok); sys.exit(0 if ok else 1)' 2>&1 | tee "$out/sycl-cuda-device.txt"
   rig_status=${PIPESTATUS[0]}
 fi

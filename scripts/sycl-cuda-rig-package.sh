@@ -4,7 +4,8 @@
 #   sycl-prefix.tar.xz   libsycl, the UR loader, UMF, hwloc and the loader's Intel math
 #                        libraries from $KDSL_PREFIX/lib, UMF's CMake package and headers;
 #   unified-runtime.tar.xz  the unified-runtime source tree UR_SOURCE (without its tests);
-#   sycl-cuda-adapter.sh the script that builds the adapter there (scripts/sycl-cuda-adapter.sh).
+#   sycl-cuda-adapter.sh the script that builds the adapter there (scripts/sycl-cuda-adapter.sh);
+#   sycl-cuda-rig-env.sh what the GPU runners source to unpack, build and use it.
 # Neither the sources nor anything built from them is part of this repository.
 #   bash scripts/sycl-cuda-rig-package.sh UR_SOURCE [DEST]
 set -euo pipefail
@@ -33,5 +34,5 @@ if [ ! -f "$cache" ]; then
 fi
 cp "$cache" "$dest/sycl-prefix.tar.xz"
 (cd "$source_dir" && tar -cf - --exclude=./test --exclude=./.git --exclude='./build*' . | xz -T0 -6 > "$dest/unified-runtime.tar.xz")
-cp scripts/sycl-cuda-adapter.sh "$dest/"
+cp scripts/sycl-cuda-adapter.sh scripts/sycl-cuda-rig-env.sh "$dest/"
 du -sh "$dest"/*
