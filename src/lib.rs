@@ -129,16 +129,14 @@ fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
     }
 }
 
-/// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
-/// and for sm_90 (H100, H200), and AMDGPU for the default processor and for gfx1100.
+/// The targets a bundle gets unless told otherwise ([`kdsl_bundle::processors::DEFAULT_TARGETS`]):
+/// SPIR-V, PTX for the default processor and for sm_90 (H100, H200), and AMDGPU for the default
+/// processor and for gfx1100.
 pub fn default_targets() -> Vec<TargetSpec> {
-    vec![
-        TargetSpec::spirv(),
-        TargetSpec::ptx(None),
-        TargetSpec::ptx(Some("sm_90")),
-        TargetSpec::amdgpu(None),
-        TargetSpec::amdgpu(Some("gfx1100")),
-    ]
+    kdsl_bundle::processors::DEFAULT_TARGETS
+        .iter()
+        .map(|(kind, processor)| TargetSpec::new(*kind, processor.map(str::to_string)))
+        .collect()
 }
 
 /// The targets of a list that a source fits, and those it does not with the reasons (local
@@ -306,13 +304,12 @@ pub fn compile_syclbin_reporting(
     let (bundle, timings) = bundle_reporting(source_name, source, targets, codegen, options)?;
     let syclbin = Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| {
         CompileError {
-            diagnostics: vec![Diagnostic::error(
-                "E0902",
+            diagnostics: vec![Diagnostic::internal(
+                kdsl_ir::ErrorCode::E0902,
                 format!("internal compiler error: {error}"),
                 kdsl_ir::Span::default(),
                 "while writing the SYCLBIN file",
-            )
-            .with_hint("this is a bug in kdsl; please report it with the source file")],
+            )],
         }
     })?;
     Ok((syclbin, timings))

@@ -53,7 +53,7 @@ pub const ENVIRONMENT_VARIABLES: &[&str] = &[
 ];
 
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
-use kdsl_ir::{Diagnostic, Module};
+use kdsl_ir::{Diagnostic, ErrorCode, Module};
 
 /// Which target to compile for, and for which processor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -200,15 +200,14 @@ impl CodegenError {
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         match self {
             CodegenError::Unsupported(diagnostics) => diagnostics,
-            CodegenError::Internal { .. } => vec![Diagnostic::error(
-                "E0902",
+            CodegenError::Internal { .. } => vec![Diagnostic::internal(
+                ErrorCode::E0902,
                 self.to_string(),
                 kdsl_ir::Span::default(),
                 "internal compiler error",
-            )
-            .with_hint("this is a bug in kdsl; please report it with the source file")],
+            )],
             other => vec![Diagnostic::error(
-                "E0801",
+                ErrorCode::E0801,
                 other.to_string(),
                 kdsl_ir::Span::default(),
                 "while generating code",

@@ -118,7 +118,7 @@ fn compile<'py>(
             let mut diagnostics = Vec::with_capacity(error.diagnostics.len());
             for diagnostic in &error.diagnostics {
                 let dict = PyDict::new(py);
-                dict.set_item("code", &diagnostic.code)?;
+                dict.set_item("code", diagnostic.code.as_str())?;
                 dict.set_item("message", &diagnostic.message)?;
                 let (line, column) = diagnostic
                     .labels
