@@ -18,6 +18,7 @@
 
 pub mod base64;
 mod constants;
+pub mod environment;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metadata;

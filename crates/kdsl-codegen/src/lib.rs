@@ -43,15 +43,16 @@ pub use timings::TargetTimings;
 pub const ENVIRONMENT_VARIABLES: &[&str] = &[
     "PATH",
     "LLVM_SYS_221_PREFIX",
-    "KDSL_PREFIX",
-    "KDSL_LIBDEVICE",
+    environment::PREFIX,
+    environment::LIBDEVICE,
     "CUDA_PATH",
     "CUDA_HOME",
-    "KDSL_CACHE_DIR",
+    environment::CACHE_DIR,
     "XDG_CACHE_HOME",
     "HOME",
 ];
 
+use kdsl_bundle::environment;
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
 use kdsl_ir::{Diagnostic, ErrorCode, Module};
 
