@@ -6,7 +6,7 @@
 
 use crate::outcome::{Outcome, OutputFile};
 use clap::{Args, ValueEnum};
-use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
+use kdsl::{Checked, CompileError, CompileOptions, Compiler, Define, TargetKind, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// What a `kdsl compile` command says on standard error and the file it writes.
@@ -268,12 +268,15 @@ fn compile(
         timings,
     } = wanted;
     let name = file.display().to_string();
+    // One session: the source is checked once, whatever is made of it afterwards.
+    let compiler = Compiler::new(options.clone());
+    let checked = compiler
+        .check(&name, source)
+        .map_err(|e| invocation.render(&e, file, source))?;
     if emit == Some(Emit::Ir) {
-        let module =
-            kdsl::check_with(source, options).map_err(|e| invocation.render(&e, file, source))?;
         invocation.write_output(
             &output.unwrap_or_else(|| file.with_extension("kir")),
-            module.to_string().into_bytes(),
+            checked.module.to_string().into_bytes(),
         );
         return Ok(());
     }
@@ -283,7 +286,8 @@ fn compile(
         None => default_target_specs(arches)?,
     };
     if defaulted && emit.is_none() {
-        specs = drop_unfitting_default_targets(invocation, specs, file, source, options)?;
+        specs =
+            drop_unfitting_default_targets(invocation, &compiler, &checked, specs, file, source)?;
     }
     if let Some(emit) = emit {
         let wanted = match emit {
@@ -305,7 +309,8 @@ fn compile(
             .into_iter()
             .next()
             .ok_or("error: no target to emit for")?;
-        let artifact = kdsl::compile_for_target(source, &spec, options)
+        let artifact = compiler
+            .compile_for_target(&checked, &spec)
             .map_err(|e| invocation.render(&e, file, source))?;
         let (bytes, extension) = match emit {
             Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
@@ -321,7 +326,8 @@ fn compile(
         return Ok(());
     }
     if format == Format::Syclbin {
-        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, source, &specs, options)
+        let (syclbin, measured) = compiler
+            .syclbin(&checked, &specs)
             .map_err(|e| invocation.render(&e, file, source))?;
         print_warnings(invocation, &measured, file, source);
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
@@ -345,7 +351,8 @@ fn compile(
         ));
         return Ok(());
     }
-    let (bundle, measured) = kdsl::compile_reporting(&name, source, &specs, options)
+    let (bundle, measured) = compiler
+        .compile(&checked, &specs)
         .map_err(|e| invocation.render(&e, file, source))?;
     print_warnings(invocation, &measured, file, source);
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
@@ -368,13 +375,13 @@ fn compile(
 /// compilation; only when no target is left is it an error.
 fn drop_unfitting_default_targets(
     invocation: &mut Invocation,
+    compiler: &Compiler,
+    checked: &Checked,
     specs: Vec<TargetSpec>,
     file: &Path,
     source: &str,
-    options: &CompileOptions,
 ) -> Result<Vec<TargetSpec>, String> {
-    let selection = kdsl::select_targets(source, &specs, options)
-        .map_err(|e| invocation.render(&e, file, source))?;
+    let selection = compiler.supported_targets(checked, &specs);
     let defaults = specs.iter().map(target_name).collect::<Vec<_>>().join(",");
     if selection.supported.is_empty() {
         let mut report = String::new();
