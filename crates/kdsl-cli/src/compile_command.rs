@@ -439,3 +439,36 @@ fn warn_about_arch_choice(invocation: &mut Invocation, syclbin: &kdsl::Syclbin) 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(specs: &[TargetSpec]) -> Vec<String> {
+        specs.iter().map(target_name).collect()
+    }
+
+    #[test]
+    fn without_target_the_library_defaults_are_used_and_arch_replaces_a_targets_processors() {
+        let defaults = default_target_specs(&[]).unwrap();
+        assert_eq!(defaults, kdsl::default_targets());
+        let arches = ["sm_90a".to_string(), "sm_100f".to_string()];
+        assert_eq!(
+            names(&default_target_specs(&arches).unwrap()),
+            [
+                "spirv",
+                "ptx:sm_90a",
+                "ptx:sm_100f",
+                "amdgpu:gfx90a",
+                "amdgpu:gfx1100"
+            ]
+        );
+        assert!(default_target_specs(&["gfx9-generic".into()])
+            .unwrap()
+            .iter()
+            .any(|spec| target_name(spec) == "amdgpu:gfx9-generic"));
+        assert!(default_target_specs(&["x86".into()])
+            .unwrap_err()
+            .contains("unknown processor `x86`"));
+    }
+}
