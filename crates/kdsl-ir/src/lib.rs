@@ -4,6 +4,7 @@
 //! (`kdsl-codegen`) and the runtime's metadata (`kdsl-bundle`). It depends on nothing
 //! that knows about LLVM or any device API.
 
+pub mod buffer_access;
 pub mod builtins;
 pub mod codes;
 pub mod diagnostic;

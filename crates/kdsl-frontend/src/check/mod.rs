@@ -9,7 +9,7 @@ mod attributes;
 mod body;
 pub mod constant;
 mod define;
-mod names;
+mod suggestions;
 mod unroll;
 
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
@@ -21,7 +21,7 @@ use kdsl_ir::{
 use std::collections::{HashMap, HashSet};
 
 pub use define::Define;
-pub use names::{suggest, Builtin};
+pub use suggestions::{suggest, Builtin};
 
 /// A resolved source type.
 #[derive(Clone, Debug, PartialEq)]
