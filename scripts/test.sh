@@ -6,6 +6,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
+plain_path=$PATH
 source scripts/env.sh
 
 echo "== cargo fmt --check"
@@ -17,6 +18,7 @@ bash scripts/compile-examples.sh target/kdsl-bundles
 echo "== cargo test"
 export KDSL_TEST_BUNDLES=$root/target/kdsl-bundles
 cargo test --workspace --no-fail-fast
-echo "== Python package: pytest (python/tests) on the installed wheel"
-bash scripts/python-install.sh
-"$KDSL_PREFIX/bin/python" -m pytest -q python/tests
+echo "== Python package: pytest (python/tests) in a fresh venv holding the wheel, without env.sh"
+venv_python=$(bash scripts/python-install.sh)
+env -u KDSL_PREFIX -u LLVM_SYS_221_PREFIX -u OCL_ICD_FILENAMES -u LD_LIBRARY_PATH -u KDSL_TEST_BUNDLES \
+  PATH="$plain_path" "$venv_python" -m pytest -q python/tests
