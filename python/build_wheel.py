@@ -10,6 +10,9 @@ into a manylinux wheel that pip installs on a machine with nothing but Python.
   by ``crates/kdsl-runtime/build.rs`` into its OUT_DIR; added here with the rpath
   ``$ORIGIN/../../..``, which from ``site-packages/kdsl`` is the environment's ``lib``, where
   the ``intel-sycl-rt`` wheel (the ``sycl`` extra) puts ``libsycl.so``.
+- ``kdsl/clc/``: libclc's math bitcode for AMDGPU and (where no libdevice is found) PTX, from
+  ``/usr/lib/clc`` (Debian's libclc-22; LLVM's license), so ``kdsl.compile`` builds every
+  default target on a machine without LLVM; the package names it in ``KDSL_LIBCLC_DIR``.
 - ``_kdsl_opencl_icd.py`` and ``kdsl-gpu-opencl-icd.pth``: name the OpenCL CPU device for the
   ICD loader at interpreter start (see ``_kdsl_opencl_icd.py``).
 - auditwheel then copies the libraries the modules need beyond the manylinux set (zlib, zstd,
@@ -47,6 +50,8 @@ WHEEL_GLOB = "kdsl_gpu-*.whl"
 SHIM_RPATH = "$ORIGIN/../../.."
 # Provided by the `sycl` extra's intel-sycl-rt wheel, so never copied into this one.
 EXCLUDED_FROM_REPAIR = ["libsycl.so.*"]
+LIBCLC_DIRECTORY = Path(os.environ.get("KDSL_LIBCLC_DIR", "/usr/lib/clc"))
+LIBCLC_FILES = ["amdgcn-amd-amdhsa.bc", "nvptx64--nvidiacl.bc"]
 STARTUP_FILES = {
     "_kdsl_opencl_icd.py": PYTHON_DIR / "_kdsl_opencl_icd.py",
     "kdsl-gpu-opencl-icd.pth": None,  # written below: one `import` line
@@ -113,6 +118,15 @@ def startup_files(scratch: Path) -> dict[str, Path]:
     return {name: path or pth for name, path in STARTUP_FILES.items()}
 
 
+def libclc_files() -> dict[str, Path]:
+    found = {f"kdsl/clc/{name}": LIBCLC_DIRECTORY / name for name in LIBCLC_FILES}
+    missing = [str(path) for path in found.values() if not path.is_file()]
+    if missing:
+        print(f"build_wheel: {', '.join(missing)} not found (libclc-22); kdsl.compile of the "
+              "wheel will need libclc installed for AMDGPU", file=sys.stderr)
+    return {name: path for name, path in found.items() if path.is_file()}
+
+
 def repair(wheel: Path, out: Path, env: dict[str, str]) -> Path:
     """auditwheel repair: vendors non-manylinux libraries, sets the manylinux tag."""
     env = dict(env, PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
@@ -162,7 +176,7 @@ def main() -> int:
             print("build_wheel: maturin produced no wheel", file=sys.stderr)
             return 1
 
-        files = {"kdsl/_compiler.abi3.so": compiler, **startup_files(scratch)}
+        files = {"kdsl/_compiler.abi3.so": compiler, **libclc_files(), **startup_files(scratch)}
         shim = newest(list(profile_dir.glob("build/kdsl-runtime-*/out/shim/libkdsl_sycl_shim.so")))
         if shim is not None:
             files["kdsl/libkdsl_sycl_shim.so"] = packaged_shim(shim, scratch, env)
