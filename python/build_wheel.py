@@ -52,10 +52,9 @@ SHIM_RPATH = "$ORIGIN/../../.."
 EXCLUDED_FROM_REPAIR = ["libsycl.so.*"]
 LIBCLC_DIRECTORY = Path(os.environ.get("KDSL_LIBCLC_DIR", "/usr/lib/clc"))
 LIBCLC_FILES = ["amdgcn-amd-amdhsa.bc", "nvptx64--nvidiacl.bc"]
-STARTUP_FILES = {
-    "_kdsl_opencl_icd.py": PYTHON_DIR / "_kdsl_opencl_icd.py",
-    "kdsl-gpu-opencl-icd.pth": None,  # written below: one `import` line
-}
+# Installed at the top of site-packages: the .pth line imports the module at interpreter start.
+STARTUP_MODULE = "_kdsl_opencl_icd"
+STARTUP_PTH = "kdsl-gpu-opencl-icd.pth"
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
@@ -113,9 +112,9 @@ def packaged_shim(shim: Path, scratch: Path, env: dict[str, str]) -> Path:
 
 
 def startup_files(scratch: Path) -> dict[str, Path]:
-    pth = scratch / "kdsl-gpu-opencl-icd.pth"
-    pth.write_text("import _kdsl_opencl_icd\n")
-    return {name: path or pth for name, path in STARTUP_FILES.items()}
+    pth = scratch / STARTUP_PTH
+    pth.write_text(f"import {STARTUP_MODULE}\n")
+    return {f"{STARTUP_MODULE}.py": PYTHON_DIR / f"{STARTUP_MODULE}.py", STARTUP_PTH: pth}
 
 
 def libclc_files() -> dict[str, Path]:
