@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then checks formatting and lints, compiles every
 # example kernel to every target, and runs the whole test suite (the device suite on every
-# device found here: the Intel OpenCL CPU device through SYCL on a machine without a GPU).
+# device found here: the Intel OpenCL CPU device through SYCL on a machine without a GPU). The
+# Python tests run on the kdsl-gpu wheel pip-installed into a fresh venv (.kdsl/venv, made by
+# scripts/python-install.sh), without the variables scripts/env.sh sets, as a user has it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
