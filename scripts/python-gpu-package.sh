@@ -18,14 +18,14 @@ carry=$root/target/python-carry
 rm -rf "$carry"
 mkdir -p "$carry/wheels" "$carry/cache"
 
-"$python" python/build_wheel.py --out "$carry/wheels" >/dev/null
+cp "$(bash scripts/build-wheel.sh)" "$carry/wheels/"
 "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
   --python-version 3.12 -d "$carry/wheels" pytest iniconfig pluggy packaging pygments
 
 # Fill the cache with this very wheel, so the cache key (its compiler version) matches there.
 site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT
-"$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$carry"/wheels/kdsl-*.whl
+"$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$carry"/wheels/kdsl_gpu-*.whl
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" - <<'PY'
 import glob
 import kdsl

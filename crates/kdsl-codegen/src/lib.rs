@@ -45,6 +45,7 @@ pub const ENVIRONMENT_VARIABLES: &[&str] = &[
     "LLVM_SYS_221_PREFIX",
     "KDSL_PREFIX",
     "KDSL_LIBDEVICE",
+    "KDSL_LIBCLC_DIR",
     "CUDA_PATH",
     "CUDA_HOME",
     "KDSL_CACHE_DIR",

@@ -146,8 +146,9 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
         return (
             Vec::new(),
             Some(format!(
-                "SYCL: the SYCL runtime could not be loaded: {}; run `bash scripts/setup.sh` to \
-                 install it, or set KDSL_SYCL_SHIM to the path of libkdsl_sycl_shim.so",
+                "SYCL: the SYCL runtime could not be loaded: {}; install it (Python: \
+                 `pip install \"kdsl-gpu[sycl]\"`; a kdsl checkout: `bash scripts/setup.sh`), \
+                 or set KDSL_SYCL_SHIM to the path of libkdsl_sycl_shim.so",
                 error.what()
             )),
         );
