@@ -6,6 +6,7 @@
 #include "kdsl_sycl_shim.h"
 
 #include "kdsl_spirv_validate.h"
+#include "kdsl_sycl_opencl.h"
 #include <sycl/sycl.hpp>
 #include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
@@ -201,14 +202,29 @@ struct kdsl_sycl_queue {
   mutable std::optional<sycl::event> last_submitted_;
 };
 
+// A built program: a SYCL kernel bundle, or an OpenCL program made from a cached device binary.
 struct kdsl_sycl_program {
  public:
   explicit kdsl_sycl_program(sycl::kernel_bundle<sycl::bundle_state::executable> bundle)
       : bundle_(std::move(bundle)) {}
-  sycl::kernel_bundle<sycl::bundle_state::executable> &bundle() const { return bundle_; }
+  explicit kdsl_sycl_program(std::unique_ptr<kdsl_opencl::NativeProgram> native)
+      : native_(std::move(native)) {}
+
+  sycl::kernel kernel(const std::string &name) const {
+    if (native_) return native_->kernel(name);
+    if (!bundle_->ext_oneapi_has_kernel(name)) {
+      throw std::runtime_error("the kernel bundle has no kernel named `" + name + "`");
+    }
+    return bundle_->ext_oneapi_get_kernel(name);
+  }
+  // The SYCL kernel bundle, absent for a program made from a device binary.
+  const std::optional<sycl::kernel_bundle<sycl::bundle_state::executable>> &bundle() const {
+    return bundle_;
+  }
 
  private:
-  mutable sycl::kernel_bundle<sycl::bundle_state::executable> bundle_;
+  mutable std::optional<sycl::kernel_bundle<sycl::bundle_state::executable>> bundle_;
+  std::unique_ptr<kdsl_opencl::NativeProgram> native_;
 };
 
 struct kdsl_sycl_kernel {
@@ -479,17 +495,43 @@ int kdsl_sycl_load_syclbin(const kdsl_sycl_queue *queue, const std::uint8_t *syc
   });
 }
 
+int kdsl_sycl_program_binary(const kdsl_sycl_program *program, kdsl_sycl_bytes_sink sink,
+                             void *context) {
+  return guarded([&] {
+    if (!program->bundle()) throw std::runtime_error("the program was made from a binary");
+    std::vector<std::uint8_t> binary = kdsl_opencl::program_binary(*program->bundle());
+    sink(context, binary.data(), binary.size());
+  });
+}
+
+int kdsl_sycl_program_from_binary(const kdsl_sycl_queue *queue, const std::uint8_t *binary,
+                                  std::size_t size, kdsl_sycl_program **program) {
+  return guarded([&] {
+    std::unique_ptr<kdsl_opencl::NativeProgram> native(kdsl_opencl::program_from_binary(
+        queue->context(), queue->queue().get_device(), binary, size));
+    *program = new kdsl_sycl_program(std::move(native));
+  });
+}
+
+int kdsl_sycl_queue_device_identity(const kdsl_sycl_queue *queue, kdsl_sycl_bytes_sink sink,
+                                    void *context) {
+  return guarded([&] {
+    sycl::device device = queue->queue().get_device();
+    std::string identity = backend_name(device.get_backend()) + "\n" +
+                           device.get_info<sycl::info::device::name>() + "\n" +
+                           device.get_info<sycl::info::device::vendor>() + "\n" +
+                           device.get_info<sycl::info::device::driver_version>() + "\n" +
+                           device.get_info<sycl::info::device::version>();
+    sink(context, reinterpret_cast<const std::uint8_t *>(identity.data()), identity.size());
+  });
+}
+
 void kdsl_sycl_destroy_program(kdsl_sycl_program *program) { delete program; }
 
 int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
                              std::size_t name_length, kdsl_sycl_kernel **kernel) {
   return guarded([&] {
-    std::string kernel_name(name, name_length);
-    auto &bundle = program->bundle();
-    if (!bundle.ext_oneapi_has_kernel(kernel_name)) {
-      throw std::runtime_error("the kernel bundle has no kernel named `" + kernel_name + "`");
-    }
-    *kernel = new kdsl_sycl_kernel(bundle.ext_oneapi_get_kernel(kernel_name));
+    *kernel = new kdsl_sycl_kernel(program->kernel(std::string(name, name_length)));
   });
 }
 
