@@ -241,11 +241,30 @@ def load(path: str | os.PathLike[str]) -> Module:
 
 
 def clear_cache() -> int:
-    """Deletes every cached bundle; returns how many were deleted."""
+    """Deletes every cached bundle, and the native programs cached beside them (the
+    ``native`` folder, see :func:`cache_info`); returns how many bundles were deleted."""
     removed = 0
     directory = cache_dir()
     if directory.is_dir():
         for entry in directory.glob("*.kbundle"):
             entry.unlink(missing_ok=True)
             removed += 1
+        for entry in (directory / "native").glob("*.bin"):
+            entry.unlink(missing_ok=True)
     return removed
+
+
+def cache_info() -> dict[str, Any]:
+    """Where kdsl caches, and what the native program cache did in this process.
+
+    ``{"bundles": <folder of compiled bundles>, "native": {"directory": ..., "hits": ...,
+    "misses": ..., "rejected": ..., "stores": ...}}``. The native program cache (kdsl's runtime,
+    for SYCL devices on OpenCL) keeps the driver's binary of each built program, keyed by
+    device, driver version and image, so the first launch in a new process loads it instead
+    of compiling the SPIR-V again. Its folder is ``KDSL_NATIVE_CACHE_DIR``, else ``native`` in
+    the bundle cache; ``KDSL_NATIVE_CACHE=off`` turns it off. A damaged or foreign entry is
+    counted in ``rejected``, ignored and written again.
+
+    ``kdsl.cache_info()["native"]["hits"]`` counts the programs loaded from disk so far.
+    """
+    return {"bundles": str(cache_dir()), "native": dict(_runtime.native_cache_info())}

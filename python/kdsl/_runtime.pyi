@@ -11,6 +11,10 @@ SYCL_BUILT_IN: bool
 def devices() -> list[dict[str, Any]]:
     """Every device found on every backend, as dicts (see ``kdsl.DeviceInfo``)."""
 
+def native_cache_info() -> dict[str, Any]:
+    """The native program cache: ``directory`` (None when off), ``hits``, ``misses``,
+    ``rejected``, ``stores`` in this process."""
+
 def device_notes() -> list[str]:
     """One line per backend that found no device, saying why."""
 
