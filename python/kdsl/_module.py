@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import inspect
 import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence, Union
@@ -13,6 +14,9 @@ from ._devices import Device, DeviceLike, resolve_device
 from ._errors import ArgumentError, BundleError, KernelNotFoundError, LaunchError
 
 Event = _runtime.Event
+Launch = _runtime.Configured
+"""``kernel[global_size, local_size]``: a kernel with its launch sizes; calling it with the
+kernel's arguments submits the launch and returns an :class:`Event`."""
 
 Size = Union[int, Sequence[int]]
 
@@ -259,9 +263,27 @@ class Kernel:
     """A kernel of a :class:`Module`: its signature, and launches.
 
     ``kernel[global_size, local_size](*args)`` or
-    ``kernel(*args, global_size=..., local_size=..., device=None, queue=None, stream=None)``.
-    Sizes are ints or tuples of 1 to 3 ints, dimension 0 fastest (``get_global_id(0)``).
+    ``kernel(*args, global_size=..., local_size=..., device=None, queue=None, stream=None)``;
+    either returns an :class:`Event`. Sizes count work-items: ints or tuples of 1 to 3 ints,
+    **dimension 0 fastest** (``get_global_id(0)``, CUDA's x). SYCL orders ranges the other way
+    (its last dimension is fastest): numba-dpex's ``kernel[Range(h, w), Range(lh, lw)]`` is
+    kdsl's ``kernel[(w, h), (lw, lh)]``. Without a local size a kernel with
+    ``#[work_group_size(...)]`` gets that size; any other kernel gets, per dimension, the
+    largest of 256..1 (1-D), 16..1 (2-D) or 8..1 (3-D) that divides the global size (pad the
+    global size to a multiple of a good local size and test the bound in the kernel, as
+    ``if i < n``, when that matters).
+
+    Example::
+
+        module = kdsl.compile(path="examples/saxpy.krn")
+        saxpy = module.saxpy            # help(saxpy) shows saxpy's own parameters
+        event = saxpy[1024, 256](y, x, 2.0, 1000)   # y, x: dpnp, CuPy, PyTorch or NumPy
+        event.wait()
+        saxpy(y, x, 2.0, 1000, global_size=1024)    # the same, local size chosen
     """
+
+    __signature__: inspect.Signature
+    """``inspect.signature(kernel)``: the kernel's own parameters, then the launch options."""
 
     def __init__(self, module: Module, info: dict[str, Any]) -> None:
         self.module = module
@@ -285,6 +307,50 @@ class Kernel:
             self._fast_target,
         )
         self._configured: dict[Any, Any] = {}
+        self.__doc__ = self._docstring()
+        self.__signature__ = self._call_signature()
+
+    def _docstring(self) -> str:
+        """This kernel's own help text: its signature, parameters and how to launch it."""
+        lines = [f"kdsl kernel {self.signature}", ""]
+        for parameter in self.parameters:
+            if parameter.kind == "buffer":
+                access = "written and read" if parameter.writable else "read only"
+                lines.append(f"    {parameter.name}: an array of {parameter.type} ({access})")
+            else:
+                lines.append(f"    {parameter.name}: a {parameter.type} scalar")
+        if self.work_group_size is not None:
+            lines += ["", f"Requires the work-group size {self.work_group_size}."]
+        if self.local_memory_bytes:
+            lines += ["", f"Uses {self.local_memory_bytes} bytes of local memory per work-group."]
+        names = ", ".join(parameter.name for parameter in self.parameters)
+        lines += [
+            "",
+            f"Launch: {self.name}[global_size, local_size]({names}) -> Event, or",
+            f"{self.name}({names}, global_size=..., local_size=None, device=None, queue=None, "
+            "stream=None, profile=False) -> Event.",
+            "Sizes count work-items, dimension 0 fastest (get_global_id(0), CUDA's x).",
+            "See help(kdsl.Kernel) for sizes, devices and synchronisation.",
+        ]
+        return "\n".join(lines)
+
+    def _call_signature(self) -> inspect.Signature:
+        """``kernel(*args, global_size=..., ...)`` with the kernel's own parameter names."""
+        positional = [
+            inspect.Parameter(
+                parameter.name, inspect.Parameter.POSITIONAL_ONLY, annotation=str(parameter).split(": ", 1)[1]
+            )
+            for parameter in self.parameters
+        ]
+        keywords = [
+            inspect.Parameter("global_size", inspect.Parameter.KEYWORD_ONLY, annotation="Size"),
+            inspect.Parameter("local_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Size | None"),
+            inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("queue", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("profile", inspect.Parameter.KEYWORD_ONLY, default=False),
+        ]
+        return inspect.Signature(positional + keywords, return_annotation="Event")
 
     @property
     def signature(self) -> str:
@@ -294,9 +360,10 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<kdsl.Kernel {self.signature}, {self.local_memory_bytes} bytes of local memory>"
 
-    def __getitem__(self, sizes: Any) -> Any:
-        # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
-        # is kernel[(width, height), None].
+    def __getitem__(self, sizes: Any) -> Launch:
+        """``kernel[global_size, local_size]`` or ``kernel[global_size]``: the kernel with its
+        launch sizes (a :data:`Launch`); call it with the arguments. A 2-D launch without a
+        local size is ``kernel[(width, height), None]``."""
         if isinstance(sizes, tuple) and len(sizes) == 2:
             global_size, local_size = sizes
         else:
@@ -533,7 +600,20 @@ _built_programs: dict[tuple[bytes, str], Any] = {}
 
 class Module:
     """A compiled ``.krn`` file: its kernels (``module.saxpy``, ``module["saxpy"]``) and the
-    bundle holding its images (SPIR-V, PTX, AMDGPU)."""
+    bundle holding its images (SPIR-V, PTX, AMDGPU).
+
+    Made by :func:`kdsl.compile` or :func:`kdsl.load`. A program is built once per device
+    instance and process, whichever Module of the same bundle asks, and on OpenCL devices its
+    binary is kept on disk for later processes (:func:`kdsl.cache_info`).
+
+    Example::
+
+        module = kdsl.compile(path="examples/kmeans.krn")
+        print(list(module.kernels))     # ['kmeans_assign', 'kmeans_update']
+        for kernel in module:
+            print(kernel.signature)
+        module.save("kmeans.kbundle")   # kdsl.load("kmeans.kbundle") later, without a compiler
+    """
 
     def __init__(self, bundle: Any, *, from_cache: bool = False, source_name: str | None = None) -> None:
         self.bundle = bundle
