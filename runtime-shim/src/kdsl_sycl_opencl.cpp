@@ -94,6 +94,15 @@ NativeProgram::~NativeProgram() {
 }
 
 sycl::kernel NativeProgram::kernel(const std::string &name) const {
+  std::lock_guard<std::mutex> lock(kernels_mutex_);
+  auto found = kernels_.find(name);
+  if (found != kernels_.end()) return found->second;
+  sycl::kernel made = make_kernel(name);
+  kernels_.emplace(name, made);
+  return made;
+}
+
+sycl::kernel NativeProgram::make_kernel(const std::string &name) const {
   const Functions &cl = functions();
   cl_int status = CL_SUCCESS;
   cl_kernel native = cl.create_kernel(static_cast<cl_program>(program_), name.c_str(), &status);

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -21,12 +23,17 @@ class NativeProgram {
   NativeProgram(const NativeProgram &) = delete;
   NativeProgram &operator=(const NativeProgram &) = delete;
 
-  // The kernel named `name` as a SYCL kernel; throws when the program has none.
+  // The kernel named `name` as a SYCL kernel (made once per name); throws when the program
+  // has none.
   sycl::kernel kernel(const std::string &name) const;
 
  private:
+  sycl::kernel make_kernel(const std::string &name) const;
+
   void *program_;
   sycl::context context_;
+  mutable std::mutex kernels_mutex_;
+  mutable std::map<std::string, sycl::kernel> kernels_;
 };
 
 // The device binary (CL_PROGRAM_BINARIES) of an executable bundle built for one OpenCL device;
