@@ -2,7 +2,8 @@
 """The first launch in a new process with warm caches: ``kdsl.compile`` of a cached source,
 then the program on the default device, each measured in fresh Python processes.
 
-Sources: ``examples/saxpy.krn`` (launched for real on NumPy arrays), ``examples/kmeans.krn``
+Bundles are cached in ``KDSL_CACHE_DIR`` when it is set (else in a scratch folder), native
+programs in a scratch folder per source. Sources: ``examples/saxpy.krn`` (launched for real on NumPy arrays), ``examples/kmeans.krn``
 (2 kernels) and a 9-kernel module (the seven examples of ``inputs/seven_kernels.krn`` plus
 k-means' two). Every source gets its own cache folder, filled by one warm-up process; then
 each round runs one process with the native program cache off (``KDSL_NATIVE_CACHE=off``,
@@ -83,9 +84,11 @@ def sources(scratch: Path) -> dict[str, Path]:
     }
 
 
-def child(path: Path, cache: Path, native: bool) -> dict:
-    environment = dict(os.environ, KDSL_CACHE_DIR=str(cache))
-    environment.pop("KDSL_NATIVE_CACHE_DIR", None)
+def child(path: Path, native_cache: Path, native: bool) -> dict:
+    # Bundles: the caller's KDSL_CACHE_DIR when set (a machine without the compiler brings a
+    # filled one), else the scratch folder's; native programs: a folder per source.
+    environment = dict(os.environ, KDSL_NATIVE_CACHE_DIR=str(native_cache))
+    environment.setdefault("KDSL_CACHE_DIR", str(native_cache.parent / "bundles"))
     if native:
         environment.pop("KDSL_NATIVE_CACHE", None)
         environment.pop("CUDA_CACHE_DISABLE", None)
@@ -115,7 +118,7 @@ def main() -> None:
     results: dict[str, dict[str, list[dict]]] = {}
     with tempfile.TemporaryDirectory(prefix="kdsl-first-launch-") as scratch:
         for label, path in sources(Path(scratch)).items():
-            cache = Path(scratch) / f"cache-{len(results)}"
+            cache = Path(scratch) / f"native-{len(results)}"
             child(path, cache, native=True)  # fills the bundle and native caches
             runs: dict[str, list[dict]] = {"off": [], "on": []}
             for _ in range(arguments.rounds):
