@@ -62,25 +62,19 @@ def _is_int_size(size: Any) -> bool:
     return type(size) is tuple and all(type(value) is int for value in size)
 
 
-# Work-group sizes tried, largest first, when no local size is given.
-_DEFAULT_LOCAL = {1: (256, 128, 64, 32, 16, 8, 4, 2, 1), 2: (16, 8, 4, 2, 1), 3: (8, 4, 2, 1)}
-
-
 def launch_sizes(
     global_size: Size, local_size: Size | None, required: Sequence[int] | None = None
 ) -> tuple[list[int], list[int]]:
     """Normalizes launch sizes (dimension 0 fastest). Without a local size, a kernel that
-    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise each dimension
-    gets the largest of 256/128/.../1 (1-D), 16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides it."""
+    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise the local size
+    is ``[]``, left open: SYCL devices choose it themselves (``parallel_for(range)``: any global
+    size works), CUDA and HIP devices get, per dimension, the largest of 256/128/.../1 (1-D),
+    16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides the global size."""
     global_dims = _dimensions(global_size, "global_size")
     if local_size is None and required is not None:
-        local_dims = tuple(required[: len(global_dims)])
+        local_dims: tuple[int, ...] = tuple(required[: len(global_dims)])
     elif local_size is None:
-        choices = _DEFAULT_LOCAL[len(global_dims)]
-        local_dims = tuple(
-            next(choice for choice in choices if extent % choice == 0) if extent else 1
-            for extent in global_dims
-        )
+        local_dims = ()
     else:
         local_dims = _dimensions(local_size, "local_size")
         if len(local_dims) != len(global_dims):
@@ -268,10 +262,12 @@ class Kernel:
     **dimension 0 fastest** (``get_global_id(0)``, CUDA's x). SYCL orders ranges the other way
     (its last dimension is fastest): numba-dpex's ``kernel[Range(h, w), Range(lh, lw)]`` is
     kdsl's ``kernel[(w, h), (lw, lh)]``. Without a local size a kernel with
-    ``#[work_group_size(...)]`` gets that size; any other kernel gets, per dimension, the
-    largest of 256..1 (1-D), 16..1 (2-D) or 8..1 (3-D) that divides the global size (pad the
-    global size to a multiple of a good local size and test the bound in the kernel, as
-    ``if i < n``, when that matters).
+    ``#[work_group_size(...)]`` gets that size; for any other kernel the backend chooses: SYCL
+    devices pick the work-group size themselves (``parallel_for(range)``, so the global size
+    may be any size, a prime one too), CUDA and HIP devices get, per dimension, the largest of
+    256..1 (1-D), 16..1 (2-D) or 8..1 (3-D) that divides the global size. A kernel whose code
+    depends on its work-group size (local arrays, barriers, ``get_local_id``) should be given
+    one, or declare it with ``#[work_group_size(...)]``.
 
     Example::
 

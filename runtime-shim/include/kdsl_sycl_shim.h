@@ -113,7 +113,8 @@ int kdsl_sycl_copy(const kdsl_sycl_queue *queue, uint64_t destination, uint64_t 
 int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *pattern,
                    size_t pattern_size, size_t count, const kdsl_sycl_event *const *wait_for,
                    size_t wait_count, kdsl_sycl_event **event);
-// `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first).
+// `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first); local
+// sizes of 0 leave the work-group size to the SYCL runtime (`parallel_for(range)`).
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const uint64_t *global, const uint64_t *local, size_t dimensions,
                      const kdsl_sycl_kernel_argument *arguments, size_t argument_count,

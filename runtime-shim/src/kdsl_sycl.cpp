@@ -317,6 +317,37 @@ sycl::nd_range<3> make_range<3>(const std::uint64_t *global, const std::uint64_t
                            sycl::range<3>(local[2], local[1], local[0]));
 }
 
+// kdsl's global sizes as a SYCL range, for launches whose work-group size the SYCL runtime
+// chooses (kdsl passes local sizes of 0).
+template <int Dimensions>
+sycl::range<Dimensions> make_global_range(const std::uint64_t *global);
+
+template <>
+sycl::range<1> make_global_range<1>(const std::uint64_t *global) {
+  return sycl::range<1>(global[0]);
+}
+
+template <>
+sycl::range<2> make_global_range<2>(const std::uint64_t *global) {
+  return sycl::range<2>(global[1], global[0]);
+}
+
+template <>
+sycl::range<3> make_global_range<3>(const std::uint64_t *global) {
+  return sycl::range<3>(global[2], global[1], global[0]);
+}
+
+// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0.
+template <int Dimensions>
+void parallel_for(sycl::handler &handler, const sycl::kernel &kernel, const std::uint64_t *global,
+                  const std::uint64_t *local) {
+  if (local[0] == 0) {
+    handler.parallel_for(make_global_range<Dimensions>(global), kernel);
+  } else {
+    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+  }
+}
+
 std::vector<sycl::event> dependencies(const kdsl_sycl_event *const *wait_for,
                                       std::size_t wait_count) {
   std::vector<sycl::event> events;
@@ -336,7 +367,7 @@ sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kern
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 
@@ -349,7 +380,7 @@ void submit_launch_without_event(const kdsl_sycl_queue &queue, const sycl::kerne
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 

@@ -3,7 +3,7 @@
 use crate::args::{check_arguments, Argument, ArgumentKind, ParameterSlot};
 use crate::backend::{EventBackend, QueueBackend, RawArgument, Submitted};
 use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
-use crate::device::Device;
+use crate::device::{BackendKind, Device};
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
 use crate::fault::{hidden_arguments, FaultCheck};
@@ -144,6 +144,15 @@ impl<'q> QueueRef<'q> {
         arguments: &[Argument<'_>],
         wait_for: &[&Event],
     ) -> Result<Event> {
+        // An open work-group size is left to SYCL devices and chosen here for the others.
+        let chosen;
+        let launch = if launch.local_left_open() {
+            let device_chooses = self.device.inner.info.backend == BackendKind::Sycl;
+            chosen = launch.with_local_chosen(&kernel.info, device_chooses);
+            &chosen
+        } else {
+            launch
+        };
         self.check(kernel, launch, arguments)?;
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));

@@ -320,6 +320,16 @@ pub(crate) unsafe fn adopt(
     Ok((device, locator))
 }
 
+/// The work-group sizes the shim takes: zeros where the launch leaves them to the SYCL runtime
+/// (the shim then submits `parallel_for(range)`).
+fn shim_local(launch: &Launch) -> &[u64] {
+    if launch.local_left_open() {
+        &[0; 3][..launch.dimensions()]
+    } else {
+        launch.local()
+    }
+}
+
 fn memory_kind_code(kind: MemoryKind) -> u8 {
     match kind {
         MemoryKind::Device => 0,
@@ -554,7 +564,7 @@ impl QueueBackend for SyclQueue {
                 &self.queue,
                 &kernel.kernel,
                 launch.global(),
-                launch.local(),
+                shim_local(launch),
                 &arguments,
             )
             .map_err(backend_error)?;
@@ -566,7 +576,7 @@ impl QueueBackend for SyclQueue {
             &self.queue,
             &kernel.kernel,
             launch.global(),
-            launch.local(),
+            shim_local(launch),
             &arguments,
             &waits,
         )
