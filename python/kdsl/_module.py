@@ -691,8 +691,9 @@ class Module:
         dpctl takes launch ranges in SYCL's order, slowest dimension first, which is kdsl's
         order reversed: a kdsl launch ``[(g0, g1), (l0, l1)]`` is
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
-        (``dpctl.memory`` objects) and ctypes scalars (``ctypes.c_float``, ``ctypes.c_uint32``)
-        in the kernel's parameter order.
+        (``dpctl.memory`` objects; a dpnp array's is ``x.get_array().usm_data``, dpnp arrays
+        have no ``usm_data`` of their own) and ctypes scalars (``ctypes.c_float``,
+        ``ctypes.c_uint32``) in the kernel's parameter order.
 
         A checked module (``checked=True``) is refused (``BundleError``, kind ``CheckedMode``):
         its kernels take hidden parameters that only kdsl's launches supply.
