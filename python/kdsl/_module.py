@@ -68,8 +68,8 @@ def launch_sizes(
     """Normalizes launch sizes (dimension 0 fastest). Without a local size, a kernel that
     requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise the local size
     is ``[]``, left open: SYCL devices choose it themselves (``parallel_for(range)``: any global
-    size works), CUDA and HIP devices get, per dimension, the largest of 256/128/.../1 (1-D),
-    16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides the global size."""
+    size works); on CUDA the driver's occupancy calculation bounds the work-group (on HIP,
+    256) and each dimension gets the largest divisor of its global size within it."""
     global_dims = _dimensions(global_size, "global_size")
     if local_size is None and required is not None:
         local_dims: tuple[int, ...] = tuple(required[: len(global_dims)])
@@ -264,8 +264,9 @@ class Kernel:
     kdsl's ``kernel[(w, h), (lw, lh)]``. Without a local size a kernel with
     ``#[work_group_size(...)]`` gets that size; for any other kernel the backend chooses: SYCL
     devices pick the work-group size themselves (``parallel_for(range)``, so the global size
-    may be any size, a prime one too), CUDA and HIP devices get, per dimension, the largest of
-    256..1 (1-D), 16..1 (2-D) or 8..1 (3-D) that divides the global size. A kernel whose code
+    may be any size, a prime one too); on CUDA the driver's occupancy calculation for the
+    kernel bounds the work-group (on HIP, 256) and each dimension gets the largest divisor of
+    its global size within that bound. A kernel whose code
     depends on its work-group size (local arrays, barriers, ``get_local_id``) should be given
     one, or declare it with ``#[work_group_size(...)]``.
 

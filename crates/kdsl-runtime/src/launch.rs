@@ -37,9 +37,12 @@ impl Launch {
     /// A launch of exactly `global` work-items whose work-group size is not given: a kernel
     /// with `#[work_group_size(...)]` gets that size; on SYCL devices the SYCL runtime and
     /// driver choose (`parallel_for(range)`, no `nd_range`), so the global size need not be a
-    /// multiple of anything; on CUDA and HIP each dimension gets the largest of 256..1 (1-D),
-    /// 16..1 (2-D) or 8..1 (3-D) that divides it. Kernels that rely on a particular work-group
-    /// size (local arrays sized for it, barriers over it) should state it.
+    /// multiple of anything; on CUDA the block size of the driver's occupancy calculation
+    /// (`cuOccupancyMaxPotentialBlockSize`) bounds the work-group, on HIP 256 does, and each
+    /// dimension gets the largest divisor of its global size within that bound (dimension 0
+    /// up to 32 in 2-D and 3-D launches, dimension 1 up to 8 in 3-D ones). Kernels that rely on
+    /// a particular work-group size (local arrays sized for it, barriers over it) should state
+    /// it.
     pub fn global_only<const D: usize>(global: [usize; D]) -> Launch {
         let mut launch = Launch::new(global, [1; D]);
         launch.local_left_open = true;
@@ -52,9 +55,18 @@ impl Launch {
     }
 
     /// This launch with the work-group size of an open launch chosen, where the device does
-    /// not choose it itself (`device_chooses`: SYCL devices). A launch with a size is returned
-    /// as it is.
-    pub(crate) fn with_local_chosen(&self, kernel: &KernelInfo, device_chooses: bool) -> Launch {
+    /// not choose it itself (`device_chooses`: SYCL devices): the size the kernel requires, else
+    /// per dimension the largest divisor of the global size within `budget` work-items in all
+    /// (the driver's occupancy choice on CUDA, else 256) and the device's per-dimension limits;
+    /// dimension 0 first, up to 32 (a warp) when there are more dimensions, then dimension 1 up
+    /// to 8 when there are three. A launch with a size is returned as it is.
+    pub(crate) fn with_local_chosen(
+        &self,
+        kernel: &KernelInfo,
+        device_chooses: bool,
+        budget: u64,
+        limits: &DeviceLimits,
+    ) -> Launch {
         if !self.local_left_open {
             return *self;
         }
@@ -65,22 +77,15 @@ impl Launch {
             }
             chosen.local_left_open = false;
         } else if !device_chooses {
-            let choices: &[u64] = match self.dimensions {
-                1 => &[256, 128, 64, 32, 16, 8, 4, 2, 1],
-                2 => &[16, 8, 4, 2, 1],
-                _ => &[8, 4, 2, 1],
-            };
-            for (local, &global) in chosen
-                .local
-                .iter_mut()
-                .zip(&self.global)
-                .take(self.dimensions)
-            {
-                *local = choices
-                    .iter()
-                    .copied()
-                    .find(|&choice| global.is_multiple_of(choice))
-                    .unwrap_or(1);
+            let mut left = budget.clamp(1, limits.max_work_group_size.max(1));
+            for dimension in 0..self.dimensions {
+                let mut cap = left.min(limits.max_local[dimension]);
+                if dimension + 1 < self.dimensions {
+                    cap = cap.min(if dimension == 0 { 32 } else { 8 });
+                }
+                let size = largest_divisor_within(self.global[dimension], cap);
+                chosen.local[dimension] = size;
+                left = (left / size).max(1);
             }
             chosen.local_left_open = false;
         }
@@ -124,6 +129,14 @@ impl Launch {
         }
         groups
     }
+}
+
+/// The largest divisor of `value` that is at most `cap` (1 for 0).
+fn largest_divisor_within(value: u64, cap: u64) -> u64 {
+    (1..=cap.min(value).max(1))
+        .rev()
+        .find(|&candidate| value.is_multiple_of(candidate))
+        .unwrap_or(1)
 }
 
 /// What a device allows for one launch.
@@ -272,21 +285,43 @@ mod tests {
     fn an_open_work_group_size_is_chosen_unless_the_device_chooses() {
         let open = Launch::global_only([1000, 48]);
         assert!(open.local_left_open());
-        let chosen = open.with_local_chosen(&kernel(0, true), false);
+        let chosen = open.with_local_chosen(&kernel(0, true), false, 256, &LIMITS);
         assert_eq!(
             (chosen.local(), chosen.local_left_open()),
-            (&[8, 16][..], false)
+            (&[25, 8][..], false)
         );
-        assert_eq!(open.with_local_chosen(&kernel(0, true), true), open);
+        let one =
+            Launch::global_only([1000]).with_local_chosen(&kernel(0, true), false, 768, &LIMITS);
+        assert_eq!(one.local(), &[500]);
+        let prime =
+            Launch::global_only([997]).with_local_chosen(&kernel(0, true), false, 256, &LIMITS);
+        assert_eq!(prime.local(), &[1]);
+        let three = Launch::global_only([64, 64, 64]).with_local_chosen(
+            &kernel(0, true),
+            false,
+            1024,
+            &LIMITS,
+        );
+        assert_eq!(three.local(), &[32, 8, 4]);
+        for launch in [chosen, one, prime, three] {
+            check_launch(&kernel(0, true), &launch, &LIMITS).unwrap();
+        }
+        assert_eq!(
+            open.with_local_chosen(&kernel(0, true), true, 256, &LIMITS),
+            open
+        );
         let mut required = kernel(0, true);
         required.work_group_size = Some([8, 4, 1]);
-        let chosen = open.with_local_chosen(&required, true);
+        let chosen = open.with_local_chosen(&required, true, 256, &LIMITS);
         assert_eq!(
             (chosen.local(), chosen.local_left_open()),
             (&[8, 4][..], false)
         );
         let sized = Launch::new([64], [32]);
-        assert_eq!(sized.with_local_chosen(&kernel(0, true), false), sized);
+        assert_eq!(
+            sized.with_local_chosen(&kernel(0, true), false, 256, &LIMITS),
+            sized
+        );
         // Left to the device: any positive global size is fine, zero is not.
         check_launch(&kernel(0, true), &Launch::global_only([997, 3]), &LIMITS).unwrap();
         assert!(why(check_launch(

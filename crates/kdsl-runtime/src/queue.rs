@@ -147,8 +147,10 @@ impl<'q> QueueRef<'q> {
         // An open work-group size is left to SYCL devices and chosen here for the others.
         let chosen;
         let launch = if launch.local_left_open() {
-            let device_chooses = self.device.inner.info.backend == BackendKind::Sycl;
-            chosen = launch.with_local_chosen(&kernel.info, device_chooses);
+            let info = &self.device.inner.info;
+            let device_chooses = info.backend == BackendKind::Sycl;
+            let budget = kernel.backend.occupancy_group_size().unwrap_or(256);
+            chosen = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
             &chosen
         } else {
             launch

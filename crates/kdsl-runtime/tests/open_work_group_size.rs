@@ -1,6 +1,7 @@
 //! Launches that leave the work-group size open (`Launch::global_only`), on every device here:
-//! SYCL devices choose it themselves (any global size works, a prime one too); CUDA and HIP
-//! devices get a divisor of the global size. Run on the GPU with `KDSL_TEST_DEVICE=cuda`.
+//! SYCL devices choose it themselves (any global size works, a prime one too); CUDA devices get
+//! a divisor of the global size within the driver's occupancy block size. Run on the GPU with
+//! `KDSL_TEST_DEVICE=cuda`.
 
 mod common;
 
