@@ -266,7 +266,8 @@ class Kernel:
     devices pick the work-group size themselves (``parallel_for(range)``, so the global size
     may be any size, a prime one too); on CUDA the driver's occupancy calculation for the
     kernel bounds the work-group (on HIP, 256) and each dimension gets the largest divisor of
-    its global size within that bound. A kernel whose code
+    its global size within that bound. Kernels using local memory get the largest power of
+    two up to 256 (1-D), 16 (2-D) or 8 (3-D) dividing each dimension. A kernel whose code
     depends on its work-group size (local arrays, barriers, ``get_local_id``) should be given
     one, or declare it with ``#[work_group_size(...)]``.
 

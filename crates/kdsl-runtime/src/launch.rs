@@ -42,7 +42,9 @@ impl Launch {
     /// dimension gets the largest divisor of its global size within that bound (dimension 0
     /// up to 32 in 2-D and 3-D launches, dimension 1 up to 8 in 3-D ones). Kernels that rely on
     /// a particular work-group size (local arrays sized for it, barriers over it) should state
-    /// it.
+    /// it. Kernels that use local memory get the largest power of two up to 256 (1-D), 16
+    /// (2-D) or 8 (3-D) that divides each dimension, on every device, as their local arrays
+    /// are usually sized for such a group.
     pub fn global_only<const D: usize>(global: [usize; D]) -> Launch {
         let mut launch = Launch::new(global, [1; D]);
         launch.local_left_open = true;
@@ -55,7 +57,9 @@ impl Launch {
     }
 
     /// This launch with the work-group size of an open launch chosen, where the device does
-    /// not choose it itself (`device_chooses`: SYCL devices): the size the kernel requires, else
+    /// not choose it itself (`device_chooses`: SYCL devices): the size the kernel requires; for
+    /// a kernel using local memory the largest power of two up to 256 (1-D), 16 (2-D) or 8
+    /// (3-D) dividing each dimension, on every device; else
     /// per dimension the largest divisor of the global size within `budget` work-items in all
     /// (the driver's occupancy choice on CUDA, else 256) and the device's per-dimension limits;
     /// dimension 0 first, up to 32 (a warp) when there are more dimensions, then dimension 1 up
@@ -74,6 +78,27 @@ impl Launch {
         if let Some(required) = kernel.work_group_size {
             for (local, &size) in chosen.local.iter_mut().zip(&required).take(self.dimensions) {
                 *local = u64::from(size);
+            }
+            chosen.local_left_open = false;
+        } else if kernel.local_memory_bytes > 0 {
+            // Local arrays are usually sized for a power-of-two group: such kernels keep the
+            // choice kdsl made before the device or occupancy chose (16 x 16 in 2-D).
+            let choices: &[u64] = match self.dimensions {
+                1 => &[256, 128, 64, 32, 16, 8, 4, 2, 1],
+                2 => &[16, 8, 4, 2, 1],
+                _ => &[8, 4, 2, 1],
+            };
+            for (local, &global) in chosen
+                .local
+                .iter_mut()
+                .zip(&self.global)
+                .take(self.dimensions)
+            {
+                *local = choices
+                    .iter()
+                    .copied()
+                    .find(|&choice| global.is_multiple_of(choice))
+                    .unwrap_or(1);
             }
             chosen.local_left_open = false;
         } else if !device_chooses {
@@ -316,6 +341,12 @@ mod tests {
         assert_eq!(
             (chosen.local(), chosen.local_left_open()),
             (&[8, 4][..], false)
+        );
+        // Kernels with local memory keep kdsl's earlier power-of-two choice, SYCL included.
+        let tiled = open.with_local_chosen(&kernel(2048, true), true, 768, &LIMITS);
+        assert_eq!(
+            (tiled.local(), tiled.local_left_open()),
+            (&[8, 16][..], false)
         );
         let sized = Launch::new([64], [32]);
         assert_eq!(
