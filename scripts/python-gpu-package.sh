@@ -37,6 +37,8 @@ print(f"cached {len(paths)} kernels for {kdsl.COMPILER_VERSION}")
 PY
 # The k-means example compiles with its own -D COPIES: a quick run on NumPy caches that bundle.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" examples/python/kmeans.py --backend numpy --quick >/dev/null
+# The first-launch benchmark's sources (one of them made by concatenation) likewise.
+KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" crates/kdsl-bench/python/first_launch.py --rounds 1 >/dev/null
 # The tests also compile inline sources (checked mode, misuse cases): running them here once
 # with the carried cache puts those bundles in it too.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \

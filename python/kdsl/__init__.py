@@ -26,6 +26,7 @@ from ._compile import (  # noqa: E402
     COMPILER_VERSION,
     DEFAULT_TARGETS,
     cache_dir,
+    cache_info,
     clear_cache,
     compile,
     default_targets,
@@ -43,7 +44,7 @@ from ._errors import (  # noqa: E402
     LaunchError,
     OutOfMemoryError,
 )
-from ._module import Event, Kernel, Module, Parameter, launch_sizes  # noqa: E402
+from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
 
 __version__ = "0.1.0"
 
@@ -61,11 +62,13 @@ __all__ = [
     "Event",
     "Kernel",
     "KernelNotFoundError",
+    "Launch",
     "LaunchError",
     "Module",
     "OutOfMemoryError",
     "Parameter",
     "cache_dir",
+    "cache_info",
     "clear_cache",
     "compile",
     "default_device",

@@ -3,6 +3,7 @@
 //! The Python package `kdsl` (python/kdsl) is the public API; this module is its engine.
 
 mod bundle;
+mod cache;
 mod device;
 mod dlpack;
 mod errors;
@@ -28,6 +29,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("COMPILER_VERSION", COMPILER_VERSION)?;
     module.add("SYCL_BUILT_IN", cfg!(feature = "sycl"))?;
     module.add_function(wrap_pyfunction!(device::devices, module)?)?;
+    module.add_function(wrap_pyfunction!(cache::native_cache_info, module)?)?;
     module.add_function(wrap_pyfunction!(device::device_notes, module)?)?;
     module.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, module)?)?;
     module.add_class::<device::Device>()?;
