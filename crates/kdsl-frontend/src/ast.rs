@@ -328,6 +328,12 @@ pub enum ExpressionKind {
         arguments: Vec<Expression>,
     },
     Parenthesized(Box<Expression>),
+    /// `if condition { accept } else { reject }` as a value; `else if` nests in `reject`.
+    If {
+        condition: Box<Expression>,
+        accept: Box<Expression>,
+        reject: Box<Expression>,
+    },
     /// `(a, b, ...)`: a tuple of at least two elements.
     Tuple(Vec<Expression>),
     /// `value.0`: a tuple's element, or `value.x`: a vector's component; `field` holds the

@@ -103,6 +103,9 @@ pub enum Token<'input> {
     Semicolon,
     #[token(":")]
     Colon,
+    /// Only to explain C's `c ? a : b`, which kdsl writes `if c { a } else { b }`.
+    #[token("?")]
+    Question,
     #[token("::")]
     PathSeparator,
     #[token("->")]
@@ -232,6 +235,7 @@ impl fmt::Display for Token<'_> {
             Token::Comma => "`,`",
             Token::Semicolon => "`;`",
             Token::Colon => "`:`",
+            Token::Question => "`?`",
             Token::PathSeparator => "`::`",
             Token::Arrow => "`->`",
             Token::DotDot => "`..`",

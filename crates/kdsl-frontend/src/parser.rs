@@ -27,6 +27,8 @@ pub struct ParseState<'input> {
     /// The first expression that was nested too deeply, if any, and whether it is a chain of
     /// binary operators (`a + b + ... + z`, which nests one level per operator).
     pub too_deep: Option<(Span, bool)>,
+    /// Errors the grammar's actions report themselves (constructs kdsl spells differently).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 impl ParseState<'_> {
@@ -46,6 +48,36 @@ impl ParseState<'_> {
             return Expression::leaf(ExpressionKind::Error, span);
         }
         expression
+    }
+
+    /// `condition ? accept : reject`: reported, then kept as the `if` expression it means.
+    pub fn conditional_operator(
+        &mut self,
+        condition: Expression,
+        accept: Expression,
+        reject: Expression,
+        span: Span,
+        question: usize,
+    ) -> Expression {
+        self.diagnostics.push(
+            Diagnostic::error(
+                ErrorCode::E0101,
+                "kdsl has no conditional operator `?:`",
+                Span::new(question, question + 1),
+                "C's `c ? a : b`",
+            )
+            .with_hint("write it as an `if` expression: `if c { a } else { b }`"),
+        );
+        let depth = condition.depth.max(accept.depth).max(reject.depth);
+        self.node(
+            ExpressionKind::If {
+                condition: Box::new(condition),
+                accept: Box::new(accept),
+                reject: Box::new(reject),
+            },
+            span,
+            depth,
+        )
     }
 
     pub fn binary(
@@ -133,11 +165,13 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     let mut state = ParseState {
         errors: Vec::new(),
         too_deep: None,
+        diagnostics: Vec::new(),
     };
     let result = grammar::SourceFileParser::new().parse(&mut state, tokens);
     for recovery in state.errors {
         diagnostics.push(syntax_error(recovery.error, source.len()));
     }
+    diagnostics.append(&mut state.diagnostics);
     if let Some((span, chain)) = state.too_deep {
         // Each binary operator is one level of the expression tree, so a flat chain of more
         // than 1024 operands is as deep as the tree may be; say which one it is.
@@ -220,6 +254,9 @@ fn syntax_error(
                 diagnostic = diagnostic.with_hint(
                     "attributes are written `#[name(arguments)]`, such as `#[work_group_size(256)]`",
                 );
+            } else if only("\"else\"") {
+                diagnostic = diagnostic
+                    .with_hint("an `if` used as a value needs an `else`: `if c { a } else { b }`");
             } else if only("\"]\"") {
                 diagnostic = diagnostic.with_hint("is a closing `]` missing?");
             } else if has("\"#\"") && has("\"kernel\"") && !has("\"const\"") {

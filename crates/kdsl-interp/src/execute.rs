@@ -197,6 +197,11 @@ fn expression_synchronizes(
             condition,
             accept,
             reject,
+        }
+        | ExpressionKind::Conditional {
+            condition,
+            accept,
+            reject,
         } => any(&[condition, accept, reject]),
         ExpressionKind::Math { arguments, .. } => any(&arguments.iter().collect::<Vec<_>>()),
         ExpressionKind::Atomic {
@@ -850,6 +855,17 @@ impl<'g> WorkItem<'g> {
                     (LogicalOp::And, false) => 0,
                     (LogicalOp::Or, true) => 1,
                     _ => u64::from(self.expression(frame, right)? != 0),
+                }
+            }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => {
+                if self.expression(frame, condition)? != 0 {
+                    self.expression(frame, accept)?
+                } else {
+                    self.expression(frame, reject)?
                 }
             }
             ExpressionKind::Cast { value } => {

@@ -1047,11 +1047,20 @@ fn operators() {
             buffer(longs),
         ],
     );
+    // Values of both signs around the clamp of 7; the first and last work-items take the arms
+    // that would read outside `values` if both arms were evaluated.
+    let n = 50usize;
+    let values: Vec<i32> = (0..n).map(|_| random.i64_in(-20, 20) as i32).collect();
+    let if_expressions = Case::new(
+        "if_expressions",
+        InterpLaunch::covering(n as u32, 16),
+        vec![buffer(vec![0i32; n * 4]), buffer(values), scalar(n as u32)],
+    );
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
         false,
-        vec![case, casts, integers_to_f16],
+        vec![case, casts, integers_to_f16, if_expressions],
     );
 }
 

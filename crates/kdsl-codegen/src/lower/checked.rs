@@ -248,6 +248,11 @@ impl Walk<'_, '_> {
                 condition,
                 accept,
                 reject,
+            }
+            | ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
             } => {
                 self.expression(condition);
                 self.expression(accept);
@@ -309,6 +314,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             }
             ExpressionKind::Cast { value } => expression(value, callees),
             ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            }
+            | ExpressionKind::Conditional {
                 condition,
                 accept,
                 reject,

@@ -69,6 +69,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             ExpressionKind::ShortCircuit { op, left, right } => {
                 self.short_circuit(*op, left, right)
             }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => self.conditional(condition, accept, reject),
             ExpressionKind::Cast { value } => {
                 let from = value.ty;
                 let value = self.expression(value)?;
@@ -345,6 +350,38 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .bool_type()
             .const_int(u64::from(op == LogicalOp::Or), false);
         phi.add_incoming(&[(&short, left_block), (&right, right_end)]);
+        Ok(phi.as_basic_value())
+    }
+
+    /// `if condition { accept } else { reject }`: each arm in its own block, joined by a phi.
+    fn conditional(
+        &mut self,
+        condition: &Expression,
+        accept: &Expression,
+        reject: &Expression,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let condition = self.expression(condition)?.into_int_value();
+        let accept_block = self.new_block("if_value");
+        let reject_block = self.new_block("else_value");
+        let join = self.new_block("if_join");
+        self.builder
+            .build_conditional_branch(condition, accept_block, reject_block)?;
+        let mut incoming = Vec::with_capacity(2);
+        for (arm, block) in [(accept, accept_block), (reject, reject_block)] {
+            self.builder.position_at_end(block);
+            let value = self.expression(arm)?;
+            let end = self
+                .builder
+                .get_insert_block()
+                .ok_or_else(|| LowerError("the builder has no block".into()))?;
+            self.builder.build_unconditional_branch(join)?;
+            incoming.push((value, end));
+        }
+        self.builder.position_at_end(join);
+        let phi = self.builder.build_phi(incoming[0].0.get_type(), "")?;
+        for (value, end) in &incoming {
+            phi.add_incoming(&[(value, *end)]);
+        }
         Ok(phi.as_basic_value())
     }
 

@@ -89,6 +89,18 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
                 _ => Ok(u64::from(evaluate_bits(right)? != 0)),
             }
         }
+        // Only the chosen arm is evaluated, as at run time.
+        ExpressionKind::Conditional {
+            condition,
+            accept,
+            reject,
+        } => {
+            if evaluate_bits(condition)? != 0 {
+                evaluate_bits(accept)
+            } else {
+                evaluate_bits(reject)
+            }
+        }
         ExpressionKind::Cast { value } => Ok(scalar::cast(evaluate_bits(value)?, value.ty, ty)),
         // Both arms are evaluated, as at run time.
         ExpressionKind::Select {

@@ -1127,6 +1127,15 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
             collect_calls(right, found);
         }
         E::Cast { value, .. } => collect_calls(value, found),
+        E::If {
+            condition,
+            accept,
+            reject,
+        } => {
+            collect_calls(condition, found);
+            collect_calls(accept, found);
+            collect_calls(reject, found);
+        }
         E::Index { base, index } => {
             collect_calls(base, found);
             collect_calls(index, found);

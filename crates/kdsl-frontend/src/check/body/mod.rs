@@ -214,6 +214,7 @@ fn is_untyped(expression: &ast::Expression) -> bool {
             | BinaryOperator::BitXor => is_untyped(left) && is_untyped(right),
             _ => false,
         },
+        E::If { accept, reject, .. } => is_untyped(accept) && is_untyped(reject),
         _ => false,
     }
 }
