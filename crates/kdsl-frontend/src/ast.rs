@@ -195,11 +195,13 @@ pub enum StatementKind {
         condition: Expression,
         body: Block,
     },
-    /// `for variable in start..end [step step] [unroll | unroll(count)] { body }`
+    /// `for variable in start..end [step step] [unroll | unroll(count)] { body }`, or with
+    /// `(start..end).rev()` counting down from `end - 1` (`descending`).
     For {
         variable: Identifier,
         start: Expression,
         end: Expression,
+        descending: bool,
         step: Option<Expression>,
         unroll: Option<UnrollRequest>,
         body: Block,

@@ -1,7 +1,8 @@
 //! Runs the generated parser over the lexer's tokens and turns syntax errors into diagnostics.
 
 use crate::ast::{
-    BinaryOperator, Expression, ExpressionKind, Literal, SourceFile, MAX_EXPRESSION_DEPTH,
+    BinaryOperator, Expression, ExpressionKind, Identifier, Literal, SourceFile,
+    MAX_EXPRESSION_DEPTH,
 };
 use crate::lexer::{check_nesting, tokenize, Token};
 use kdsl_ir::ErrorCode;
@@ -78,6 +79,21 @@ impl ParseState<'_> {
             span,
             depth,
         )
+    }
+
+    /// `(a..b).rev()` is the one method a range takes.
+    pub fn expect_rev(&mut self, method: &Identifier) {
+        if method.name != "rev" {
+            self.diagnostics.push(
+                Diagnostic::error(
+                    ErrorCode::E0101,
+                    format!("a range has no method `{}`", method.name),
+                    method.span,
+                    "not `rev`",
+                )
+                .with_hint("count down with `for i in (a..b).rev() { ... }`"),
+            );
+        }
     }
 
     pub fn binary(
@@ -247,6 +263,18 @@ fn syntax_error(
             );
             let only = |terminal: &str| expected.len() == 1 && expected[0] == terminal;
             let has = |terminal: &str| expected.iter().any(|e| e == terminal);
+            if let Some(word) = token.keyword().filter(|_| has("identifier")) {
+                return Diagnostic::error(
+                    ErrorCode::E0101,
+                    format!("`{word}` is a reserved word and cannot be a name"),
+                    Span::new(start, end),
+                    "reserved word",
+                )
+                .with_hint(format!(
+                    "choose another name, such as `{word}_`; the reserved words are {}",
+                    crate::lexer::KEYWORDS.join(", ")
+                ));
+            }
             if has("\";\"") {
                 diagnostic =
                     diagnostic.with_hint("is a `;` missing at the end of the previous statement?");

@@ -1056,11 +1056,24 @@ fn operators() {
         InterpLaunch::covering(n as u32, 16),
         vec![buffer(vec![0i32; n * 4]), buffer(values), scalar(n as u32)],
     );
+    // Work-item 0 runs no trip of `(0..0).rev()`; the others count down to 0 in `u32`.
+    let n = 40usize;
+    let descending_loops = Case::new(
+        "descending_loops",
+        InterpLaunch::covering(n as u32, 8),
+        vec![buffer(vec![0i32; n * 4]), scalar(n as u32)],
+    );
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
         false,
-        vec![case, casts, integers_to_f16, if_expressions],
+        vec![
+            case,
+            casts,
+            integers_to_f16,
+            if_expressions,
+            descending_loops,
+        ],
     );
 }
 

@@ -690,3 +690,66 @@ fn a_private_array_may_be_passed_twice_when_neither_is_written() {
     .unwrap();
     assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &[9.0, 36.0, 4.0]);
 }
+
+#[test]
+fn descending_ranges_visit_the_ascending_values_in_reverse() {
+    let source = "
+kernel k(seen: global mut [u32], signed: global mut [i32], n: u32) {
+    let mut count = 0u32;
+    for k in (0..n).rev() {
+        seen[count] = k;
+        count += 1;
+    }
+    for k in (2..n).rev() step 3 {
+        seen[count] = k;
+        count += 1;
+    }
+    for k in (n..n).rev() {
+        seen[count] = 99;
+        count += 1;
+    }
+    let mut at = 0u32;
+    for k in (-3..3i32).rev() step 2 {
+        signed[at] = k;
+        at += 1;
+    }
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0u32; 12]),
+            InterpArgument::buffer(vec![0i32; 4]),
+            InterpArgument::scalar(5u32),
+        ],
+    )
+    .unwrap();
+    // 4, 3, 2, 1, 0; then 4, 1 (down by 3, not below 2); nothing for the empty range.
+    assert_eq!(
+        arguments[0].as_slice::<u32>().unwrap(),
+        &[4, 3, 2, 1, 0, 4, 0, 0, 0, 0, 0, 0]
+    );
+    assert_eq!(arguments[1].as_slice::<i32>().unwrap(), &[2, 0, -2, 0]);
+}
+
+#[test]
+fn if_expressions_evaluate_only_the_chosen_arm() {
+    // Division by zero in the arm not taken is never evaluated.
+    let source = "
+kernel k(out: global mut [i32], zero: i32) {
+    out[0] = if zero == 0 { 7 } else { 1 / zero };
+    out[1] = if zero != 0 { 1 / zero } else if zero > 0 { 2 } else { 3 };
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32; 2]),
+            InterpArgument::scalar(0i32),
+        ],
+    )
+    .unwrap();
+    assert_eq!(arguments[0].as_slice::<i32>().unwrap(), &[7, 3]);
+}
