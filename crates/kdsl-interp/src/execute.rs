@@ -841,6 +841,13 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Unary { op, operand } => {
                 let operand_type = operand.ty;
                 let value = self.expression(frame, operand)?;
+                if *op == kdsl_ir::UnaryOp::Negate && scalar::negation_overflows(operand_type, value) {
+                    let overflow = scalar::Undefined::Overflow {
+                        ty: operand_type,
+                        op: kdsl_ir::BinaryOp::Subtract,
+                    };
+                    return Err(self.undefined(span, overflow.to_string()));
+                }
                 scalar::unary(*op, operand_type, value)
             }
             ExpressionKind::Binary { op, left, right } => {

@@ -64,6 +64,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         right_value,
                     );
                 }
+                if let Some(value) =
+                    self.no_wrap_arithmetic(*op, operand_type, left_value, right_value)?
+                {
+                    return Ok(value);
+                }
                 self.binary(*op, operand_type, left_value, right_value, right.ty)
             }
             ExpressionKind::ShortCircuit { op, left, right } => {
@@ -165,6 +170,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 .builder
                 .build_float_neg(value.into_float_value(), "")?
                 .into(),
+            UnaryOp::Negate if ty.is_signed_integer() && self.checked.is_none() => self
+                .builder
+                .build_int_nsw_neg(value.into_int_value(), "")?
+                .into(),
             UnaryOp::Negate => self
                 .builder
                 .build_int_neg(value.into_int_value(), "")?
@@ -173,6 +182,35 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.builder.build_not(value.into_int_value(), "")?.into()
             }
         })
+    }
+
+    /// Integer `+ - *` whose overflow is undefined (docs/language.md, "Semantics"): marked
+    /// no-signed-wrap or no-unsigned-wrap, which lets index arithmetic widen and vectorize.
+    /// `None` for other operators, and in checked mode, where an overflow must stay visible to
+    /// the checks rather than become poison.
+    fn no_wrap_arithmetic(
+        &mut self,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        if !ty.is_integer() || self.checked.is_some() {
+            return Ok(None);
+        }
+        let (l, r) = (left.into_int_value(), right.into_int_value());
+        let b = &self.builder;
+        let signed = ty.is_signed_integer();
+        let value = match (op, signed) {
+            (BinaryOp::Add, true) => b.build_int_nsw_add(l, r, "")?,
+            (BinaryOp::Add, false) => b.build_int_nuw_add(l, r, "")?,
+            (BinaryOp::Subtract, true) => b.build_int_nsw_sub(l, r, "")?,
+            (BinaryOp::Subtract, false) => b.build_int_nuw_sub(l, r, "")?,
+            (BinaryOp::Multiply, true) => b.build_int_nsw_mul(l, r, "")?,
+            (BinaryOp::Multiply, false) => b.build_int_nuw_mul(l, r, "")?,
+            _ => return Ok(None),
+        };
+        Ok(Some(value.into()))
     }
 
     /// `ty` is the operands' type (the left one for shifts, whose amount has `amount_type`).

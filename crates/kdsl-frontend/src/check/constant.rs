@@ -55,8 +55,6 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
         ExpressionKind::Binary { op, left, right } => {
             let x = evaluate_bits(left)?;
             let y = evaluate_bits(right)?;
-            let value = scalar::binary(*op, left.ty, x, y, right.ty)
-                .map_err(|undefined| ConstantError::Undefined(span, undefined))?;
             if scalar::overflows(*op, left.ty, x, y) {
                 let (a, b) = (
                     scalar::integer_as_i128(x, left.ty),
@@ -66,7 +64,8 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
                 let message = format!("`{a} {} {b}` does not fit in `{ty}`", op.symbol());
                 return Err(ConstantError::Overflow(span, message));
             }
-            Ok(value)
+            scalar::binary(*op, left.ty, x, y, right.ty)
+                .map_err(|undefined| ConstantError::Undefined(span, undefined))
         }
         // Only the functions that fold to the same bits as every target computes.
         ExpressionKind::Math {

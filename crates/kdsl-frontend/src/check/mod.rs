@@ -894,6 +894,11 @@ impl<'file> Checker<'file> {
                         "signed division overflow in a constant expression",
                         "the smallest value divided by -1",
                     ),
+                    // Reported as E0516 before evaluation gets here.
+                    Undefined::Overflow { .. } => (
+                        "integer overflow in a constant expression",
+                        "does not fit in its type",
+                    ),
                 };
                 self.report(Diagnostic::error(ErrorCode::E0510, message, span, label));
                 None
