@@ -41,11 +41,9 @@ fn expand_signed_bool_to_float<'ctx>(
                 let from_bool = match instruction.get_operand(0) {
                     Some(inkwell::values::Operand::Value(value)) => match value.get_type() {
                         BasicTypeEnum::IntType(ty) => ty.get_bit_width() == 1,
-                        BasicTypeEnum::VectorType(ty) => ty
-                            .get_element_type()
-                            .into_int_type()
-                            .get_bit_width()
-                            == 1,
+                        BasicTypeEnum::VectorType(ty) => {
+                            ty.get_element_type().into_int_type().get_bit_width() == 1
+                        }
                         _ => false,
                     },
                     _ => false,
@@ -65,9 +63,7 @@ fn expand_signed_bool_to_float<'ctx>(
         builder.position_before(&conversion);
         let (minus_one, zero): (BasicValueEnum<'ctx>, BasicValueEnum<'ctx>) =
             match conversion.get_type() {
-                AnyTypeEnum::FloatType(ty) => {
-                    (ty.const_float(-1.0).into(), ty.const_zero().into())
-                }
+                AnyTypeEnum::FloatType(ty) => (ty.const_float(-1.0).into(), ty.const_zero().into()),
                 AnyTypeEnum::VectorType(ty) => {
                     let element = ty.get_element_type().into_float_type();
                     let lanes = ty.get_size();

@@ -513,12 +513,18 @@ impl Generator<'_> {
                     Some((low, high)) => interval_or_wrapped(vt, low, high, generic_range),
                     None => ValueFacts::interval(type_low, type_high),
                 };
+                // Overflow is an error: where the operands' intervals allow one, wrap
+                // explicitly.
+                let fits = interval.is_some_and(|(low, high)| low >= type_low && high <= type_high);
+                let text = if fits {
+                    format!("({} {op} {})", a.text, b.text)
+                } else {
+                    self.note("wrapping arithmetic");
+                    let wrapping = ["wrapping_add", "wrapping_sub", "wrapping_mul"][choice];
+                    format!("{wrapping}({}, {})", a.text, b.text)
+                };
                 let uniformity_out = a.uniformity().join(b.uniformity());
-                Expr::new(
-                    format!("({} {op} {})", a.text, b.text),
-                    vt,
-                    Facts::new(uniformity_out, value),
-                )
+                Expr::new(text, vt, Facts::new(uniformity_out, value))
             }
             3 | 4 => {
                 let a = self.integer_value(ty, uniformity, inner);
@@ -605,11 +611,13 @@ impl Generator<'_> {
                 self.note("integer negation");
                 let (low, high) = a.facts.integer_interval().unwrap();
                 let value = interval_or_wrapped(vt, -high, -low, generic_range);
-                Expr::new(
-                    format!("(-{})", a.text),
-                    vt,
-                    Facts::new(a.uniformity(), value),
-                )
+                // `-MIN` overflows: negate through `wrapping_sub` where MIN is possible.
+                let text = if low == integer_range(ty).0 {
+                    format!("wrapping_sub(0{}, {})", ty.name(), a.text)
+                } else {
+                    format!("(-{})", a.text)
+                };
+                Expr::new(text, vt, Facts::new(a.uniformity(), value))
             }
             9 => {
                 let a = self.integer_value(ty, uniformity, inner);

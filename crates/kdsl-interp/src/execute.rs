@@ -841,7 +841,9 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Unary { op, operand } => {
                 let operand_type = operand.ty;
                 let value = self.expression(frame, operand)?;
-                if *op == kdsl_ir::UnaryOp::Negate && scalar::negation_overflows(operand_type, value) {
+                if *op == kdsl_ir::UnaryOp::Negate
+                    && scalar::negation_overflows(operand_type, value)
+                {
                     let overflow = scalar::Undefined::Overflow {
                         ty: operand_type,
                         op: kdsl_ir::BinaryOp::Subtract,

@@ -1286,19 +1286,25 @@ fn sub_groups() {
     sub_group_case!(
         "sub_groups_i32",
         i32,
-        (0..items).map(|_| (random.next_u64() as i32) >> 7).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as i32) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(
         "sub_groups_u32",
         u32,
-        (0..items).map(|_| (random.next_u64() as u32) >> 7).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as u32) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(
         "sub_groups_i64",
         i64,
-        (0..items).map(|_| (random.next_u64() as i64) >> 7).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as i64) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(

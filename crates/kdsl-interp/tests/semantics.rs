@@ -100,9 +100,8 @@ fn integer_overflow_is_undefined_behaviour() {
         ("out[0] = (small * 100u8) as i32;", "small * 100u8"),
     ];
     for (statement, operation) in cases {
-        let source = format!(
-            "kernel k(out: global mut [i32], big: i32, small: u8) {{ {statement} }}"
-        );
+        let source =
+            format!("kernel k(out: global mut [i32], big: i32, small: u8) {{ {statement} }}");
         let error = run(
             &source,
             "k",
