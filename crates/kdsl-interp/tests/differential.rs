@@ -1072,6 +1072,12 @@ fn operators() {
         InterpLaunch::covering(n as u32, 8),
         vec![buffer(vec![0i32; n * 4]), scalar(n as u32)],
     );
+    // A 2-D launch over 24 x 5 elements of a 24-wide row-major grid.
+    let signed_ids = Case::new(
+        "signed_ids",
+        InterpLaunch::new([24, 5], [8, 1]),
+        vec![buffer(vec![0i32; 24 * 5]), scalar(24i32)],
+    );
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
@@ -1082,6 +1088,7 @@ fn operators() {
             integers_to_f16,
             if_expressions,
             descending_loops,
+            signed_ids,
         ],
     );
 }

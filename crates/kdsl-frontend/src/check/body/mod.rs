@@ -215,6 +215,10 @@ fn is_untyped(expression: &ast::Expression) -> bool {
             _ => false,
         },
         E::If { accept, reject, .. } => is_untyped(accept) && is_untyped(reject),
+        // Work-item queries adapt to their use like literals (see `builtin`).
+        E::Call { callee, .. } => {
+            matches!(Builtin::from_name(&callee.name), Some(Builtin::WorkItem(_)))
+        }
         _ => false,
     }
 }
