@@ -48,6 +48,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             } => self.vector_load(place, *width, *component),
             ExpressionKind::Unary { op, operand } => {
                 let value = self.expression(operand)?;
+                if self.checked.is_some() && super::checked::is_checked_negation(*op, ty) {
+                    let int = value.into_int_value();
+                    let zero = int.get_type().const_zero();
+                    return self.checked_arithmetic(expression, BinaryOp::Subtract, ty, zero, int);
+                }
                 self.unary(*op, value, ty)
             }
             ExpressionKind::Binary { op, left, right } => {
@@ -62,6 +67,17 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         operand_type,
                         left_value,
                         right_value,
+                    );
+                }
+                if self.checked.is_some()
+                    && super::checked::is_checked_arithmetic(*op, operand_type)
+                {
+                    return self.checked_arithmetic(
+                        expression,
+                        *op,
+                        operand_type,
+                        left_value.into_int_value(),
+                        right_value.into_int_value(),
                     );
                 }
                 if let Some(value) =
