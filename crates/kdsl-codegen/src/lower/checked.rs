@@ -1,12 +1,14 @@
-//! Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access and
-//! checks of integer division and remainder, reported through a fault record.
+//! Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access,
+//! checks of integer division and remainder and of integer overflow, reported through a fault
+//! record.
 //!
 //! Every function of a checked module takes hidden parameters after its own: one `i64` element
 //! count per buffer parameter, in order, then a pointer (global memory) to the fault record
 //! ([`kdsl_bundle::FaultRecord`]). A call passes the caller's counts for the buffers it passes
 //! on. A failed check calls `kdsl.checked.report`, which claims the record with a
 //! compare-and-swap on its flag (so the first fault wins) and writes the fault; then the bad
-//! access is skipped (a load or atomic gives 0, a division 0) and the kernel goes on.
+//! access is skipped (a load or atomic gives 0, a division 0, an overflowing `+ - *` its
+//! wrapped result) and the kernel goes on.
 //!
 //! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
 //! so every image of a bundle agrees with the site list in its metadata.
@@ -25,7 +27,7 @@ use inkwell::IntPredicate;
 use kdsl_bundle::{CheckSite, FaultKind};
 use kdsl_ir::{
     AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
-    Place, PlaceBase, ScalarType, Span, StatementKind, VariableType, WorkItemQuery,
+    Place, PlaceBase, ScalarType, Span, StatementKind, UnaryOp, VariableType, WorkItemQuery,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -35,8 +37,9 @@ const REPORT_FUNCTION: &str = "kdsl.checked.report";
 pub(crate) struct CheckPlan {
     /// The first site of a place (one per dimension), by the place's address in the IR.
     places: HashMap<usize, u32>,
-    /// The site of an integer division or remainder, by the expression's address.
-    divisions: HashMap<usize, u32>,
+    /// The site of an integer division, remainder, or `+ - *` or negation that may overflow,
+    /// by the expression's address.
+    operations: HashMap<usize, u32>,
     pub sites: Vec<CheckSite>,
     /// For each function, the sites in it.
     sites_of_function: Vec<Vec<u32>>,
@@ -46,7 +49,7 @@ impl CheckPlan {
     pub(crate) fn new(module: &kdsl_ir::Module) -> CheckPlan {
         let mut plan = CheckPlan {
             places: HashMap::new(),
-            divisions: HashMap::new(),
+            operations: HashMap::new(),
             sites: Vec::new(),
             sites_of_function: Vec::new(),
         };
@@ -92,11 +95,11 @@ impl CheckPlan {
             .ok_or_else(|| LowerError("a checked access has no check site".into()))
     }
 
-    fn division_site(&self, expression: &Expression) -> Result<u32> {
-        self.divisions
+    fn operation_site(&self, expression: &Expression) -> Result<u32> {
+        self.operations
             .get(&address_of(expression))
             .copied()
-            .ok_or_else(|| LowerError("a checked division has no check site".into()))
+            .ok_or_else(|| LowerError("a checked operation has no check site".into()))
     }
 }
 
@@ -106,6 +109,16 @@ fn address_of<T>(node: &T) -> usize {
 
 pub(super) fn is_checked_division(op: BinaryOp, ty: ScalarType) -> bool {
     matches!(op, BinaryOp::Divide | BinaryOp::Remainder) && ty.is_integer()
+}
+
+/// Integer `+ - *`, whose overflow is undefined (docs/language.md, "Semantics").
+pub(super) fn is_checked_arithmetic(op: BinaryOp, ty: ScalarType) -> bool {
+    matches!(op, BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply) && ty.is_integer()
+}
+
+/// Unary `-` of a signed integer, which overflows at the type's minimum.
+pub(super) fn is_checked_negation(op: UnaryOp, ty: ScalarType) -> bool {
+    op == UnaryOp::Negate && ty.is_signed_integer()
 }
 
 /// Numbers the checks of one function in evaluation order.
@@ -225,7 +238,14 @@ impl Walk<'_, '_> {
             ExpressionKind::VectorLoad { place, width, .. } => {
                 self.vector_place(place, usize::from(*width), expression.span)
             }
-            ExpressionKind::Unary { operand, .. } => self.expression(operand),
+            ExpressionKind::Unary { op, operand } => {
+                self.expression(operand);
+                if is_checked_negation(*op, operand.ty) {
+                    let what = format!("`-` on `{}`", operand.ty);
+                    let id = self.add(what, expression.span, false);
+                    self.plan.operations.insert(address_of(expression), id);
+                }
+            }
             ExpressionKind::Binary { op, left, right } => {
                 self.expression(left);
                 self.expression(right);
@@ -236,7 +256,11 @@ impl Walk<'_, '_> {
                         "remainder"
                     };
                     let id = self.add(what.to_string(), expression.span, false);
-                    self.plan.divisions.insert(address_of(expression), id);
+                    self.plan.operations.insert(address_of(expression), id);
+                } else if is_checked_arithmetic(*op, left.ty) {
+                    let what = format!("`{}` on `{}`", op.symbol(), left.ty);
+                    let id = self.add(what, expression.span, false);
+                    self.plan.operations.insert(address_of(expression), id);
                 }
             }
             ExpressionKind::ShortCircuit { left, right, .. } => {
@@ -245,6 +269,11 @@ impl Walk<'_, '_> {
             }
             ExpressionKind::Cast { value } => self.expression(value),
             ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            }
+            | ExpressionKind::Conditional {
                 condition,
                 accept,
                 reject,
@@ -309,6 +338,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             }
             ExpressionKind::Cast { value } => expression(value, callees),
             ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            }
+            | ExpressionKind::Conditional {
                 condition,
                 accept,
                 reject,
@@ -727,7 +761,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         left: BasicValueEnum<'ctx>,
         right: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let site = self.checked_state()?.plan.division_site(expression)?;
+        let site = self.checked_state()?.plan.operation_site(expression)?;
         let left_int = left.into_int_value();
         let right_int = right.into_int_value();
         let int_type = left_int.get_type();
@@ -772,6 +806,132 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         };
         self.finish_guard(guard, Some(value))?
             .ok_or_else(|| LowerError("a checked division without a value".into()))
+    }
+
+    /// Integer `+ - *` (or, with `left` zero and `op` subtraction, a negation) with a check
+    /// that the exact result fits the type: a failure reports the site; the result is the
+    /// wrapped value either way. Written with plain integer operations, which every target's
+    /// backend handles (no `*.with.overflow` intrinsics).
+    pub(super) fn checked_arithmetic(
+        &mut self,
+        expression: &Expression,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: IntValue<'ctx>,
+        right: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let (value, overflow) = self.overflowing(op, ty.is_signed_integer(), left, right)?;
+        let fail = self.new_block("checked.overflow");
+        let after = self.new_block("checked.after");
+        self.builder
+            .build_conditional_branch(overflow, fail, after)?;
+        self.builder.position_at_end(fail);
+        let zero64 = self.context.i64_type().const_zero();
+        self.report(FaultKind::IntegerOverflow.code(), site, zero64, zero64)?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(value.into())
+    }
+
+    /// The wrapped result of `left op right` and whether the exact one leaves the type.
+    fn overflowing(
+        &mut self,
+        op: BinaryOp,
+        signed: bool,
+        left: IntValue<'ctx>,
+        right: IntValue<'ctx>,
+    ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let b = &self.builder;
+        let ty = left.get_type();
+        let width = ty.get_bit_width();
+        let zero = ty.const_zero();
+        Ok(match (op, signed) {
+            (BinaryOp::Add, false) => {
+                let sum = b.build_int_add(left, right, "")?;
+                (sum, b.build_int_compare(IntPredicate::ULT, sum, left, "")?)
+            }
+            (BinaryOp::Subtract, false) => {
+                let difference = b.build_int_sub(left, right, "")?;
+                (
+                    difference,
+                    b.build_int_compare(IntPredicate::ULT, left, right, "")?,
+                )
+            }
+            (BinaryOp::Add, true) => {
+                // Overflow when both operands have the sign the sum lacks.
+                let sum = b.build_int_add(left, right, "")?;
+                let from_left = b.build_xor(left, sum, "")?;
+                let from_right = b.build_xor(right, sum, "")?;
+                let both = b.build_and(from_left, from_right, "")?;
+                (sum, b.build_int_compare(IntPredicate::SLT, both, zero, "")?)
+            }
+            (BinaryOp::Subtract, true) => {
+                // Overflow when the operands' signs differ and the result's differs from left's.
+                let difference = b.build_int_sub(left, right, "")?;
+                let operands = b.build_xor(left, right, "")?;
+                let result = b.build_xor(left, difference, "")?;
+                let both = b.build_and(operands, result, "")?;
+                (
+                    difference,
+                    b.build_int_compare(IntPredicate::SLT, both, zero, "")?,
+                )
+            }
+            (_, _) if width <= 32 => {
+                // Multiply in 32 or 64 bits; it fits when extending the low half gives it back.
+                let wide = if width <= 16 {
+                    self.context.i32_type()
+                } else {
+                    self.context.i64_type()
+                };
+                let extend = |value: IntValue<'ctx>| {
+                    if signed {
+                        b.build_int_s_extend(value, wide, "")
+                    } else {
+                        b.build_int_z_extend(value, wide, "")
+                    }
+                };
+                let full = b.build_int_mul(extend(left)?, extend(right)?, "")?;
+                let product = b.build_int_truncate(full, ty, "")?;
+                let back = extend(product)?;
+                (
+                    product,
+                    b.build_int_compare(IntPredicate::NE, back, full, "")?,
+                )
+            }
+            (_, _) => {
+                // 64 bits: the product fits when dividing it by a nonzero left gives right back
+                // (and, signed, unless it is MIN * -1, whose quotient would itself overflow).
+                let product = b.build_int_mul(left, right, "")?;
+                let nonzero = b.build_int_compare(IntPredicate::NE, left, zero, "")?;
+                let one = ty.const_int(1, false);
+                let minus_one = ty.const_all_ones();
+                let divisor = b.build_select(nonzero, left, one, "")?.into_int_value();
+                let overflow = if signed {
+                    let left_is_minus_one =
+                        b.build_int_compare(IntPredicate::EQ, left, minus_one, "")?;
+                    let minimum = ty.const_int(1u64 << 63, false);
+                    let right_is_minimum =
+                        b.build_int_compare(IntPredicate::EQ, right, minimum, "")?;
+                    // Divide by 1 where left is -1, so the quotient cannot overflow.
+                    let safe_divisor = b
+                        .build_select(left_is_minus_one, one, divisor, "")?
+                        .into_int_value();
+                    let quotient = b.build_int_signed_div(product, safe_divisor, "")?;
+                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
+                    let by_division = b.build_and(nonzero, differs, "")?;
+                    let by_minus_one = b.build_and(left_is_minus_one, right_is_minimum, "")?;
+                    let divided =
+                        b.build_and(by_division, b.build_not(left_is_minus_one, "")?, "")?;
+                    b.build_or(divided, by_minus_one, "")?
+                } else {
+                    let quotient = b.build_int_unsigned_div(product, divisor, "")?;
+                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
+                    b.build_and(nonzero, differs, "")?
+                };
+                (product, overflow)
+            }
+        })
     }
 
     fn report(

@@ -294,3 +294,34 @@ pub fn checked_atomics(device: &Device) -> CaseResult {
         &[4, 3, 4, 4, 0, 0, 0, 0],
     )
 }
+
+/// `input[i - 1]` at i == 0 with a `u32` id: the subtraction's overflow is the fault reported
+/// (not the out-of-bounds read it would lead to), with its line and work-item 0; the other
+/// work-items read their neighbour.
+pub fn checked_integer_overflow(device: &Device) -> CaseResult {
+    let step_back = checked_kernel(device, "step_back")?;
+    let input: Vec<u32> = (0..16).map(|i| 100 + i).collect();
+    let input_buffer = device.buffer_from(&input).map_err(fail)?;
+    let mut output = device.buffer_from(&[SENTINEL; 16]).map_err(fail)?;
+    let result = step_back
+        .launch(&Launch::new([16], [16]), &args![&mut output, &input_buffer])
+        .map_err(fail)?
+        .wait();
+    let fault = expect_fault(result, "step_back at work-item 0")?;
+    if fault.kind != FaultKind::IntegerOverflow
+        || fault.what != "`-` on `u32`"
+        || !fault.location.ends_with("checked.krn:45:23")
+        || fault.work_item != [0, 0, 0]
+    {
+        return Err(format!(
+            "wrong fault: {} (expected an overflow of `-` on `u32` at checked.krn:45:23 in work-item 0)",
+            fault.message
+        ));
+    }
+    let want: Vec<u32> = (0..16).map(|i| if i == 0 { 0 } else { 99 + i }).collect();
+    check_equal(
+        "outputs after the overflow",
+        &output.read_to_vec().map_err(fail)?,
+        &want,
+    )
+}
