@@ -6,6 +6,7 @@ mod bundle;
 mod device;
 mod dlpack;
 mod errors;
+mod exit;
 mod fast;
 mod host;
 mod launch;
@@ -30,6 +31,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(device::devices, module)?)?;
     module.add_function(wrap_pyfunction!(device::device_notes, module)?)?;
     module.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, module)?)?;
+    module.add_function(wrap_pyfunction!(exit::arm_prompt_exit, module)?)?;
     module.add_class::<device::Device>()?;
     module.add_class::<bundle::Bundle>()?;
     module.add_class::<launch::Program>()?;
