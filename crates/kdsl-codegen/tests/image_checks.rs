@@ -175,3 +175,63 @@ fn truncated_images_are_errors_not_panics() {
         }
     }
 }
+
+/// Random byte flips in real images (a small xorshift generator, so failures reproduce) give
+/// an error or a pass, never a panic; flips that reach the parameter lists are refused.
+#[test]
+fn flipped_bytes_are_errors_or_harmless() {
+    let module = kdsl_frontend::compile_to_ir(
+        "kernel axpy(y: global mut [f32], x: global [f32], a: f32, n: u32) {
+    let i = get_global_id(0);
+    if i < n { y[i] = a * x[i] + y[i]; }
+}",
+    )
+    .unwrap();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for checked in [false, true] {
+        let infos = kernel_infos(&module, checked);
+        let options = Options {
+            checked,
+            ..Options::default()
+        };
+        for (spec, check) in targets() {
+            let image = compile(&module, &spec, &options).unwrap().image.bytes;
+            for _ in 0..2_000 {
+                let mut flipped = image.clone();
+                for _ in 0..1 + next() % 4 {
+                    let at = (next() % flipped.len() as u64) as usize;
+                    flipped[at] ^= 1 << (next() % 8);
+                }
+                let _ = check(&flipped, &infos, "");
+            }
+            // A flip inside a PTX parameter's type, or of an AMDGPU argument's size byte.
+            let refused = match spec.kind {
+                kdsl_bundle::TargetKind::Ptx => {
+                    let text = String::from_utf8(image.clone()).unwrap();
+                    text.replacen(".param .f32", ".param .f64", 1).into_bytes()
+                }
+                _ => {
+                    // `.size` followed by a positive fixint 4 (the f32 `a`): made 8.
+                    let key = b"\xa5.size\x04";
+                    let at = image
+                        .windows(key.len())
+                        .position(|window| window == key)
+                        .expect("a 4-byte argument in the metadata note");
+                    let mut edited = image.clone();
+                    edited[at + key.len() - 1] = 8;
+                    edited
+                }
+            };
+            assert!(
+                check(&refused, &infos, "").is_err(),
+                "{spec}: an edited image passed"
+            );
+        }
+    }
+}
