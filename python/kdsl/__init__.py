@@ -21,7 +21,7 @@ from ._environment import prepare_environment as _prepare_environment
 
 _prepare_environment()
 
-from . import _runtime  # noqa: E402
+from . import _exit, _runtime  # noqa: E402
 from ._compile import (  # noqa: E402
     COMPILER_VERSION,
     DEFAULT_TARGETS,
@@ -45,6 +45,8 @@ from ._errors import (  # noqa: E402
     OutOfMemoryError,
 )
 from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
+
+_exit.register()
 
 __version__ = "0.1.0"
 

@@ -136,7 +136,11 @@ def _order_manager(queue: Any) -> Any:
     if _order_managers is None:
         from dpctl.utils import SequentialOrderManager
 
+        from . import _exit
+
         _order_managers = SequentialOrderManager
+        # dpctl's at-exit wait is registered now: kdsl's exit hook must run before it.
+        _exit.register()
     return _order_managers[queue]
 
 

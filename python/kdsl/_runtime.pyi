@@ -18,6 +18,9 @@ def native_cache_info() -> dict[str, Any]:
 def device_notes() -> list[str]:
     """One line per backend that found no device, saying why."""
 
+def arm_prompt_exit() -> bool:
+    """For kdsl's at-exit hook: True, with the prompt exit armed, when a launch still runs."""
+
 def dlpack_tensor(capsule: Any) -> dict[str, Any]:
     """The tensor of an unconsumed DLPack capsule: address, device_type, device_id, typestr,
     shape, strides (elements, or None) and read_only."""

@@ -536,6 +536,7 @@ impl Launcher {
                 event
             }
         };
+        crate::exit::note_launch(py, &event);
         in_flight.open.push(args.clone().unbind());
         let mut completed = Vec::new();
         if in_flight.open.len() >= GROUP {

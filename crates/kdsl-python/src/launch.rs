@@ -558,6 +558,7 @@ impl Kernel {
                 )
             })
             .or_raise(py)?;
+        crate::exit::note_launch(py, &event);
         if !host_copies.is_empty() {
             // Without `keep_alive` the arguments tuple is kept (it holds no arrays, only
             // their addresses, so callers that free arrays must pass them).

@@ -7,6 +7,7 @@ mod cache;
 mod device;
 mod dlpack;
 mod errors;
+mod exit;
 mod fast;
 mod host;
 mod launch;
@@ -32,6 +33,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(cache::native_cache_info, module)?)?;
     module.add_function(wrap_pyfunction!(device::device_notes, module)?)?;
     module.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, module)?)?;
+    module.add_function(wrap_pyfunction!(exit::arm_prompt_exit, module)?)?;
     module.add_class::<device::Device>()?;
     module.add_class::<bundle::Bundle>()?;
     module.add_class::<launch::Program>()?;

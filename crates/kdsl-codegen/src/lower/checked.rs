@@ -10,6 +10,15 @@
 //! access is skipped (a load or atomic gives 0, a division 0, an overflowing `+ - *` its
 //! wrapped result) and the kernel goes on.
 //!
+//! A 0 in place of a failed load can keep a loop's condition true forever, so each work-item
+//! also keeps a private "this work-item faulted" byte (an `alloca` in the kernel; device
+//! functions get a pointer to it as their last hidden parameter), set at each failed check. The
+//! back edge of a loop that does not synchronize (no barrier, sub-group or work-group operation,
+//! itself or in a function it calls) leaves the loop once this work-item has faulted; a non-void
+//! function left at its end this way returns 0. Loops that synchronize are not left early: one
+//! work-item leaving them would make their barriers divergent. Other work-items are not
+//! affected: they compute on until their own fault.
+//!
 //! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
 //! so every image of a bundle agrees with the site list in its metadata.
 
@@ -17,17 +26,20 @@ use super::{FunctionLowering, LowerError, Result, Types};
 use crate::llvm;
 use crate::target::TargetDescription;
 use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
 };
 use inkwell::IntPredicate;
 use kdsl_bundle::{CheckSite, FaultKind};
+use kdsl_ir::visit::walk_block;
 use kdsl_ir::{
-    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
-    Place, PlaceBase, ScalarType, Span, StatementKind, UnaryOp, VariableType, WorkItemQuery,
+    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, FunctionKind,
+    ParameterType, Place, PlaceBase, ScalarType, Span, StatementKind, UnaryOp, VariableType,
+    WorkItemQuery,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -43,6 +55,9 @@ pub(crate) struct CheckPlan {
     pub sites: Vec<CheckSite>,
     /// For each function, the sites in it.
     sites_of_function: Vec<Vec<u32>>,
+    /// For each function, whether it synchronizes with other work-items (a barrier, a
+    /// sub-group or work-group operation), itself or through the functions it calls.
+    synchronizing: Vec<bool>,
 }
 
 impl CheckPlan {
@@ -52,8 +67,12 @@ impl CheckPlan {
             operations: HashMap::new(),
             sites: Vec::new(),
             sites_of_function: Vec::new(),
+            synchronizing: Vec::new(),
         };
         for function in &module.functions {
+            // Functions come callees first, so every callee's answer is known here.
+            let synchronizing = plan.synchronizes(&function.body);
+            plan.synchronizing.push(synchronizing);
             let first = plan.sites.len() as u32;
             let mut walk = Walk {
                 plan: &mut plan,
@@ -64,6 +83,27 @@ impl CheckPlan {
             plan.sites_of_function.push((first..last).collect());
         }
         plan
+    }
+
+    /// Whether `block` synchronizes with other work-items, itself or through a call.
+    fn synchronizes(&self, block: &Block) -> bool {
+        let mut found = false;
+        walk_block(
+            block,
+            &mut |expression| {
+                found |= match &expression.kind {
+                    ExpressionKind::SubGroup { .. } | ExpressionKind::WorkGroup { .. } => true,
+                    ExpressionKind::Call { function, .. } => self
+                        .synchronizing
+                        .get(function.0 as usize)
+                        .copied()
+                        .unwrap_or(true),
+                    _ => false,
+                };
+            },
+            &mut |_| {},
+        );
+        found || has_barrier(block)
     }
 
     /// The sites a kernel can report: its own and those of the device functions it calls.
@@ -312,6 +352,17 @@ impl Walk<'_, '_> {
     }
 }
 
+fn has_barrier(block: &Block) -> bool {
+    block.iter().any(|statement| match &statement.kind {
+        StatementKind::Barrier { .. } => true,
+        StatementKind::If { accept, reject, .. } => has_barrier(accept) || has_barrier(reject),
+        StatementKind::Loop {
+            body, continuing, ..
+        } => has_barrier(body) || has_barrier(continuing),
+        _ => false,
+    })
+}
+
 /// The functions `block` calls directly.
 fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
     fn expression(e: &Expression, callees: &mut Vec<usize>) {
@@ -420,7 +471,8 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
 }
 
 /// The LLVM types of a function's hidden parameters: one `i64` per buffer parameter, then the
-/// fault record's pointer in the target's global address space.
+/// fault record's pointer in the target's global address space; a device function then takes
+/// the pointer to its work-item's "faulted" byte (private memory).
 pub(super) fn hidden_parameter_types<'ctx>(
     types: &Types<'ctx>,
     target: &TargetDescription,
@@ -437,6 +489,13 @@ pub(super) fn hidden_parameter_types<'ctx>(
             .pointer(target.address_spaces.of(AddressSpace::Global))
             .into(),
     );
+    if function.kind == FunctionKind::Device {
+        result.push(
+            types
+                .pointer(target.address_spaces.of(AddressSpace::Private))
+                .into(),
+        );
+    }
     result
 }
 
@@ -446,14 +505,18 @@ pub(crate) struct CheckedFunction<'a, 'ctx> {
     /// The element count of each buffer parameter, by parameter index.
     lengths: Vec<Option<IntValue<'ctx>>>,
     record: PointerValue<'ctx>,
+    /// This work-item's "faulted" byte: set at each failed check, read at loop back edges.
+    faulted: PointerValue<'ctx>,
     report: FunctionValue<'ctx>,
 }
 
 impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
-    /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them.
+    /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them;
+    /// a kernel's "faulted" byte is allocated and cleared at `builder`, in its entry block.
     pub(super) fn new(
         plan: &'a CheckPlan,
         module: &Module<'ctx>,
+        builder: &Builder<'ctx>,
         function: &Function,
         value: FunctionValue<'ctx>,
     ) -> Result<Self> {
@@ -478,6 +541,16 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
         }
         let record = hidden()?;
         record.set_name("fault_record");
+        let faulted = if function.kind == FunctionKind::Kernel {
+            let byte = module.get_context().i8_type();
+            let faulted = builder.build_alloca(byte, "faulted")?;
+            builder.build_store(faulted, byte.const_zero())?;
+            faulted
+        } else {
+            let faulted = hidden()?;
+            faulted.set_name("faulted");
+            faulted.into_pointer_value()
+        };
         let report = module
             .get_function(REPORT_FUNCTION)
             .ok_or_else(|| LowerError(format!("{REPORT_FUNCTION} is not declared")))?;
@@ -485,6 +558,7 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
             plan,
             lengths,
             record: record.into_pointer_value(),
+            faulted,
             report,
         })
     }
@@ -585,8 +659,38 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .ok_or_else(|| LowerError("a checked operation in an unchecked module".into()))
     }
 
+    /// The branch from a loop's end back to `head`. In checked mode a loop that does not
+    /// synchronize goes to `exit` instead once this work-item has faulted, so a failed check
+    /// that keeps the loop's condition true still lets the work-item end and report it.
+    pub(super) fn loop_back_edge(
+        &mut self,
+        head: BasicBlock<'ctx>,
+        exit: BasicBlock<'ctx>,
+        body: &Block,
+        continuing: &Block,
+    ) -> Result<InstructionValue<'ctx>> {
+        let faulted = match &self.checked {
+            Some(checked)
+                if !checked.plan.synchronizes(body) && !checked.plan.synchronizes(continuing) =>
+            {
+                checked.faulted
+            }
+            _ => return Ok(self.builder.build_unconditional_branch(head)?),
+        };
+        let byte = self.context.i8_type();
+        let flag = self
+            .builder
+            .build_load(byte, faulted, "faulted")?
+            .into_int_value();
+        let clean =
+            self.builder
+                .build_int_compare(IntPredicate::EQ, flag, byte.const_zero(), "clean")?;
+        Ok(self.builder.build_conditional_branch(clean, head, exit)?)
+    }
+
     /// The arguments a call passes after the callee's own: the lengths of the buffers passed
-    /// on, then the fault record. Nothing in an unchecked module.
+    /// on, the fault record, then this work-item's "faulted" byte. Nothing in an unchecked
+    /// module.
     pub(super) fn hidden_call_arguments(
         &self,
         arguments: &[Argument],
@@ -607,6 +711,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
         }
         values.push(checked.record.into());
+        values.push(checked.faulted.into());
         Ok(values)
     }
 
@@ -945,7 +1050,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.report_kind(kind, site, index, length)
     }
 
-    /// Calls the report function with this work-item's global id.
+    /// Calls the report function with this work-item's global id and marks the work-item as
+    /// faulted.
     fn report_kind(
         &mut self,
         kind: IntValue<'ctx>,
@@ -960,7 +1066,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             ids.push(self.builder.build_int_z_extend(id, i64_type, "")?);
         }
         let checked = self.checked_state()?;
-        let (record, report) = (checked.record, checked.report);
+        let (record, report, faulted) = (checked.record, checked.report, checked.faulted);
         let mut arguments: Vec<BasicMetadataValueEnum> = vec![
             record.into(),
             kind.into(),
@@ -971,6 +1077,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         arguments.extend(ids.into_iter().map(BasicMetadataValueEnum::from));
         let call = self.builder.build_call(report, &arguments, "")?;
         call.set_call_convention(self.target.device_calling_convention);
+        let byte = self.context.i8_type();
+        self.builder
+            .build_store(faulted, byte.const_int(1, false))?;
         Ok(())
     }
 }
