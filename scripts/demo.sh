@@ -11,4 +11,4 @@ source scripts/env.sh
 KDSL_PROFILE=release bash scripts/compile-examples.sh target/kdsl-bundles
 target/release/kdsl devices
 cargo run --quiet --release --example saxpy
-"$KDSL_PREFIX/bin/python" examples/python/kmeans.py --quick
+"$(bash scripts/python-install.sh)" examples/python/kmeans.py --quick

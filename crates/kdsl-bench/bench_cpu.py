@@ -115,6 +115,31 @@ def case_matmul(device, kernel, rng, warmup, runs):
     return median, 2 * m * n * k, None
 
 
+def case_scale2d(device, kernel, rng, warmup, runs):
+    n = 4096
+    values = rng.random((n, n), dtype=np.float32)
+    output = np.zeros_like(values)
+    output_memory, input_memory = device.upload(output), device.upload(values)
+    factor = np.float32(1.5)
+    args = [output_memory, input_memory, ctypes.c_int32(n), ctypes.c_float(factor)]
+    median = device.time_kernel(kernel, args, [n, n], [64, 4], warmup, runs)
+    assert np.array_equal(device.download(output_memory, output), values * factor), "scale2d differs"
+    return median, 2 * 4 * n * n, None
+
+
+def case_stencil2d(device, kernel, rng, warmup, runs):
+    n = 4096
+    values = rng.random((n, n), dtype=np.float32)
+    output = np.zeros_like(values)
+    output_memory, input_memory = device.upload(output), device.upload(values)
+    args = [output_memory, input_memory, ctypes.c_int32(n)]
+    median = device.time_kernel(kernel, args, [n, n], [64, 4], warmup, runs)
+    result = device.download(output_memory, output)
+    inner = values[1:-1, 1:-1] + values[1:-1, :-2] + values[1:-1, 2:] + values[:-2, 1:-1] + values[2:, 1:-1]
+    assert np.allclose(result[1:-1, 1:-1], np.float32(0.2) * inner, rtol=1e-5), "stencil2d differs"
+    return median, 2 * 4 * n * n, None
+
+
 KMEANS_COPIES = 8  # COPIES in examples/kmeans.krn (and KM_COPIES in reference/kernels.cl)
 KMEANS_GROUP = 256  # the kernel's work_group_size
 
@@ -182,6 +207,9 @@ CASES = [
     ("matmul", "matmul", case_matmul, ""),
     # OpenCL C 3.0 for cl_ext_float_atomics' atomic_fetch_add_explicit on floats (see kernels.cl).
     ("kmeans", "kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0"),
+    # crates/kdsl-bench/inputs/index_forms.krn: 32-bit index arithmetic (language v2's rule).
+    ("index_forms", "scale2d", case_scale2d, ""),
+    ("index_forms", "stencil2d", case_stencil2d, ""),
 ]
 
 

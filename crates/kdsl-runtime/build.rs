@@ -65,6 +65,8 @@ fn build_sycl_backend() {
         "src/kdsl_sycl.cpp",
         "src/kdsl_sycl_loader.cpp",
         "src/kdsl_spirv_validate.cpp",
+        "src/kdsl_sycl_opencl.cpp",
+        "src/kdsl_sycl_opencl.h",
         "include/kdsl_sycl.h",
         "include/kdsl_sycl_shim.h",
         "include/kdsl_spirv_validate.h",
@@ -102,6 +104,7 @@ fn build_shim_library(
         .arg(include)
         .arg(shim.join("src/kdsl_sycl.cpp"))
         .arg(shim.join("src/kdsl_spirv_validate.cpp"))
+        .arg(shim.join("src/kdsl_sycl_opencl.cpp"))
         .arg("-o")
         .arg(output)
         // Every symbol must resolve now, not when a binary first opens the library.

@@ -21,11 +21,12 @@ from ._environment import prepare_environment as _prepare_environment
 
 _prepare_environment()
 
-from . import _runtime  # noqa: E402
+from . import _exit, _runtime  # noqa: E402
 from ._compile import (  # noqa: E402
     COMPILER_VERSION,
     DEFAULT_TARGETS,
     cache_dir,
+    cache_info,
     clear_cache,
     compile,
     default_targets,
@@ -43,7 +44,9 @@ from ._errors import (  # noqa: E402
     LaunchError,
     OutOfMemoryError,
 )
-from ._module import Event, Kernel, Module, Parameter, launch_sizes  # noqa: E402
+from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
+
+_exit.register()
 
 __version__ = "0.1.0"
 
@@ -61,11 +64,13 @@ __all__ = [
     "Event",
     "Kernel",
     "KernelNotFoundError",
+    "Launch",
     "LaunchError",
     "Module",
     "OutOfMemoryError",
     "Parameter",
     "cache_dir",
+    "cache_info",
     "clear_cache",
     "compile",
     "default_device",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import inspect
 import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence, Union
@@ -13,6 +14,9 @@ from ._devices import Device, DeviceLike, resolve_device
 from ._errors import ArgumentError, BundleError, KernelNotFoundError, LaunchError
 
 Event = _runtime.Event
+Launch = _runtime.Configured
+"""``kernel[global_size, local_size]``: a kernel with its launch sizes; calling it with the
+kernel's arguments submits the launch and returns an :class:`Event`."""
 
 Size = Union[int, Sequence[int]]
 
@@ -58,25 +62,19 @@ def _is_int_size(size: Any) -> bool:
     return type(size) is tuple and all(type(value) is int for value in size)
 
 
-# Work-group sizes tried, largest first, when no local size is given.
-_DEFAULT_LOCAL = {1: (256, 128, 64, 32, 16, 8, 4, 2, 1), 2: (16, 8, 4, 2, 1), 3: (8, 4, 2, 1)}
-
-
 def launch_sizes(
     global_size: Size, local_size: Size | None, required: Sequence[int] | None = None
 ) -> tuple[list[int], list[int]]:
     """Normalizes launch sizes (dimension 0 fastest). Without a local size, a kernel that
-    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise each dimension
-    gets the largest of 256/128/.../1 (1-D), 16/8/4/2/1 (2-D) or 8/4/2/1 (3-D) that divides it."""
+    requires a work-group size (``#[work_group_size(...)]``) gets it; otherwise the local size
+    is ``[]``, left open: SYCL devices choose it themselves (``parallel_for(range)``: any global
+    size works); on CUDA the driver's occupancy calculation bounds the work-group (on HIP,
+    256) and each dimension gets the largest divisor of its global size within it."""
     global_dims = _dimensions(global_size, "global_size")
     if local_size is None and required is not None:
-        local_dims = tuple(required[: len(global_dims)])
+        local_dims: tuple[int, ...] = tuple(required[: len(global_dims)])
     elif local_size is None:
-        choices = _DEFAULT_LOCAL[len(global_dims)]
-        local_dims = tuple(
-            next(choice for choice in choices if extent % choice == 0) if extent else 1
-            for extent in global_dims
-        )
+        local_dims = ()
     else:
         local_dims = _dimensions(local_size, "local_size")
         if len(local_dims) != len(global_dims):
@@ -138,7 +136,11 @@ def _order_manager(queue: Any) -> Any:
     if _order_managers is None:
         from dpctl.utils import SequentialOrderManager
 
+        from . import _exit
+
         _order_managers = SequentialOrderManager
+        # dpctl's at-exit wait is registered now: kdsl's exit hook must run before it.
+        _exit.register()
     return _order_managers[queue]
 
 
@@ -259,9 +261,31 @@ class Kernel:
     """A kernel of a :class:`Module`: its signature, and launches.
 
     ``kernel[global_size, local_size](*args)`` or
-    ``kernel(*args, global_size=..., local_size=..., device=None, queue=None, stream=None)``.
-    Sizes are ints or tuples of 1 to 3 ints, dimension 0 fastest (``get_global_id(0)``).
+    ``kernel(*args, global_size=..., local_size=..., device=None, queue=None, stream=None)``;
+    either returns an :class:`Event`. Sizes count work-items: ints or tuples of 1 to 3 ints,
+    **dimension 0 fastest** (``get_global_id(0)``, CUDA's x). SYCL orders ranges the other way
+    (its last dimension is fastest): numba-dpex's ``kernel[Range(h, w), Range(lh, lw)]`` is
+    kdsl's ``kernel[(w, h), (lw, lh)]``. Without a local size a kernel with
+    ``#[work_group_size(...)]`` gets that size; for any other kernel the backend chooses: SYCL
+    devices pick the work-group size themselves (``parallel_for(range)``, so the global size
+    may be any size, a prime one too); on CUDA the driver's occupancy calculation for the
+    kernel bounds the work-group (on HIP, 256) and each dimension gets the largest divisor of
+    its global size within that bound. Kernels using local memory get the largest power of
+    two up to 256 (1-D), 16 (2-D) or 8 (3-D) dividing each dimension. A kernel whose code
+    depends on its work-group size (local arrays, barriers, ``get_local_id``) should be given
+    one, or declare it with ``#[work_group_size(...)]``.
+
+    Example::
+
+        module = kdsl.compile(path="examples/saxpy.krn")
+        saxpy = module.saxpy            # help(saxpy) shows saxpy's own parameters
+        event = saxpy[1024, 256](y, x, 2.0, 1000)   # y, x: dpnp, CuPy, PyTorch or NumPy
+        event.wait()
+        saxpy(y, x, 2.0, 1000, global_size=1024)    # the same, local size chosen
     """
+
+    __signature__: inspect.Signature
+    """``inspect.signature(kernel)``: the kernel's own parameters, then the launch options."""
 
     def __init__(self, module: Module, info: dict[str, Any]) -> None:
         self.module = module
@@ -285,6 +309,50 @@ class Kernel:
             self._fast_target,
         )
         self._configured: dict[Any, Any] = {}
+        self.__doc__ = self._docstring()
+        self.__signature__ = self._call_signature()
+
+    def _docstring(self) -> str:
+        """This kernel's own help text: its signature, parameters and how to launch it."""
+        lines = [f"kdsl kernel {self.signature}", ""]
+        for parameter in self.parameters:
+            if parameter.kind == "buffer":
+                access = "written and read" if parameter.writable else "read only"
+                lines.append(f"    {parameter.name}: an array of {parameter.type} ({access})")
+            else:
+                lines.append(f"    {parameter.name}: a {parameter.type} scalar")
+        if self.work_group_size is not None:
+            lines += ["", f"Requires the work-group size {self.work_group_size}."]
+        if self.local_memory_bytes:
+            lines += ["", f"Uses {self.local_memory_bytes} bytes of local memory per work-group."]
+        names = ", ".join(parameter.name for parameter in self.parameters)
+        lines += [
+            "",
+            f"Launch: {self.name}[global_size, local_size]({names}) -> Event, or",
+            f"{self.name}({names}, global_size=..., local_size=None, device=None, queue=None, "
+            "stream=None, profile=False) -> Event.",
+            "Sizes count work-items, dimension 0 fastest (get_global_id(0), CUDA's x).",
+            "See help(kdsl.Kernel) for sizes, devices and synchronisation.",
+        ]
+        return "\n".join(lines)
+
+    def _call_signature(self) -> inspect.Signature:
+        """``kernel(*args, global_size=..., ...)`` with the kernel's own parameter names."""
+        positional = [
+            inspect.Parameter(
+                parameter.name, inspect.Parameter.POSITIONAL_ONLY, annotation=str(parameter).split(": ", 1)[1]
+            )
+            for parameter in self.parameters
+        ]
+        keywords = [
+            inspect.Parameter("global_size", inspect.Parameter.KEYWORD_ONLY, annotation="Size"),
+            inspect.Parameter("local_size", inspect.Parameter.KEYWORD_ONLY, default=None, annotation="Size | None"),
+            inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("queue", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("stream", inspect.Parameter.KEYWORD_ONLY, default=None),
+            inspect.Parameter("profile", inspect.Parameter.KEYWORD_ONLY, default=False),
+        ]
+        return inspect.Signature(positional + keywords, return_annotation="Event")
 
     @property
     def signature(self) -> str:
@@ -294,9 +362,10 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<kdsl.Kernel {self.signature}, {self.local_memory_bytes} bytes of local memory>"
 
-    def __getitem__(self, sizes: Any) -> Any:
-        # kernel[global, local] (a pair) or kernel[global]; a 2-D launch without a local size
-        # is kernel[(width, height), None].
+    def __getitem__(self, sizes: Any) -> Launch:
+        """``kernel[global_size, local_size]`` or ``kernel[global_size]``: the kernel with its
+        launch sizes (a :data:`Launch`); call it with the arguments. A 2-D launch without a
+        local size is ``kernel[(width, height), None]``."""
         if isinstance(sizes, tuple) and len(sizes) == 2:
             global_size, local_size = sizes
         else:
@@ -533,7 +602,20 @@ _built_programs: dict[tuple[bytes, str], Any] = {}
 
 class Module:
     """A compiled ``.krn`` file: its kernels (``module.saxpy``, ``module["saxpy"]``) and the
-    bundle holding its images (SPIR-V, PTX, AMDGPU)."""
+    bundle holding its images (SPIR-V, PTX, AMDGPU).
+
+    Made by :func:`kdsl.compile` or :func:`kdsl.load`. A program is built once per device
+    instance and process, whichever Module of the same bundle asks, and on OpenCL devices its
+    binary is kept on disk for later processes (:func:`kdsl.cache_info`).
+
+    Example::
+
+        module = kdsl.compile(path="examples/kmeans.krn")
+        print(list(module.kernels))     # ['kmeans_assign', 'kmeans_update']
+        for kernel in module:
+            print(kernel.signature)
+        module.save("kmeans.kbundle")   # kdsl.load("kmeans.kbundle") later, without a compiler
+    """
 
     def __init__(self, bundle: Any, *, from_cache: bool = False, source_name: str | None = None) -> None:
         self.bundle = bundle
@@ -615,8 +697,9 @@ class Module:
         dpctl takes launch ranges in SYCL's order, slowest dimension first, which is kdsl's
         order reversed: a kdsl launch ``[(g0, g1), (l0, l1)]`` is
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
-        (``dpctl.memory`` objects) and ctypes scalars (``ctypes.c_float``, ``ctypes.c_uint32``)
-        in the kernel's parameter order.
+        (``dpctl.memory`` objects; a dpnp array's is ``x.get_array().usm_data``, dpnp arrays
+        have no ``usm_data`` of their own) and ctypes scalars (``ctypes.c_float``,
+        ``ctypes.c_uint32``) in the kernel's parameter order.
 
         A checked module (``checked=True``) is refused (``BundleError``, kind ``CheckedMode``):
         its kernels take hidden parameters that only kdsl's launches supply.

@@ -11,8 +11,15 @@ SYCL_BUILT_IN: bool
 def devices() -> list[dict[str, Any]]:
     """Every device found on every backend, as dicts (see ``kdsl.DeviceInfo``)."""
 
+def native_cache_info() -> dict[str, Any]:
+    """The native program cache: ``directory`` (None when off), ``hits``, ``misses``,
+    ``rejected``, ``stores`` in this process."""
+
 def device_notes() -> list[str]:
     """One line per backend that found no device, saying why."""
+
+def arm_prompt_exit() -> bool:
+    """For kdsl's at-exit hook: True, with the prompt exit armed, when a launch still runs."""
 
 def dlpack_tensor(capsule: Any) -> dict[str, Any]:
     """The tensor of an unconsumed DLPack capsule: address, device_type, device_id, typestr,
@@ -126,6 +133,23 @@ class Launcher:
     def try_launch_sizes(self, args: tuple[Any, ...], global_size: list[int], local_size: list[int]) -> Event | None: ...
 
 class Configured:
-    """``kernel[global, local]``: call it with the kernel's arguments."""
+    """A kernel with its launch sizes, ``kernel[global_size, local_size]``: call it with the
+    kernel's arguments to submit one launch, which returns an :class:`Event`.
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Event: ...
+    The launch runs where the arrays live (dpnp/dpctl: their queue; CuPy/PyTorch: their device
+    and stream; NumPy: ``device=``, else the default device, with copies) and does not block,
+    except for NumPy arrays. Sizes count work-items, dimension 0 fastest (``get_global_id(0)``,
+    CUDA's x)::
+
+        event = module.saxpy[1024, 256](y, x, 2.0, 1000)
+        event.wait()
+    """
+
+    def __call__(
+        self,
+        *args: Any,
+        device: Any = None,
+        queue: Any = None,
+        stream: Any = None,
+        profile: bool = False,
+    ) -> Event: ...

@@ -289,3 +289,22 @@ def test_dpnp_vector_loads_and_misaligned_views():
     expected = 1.0 + 2.0 * host_x
     expected[: n - 4] += -2.0 * host_x[4:]
     np.testing.assert_array_equal(dpnp.asnumpy(y), expected)
+
+
+@needs_dpnp
+def test_dpnp_untimed_queue_error_names_the_python_way_to_a_timed_one():
+    """dpnp's default queue has no profiling: the error says how to make a timed queue, and
+    doing what it says gives a timed launch."""
+    import dpctl
+    import dpnp
+
+    saxpy = example("saxpy").saxpy
+    y, x = dpnp.ones(256, dtype=dpnp.float32), dpnp.ones(256, dtype=dpnp.float32)
+    with pytest.raises(kdsl.LaunchError) as raised:
+        _ = saxpy[256, 64](y, x, 1.0, 256).elapsed_ns
+    assert raised.value.kind == "ProfilingDisabled"
+    assert 'property=["in_order", "enable_profiling"]' in str(raised.value)
+    assert "Device::queue" not in str(raised.value)
+    timed = dpctl.SyclQueue(y.sycl_device, property=["in_order", "enable_profiling"])
+    y, x = dpnp.asarray(y, sycl_queue=timed), dpnp.asarray(x, sycl_queue=timed)
+    assert saxpy[256, 64](y, x, 1.0, 256).elapsed_ns > 0

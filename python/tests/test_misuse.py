@@ -228,6 +228,23 @@ def test_dimension_zero_is_fastest():
     np.testing.assert_array_equal(ids, x + 1000 * y)
 
 
+def test_without_a_local_size_the_backend_chooses(kind):
+    """No local size: the device (SYCL) or the runtime (CUDA, HIP) picks the work-group size,
+    and the launch covers exactly the global size, prime sizes and 2-D ones too."""
+    width, height = 37, 23
+    out = kind.to_device(np.zeros(width * height, np.uint32))
+    feature_kernels("types").dimension_order[(width, height), None](out, width)
+    x, y = np.meshgrid(np.arange(width), np.arange(height))
+    np.testing.assert_array_equal(kind.to_numpy(out).reshape(height, width), x + 1000 * y)
+    saxpy = example("saxpy").saxpy
+    for n in (997, 1000):
+        y_values = kind.to_device(np.ones(n, np.float32))
+        saxpy[n](y_values, kind.to_device(np.full(n, 2.0, np.float32)), 3.0, n)
+        np.testing.assert_array_equal(kind.to_numpy(y_values), 7.0)
+        saxpy(y_values, kind.to_device(np.ones(n, np.float32)), 1.0, n, global_size=n)
+        np.testing.assert_array_equal(kind.to_numpy(y_values), 8.0)
+
+
 def test_dlpack_capsules_are_read_both_ways():
     """The DLPack reader the CUDA/ROCm path uses, on NumPy's capsules (1.x and legacy)."""
     from kdsl import _runtime
@@ -302,3 +319,15 @@ def test_checked_mode_reports_an_out_of_bounds_write(array_kind):
     inside = np.zeros(64, np.uint32)
     module.write_past[63, 63](inside, 1)
     np.testing.assert_array_equal(inside[1:], np.arange(1, 64, dtype=np.uint32))
+
+
+def test_kernels_with_local_memory_keep_a_power_of_two_group_without_a_local_size(kind):
+    """examples/matmul.krn stages 16 x 16 tiles in local arrays: without a local size it gets
+    16 x 16 groups on every device (not the device's choice), so it stays correct."""
+    m, n, k = 48, 64, 40
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    c = kind.to_device(np.zeros((m, n), np.float32))
+    example("matmul").matmul[(n, m), None](c, kind.to_device(a), kind.to_device(b), m, n, k)
+    np.testing.assert_allclose(kind.to_numpy(c), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -319,8 +319,8 @@ print("alive")
 
 def test_metadata_edited_in_a_current_bundle_is_refused_by_its_checksum(tmp_path):
     # Format 3 records the metadata's checksum: the element type edited in place (f32 to
-    # u8, as a text editor would) is damage, whatever the device (PTX and AMDGPU images are
-    # not compared with the metadata).
+    # u8, as a text editor would) is damage, whatever the device (before any image is
+    # compared with the metadata).
     import kdsl
 
     data = bytearray(kdsl.compile(path=EXAMPLES / "saxpy.krn", targets=["spirv", "ptx:sm_90"]).to_bytes())
@@ -332,3 +332,46 @@ def test_metadata_edited_in_a_current_bundle_is_refused_by_its_checksum(tmp_path
     with pytest.raises(kdsl.BundleError) as raised:
         kdsl.load(path)
     assert "metadata's checksum" in str(raised.value), str(raised.value)
+
+
+NEVER_ENDING = '''
+import sys, time
+import dpctl, dpnp
+import kdsl
+
+module = kdsl.compile(source="""
+kernel forever(out: global mut [u32], go: u32) {
+    let i = get_global_id(0);
+    let mut x = i;
+    while go != 0u32 {
+        x = x * 1664525u32 + 1013904223u32;
+        out[i] = x;
+    }
+}
+""")
+queue = dpctl.SyclQueue(property="in_order") if sys.argv[1] == "in_order" else None
+out = dpnp.zeros(64, dtype=dpnp.uint32, sycl_queue=queue)
+module.forever[64, 1](out, 0).wait()
+event = module.forever[64, 1](out, 1)  # never ends
+time.sleep(0.5)
+print("launched", event.is_complete, flush=True)
+sys.exit(3)
+'''
+
+
+@needs_dpnp
+@pytest.mark.parametrize("queue", ["dpnp_default", "in_order"])
+def test_exit_is_prompt_while_a_kernel_runs(queue):
+    # Exit used to wait for the kernel: in dpctl's at-exit wait (dpnp's default queue records
+    # kdsl's launches in its order manager) and in the OpenCL CPU runtime's destructor.
+    try:
+        finished = subprocess.run(
+            [sys.executable, "-c", NEVER_ENDING, queue],
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+    except subprocess.TimeoutExpired as expired:
+        pytest.fail(f"the interpreter did not exit in 20 s while a kernel ran: {expired.stdout} {expired.stderr}")
+    assert finished.stdout.split() == ["launched", "False"], finished.stderr
+    assert finished.returncode == 3, finished.stderr

@@ -66,6 +66,13 @@ std::unique_ptr<Queue> adopt_queue(std::uint64_t sycl_queue, std::size_t &device
 void validate_spirv(rust::Slice<const std::uint8_t> spirv);
 std::unique_ptr<Program> build_program(const Queue &queue, rust::Slice<const std::uint8_t> spirv);
 std::unique_ptr<Program> load_syclbin(const Queue &queue, rust::Slice<const std::uint8_t> syclbin);
+// The device's native binary of a program built from SPIR-V (OpenCL devices only).
+rust::Vec<std::uint8_t> program_binary(const Program &program);
+// A program made from a binary of program_binary for the queue's device.
+std::unique_ptr<Program> program_from_binary(const Queue &queue,
+                                             rust::Slice<const std::uint8_t> binary);
+// Backend, name, vendor, driver version and device version of the queue's device, one a line.
+rust::String queue_device_identity(const Queue &queue);
 std::unique_ptr<Kernel> program_kernel(const Program &program, rust::Str name);
 std::uint64_t allocate(const Queue &queue, std::size_t bytes, std::uint8_t kind);
 void release(const Queue &queue, std::uint64_t address);

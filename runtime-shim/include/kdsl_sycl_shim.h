@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 10u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 11u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -80,6 +80,20 @@ int kdsl_sycl_build_program(const kdsl_sycl_queue *queue, const uint8_t *spirv, 
 // device; the runtime picks the image that fits it.
 int kdsl_sycl_load_syclbin(const kdsl_sycl_queue *queue, const uint8_t *syclbin, size_t size,
                            kdsl_sycl_program **program);
+// Receives bytes that are valid only during the call.
+typedef void (*kdsl_sycl_bytes_sink)(void *context, const uint8_t *bytes, size_t size);
+// The device's native binary of a program built from SPIR-V (OpenCL devices only:
+// CL_PROGRAM_BINARIES), handed to `sink`; fails on other backends.
+int kdsl_sycl_program_binary(const kdsl_sycl_program *program, kdsl_sycl_bytes_sink sink,
+                             void *context);
+// A program made from a binary of kdsl_sycl_program_binary for the queue's device, built by the
+// driver without compiling SPIR-V; fails (the caller then builds the SPIR-V) when it refuses it.
+int kdsl_sycl_program_from_binary(const kdsl_sycl_queue *queue, const uint8_t *binary,
+                                  size_t size, kdsl_sycl_program **program);
+// What identifies the queue's device and driver for a native binary: backend, name, vendor,
+// driver version and device version, one per line.
+int kdsl_sycl_queue_device_identity(const kdsl_sycl_queue *queue, kdsl_sycl_bytes_sink sink,
+                                    void *context);
 void kdsl_sycl_destroy_program(kdsl_sycl_program *program);
 
 int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
@@ -99,7 +113,8 @@ int kdsl_sycl_copy(const kdsl_sycl_queue *queue, uint64_t destination, uint64_t 
 int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t *pattern,
                    size_t pattern_size, size_t count, const kdsl_sycl_event *const *wait_for,
                    size_t wait_count, kdsl_sycl_event **event);
-// `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first).
+// `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first); local
+// sizes of 0 leave the work-group size to the SYCL runtime (`parallel_for(range)`).
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const uint64_t *global, const uint64_t *local, size_t dimensions,
                      const kdsl_sycl_kernel_argument *arguments, size_t argument_count,

@@ -6,6 +6,7 @@
 #include "kdsl_sycl_shim.h"
 
 #include "kdsl_spirv_validate.h"
+#include "kdsl_sycl_opencl.h"
 #include <sycl/sycl.hpp>
 #include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
@@ -201,14 +202,29 @@ struct kdsl_sycl_queue {
   mutable std::optional<sycl::event> last_submitted_;
 };
 
+// A built program: a SYCL kernel bundle, or an OpenCL program made from a cached device binary.
 struct kdsl_sycl_program {
  public:
   explicit kdsl_sycl_program(sycl::kernel_bundle<sycl::bundle_state::executable> bundle)
       : bundle_(std::move(bundle)) {}
-  sycl::kernel_bundle<sycl::bundle_state::executable> &bundle() const { return bundle_; }
+  explicit kdsl_sycl_program(std::unique_ptr<kdsl_opencl::NativeProgram> native)
+      : native_(std::move(native)) {}
+
+  sycl::kernel kernel(const std::string &name) const {
+    if (native_) return native_->kernel(name);
+    if (!bundle_->ext_oneapi_has_kernel(name)) {
+      throw std::runtime_error("the kernel bundle has no kernel named `" + name + "`");
+    }
+    return bundle_->ext_oneapi_get_kernel(name);
+  }
+  // The SYCL kernel bundle, absent for a program made from a device binary.
+  const std::optional<sycl::kernel_bundle<sycl::bundle_state::executable>> &bundle() const {
+    return bundle_;
+  }
 
  private:
-  mutable sycl::kernel_bundle<sycl::bundle_state::executable> bundle_;
+  mutable std::optional<sycl::kernel_bundle<sycl::bundle_state::executable>> bundle_;
+  std::unique_ptr<kdsl_opencl::NativeProgram> native_;
 };
 
 struct kdsl_sycl_kernel {
@@ -301,6 +317,37 @@ sycl::nd_range<3> make_range<3>(const std::uint64_t *global, const std::uint64_t
                            sycl::range<3>(local[2], local[1], local[0]));
 }
 
+// kdsl's global sizes as a SYCL range, for launches whose work-group size the SYCL runtime
+// chooses (kdsl passes local sizes of 0).
+template <int Dimensions>
+sycl::range<Dimensions> make_global_range(const std::uint64_t *global);
+
+template <>
+sycl::range<1> make_global_range<1>(const std::uint64_t *global) {
+  return sycl::range<1>(global[0]);
+}
+
+template <>
+sycl::range<2> make_global_range<2>(const std::uint64_t *global) {
+  return sycl::range<2>(global[1], global[0]);
+}
+
+template <>
+sycl::range<3> make_global_range<3>(const std::uint64_t *global) {
+  return sycl::range<3>(global[2], global[1], global[0]);
+}
+
+// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0.
+template <int Dimensions>
+void parallel_for(sycl::handler &handler, const sycl::kernel &kernel, const std::uint64_t *global,
+                  const std::uint64_t *local) {
+  if (local[0] == 0) {
+    handler.parallel_for(make_global_range<Dimensions>(global), kernel);
+  } else {
+    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+  }
+}
+
 std::vector<sycl::event> dependencies(const kdsl_sycl_event *const *wait_for,
                                       std::size_t wait_count) {
   std::vector<sycl::event> events;
@@ -320,7 +367,7 @@ sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kern
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 
@@ -333,7 +380,7 @@ void submit_launch_without_event(const kdsl_sycl_queue &queue, const sycl::kerne
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    handler.parallel_for(make_range<Dimensions>(global, local), kernel);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 
@@ -479,17 +526,43 @@ int kdsl_sycl_load_syclbin(const kdsl_sycl_queue *queue, const std::uint8_t *syc
   });
 }
 
+int kdsl_sycl_program_binary(const kdsl_sycl_program *program, kdsl_sycl_bytes_sink sink,
+                             void *context) {
+  return guarded([&] {
+    if (!program->bundle()) throw std::runtime_error("the program was made from a binary");
+    std::vector<std::uint8_t> binary = kdsl_opencl::program_binary(*program->bundle());
+    sink(context, binary.data(), binary.size());
+  });
+}
+
+int kdsl_sycl_program_from_binary(const kdsl_sycl_queue *queue, const std::uint8_t *binary,
+                                  std::size_t size, kdsl_sycl_program **program) {
+  return guarded([&] {
+    std::unique_ptr<kdsl_opencl::NativeProgram> native(kdsl_opencl::program_from_binary(
+        queue->context(), queue->queue().get_device(), binary, size));
+    *program = new kdsl_sycl_program(std::move(native));
+  });
+}
+
+int kdsl_sycl_queue_device_identity(const kdsl_sycl_queue *queue, kdsl_sycl_bytes_sink sink,
+                                    void *context) {
+  return guarded([&] {
+    sycl::device device = queue->queue().get_device();
+    std::string identity = backend_name(device.get_backend()) + "\n" +
+                           device.get_info<sycl::info::device::name>() + "\n" +
+                           device.get_info<sycl::info::device::vendor>() + "\n" +
+                           device.get_info<sycl::info::device::driver_version>() + "\n" +
+                           device.get_info<sycl::info::device::version>();
+    sink(context, reinterpret_cast<const std::uint8_t *>(identity.data()), identity.size());
+  });
+}
+
 void kdsl_sycl_destroy_program(kdsl_sycl_program *program) { delete program; }
 
 int kdsl_sycl_program_kernel(const kdsl_sycl_program *program, const char *name,
                              std::size_t name_length, kdsl_sycl_kernel **kernel) {
   return guarded([&] {
-    std::string kernel_name(name, name_length);
-    auto &bundle = program->bundle();
-    if (!bundle.ext_oneapi_has_kernel(kernel_name)) {
-      throw std::runtime_error("the kernel bundle has no kernel named `" + kernel_name + "`");
-    }
-    *kernel = new kdsl_sycl_kernel(bundle.ext_oneapi_get_kernel(kernel_name));
+    *kernel = new kdsl_sycl_kernel(program->kernel(std::string(name, name_length)));
   });
 }
 

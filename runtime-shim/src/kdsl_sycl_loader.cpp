@@ -40,6 +40,9 @@ struct ShimFunctions {
   decltype(&kdsl_sycl_validate_spirv) validate_spirv;
   decltype(&kdsl_sycl_build_program) build_program;
   decltype(&kdsl_sycl_load_syclbin) load_syclbin;
+  decltype(&kdsl_sycl_program_binary) program_binary;
+  decltype(&kdsl_sycl_program_from_binary) program_from_binary;
+  decltype(&kdsl_sycl_queue_device_identity) queue_device_identity;
   decltype(&kdsl_sycl_destroy_program) destroy_program;
   decltype(&kdsl_sycl_program_kernel) program_kernel;
   decltype(&kdsl_sycl_destroy_kernel) destroy_kernel;
@@ -128,6 +131,9 @@ bool load_from(const std::string &path, ShimFunctions &functions, std::string &e
       resolve(library, "kdsl_sycl_validate_spirv", table.validate_spirv, error) &&
       resolve(library, "kdsl_sycl_build_program", table.build_program, error) &&
       resolve(library, "kdsl_sycl_load_syclbin", table.load_syclbin, error) &&
+      resolve(library, "kdsl_sycl_program_binary", table.program_binary, error) &&
+      resolve(library, "kdsl_sycl_program_from_binary", table.program_from_binary, error) &&
+      resolve(library, "kdsl_sycl_queue_device_identity", table.queue_device_identity, error) &&
       resolve(library, "kdsl_sycl_destroy_program", table.destroy_program, error) &&
       resolve(library, "kdsl_sycl_program_kernel", table.program_kernel, error) &&
       resolve(library, "kdsl_sycl_destroy_kernel", table.destroy_kernel, error) &&
@@ -279,6 +285,34 @@ std::unique_ptr<Program> load_syclbin(const Queue &queue, rust::Slice<const std:
   kdsl_sycl_program *handle = nullptr;
   check(shim().load_syclbin(queue.handle(), syclbin.data(), syclbin.size(), &handle));
   return std::make_unique<Program>(handle);
+}
+
+namespace {
+// A kdsl_sycl_bytes_sink appending to the rust::Vec<std::uint8_t> at `context`.
+void append_bytes(void *context, const std::uint8_t *bytes, std::size_t size) {
+  auto &vector = *static_cast<rust::Vec<std::uint8_t> *>(context);
+  vector.reserve(vector.size() + size);
+  for (std::size_t index = 0; index < size; ++index) vector.push_back(bytes[index]);
+}
+}  // namespace
+
+rust::Vec<std::uint8_t> program_binary(const Program &program) {
+  rust::Vec<std::uint8_t> binary;
+  check(shim().program_binary(program.handle(), append_bytes, &binary));
+  return binary;
+}
+
+std::unique_ptr<Program> program_from_binary(const Queue &queue,
+                                             rust::Slice<const std::uint8_t> binary) {
+  kdsl_sycl_program *handle = nullptr;
+  check(shim().program_from_binary(queue.handle(), binary.data(), binary.size(), &handle));
+  return std::make_unique<Program>(handle);
+}
+
+rust::String queue_device_identity(const Queue &queue) {
+  rust::Vec<std::uint8_t> bytes;
+  check(shim().queue_device_identity(queue.handle(), append_bytes, &bytes));
+  return rust::String::lossy(reinterpret_cast<const char *>(bytes.data()), bytes.size());
 }
 
 std::unique_ptr<Kernel> program_kernel(const Program &program, rust::Str name) {

@@ -155,3 +155,19 @@ __kernel __attribute__((reqd_work_group_size(KM_GROUP, 1, 1))) void kmeans_assig
             km_atomic_add_float(&sums[row + feature], x_t[feature * n_samples + sample]);
     }
 }
+
+// crates/kdsl-bench/inputs/index_forms.krn: 32-bit row-major indices written with `int`.
+__kernel void scale2d(__global float* restrict output, __global const float* restrict input, int n, float factor) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    output[y * n + x] = input[y * n + x] * factor;
+}
+
+__kernel void stencil2d(__global float* restrict output, __global const float* restrict input, int n) {
+    int x = get_global_id(0);
+    int y = get_global_id(1);
+    if (x > 0 && y > 0 && x < n - 1 && y < n - 1) {
+        int c = y * n + x;
+        output[c] = 0.2f * (input[c] + input[c - 1] + input[c + 1] + input[c - n] + input[c + n]);
+    }
+}

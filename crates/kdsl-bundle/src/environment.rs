@@ -8,12 +8,22 @@
 pub const PREFIX: &str = "KDSL_PREFIX";
 /// The path of `libdevice.10.bc`, before the prefix and CUDA's usual paths.
 pub const LIBDEVICE: &str = "KDSL_LIBDEVICE";
+/// libclc's bitcode folder (the Python wheel ships its own), before Debian's `/usr/lib/clc`.
+pub const LIBCLC_DIR: &str = "KDSL_LIBCLC_DIR";
 /// The cache folder of math-library subsets (codegen) and compiled bundles (Python).
 pub const CACHE_DIR: &str = "KDSL_CACHE_DIR";
 /// `off`: `kdsl compile` never uses a compile server.
 pub const COMPILE_SERVER: &str = "KDSL_COMPILE_SERVER";
 /// The cargo profile `scripts/compile-examples.sh` builds the CLI with.
 pub const PROFILE: &str = "KDSL_PROFILE";
+/// `off` or `0`: the runtime's cache of built native programs is off.
+pub const NATIVE_CACHE: &str = "KDSL_NATIVE_CACHE";
+/// The folder of the native program cache; else `native` in the cache folder.
+pub const NATIVE_CACHE_DIR: &str = "KDSL_NATIVE_CACHE_DIR";
+/// The fresh venv `scripts/python-install.sh` installs the wheel into (default `.kdsl/venv`).
+pub const VENV: &str = "KDSL_VENV";
+/// The plain Python that venv is made from.
+pub const VENV_PYTHON: &str = "KDSL_VENV_PYTHON";
 /// A device filter that chooses the default device.
 pub const DEVICE: &str = "KDSL_DEVICE";
 /// The path of `libkdsl_sycl_shim.so`.
@@ -36,6 +46,8 @@ pub const WORKSPACE: &str = "KDSL_WORKSPACE";
 pub const FUZZGEN_COUNT: &str = "KDSL_FUZZGEN_COUNT";
 /// The first seed of the fuzzgen tests.
 pub const FUZZGEN_SEED: &str = "KDSL_FUZZGEN_SEED";
+/// Set: fuzzgen prints the kernels it skips for undefined behaviour.
+pub const FUZZGEN_SHOW_UNDEFINED: &str = "KDSL_FUZZGEN_SHOW_UNDEFINED";
 /// Launches the runtime's `launch_cost` timing makes.
 pub const LAUNCH_COST_LAUNCHES: &str = "KDSL_LAUNCH_COST_LAUNCHES";
 /// Internal: marks the child process of `sycl_runtime_missing.rs`.
@@ -57,9 +69,14 @@ pub const COMPILER_SOURCE_HASH: &str = "KDSL_COMPILER_SOURCE_HASH";
 pub const ALL: &[&str] = &[
     PREFIX,
     LIBDEVICE,
+    LIBCLC_DIR,
     CACHE_DIR,
     COMPILE_SERVER,
     PROFILE,
+    NATIVE_CACHE,
+    NATIVE_CACHE_DIR,
+    VENV,
+    VENV_PYTHON,
     DEVICE,
     SYCL_SHIM,
     HIP_ARCH,
@@ -71,6 +88,7 @@ pub const ALL: &[&str] = &[
     WORKSPACE,
     FUZZGEN_COUNT,
     FUZZGEN_SEED,
+    FUZZGEN_SHOW_UNDEFINED,
     LAUNCH_COST_LAUNCHES,
     SYCL_MISSING_TEST_CHILD,
     UR_SOURCE,
@@ -94,6 +112,8 @@ mod tests {
         "KDSL_METADATA_VERSION",
         "KDSL_UNUSED_TARGET",
         "KDSL_TARGETS_LLD_NEED_NOT_INITIALIZE",
+        // A Python tuple of the variables env.sh sets, in python/tests/test_environment.py.
+        "KDSL_ENVIRONMENT",
     ];
 
     fn repository() -> PathBuf {

@@ -16,6 +16,7 @@
 //!
 //! The metadata is JSON so that `jq` can inspect a bundle; the images stay binary.
 
+pub mod amdgpu_check;
 pub mod base64;
 mod constants;
 pub mod environment;
@@ -23,6 +24,7 @@ pub mod environment;
 pub mod fuzzing;
 mod metadata;
 pub mod processors;
+pub mod ptx_check;
 pub mod spirv_check;
 pub mod sycl_entry_points;
 pub mod syclbin;

@@ -80,6 +80,8 @@ pub enum FaultKind {
     DivisionByZero,
     /// A signed integer division or remainder of the type's minimum by -1.
     DivisionOverflow,
+    /// Integer `+ - *` or unary `-` whose result does not fit its type.
+    IntegerOverflow,
 }
 
 impl FaultKind {
@@ -89,6 +91,7 @@ impl FaultKind {
             FaultKind::OutOfBounds => 1,
             FaultKind::DivisionByZero => 2,
             FaultKind::DivisionOverflow => 3,
+            FaultKind::IntegerOverflow => 4,
         }
     }
 
@@ -97,6 +100,7 @@ impl FaultKind {
             1 => Some(FaultKind::OutOfBounds),
             2 => Some(FaultKind::DivisionByZero),
             3 => Some(FaultKind::DivisionOverflow),
+            4 => Some(FaultKind::IntegerOverflow),
             _ => None,
         }
     }
@@ -384,6 +388,7 @@ mod checked_tests {
             FaultKind::OutOfBounds,
             FaultKind::DivisionByZero,
             FaultKind::DivisionOverflow,
+            FaultKind::IntegerOverflow,
         ] {
             assert_eq!(FaultKind::from_code(kind.code()), Some(kind));
         }

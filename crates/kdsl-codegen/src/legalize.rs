@@ -5,7 +5,10 @@ use crate::target::TargetDescription;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::Module;
-use inkwell::values::{AsValueRef, CallSiteValue, InstructionOpcode, InstructionValue, IntValue};
+use inkwell::types::{AnyTypeEnum, BasicTypeEnum, VectorType};
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, CallSiteValue, InstructionOpcode, InstructionValue, IntValue,
+};
 use inkwell::IntPredicate;
 
 /// Applies the target's post-optimization legalizations to `module`.
@@ -16,6 +19,76 @@ pub(crate) fn after_optimization<'ctx>(
 ) -> Result<(), String> {
     if target.legalization.expand_multiply_with_overflow {
         expand_multiply_with_overflow(context, module)?;
+    }
+    if target.legalization.expand_signed_bool_to_float {
+        expand_signed_bool_to_float(context, module)?;
+    }
+    Ok(())
+}
+
+/// `sitofp i1 %x to T` (scalar or vector) as `select %x, -1.0, 0.0`.
+fn expand_signed_bool_to_float<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+) -> Result<(), String> {
+    let mut conversions = Vec::new();
+    for function in module.get_functions() {
+        for block in function.get_basic_block_iter() {
+            for instruction in block.get_instructions() {
+                if instruction.get_opcode() != InstructionOpcode::SIToFP {
+                    continue;
+                }
+                let from_bool = match instruction.get_operand(0) {
+                    Some(inkwell::values::Operand::Value(value)) => match value.get_type() {
+                        BasicTypeEnum::IntType(ty) => ty.get_bit_width() == 1,
+                        BasicTypeEnum::VectorType(ty) => {
+                            ty.get_element_type().into_int_type().get_bit_width() == 1
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                };
+                if from_bool {
+                    conversions.push(instruction);
+                }
+            }
+        }
+    }
+    let builder = context.create_builder();
+    let error = |e: inkwell::builder::BuilderError| e.to_string();
+    for conversion in conversions {
+        let Some(inkwell::values::Operand::Value(condition)) = conversion.get_operand(0) else {
+            continue;
+        };
+        builder.position_before(&conversion);
+        let (minus_one, zero): (BasicValueEnum<'ctx>, BasicValueEnum<'ctx>) =
+            match conversion.get_type() {
+                AnyTypeEnum::FloatType(ty) => (ty.const_float(-1.0).into(), ty.const_zero().into()),
+                AnyTypeEnum::VectorType(ty) => {
+                    let element = ty.get_element_type().into_float_type();
+                    let lanes = ty.get_size();
+                    let splat = |v: f64| {
+                        let values: Vec<_> = (0..lanes).map(|_| element.const_float(v)).collect();
+                        VectorType::const_vector(&values)
+                    };
+                    (splat(-1.0).into(), splat(0.0).into())
+                }
+                _ => continue,
+            };
+        let selected = match condition {
+            BasicValueEnum::IntValue(c) => builder.build_select(c, minus_one, zero, ""),
+            BasicValueEnum::VectorValue(c) => builder.build_select(c, minus_one, zero, ""),
+            _ => continue,
+        }
+        .map_err(error)?;
+        // SAFETY: the select has the conversion's type, in the same function.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(
+                conversion.as_value_ref(),
+                selected.as_value_ref(),
+            );
+        }
+        conversion.erase_from_basic_block();
     }
     Ok(())
 }

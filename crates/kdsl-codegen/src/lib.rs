@@ -45,6 +45,7 @@ pub const ENVIRONMENT_VARIABLES: &[&str] = &[
     "LLVM_SYS_221_PREFIX",
     environment::PREFIX,
     environment::LIBDEVICE,
+    environment::LIBCLC_DIR,
     "CUDA_PATH",
     "CUDA_HOME",
     environment::CACHE_DIR,

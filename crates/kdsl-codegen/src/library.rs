@@ -234,6 +234,23 @@ pub(crate) fn first_existing(candidates: impl IntoIterator<Item = PathBuf>) -> O
     candidates.into_iter().find(|path| path.is_file())
 }
 
+/// libclc's bitcode file `name` (`amdgcn-amd-amdhsa.bc`, `nvptx64--nvidiacl.bc`): in
+/// `$KDSL_LIBCLC_DIR` when it is there (the Python wheel ships these two and names its copy),
+/// else in Debian's `/usr/lib/clc`.
+pub(crate) fn libclc_file(name: &str) -> PathBuf {
+    libclc_file_in(
+        std::env::var_os(kdsl_bundle::environment::LIBCLC_DIR).map(PathBuf::from),
+        name,
+    )
+}
+
+fn libclc_file_in(directory: Option<PathBuf>, name: &str) -> PathBuf {
+    directory
+        .map(|directory| directory.join(name))
+        .filter(|path| path.is_file())
+        .unwrap_or_else(|| Path::new("/usr/lib/clc").join(name))
+}
+
 /// `$KDSL_PREFIX` at run time, else as configured at build time.
 pub(crate) fn kdsl_prefix() -> Option<PathBuf> {
     std::env::var_os("KDSL_PREFIX")
@@ -253,4 +270,28 @@ pub(crate) fn in_python_site_packages(prefix: &Path, relative: &str) -> Vec<Path
         .collect();
     found.sort();
     found
+}
+
+#[cfg(test)]
+mod libclc_tests {
+    use super::libclc_file_in;
+    use std::path::{Path, PathBuf};
+
+    #[test]
+    fn a_named_directory_holding_the_file_wins() {
+        let directory = std::env::temp_dir().join(format!("kdsl-libclc-{}", std::process::id()));
+        std::fs::create_dir_all(&directory).unwrap();
+        std::fs::write(directory.join("amdgcn-amd-amdhsa.bc"), b"").unwrap();
+        let found = libclc_file_in(Some(directory.clone()), "amdgcn-amd-amdhsa.bc");
+        std::fs::remove_dir_all(&directory).unwrap();
+        assert_eq!(found, directory.join("amdgcn-amd-amdhsa.bc"));
+    }
+
+    #[test]
+    fn debians_folder_is_used_without_a_directory_or_where_it_lacks_the_file() {
+        let debian = Path::new("/usr/lib/clc/nvptx64--nvidiacl.bc");
+        assert_eq!(libclc_file_in(None, "nvptx64--nvidiacl.bc"), debian);
+        let empty = PathBuf::from("/nonexistent/kdsl-libclc");
+        assert_eq!(libclc_file_in(Some(empty), "nvptx64--nvidiacl.bc"), debian);
+    }
 }

@@ -339,6 +339,11 @@ impl Checker<'_> {
                 condition,
                 accept,
                 reject,
+            }
+            | ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
             } => {
                 self.expression(condition);
                 self.expression(accept);

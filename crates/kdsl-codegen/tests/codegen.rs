@@ -1,5 +1,5 @@
 //! The code generator's integration tests, one module per file, in one test binary: each
-//! binary links LLVM statically, so one binary instead of seven saves most of their build time.
+//! binary links LLVM statically, so one binary instead of eight saves most of their build time.
 //! `cargo test -p kdsl-codegen --test codegen targets::` runs one file's tests.
 
 /// The validators (`spirv-val`, `ptxas`, `llvm-readobj`) the modules check images with.
@@ -10,6 +10,8 @@ mod common;
 mod checked;
 #[path = "conversions.rs"]
 mod conversions;
+#[path = "image_checks.rs"]
+mod image_checks;
 #[path = "inlining.rs"]
 mod inlining;
 #[path = "limits.rs"]

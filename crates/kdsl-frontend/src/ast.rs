@@ -195,11 +195,13 @@ pub enum StatementKind {
         condition: Expression,
         body: Block,
     },
-    /// `for variable in start..end [step step] [unroll | unroll(count)] { body }`
+    /// `for variable in start..end [step step] [unroll | unroll(count)] { body }`, or with
+    /// `(start..end).rev()` counting down from `end - 1` (`descending`).
     For {
         variable: Identifier,
         start: Expression,
         end: Expression,
+        descending: bool,
         step: Option<Expression>,
         unroll: Option<UnrollRequest>,
         body: Block,
@@ -328,6 +330,12 @@ pub enum ExpressionKind {
         arguments: Vec<Expression>,
     },
     Parenthesized(Box<Expression>),
+    /// `if condition { accept } else { reject }` as a value; `else if` nests in `reject`.
+    If {
+        condition: Box<Expression>,
+        accept: Box<Expression>,
+        reject: Box<Expression>,
+    },
     /// `(a, b, ...)`: a tuple of at least two elements.
     Tuple(Vec<Expression>),
     /// `value.0`: a tuple's element, or `value.x`: a vector's component; `field` holds the

@@ -103,6 +103,9 @@ pub enum Token<'input> {
     Semicolon,
     #[token(":")]
     Colon,
+    /// Only to explain C's `c ? a : b`, which kdsl writes `if c { a } else { b }`.
+    #[token("?")]
+    Question,
     #[token("::")]
     PathSeparator,
     #[token("->")]
@@ -192,6 +195,45 @@ fn block_comment<'input>(
     }
 }
 
+/// The reserved words, which cannot be names (docs/language.md lists them).
+pub const KEYWORDS: [&str; 23] = [
+    "fn", "kernel", "const", "instance", "let", "mut", "local", "private", "global", "constant",
+    "if", "else", "while", "for", "in", "step", "unroll", "break", "continue", "return", "as",
+    "true", "false",
+];
+
+impl Token<'_> {
+    /// The word, when this token is a reserved word.
+    pub fn keyword(&self) -> Option<&'static str> {
+        Some(match self {
+            Token::Fn => "fn",
+            Token::Kernel => "kernel",
+            Token::Const => "const",
+            Token::Instance => "instance",
+            Token::Let => "let",
+            Token::Mut => "mut",
+            Token::Local => "local",
+            Token::Private => "private",
+            Token::Global => "global",
+            Token::Constant => "constant",
+            Token::If => "if",
+            Token::Else => "else",
+            Token::While => "while",
+            Token::For => "for",
+            Token::In => "in",
+            Token::Step => "step",
+            Token::Unroll => "unroll",
+            Token::Break => "break",
+            Token::Continue => "continue",
+            Token::Return => "return",
+            Token::As => "as",
+            Token::True => "true",
+            Token::False => "false",
+            _ => return None,
+        })
+    }
+}
+
 impl fmt::Display for Token<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = match self {
@@ -232,6 +274,7 @@ impl fmt::Display for Token<'_> {
             Token::Comma => "`,`",
             Token::Semicolon => "`;`",
             Token::Colon => "`:`",
+            Token::Question => "`?`",
             Token::PathSeparator => "`::`",
             Token::Arrow => "`->`",
             Token::DotDot => "`..`",

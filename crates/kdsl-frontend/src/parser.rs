@@ -1,7 +1,8 @@
 //! Runs the generated parser over the lexer's tokens and turns syntax errors into diagnostics.
 
 use crate::ast::{
-    BinaryOperator, Expression, ExpressionKind, Literal, SourceFile, MAX_EXPRESSION_DEPTH,
+    BinaryOperator, Expression, ExpressionKind, Identifier, Literal, SourceFile,
+    MAX_EXPRESSION_DEPTH,
 };
 use crate::lexer::{check_nesting, tokenize, Token};
 use kdsl_ir::ErrorCode;
@@ -27,6 +28,8 @@ pub struct ParseState<'input> {
     /// The first expression that was nested too deeply, if any, and whether it is a chain of
     /// binary operators (`a + b + ... + z`, which nests one level per operator).
     pub too_deep: Option<(Span, bool)>,
+    /// Errors the grammar's actions report themselves (constructs kdsl spells differently).
+    pub diagnostics: Vec<Diagnostic>,
 }
 
 impl ParseState<'_> {
@@ -46,6 +49,51 @@ impl ParseState<'_> {
             return Expression::leaf(ExpressionKind::Error, span);
         }
         expression
+    }
+
+    /// `condition ? accept : reject`: reported, then kept as the `if` expression it means.
+    pub fn conditional_operator(
+        &mut self,
+        condition: Expression,
+        accept: Expression,
+        reject: Expression,
+        span: Span,
+        question: usize,
+    ) -> Expression {
+        self.diagnostics.push(
+            Diagnostic::error(
+                ErrorCode::E0101,
+                "kdsl has no conditional operator `?:`",
+                Span::new(question, question + 1),
+                "C's `c ? a : b`",
+            )
+            .with_hint("write it as an `if` expression: `if c { a } else { b }`"),
+        );
+        let depth = condition.depth.max(accept.depth).max(reject.depth);
+        self.node(
+            ExpressionKind::If {
+                condition: Box::new(condition),
+                accept: Box::new(accept),
+                reject: Box::new(reject),
+            },
+            span,
+            depth,
+        )
+    }
+
+    /// `(a..b).rev()` is the one method a range takes.
+    pub fn expect_rev(&mut self, method: &Identifier) {
+        if method.name != "rev" {
+            self.diagnostics.push(
+                Diagnostic::error(
+                    ErrorCode::E0101,
+                    format!("a range has no method `{}`", method.name),
+                    method.span,
+                    "not `rev`",
+                )
+                .with_hint("count down with `for i in (a..b).rev() { ... }`"),
+            );
+        }
     }
 
     pub fn binary(
@@ -133,11 +181,13 @@ pub fn parse_with_recovery(source: &str) -> (Option<SourceFile>, Vec<Diagnostic>
     let mut state = ParseState {
         errors: Vec::new(),
         too_deep: None,
+        diagnostics: Vec::new(),
     };
     let result = grammar::SourceFileParser::new().parse(&mut state, tokens);
     for recovery in state.errors {
         diagnostics.push(syntax_error(recovery.error, source.len()));
     }
+    diagnostics.append(&mut state.diagnostics);
     if let Some((span, chain)) = state.too_deep {
         // Each binary operator is one level of the expression tree, so a flat chain of more
         // than 1024 operands is as deep as the tree may be; say which one it is.
@@ -213,6 +263,18 @@ fn syntax_error(
             );
             let only = |terminal: &str| expected.len() == 1 && expected[0] == terminal;
             let has = |terminal: &str| expected.iter().any(|e| e == terminal);
+            if let Some(word) = token.keyword().filter(|_| has("identifier")) {
+                return Diagnostic::error(
+                    ErrorCode::E0101,
+                    format!("`{word}` is a reserved word and cannot be a name"),
+                    Span::new(start, end),
+                    "reserved word",
+                )
+                .with_hint(format!(
+                    "choose another name, such as `{word}_`; the reserved words are {}",
+                    crate::lexer::KEYWORDS.join(", ")
+                ));
+            }
             if has("\";\"") {
                 diagnostic =
                     diagnostic.with_hint("is a `;` missing at the end of the previous statement?");
@@ -220,6 +282,9 @@ fn syntax_error(
                 diagnostic = diagnostic.with_hint(
                     "attributes are written `#[name(arguments)]`, such as `#[work_group_size(256)]`",
                 );
+            } else if only("\"else\"") {
+                diagnostic = diagnostic
+                    .with_hint("an `if` used as a value needs an `else`: `if c { a } else { b }`");
             } else if only("\"]\"") {
                 diagnostic = diagnostic.with_hint("is a closing `]` missing?");
             } else if has("\"#\"") && has("\"kernel\"") && !has("\"const\"") {

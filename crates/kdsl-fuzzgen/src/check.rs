@@ -298,7 +298,13 @@ pub fn check_generated(
                 kdsl_interp::InterpLaunch::DEFAULT_SUB_GROUP_SIZE,
             ) {
                 Ok(outputs) => Some(outputs),
-                Err(ReferenceFailure::Undefined(_)) => {
+                Err(ReferenceFailure::Undefined(why)) => {
+                    if std::env::var_os("KDSL_FUZZGEN_SHOW_UNDEFINED").is_some() {
+                        eprintln!(
+                            "seed {}: skipped, undefined behaviour: {why}",
+                            generated.seed
+                        );
+                    }
                     outcome.undefined += 1;
                     None
                 }

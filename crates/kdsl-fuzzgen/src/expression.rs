@@ -421,6 +421,28 @@ impl Generator<'_> {
         )
     }
 
+    /// `select(c, a, b)` or, as often, the `if` expression that gives the same value (the
+    /// operands have no effects, so evaluating one arm or both cannot differ). An arm holding
+    /// a sub-group operation stays in `select` unless the condition is work-group uniform, where
+    /// running it in one arm only would be a divergent collective.
+    fn choice(&mut self, condition: &Expr, a: &Expr, b: &Expr) -> String {
+        let collective = |e: &Expr| {
+            ["sub_group_reduce", "sub_group_scan", "sub_group_shuffle"]
+                .iter()
+                .any(|name| e.text.contains(name))
+        };
+        let divergent = condition.uniformity() != Uniformity::WorkGroup;
+        if !(divergent && (collective(a) || collective(b))) && self.random.percent(50) {
+            self.note("if expression");
+            format!(
+                "(if {} {{ {} }} else {{ {} }})",
+                condition.text, a.text, b.text
+            )
+        } else {
+            format!("select({}, {}, {})", condition.text, a.text, b.text)
+        }
+    }
+
     pub fn integer_value(&mut self, ty: ScalarType, uniformity: Uniformity, depth: u32) -> Expr {
         let vt = ValueType::Scalar(ty);
         if depth == 0 || self.percent(20) {
@@ -491,12 +513,18 @@ impl Generator<'_> {
                     Some((low, high)) => interval_or_wrapped(vt, low, high, generic_range),
                     None => ValueFacts::interval(type_low, type_high),
                 };
+                // Overflow is an error: where the operands' intervals allow one, wrap
+                // explicitly.
+                let fits = interval.is_some_and(|(low, high)| low >= type_low && high <= type_high);
+                let text = if fits {
+                    format!("({} {op} {})", a.text, b.text)
+                } else {
+                    self.note("wrapping arithmetic");
+                    let wrapping = ["wrapping_add", "wrapping_sub", "wrapping_mul"][choice];
+                    format!("{wrapping}({}, {})", a.text, b.text)
+                };
                 let uniformity_out = a.uniformity().join(b.uniformity());
-                Expr::new(
-                    format!("({} {op} {})", a.text, b.text),
-                    vt,
-                    Facts::new(uniformity_out, value),
-                )
+                Expr::new(text, vt, Facts::new(uniformity_out, value))
             }
             3 | 4 => {
                 let a = self.integer_value(ty, uniformity, inner);
@@ -583,11 +611,13 @@ impl Generator<'_> {
                 self.note("integer negation");
                 let (low, high) = a.facts.integer_interval().unwrap();
                 let value = interval_or_wrapped(vt, -high, -low, generic_range);
-                Expr::new(
-                    format!("(-{})", a.text),
-                    vt,
-                    Facts::new(a.uniformity(), value),
-                )
+                // `-MIN` overflows: negate through `wrapping_sub` where MIN is possible.
+                let text = if low == integer_range(ty).0 {
+                    format!("wrapping_sub(0{}, {})", ty.name(), a.text)
+                } else {
+                    format!("(-{})", a.text)
+                };
+                Expr::new(text, vt, Facts::new(a.uniformity(), value))
             }
             9 => {
                 let a = self.integer_value(ty, uniformity, inner);
@@ -656,7 +686,7 @@ impl Generator<'_> {
                     .join(a.uniformity())
                     .join(b.uniformity());
                 Expr::new(
-                    format!("select({}, {}, {})", condition.text, a.text, b.text),
+                    self.choice(&condition, &a, &b),
                     vt,
                     interval_facts(uniformity_out, ia.0.min(ib.0), ia.1.max(ib.1)),
                 )
@@ -918,11 +948,7 @@ impl Generator<'_> {
                     .uniformity()
                     .join(a.uniformity())
                     .join(b.uniformity());
-                Expr::new(
-                    format!("select({}, {}, {})", condition.text, a.text, b.text),
-                    vt,
-                    bool_facts(u),
-                )
+                Expr::new(self.choice(&condition, &a, &b), vt, bool_facts(u))
             }
         }
     }
@@ -1260,7 +1286,7 @@ impl Generator<'_> {
                 self.note("select");
                 let ((ma, ga), (mb, gb)) = (exact_facts(&a), exact_facts(&b));
                 Expr::new(
-                    format!("select({}, {}, {})", condition.text, a.text, b.text),
+                    self.choice(&condition, &a, &b),
                     vt,
                     Facts::new(
                         join(&a, &b).join(condition.uniformity()),
@@ -1541,7 +1567,7 @@ impl Generator<'_> {
                     .join(a.uniformity())
                     .join(b.uniformity());
                 Expr::new(
-                    format!("select({}, {}, {})", condition.text, a.text, b.text),
+                    self.choice(&condition, &a, &b),
                     vt,
                     approximate(u, ma.max(mb), ea.max(eb)),
                 )
@@ -1874,7 +1900,7 @@ impl Generator<'_> {
                 self.note("select");
                 let ((la, ha), (lb, hb)) = (interval(&a), interval(&b));
                 Expr::new(
-                    format!("select({}, {}, {})", condition.text, a.text, b.text),
+                    self.choice(&condition, &a, &b),
                     vt,
                     interval_facts(
                         join(&a, &b).join(condition.uniformity()),

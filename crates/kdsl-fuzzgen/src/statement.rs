@@ -41,6 +41,18 @@ enum Kind {
 const INTEGER_COMPOUND_OPERATORS: [&str; 10] =
     ["+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="];
 
+/// `target op= value` for an integer whose value the generator does not bound: `+ - *` may
+/// overflow, which is an error, so those are written as the wrapping operations.
+fn integer_update_line(target: &str, operator: &str, value: &str) -> String {
+    let wrapping = match operator {
+        "+=" => "wrapping_add",
+        "-=" => "wrapping_sub",
+        "*=" => "wrapping_mul",
+        _ => return format!("{target} {operator} {value};"),
+    };
+    format!("{target} = {wrapping}({target}, {value});")
+}
+
 impl Generator<'_> {
     /// Up to `count` statements in the current block.
     pub fn statements(&mut self, count: u32) {
@@ -469,7 +481,8 @@ impl Generator<'_> {
             ValueType::Scalar(ty) => {
                 if self.percent(50) {
                     let (operator, value) = self.integer_update(ty, uniformity);
-                    self.code.line(format!("{name} {operator} {};", value.text));
+                    self.code
+                        .line(integer_update_line(&name, &operator, &value.text));
                 } else {
                     let value = self.integer_value(ty, uniformity, depth);
                     self.note("assignment");
@@ -610,7 +623,9 @@ impl Generator<'_> {
                     self.note("vector arithmetic");
                     let splat = 1 + self.random.below(7);
                     (
-                        format!("({vector} * {vector} + {vector_type}({splat})).{component}"),
+                        format!(
+                            "wrapping_add(wrapping_mul({vector}, {vector}), {vector_type}({splat})).{component}"
+                        ),
                         ValueFacts::anything(element),
                     )
                 }
@@ -685,7 +700,7 @@ impl Generator<'_> {
             None if self.percent(40) => {
                 let (operator, value) = self.integer_update(array.element, Uniformity::Varying);
                 self.code
-                    .line(format!("{place} {operator} {};", value.text));
+                    .line(integer_update_line(&place, &operator, &value.text));
             }
             _ => {
                 let value = self.array_value(&array.name, Uniformity::Varying);
@@ -762,7 +777,7 @@ impl Generator<'_> {
             {
                 let (operator, value) = self.integer_update(ty, Uniformity::Varying);
                 self.code
-                    .line(format!("{place} {operator} {};", value.text));
+                    .line(integer_update_line(&place, &operator, &value.text));
             }
             ty => {
                 let value = self.value(ty, Uniformity::Varying, depth);

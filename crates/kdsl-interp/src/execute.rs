@@ -197,6 +197,11 @@ fn expression_synchronizes(
             condition,
             accept,
             reject,
+        }
+        | ExpressionKind::Conditional {
+            condition,
+            accept,
+            reject,
         } => any(&[condition, accept, reject]),
         ExpressionKind::Math { arguments, .. } => any(&arguments.iter().collect::<Vec<_>>()),
         ExpressionKind::Atomic {
@@ -836,6 +841,15 @@ impl<'g> WorkItem<'g> {
             ExpressionKind::Unary { op, operand } => {
                 let operand_type = operand.ty;
                 let value = self.expression(frame, operand)?;
+                if *op == kdsl_ir::UnaryOp::Negate
+                    && scalar::negation_overflows(operand_type, value)
+                {
+                    let overflow = scalar::Undefined::Overflow {
+                        ty: operand_type,
+                        op: kdsl_ir::BinaryOp::Subtract,
+                    };
+                    return Err(self.undefined(span, overflow.to_string()));
+                }
                 scalar::unary(*op, operand_type, value)
             }
             ExpressionKind::Binary { op, left, right } => {
@@ -850,6 +864,17 @@ impl<'g> WorkItem<'g> {
                     (LogicalOp::And, false) => 0,
                     (LogicalOp::Or, true) => 1,
                     _ => u64::from(self.expression(frame, right)? != 0),
+                }
+            }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => {
+                if self.expression(frame, condition)? != 0 {
+                    self.expression(frame, accept)?
+                } else {
+                    self.expression(frame, reject)?
                 }
             }
             ExpressionKind::Cast { value } => {

@@ -747,11 +747,20 @@ fn backend_regressions() {
         InterpLaunch::new([n as u32], [64]),
         vec![buffer(vec![0i32; n * 3]), buffer(a), buffer(b), buffer(c)],
     );
+    let n = 64usize;
+    let signed_bool_to_float = Case::new(
+        "signed_bool_to_float",
+        InterpLaunch::new([n as u32], [32]),
+        vec![
+            buffer((0..n).map(|_| random.next_u64() as i8).collect::<Vec<_>>()),
+            buffer(vec![half::f16::from_f32(0.0); n]),
+        ],
+    );
     differential(
         "tests/kernels/backend_regressions.krn",
         || test_kernel_bundle("backend_regressions"),
         false,
-        vec![case],
+        vec![case, signed_bool_to_float],
     );
 }
 
@@ -1047,11 +1056,40 @@ fn operators() {
             buffer(longs),
         ],
     );
+    // Values of both signs around the clamp of 7; the first and last work-items take the arms
+    // that would read outside `values` if both arms were evaluated.
+    let n = 50usize;
+    let values: Vec<i32> = (0..n).map(|_| random.i64_in(-20, 20) as i32).collect();
+    let if_expressions = Case::new(
+        "if_expressions",
+        InterpLaunch::covering(n as u32, 16),
+        vec![buffer(vec![0i32; n * 4]), buffer(values), scalar(n as u32)],
+    );
+    // Work-item 0 runs no trip of `(0..0).rev()`; the others count down to 0 in `u32`.
+    let n = 40usize;
+    let descending_loops = Case::new(
+        "descending_loops",
+        InterpLaunch::covering(n as u32, 8),
+        vec![buffer(vec![0i32; n * 4]), scalar(n as u32)],
+    );
+    // A 2-D launch over 24 x 5 elements of a 24-wide row-major grid.
+    let signed_ids = Case::new(
+        "signed_ids",
+        InterpLaunch::new([24, 5], [8, 1]),
+        vec![buffer(vec![0i32; 24 * 5]), scalar(24i32)],
+    );
     differential(
         "tests/kernels/language.krn",
         || test_kernel_bundle("language"),
         false,
-        vec![case, casts, integers_to_f16],
+        vec![
+            case,
+            casts,
+            integers_to_f16,
+            if_expressions,
+            descending_loops,
+            signed_ids,
+        ],
     );
 }
 
@@ -1233,6 +1271,8 @@ fn sub_groups() {
     let items = 128usize;
     let launch = InterpLaunch::new([items as u32], [64]);
     let mut cases = Vec::new();
+    // Integer inputs of at most 57 bits (25 for 32-bit types): the six-term sums below do not
+    // overflow, which is an error (docs/language.md, "Semantics").
     macro_rules! sub_group_case {
         ($name:literal, $ty:ty, $input:expr, $compare:expr) => {{
             let input: Vec<$ty> = $input;
@@ -1253,25 +1293,31 @@ fn sub_groups() {
     sub_group_case!(
         "sub_groups_i32",
         i32,
-        (0..items).map(|_| random.next_u64() as i32).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as i32) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(
         "sub_groups_u32",
         u32,
-        (0..items).map(|_| random.next_u64() as u32).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as u32) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(
         "sub_groups_i64",
         i64,
-        (0..items).map(|_| random.next_u64() as i64).collect(),
+        (0..items)
+            .map(|_| (random.next_u64() as i64) >> 7)
+            .collect(),
         Compare::Exact
     );
     sub_group_case!(
         "sub_groups_u64",
         u64,
-        (0..items).map(|_| random.next_u64()).collect(),
+        (0..items).map(|_| random.next_u64() >> 7).collect(),
         Compare::Exact
     );
     // Reductions may add lanes in another order.

@@ -27,20 +27,20 @@ fn one_item() -> InterpLaunch {
 }
 
 #[test]
-fn integer_arithmetic_wraps_and_divides_like_c() {
+fn wrapping_operations_wrap_and_division_is_like_c() {
     let source = "
 kernel k(out: global mut [i32], bytes: global mut [u8], big: i32, small: u8) {
-    out[0] = big + 1;
-    out[1] = -big - 2;
+    out[0] = wrapping_add(big, 1);
+    out[1] = wrapping_sub(-big, 2);
     out[2] = -7 / 2;
     out[3] = -7 % 2;
     out[4] = 7 % -2;
-    out[5] = big * 2;
+    out[5] = wrapping_mul(big, 2);
     out[6] = -8 >> 1;
-    out[7] = ((0 - 1) as u32 >> 28) as i32;
+    out[7] = (wrapping_sub(0, 1) as u32 >> 28) as i32;
     out[8] = abs(-big - 1);
-    bytes[0] = small + 10;
-    bytes[1] = small * 3;
+    bytes[0] = wrapping_add(small, 10);
+    bytes[1] = wrapping_mul(small, 3);
 }";
     let arguments = run(
         source,
@@ -84,6 +84,40 @@ kernel k(out: global mut [i32], d: i32, n: i32) {
             "{error}"
         );
         assert_eq!(pointed_at(source, &error), "n / d");
+    }
+}
+
+#[test]
+fn integer_overflow_is_undefined_behaviour() {
+    // `+ - *` and unary `-` whose exact result leaves the type, also below zero in an
+    // unsigned type: the error points at the operation.
+    let cases: [(&str, &str); 6] = [
+        ("out[0] = big + 1;", "big + 1"),
+        ("out[0] = -big - 2;", "-big - 2"),
+        ("out[0] = big * 2;", "big * 2"),
+        ("out[0] = -(-big - 1);", "-(-big - 1)"),
+        ("out[0] = (small - 4u8) as i32;", "small - 4u8"),
+        ("out[0] = (small * 100u8) as i32;", "small * 100u8"),
+    ];
+    for (statement, operation) in cases {
+        let source =
+            format!("kernel k(out: global mut [i32], big: i32, small: u8) {{ {statement} }}");
+        let error = run(
+            &source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![0i32; 1]),
+                InterpArgument::scalar(i32::MAX),
+                InterpArgument::scalar(3u8),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            error.to_string().contains("integer overflow"),
+            "{statement}: {error}"
+        );
+        assert_eq!(pointed_at(&source, &error), operation, "{statement}");
     }
 }
 
@@ -638,7 +672,7 @@ fn a_long_flat_operator_chain_runs() {
     // tree must fit the 2 MiB stack of a test thread.
     let terms = 1000;
     let chain = vec!["x"; terms].join(" + ");
-    let products = vec!["(x - 1)"; 400].join(" * ");
+    let products = vec!["(x - 2)"; 400].join(" * ");
     let source = format!(
         "kernel k(out: global mut [i32], x: i32) {{ out[0] = {chain}; out[1] = {products}; }}"
     );
@@ -652,10 +686,9 @@ fn a_long_flat_operator_chain_runs() {
         ],
     )
     .unwrap();
-    let expected_product = (0..400).fold(1i32, |product, _| product.wrapping_mul(2));
     assert_eq!(
         arguments[0].as_slice::<i32>().unwrap(),
-        &[3 * terms as i32, expected_product]
+        &[3 * terms as i32, 1]
     );
 }
 
@@ -689,4 +722,67 @@ fn a_private_array_may_be_passed_twice_when_neither_is_written() {
     )
     .unwrap();
     assert_eq!(arguments[0].as_slice::<f32>().unwrap(), &[9.0, 36.0, 4.0]);
+}
+
+#[test]
+fn descending_ranges_visit_the_ascending_values_in_reverse() {
+    let source = "
+kernel k(seen: global mut [u32], signed: global mut [i32], n: u32) {
+    let mut count = 0u32;
+    for k in (0..n).rev() {
+        seen[count] = k;
+        count += 1;
+    }
+    for k in (2..n).rev() step 3 {
+        seen[count] = k;
+        count += 1;
+    }
+    for k in (n..n).rev() {
+        seen[count] = 99;
+        count += 1;
+    }
+    let mut at = 0u32;
+    for k in (-3..3i32).rev() step 2 {
+        signed[at] = k;
+        at += 1;
+    }
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0u32; 12]),
+            InterpArgument::buffer(vec![0i32; 4]),
+            InterpArgument::scalar(5u32),
+        ],
+    )
+    .unwrap();
+    // 4, 3, 2, 1, 0; then 4, 1 (down by 3, not below 2); nothing for the empty range.
+    assert_eq!(
+        arguments[0].as_slice::<u32>().unwrap(),
+        &[4, 3, 2, 1, 0, 4, 0, 0, 0, 0, 0, 0]
+    );
+    assert_eq!(arguments[1].as_slice::<i32>().unwrap(), &[2, 0, -2, 0]);
+}
+
+#[test]
+fn if_expressions_evaluate_only_the_chosen_arm() {
+    // Division by zero in the arm not taken is never evaluated.
+    let source = "
+kernel k(out: global mut [i32], zero: i32) {
+    out[0] = if zero == 0 { 7 } else { 1 / zero };
+    out[1] = if zero != 0 { 1 / zero } else if zero > 0 { 2 } else { 3 };
+}";
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0i32; 2]),
+            InterpArgument::scalar(0i32),
+        ],
+    )
+    .unwrap();
+    assert_eq!(arguments[0].as_slice::<i32>().unwrap(), &[7, 3]);
 }

@@ -279,6 +279,12 @@ pub enum ExpressionKind {
         left: Box<Expression>,
         right: Box<Expression>,
     },
+    /// `if condition { accept } else { reject }` as a value: only the chosen arm is evaluated.
+    Conditional {
+        condition: Box<Expression>,
+        accept: Box<Expression>,
+        reject: Box<Expression>,
+    },
     /// An explicit conversion between scalar types (`as`).
     Cast {
         value: Box<Expression>,

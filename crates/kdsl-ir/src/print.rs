@@ -236,6 +236,19 @@ impl Printer<'_> {
                 self.expression(out, right)?;
                 out.push(')');
             }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => {
+                out.push_str("(if ");
+                self.expression(out, condition)?;
+                out.push_str(" { ");
+                self.expression(out, accept)?;
+                out.push_str(" } else { ");
+                self.expression(out, reject)?;
+                out.push_str(" })");
+            }
             ExpressionKind::Cast { value } => {
                 out.push('(');
                 self.expression(out, value)?;

@@ -20,6 +20,8 @@ pub enum Undefined {
     DivisionByZero { ty: ScalarType },
     /// `MIN / -1` or `MIN % -1` of a signed type.
     DivisionOverflow { ty: ScalarType },
+    /// Integer `+ - *` (`-` also unary) whose exact result is outside the type's range.
+    Overflow { ty: ScalarType, op: BinaryOp },
 }
 
 impl fmt::Display for Undefined {
@@ -30,6 +32,18 @@ impl fmt::Display for Undefined {
                 f,
                 "signed division overflow: the smallest {ty} divided by -1 does not fit in {ty}"
             ),
+            Undefined::Overflow { ty, op } => {
+                let wrapping = match op {
+                    BinaryOp::Add => "wrapping_add",
+                    BinaryOp::Multiply => "wrapping_mul",
+                    _ => "wrapping_sub",
+                };
+                write!(
+                    f,
+                    "integer overflow: the result of `{}` does not fit in {ty} (`{wrapping}` wraps around)",
+                    op.symbol()
+                )
+            }
         }
     }
 }
@@ -263,6 +277,9 @@ pub fn binary(
 ) -> Result<u64, Undefined> {
     if ty.is_float() {
         return Ok(float_binary_operator(op, ty, x, y));
+    }
+    if overflows(op, ty, x, y) {
+        return Err(Undefined::Overflow { ty, op });
     }
     let signed = ty.is_signed_integer();
     let value = match op {

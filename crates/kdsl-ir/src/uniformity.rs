@@ -877,6 +877,18 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 let right = self.expression(right, right_control);
                 left_value.join(right)
             }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => {
+                let condition_value = self.expression(condition, control);
+                // Each arm runs only where the condition chose it.
+                let arm_control = control.join(Control::condition(condition_value, condition.span));
+                let accept = self.expression(accept, arm_control);
+                let reject = self.expression(reject, arm_control);
+                condition_value.join(accept).join(reject)
+            }
             ExpressionKind::Cast { value } => self.expression(value, control),
             ExpressionKind::Select {
                 condition,

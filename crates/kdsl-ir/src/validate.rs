@@ -684,6 +684,17 @@ impl FunctionValidator<'_> {
                     self.error(span, format!("`select` arms differ from its type `{ty}`"));
                 }
             }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => {
+                self.condition(condition);
+                let (a, r) = (self.expression(accept), self.expression(reject));
+                if a.is_some_and(|a| a != ty) || r.is_some_and(|r| r != ty) {
+                    self.error(span, format!("`if` arms differ from its type `{ty}`"));
+                }
+            }
             ExpressionKind::Call { .. } => return self.call(expression, false),
             ExpressionKind::WorkItem { dimension, .. } => {
                 if *dimension > 2 {

@@ -88,6 +88,11 @@ pub fn walk_expression(
             condition,
             accept,
             reject,
+        }
+        | ExpressionKind::Conditional {
+            condition,
+            accept,
+            reject,
         } => {
             walk_expression(condition, visit, visit_place);
             walk_expression(accept, visit, visit_place);

@@ -2,6 +2,8 @@
 //! imports it only when `kdsl.compile` has to compile (a cache miss); everything else lives in
 //! `kdsl._runtime`, which does not.
 
+mod glibc_compat;
+
 use kdsl::{CompileOptions, TargetKind, TargetSpec};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -57,8 +57,21 @@ pub fn python_error(py: Python<'_>, class: &str, kind: &str, message: String) ->
 /// The Python exception for a runtime error.
 pub fn runtime_error(py: Python<'_>, error: RuntimeError) -> PyErr {
     let (class, kind) = classify(&error);
-    python_error(py, class, kind, error.to_string())
+    let message = match error {
+        // The runtime's message names the Rust way to a timed queue.
+        RuntimeError::ProfilingDisabled => PROFILING_DISABLED.to_string(),
+        other => other.to_string(),
+    };
+    python_error(py, class, kind, message)
 }
+
+/// `Event.elapsed_ns` on a launch that was not timed, with the Python ways to time one.
+const PROFILING_DISABLED: &str = "the event has no timing: the launch ran on a queue without \
+profiling. dpnp/dpctl arrays: make their queue with profiling, `q = \
+dpctl.SyclQueue(device, property=[\"in_order\", \"enable_profiling\"])`, and the arrays on it \
+(`dpnp.asarray(x, sycl_queue=q)`); CuPy/PyTorch arrays: launch with `profile=True` \
+(`kernel(*args, global_size=n, profile=True)`); NumPy arrays run on kdsl's own queue, which is \
+always timed";
 
 /// An argument problem found by the binding itself (before the runtime's checks).
 pub fn argument_error(py: Python<'_>, kind: &str, message: String) -> PyErr {

@@ -536,6 +536,7 @@ impl Launcher {
                 event
             }
         };
+        crate::exit::note_launch(py, &event);
         in_flight.open.push(args.clone().unbind());
         let mut completed = Vec::new();
         if in_flight.open.len() >= GROUP {
@@ -642,7 +643,18 @@ impl Launcher {
     }
 }
 
-/// `kernel[global, local]`: called with the kernel's arguments.
+/// A kernel with its launch sizes, `kernel[global_size, local_size]`: call it with the
+/// kernel's arguments to submit one launch, which returns a `kdsl.Event`.
+///
+/// launch(*args, device=None, queue=None, stream=None, profile=False) -> Event
+///
+/// The arguments follow the kernel's signature (`kernel.signature`, `help(kernel)`). The launch
+/// runs where the arrays live (dpnp/dpctl: their queue; CuPy/PyTorch: their device and stream;
+/// NumPy: `device=`, else the default device, with copies) and does not block, except for
+/// NumPy arrays. Sizes count work-items, dimension 0 fastest (`get_global_id(0)`, CUDA's x).
+///
+/// >>> event = module.saxpy[1024, 256](y, x, 2.0, 1000)
+/// >>> event.wait()
 #[pyclass(frozen, module = "kdsl._runtime")]
 pub struct Configured {
     launcher: Py<Launcher>,

@@ -93,6 +93,18 @@ pub(crate) fn launch_geometry(
             },
         )
     };
+    // No local sizes: the work-group size is left open (the device, or the runtime, picks).
+    if local.is_empty() {
+        let g: Vec<usize> = global.iter().map(|&value| value as usize).collect();
+        return match g.len() {
+            1 => Ok(Launch::global_only([g[0]])),
+            2 => Ok(Launch::global_only([g[0], g[1]])),
+            3 => Ok(Launch::global_only([g[0], g[1], g[2]])),
+            other => Err(bad(format!(
+                "a launch has 1, 2 or 3 dimensions, not {other}"
+            ))),
+        };
+    }
     if global.len() != local.len() {
         return Err(bad(format!(
             "the global size has {} dimensions and the local size {}",
@@ -546,6 +558,7 @@ impl Kernel {
                 )
             })
             .or_raise(py)?;
+        crate::exit::note_launch(py, &event);
         if !host_copies.is_empty() {
             // Without `keep_alive` the arguments tuple is kept (it holds no arrays, only
             // their addresses, so callers that free arrays must pass them).

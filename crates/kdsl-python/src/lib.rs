@@ -3,9 +3,11 @@
 //! The Python package `kdsl` (python/kdsl) is the public API; this module is its engine.
 
 mod bundle;
+mod cache;
 mod device;
 mod dlpack;
 mod errors;
+mod exit;
 mod fast;
 mod host;
 mod launch;
@@ -28,8 +30,10 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("COMPILER_VERSION", COMPILER_VERSION)?;
     module.add("SYCL_BUILT_IN", cfg!(feature = "sycl"))?;
     module.add_function(wrap_pyfunction!(device::devices, module)?)?;
+    module.add_function(wrap_pyfunction!(cache::native_cache_info, module)?)?;
     module.add_function(wrap_pyfunction!(device::device_notes, module)?)?;
     module.add_function(wrap_pyfunction!(dlpack::dlpack_tensor, module)?)?;
+    module.add_function(wrap_pyfunction!(exit::arm_prompt_exit, module)?)?;
     module.add_class::<device::Device>()?;
     module.add_class::<bundle::Bundle>()?;
     module.add_class::<launch::Program>()?;

@@ -143,9 +143,9 @@ pub struct KernelFault {
     /// The buffer or array (`buffer \`y\``, `array \`tile\` (dimension 2 of 2)`, with
     /// `in function \`f\`` when the fault is in a device function), or `division`/`remainder`.
     pub what: String,
-    /// The index (negative for a negative signed index); 0 for divisions.
+    /// The index (negative for a negative signed index); 0 for divisions and overflows.
     pub index: i128,
-    /// The buffer's or array dimension's length; 0 for divisions.
+    /// The buffer's or array dimension's length; 0 for divisions and overflows.
     pub length: u64,
     /// The global id of the work-item that faulted first.
     pub work_item: [u64; 3],
@@ -169,6 +169,9 @@ impl std::fmt::Display for KernelFault {
             FaultKind::DivisionByZero => format!("integer {what} by zero"),
             FaultKind::DivisionOverflow => {
                 format!("integer {what} of the type's minimum by -1 (overflow)")
+            }
+            FaultKind::IntegerOverflow => {
+                format!("integer overflow: the result of {what} does not fit its type")
             }
         };
         write!(
@@ -221,5 +224,10 @@ mod tests {
         assert!(text.contains("integer remainder by zero"), "{text}");
         let text = fault(FaultKind::DivisionOverflow, "division", 0, 0).to_string();
         assert!(text.contains("minimum by -1"), "{text}");
+        let text = fault(FaultKind::IntegerOverflow, "`-` on `u32`", 0, 0).to_string();
+        assert!(
+            text.contains("the result of `-` on `u32` does not fit"),
+            "{text}"
+        );
     }
 }

@@ -12,6 +12,8 @@ pub struct Launch {
     dimensions: usize,
     global: [u64; 3],
     local: [u64; 3],
+    /// Made by [`Launch::global_only`]: the work-group size is left to the runtime and device.
+    local_left_open: bool,
 }
 
 impl Launch {
@@ -23,12 +25,96 @@ impl Launch {
             dimensions: D,
             global: [1; 3],
             local: [1; 3],
+            local_left_open: false,
         };
         for dimension in 0..D {
             launch.global[dimension] = global[dimension] as u64;
             launch.local[dimension] = local[dimension] as u64;
         }
         launch
+    }
+
+    /// A launch of exactly `global` work-items whose work-group size is not given: a kernel
+    /// with `#[work_group_size(...)]` gets that size; on SYCL devices the SYCL runtime and
+    /// driver choose (`parallel_for(range)`, no `nd_range`), so the global size need not be a
+    /// multiple of anything; on CUDA the block size of the driver's occupancy calculation
+    /// (`cuOccupancyMaxPotentialBlockSize`) bounds the work-group, on HIP 256 does, and each
+    /// dimension gets the largest divisor of its global size within that bound (dimension 0
+    /// up to 32 in 2-D and 3-D launches, dimension 1 up to 8 in 3-D ones). Kernels that rely on
+    /// a particular work-group size (local arrays sized for it, barriers over it) should state
+    /// it. Kernels that use local memory get the largest power of two up to 256 (1-D), 16
+    /// (2-D) or 8 (3-D) that divides each dimension, on every device, as their local arrays
+    /// are usually sized for such a group.
+    pub fn global_only<const D: usize>(global: [usize; D]) -> Launch {
+        let mut launch = Launch::new(global, [1; D]);
+        launch.local_left_open = true;
+        launch
+    }
+
+    /// Whether the work-group size was left open ([`Launch::global_only`]).
+    pub fn local_left_open(&self) -> bool {
+        self.local_left_open
+    }
+
+    /// This launch with the work-group size of an open launch chosen, where the device does
+    /// not choose it itself (`device_chooses`: SYCL devices): the size the kernel requires; for
+    /// a kernel using local memory the largest power of two up to 256 (1-D), 16 (2-D) or 8
+    /// (3-D) dividing each dimension, on every device; else
+    /// per dimension the largest divisor of the global size within `budget` work-items in all
+    /// (the driver's occupancy choice on CUDA, else 256) and the device's per-dimension limits;
+    /// dimension 0 first, up to 32 (a warp) when there are more dimensions, then dimension 1 up
+    /// to 8 when there are three. A launch with a size is returned as it is.
+    pub(crate) fn with_local_chosen(
+        &self,
+        kernel: &KernelInfo,
+        device_chooses: bool,
+        budget: u64,
+        limits: &DeviceLimits,
+    ) -> Launch {
+        if !self.local_left_open {
+            return *self;
+        }
+        let mut chosen = *self;
+        if let Some(required) = kernel.work_group_size {
+            for (local, &size) in chosen.local.iter_mut().zip(&required).take(self.dimensions) {
+                *local = u64::from(size);
+            }
+            chosen.local_left_open = false;
+        } else if kernel.local_memory_bytes > 0 {
+            // Local arrays are usually sized for a power-of-two group: such kernels keep the
+            // choice kdsl made before the device or occupancy chose (16 x 16 in 2-D).
+            let choices: &[u64] = match self.dimensions {
+                1 => &[256, 128, 64, 32, 16, 8, 4, 2, 1],
+                2 => &[16, 8, 4, 2, 1],
+                _ => &[8, 4, 2, 1],
+            };
+            for (local, &global) in chosen
+                .local
+                .iter_mut()
+                .zip(&self.global)
+                .take(self.dimensions)
+            {
+                *local = choices
+                    .iter()
+                    .copied()
+                    .find(|&choice| global.is_multiple_of(choice))
+                    .unwrap_or(1);
+            }
+            chosen.local_left_open = false;
+        } else if !device_chooses {
+            let mut left = budget.clamp(1, limits.max_work_group_size.max(1));
+            for dimension in 0..self.dimensions {
+                let mut cap = left.min(limits.max_local[dimension]);
+                if dimension + 1 < self.dimensions {
+                    cap = cap.min(if dimension == 0 { 32 } else { 8 });
+                }
+                let size = largest_divisor_within(self.global[dimension], cap);
+                chosen.local[dimension] = size;
+                left = (left / size).max(1);
+            }
+            chosen.local_left_open = false;
+        }
+        chosen
     }
 
     /// A 1-D launch of at least `count` work-items: `count` rounded up to a multiple of `local`.
@@ -46,7 +132,7 @@ impl Launch {
         &self.global[..self.dimensions]
     }
 
-    /// The work-group sizes of the used dimensions.
+    /// The work-group sizes of the used dimensions (all 1 while left open).
     pub fn local(&self) -> &[u64] {
         &self.local[..self.dimensions]
     }
@@ -68,6 +154,14 @@ impl Launch {
         }
         groups
     }
+}
+
+/// The largest divisor of `value` that is at most `cap` (1 for 0).
+fn largest_divisor_within(value: u64, cap: u64) -> u64 {
+    (1..=cap.min(value).max(1))
+        .rev()
+        .find(|&candidate| value.is_multiple_of(candidate))
+        .unwrap_or(1)
 }
 
 /// What a device allows for one launch.
@@ -114,6 +208,26 @@ pub(crate) fn check_launch(
                 .collect::<Vec<_>>()
                 .join(" x ")
         )));
+    }
+    if launch.local_left_open() {
+        // The device chooses the work-group size: only what does not depend on it.
+        for (dimension, &global) in launch.global().iter().enumerate() {
+            if global == 0 {
+                return Err(bad(format!("dimension {dimension} has size 0")));
+            }
+            if kernel.ids_fit_in_31_bits && global >= 1 << 31 {
+                return Err(bad(format!(
+                    "the global size {global} of dimension {dimension} is not below 2^31, which this kernel's 32-bit ids require"
+                )));
+            }
+        }
+        if kernel.local_memory_bytes > limits.local_memory_bytes {
+            return Err(bad(format!(
+                "the kernel needs {} bytes of local memory, the device has {}",
+                kernel.local_memory_bytes, limits.local_memory_bytes
+            )));
+        }
+        return Ok(());
     }
     for (dimension, (&global, &local)) in launch.global().iter().zip(launch.local()).enumerate() {
         if global == 0 || local == 0 {
@@ -190,6 +304,63 @@ mod tests {
             Err(RuntimeError::BadLaunch { why, .. }) => why,
             other => panic!("expected BadLaunch, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn an_open_work_group_size_is_chosen_unless_the_device_chooses() {
+        let open = Launch::global_only([1000, 48]);
+        assert!(open.local_left_open());
+        let chosen = open.with_local_chosen(&kernel(0, true), false, 256, &LIMITS);
+        assert_eq!(
+            (chosen.local(), chosen.local_left_open()),
+            (&[25, 8][..], false)
+        );
+        let one =
+            Launch::global_only([1000]).with_local_chosen(&kernel(0, true), false, 768, &LIMITS);
+        assert_eq!(one.local(), &[500]);
+        let prime =
+            Launch::global_only([997]).with_local_chosen(&kernel(0, true), false, 256, &LIMITS);
+        assert_eq!(prime.local(), &[1]);
+        let three = Launch::global_only([64, 64, 64]).with_local_chosen(
+            &kernel(0, true),
+            false,
+            1024,
+            &LIMITS,
+        );
+        assert_eq!(three.local(), &[32, 8, 4]);
+        for launch in [chosen, one, prime, three] {
+            check_launch(&kernel(0, true), &launch, &LIMITS).unwrap();
+        }
+        assert_eq!(
+            open.with_local_chosen(&kernel(0, true), true, 256, &LIMITS),
+            open
+        );
+        let mut required = kernel(0, true);
+        required.work_group_size = Some([8, 4, 1]);
+        let chosen = open.with_local_chosen(&required, true, 256, &LIMITS);
+        assert_eq!(
+            (chosen.local(), chosen.local_left_open()),
+            (&[8, 4][..], false)
+        );
+        // Kernels with local memory keep kdsl's earlier power-of-two choice, SYCL included.
+        let tiled = open.with_local_chosen(&kernel(2048, true), true, 768, &LIMITS);
+        assert_eq!(
+            (tiled.local(), tiled.local_left_open()),
+            (&[8, 16][..], false)
+        );
+        let sized = Launch::new([64], [32]);
+        assert_eq!(
+            sized.with_local_chosen(&kernel(0, true), false, 256, &LIMITS),
+            sized
+        );
+        // Left to the device: any positive global size is fine, zero is not.
+        check_launch(&kernel(0, true), &Launch::global_only([997, 3]), &LIMITS).unwrap();
+        assert!(why(check_launch(
+            &kernel(0, true),
+            &Launch::global_only([0]),
+            &LIMITS
+        ))
+        .contains("size 0"));
     }
 
     #[test]

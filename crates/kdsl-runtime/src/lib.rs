@@ -44,6 +44,9 @@ mod launch;
 #[cfg(test)]
 mod launch_cost;
 mod memory;
+// Used by the SYCL backend only; without it the cache is still there, and empty.
+#[cfg_attr(not(feature = "sycl"), allow(dead_code))]
+pub mod native_cache;
 mod program;
 mod queue;
 
@@ -59,5 +62,6 @@ pub use fault::KernelFault;
 pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, CheckSite, FaultKind, Image, KernelInfo, ParameterInfo, TargetKind};
 pub use launch::{Launch, MAX_WORK_ITEMS};
+pub use native_cache::NativeCacheStats;
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;

@@ -3,7 +3,7 @@
 use crate::args::{check_arguments, Argument, ArgumentKind, ParameterSlot};
 use crate::backend::{EventBackend, QueueBackend, RawArgument, Submitted};
 use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
-use crate::device::Device;
+use crate::device::{BackendKind, Device};
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
 use crate::fault::{hidden_arguments, FaultCheck};
@@ -144,6 +144,17 @@ impl<'q> QueueRef<'q> {
         arguments: &[Argument<'_>],
         wait_for: &[&Event],
     ) -> Result<Event> {
+        // An open work-group size is left to SYCL devices and chosen here for the others.
+        let chosen;
+        let launch = if launch.local_left_open() {
+            let info = &self.device.inner.info;
+            let device_chooses = info.backend == BackendKind::Sycl;
+            let budget = kernel.backend.occupancy_group_size().unwrap_or(256);
+            chosen = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
+            &chosen
+        } else {
+            launch
+        };
         self.check(kernel, launch, arguments)?;
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));

@@ -131,6 +131,8 @@ checked_tests! {
     checked_write_past_the_end,
     checked_loads_arrays_and_divisions,
     checked_atomics,
+    checked_fault_in_a_loop_condition,
+    checked_integer_overflow,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

@@ -139,8 +139,8 @@ fn missing_shim_is_a_discovery_note() {
         "the note does not carry the dynamic loader's message: {note}"
     );
     assert!(
-        note.contains("scripts/setup.sh"),
-        "the note says nothing about how to install the runtime: {note}"
+        note.contains("pip install \"kdsl-gpu[sycl]\"") && note.contains("scripts/setup.sh"),
+        "the note does not say how to install the runtime with pip and in a checkout: {note}"
     );
 }
 

@@ -1,12 +1,23 @@
-//! Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access and
-//! checks of integer division and remainder, reported through a fault record.
+//! Checked mode (`kdsl compile --checked`): bounds checks on every buffer and array access,
+//! checks of integer division and remainder and of integer overflow, reported through a fault
+//! record.
 //!
 //! Every function of a checked module takes hidden parameters after its own: one `i64` element
 //! count per buffer parameter, in order, then a pointer (global memory) to the fault record
 //! ([`kdsl_bundle::FaultRecord`]). A call passes the caller's counts for the buffers it passes
 //! on. A failed check calls `kdsl.checked.report`, which claims the record with a
 //! compare-and-swap on its flag (so the first fault wins) and writes the fault; then the bad
-//! access is skipped (a load or atomic gives 0, a division 0) and the kernel goes on.
+//! access is skipped (a load or atomic gives 0, a division 0, an overflowing `+ - *` its
+//! wrapped result) and the kernel goes on.
+//!
+//! A 0 in place of a failed load can keep a loop's condition true forever, so each work-item
+//! also keeps a private "this work-item faulted" byte (an `alloca` in the kernel; device
+//! functions get a pointer to it as their last hidden parameter), set at each failed check. The
+//! back edge of a loop that does not synchronize (no barrier, sub-group or work-group operation,
+//! itself or in a function it calls) leaves the loop once this work-item has faulted; a non-void
+//! function left at its end this way returns 0. Loops that synchronize are not left early: one
+//! work-item leaving them would make their barriers divergent. Other work-items are not
+//! affected: they compute on until their own fault.
 //!
 //! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
 //! so every image of a bundle agrees with the site list in its metadata.
@@ -15,17 +26,20 @@ use super::{FunctionLowering, LowerError, Result, Types};
 use crate::llvm;
 use crate::target::TargetDescription;
 use inkwell::basic_block::BasicBlock;
+use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::module::{Linkage, Module};
 use inkwell::types::BasicMetadataTypeEnum;
 use inkwell::values::{
-    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
 };
 use inkwell::IntPredicate;
 use kdsl_bundle::{CheckSite, FaultKind};
+use kdsl_ir::visit::walk_block;
 use kdsl_ir::{
-    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, ParameterType,
-    Place, PlaceBase, ScalarType, Span, StatementKind, VariableType, WorkItemQuery,
+    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, FunctionKind,
+    ParameterType, Place, PlaceBase, ScalarType, Span, StatementKind, UnaryOp, VariableType,
+    WorkItemQuery,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -35,22 +49,30 @@ const REPORT_FUNCTION: &str = "kdsl.checked.report";
 pub(crate) struct CheckPlan {
     /// The first site of a place (one per dimension), by the place's address in the IR.
     places: HashMap<usize, u32>,
-    /// The site of an integer division or remainder, by the expression's address.
-    divisions: HashMap<usize, u32>,
+    /// The site of an integer division, remainder, or `+ - *` or negation that may overflow,
+    /// by the expression's address.
+    operations: HashMap<usize, u32>,
     pub sites: Vec<CheckSite>,
     /// For each function, the sites in it.
     sites_of_function: Vec<Vec<u32>>,
+    /// For each function, whether it synchronizes with other work-items (a barrier, a
+    /// sub-group or work-group operation), itself or through the functions it calls.
+    synchronizing: Vec<bool>,
 }
 
 impl CheckPlan {
     pub(crate) fn new(module: &kdsl_ir::Module) -> CheckPlan {
         let mut plan = CheckPlan {
             places: HashMap::new(),
-            divisions: HashMap::new(),
+            operations: HashMap::new(),
             sites: Vec::new(),
             sites_of_function: Vec::new(),
+            synchronizing: Vec::new(),
         };
         for function in &module.functions {
+            // Functions come callees first, so every callee's answer is known here.
+            let synchronizing = plan.synchronizes(&function.body);
+            plan.synchronizing.push(synchronizing);
             let first = plan.sites.len() as u32;
             let mut walk = Walk {
                 plan: &mut plan,
@@ -61,6 +83,27 @@ impl CheckPlan {
             plan.sites_of_function.push((first..last).collect());
         }
         plan
+    }
+
+    /// Whether `block` synchronizes with other work-items, itself or through a call.
+    fn synchronizes(&self, block: &Block) -> bool {
+        let mut found = false;
+        walk_block(
+            block,
+            &mut |expression| {
+                found |= match &expression.kind {
+                    ExpressionKind::SubGroup { .. } | ExpressionKind::WorkGroup { .. } => true,
+                    ExpressionKind::Call { function, .. } => self
+                        .synchronizing
+                        .get(function.0 as usize)
+                        .copied()
+                        .unwrap_or(true),
+                    _ => false,
+                };
+            },
+            &mut |_| {},
+        );
+        found || has_barrier(block)
     }
 
     /// The sites a kernel can report: its own and those of the device functions it calls.
@@ -92,11 +135,11 @@ impl CheckPlan {
             .ok_or_else(|| LowerError("a checked access has no check site".into()))
     }
 
-    fn division_site(&self, expression: &Expression) -> Result<u32> {
-        self.divisions
+    fn operation_site(&self, expression: &Expression) -> Result<u32> {
+        self.operations
             .get(&address_of(expression))
             .copied()
-            .ok_or_else(|| LowerError("a checked division has no check site".into()))
+            .ok_or_else(|| LowerError("a checked operation has no check site".into()))
     }
 }
 
@@ -106,6 +149,16 @@ fn address_of<T>(node: &T) -> usize {
 
 pub(super) fn is_checked_division(op: BinaryOp, ty: ScalarType) -> bool {
     matches!(op, BinaryOp::Divide | BinaryOp::Remainder) && ty.is_integer()
+}
+
+/// Integer `+ - *`, whose overflow is undefined (docs/language.md, "Semantics").
+pub(super) fn is_checked_arithmetic(op: BinaryOp, ty: ScalarType) -> bool {
+    matches!(op, BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply) && ty.is_integer()
+}
+
+/// Unary `-` of a signed integer, which overflows at the type's minimum.
+pub(super) fn is_checked_negation(op: UnaryOp, ty: ScalarType) -> bool {
+    op == UnaryOp::Negate && ty.is_signed_integer()
 }
 
 /// Numbers the checks of one function in evaluation order.
@@ -225,7 +278,14 @@ impl Walk<'_, '_> {
             ExpressionKind::VectorLoad { place, width, .. } => {
                 self.vector_place(place, usize::from(*width), expression.span)
             }
-            ExpressionKind::Unary { operand, .. } => self.expression(operand),
+            ExpressionKind::Unary { op, operand } => {
+                self.expression(operand);
+                if is_checked_negation(*op, operand.ty) {
+                    let what = format!("`-` on `{}`", operand.ty);
+                    let id = self.add(what, expression.span, false);
+                    self.plan.operations.insert(address_of(expression), id);
+                }
+            }
             ExpressionKind::Binary { op, left, right } => {
                 self.expression(left);
                 self.expression(right);
@@ -236,7 +296,11 @@ impl Walk<'_, '_> {
                         "remainder"
                     };
                     let id = self.add(what.to_string(), expression.span, false);
-                    self.plan.divisions.insert(address_of(expression), id);
+                    self.plan.operations.insert(address_of(expression), id);
+                } else if is_checked_arithmetic(*op, left.ty) {
+                    let what = format!("`{}` on `{}`", op.symbol(), left.ty);
+                    let id = self.add(what, expression.span, false);
+                    self.plan.operations.insert(address_of(expression), id);
                 }
             }
             ExpressionKind::ShortCircuit { left, right, .. } => {
@@ -245,6 +309,11 @@ impl Walk<'_, '_> {
             }
             ExpressionKind::Cast { value } => self.expression(value),
             ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            }
+            | ExpressionKind::Conditional {
                 condition,
                 accept,
                 reject,
@@ -283,6 +352,17 @@ impl Walk<'_, '_> {
     }
 }
 
+fn has_barrier(block: &Block) -> bool {
+    block.iter().any(|statement| match &statement.kind {
+        StatementKind::Barrier { .. } => true,
+        StatementKind::If { accept, reject, .. } => has_barrier(accept) || has_barrier(reject),
+        StatementKind::Loop {
+            body, continuing, ..
+        } => has_barrier(body) || has_barrier(continuing),
+        _ => false,
+    })
+}
+
 /// The functions `block` calls directly.
 fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
     fn expression(e: &Expression, callees: &mut Vec<usize>) {
@@ -309,6 +389,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             }
             ExpressionKind::Cast { value } => expression(value, callees),
             ExpressionKind::Select {
+                condition,
+                accept,
+                reject,
+            }
+            | ExpressionKind::Conditional {
                 condition,
                 accept,
                 reject,
@@ -386,7 +471,8 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
 }
 
 /// The LLVM types of a function's hidden parameters: one `i64` per buffer parameter, then the
-/// fault record's pointer in the target's global address space.
+/// fault record's pointer in the target's global address space; a device function then takes
+/// the pointer to its work-item's "faulted" byte (private memory).
 pub(super) fn hidden_parameter_types<'ctx>(
     types: &Types<'ctx>,
     target: &TargetDescription,
@@ -403,6 +489,13 @@ pub(super) fn hidden_parameter_types<'ctx>(
             .pointer(target.address_spaces.of(AddressSpace::Global))
             .into(),
     );
+    if function.kind == FunctionKind::Device {
+        result.push(
+            types
+                .pointer(target.address_spaces.of(AddressSpace::Private))
+                .into(),
+        );
+    }
     result
 }
 
@@ -412,14 +505,18 @@ pub(crate) struct CheckedFunction<'a, 'ctx> {
     /// The element count of each buffer parameter, by parameter index.
     lengths: Vec<Option<IntValue<'ctx>>>,
     record: PointerValue<'ctx>,
+    /// This work-item's "faulted" byte: set at each failed check, read at loop back edges.
+    faulted: PointerValue<'ctx>,
     report: FunctionValue<'ctx>,
 }
 
 impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
-    /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them.
+    /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them;
+    /// a kernel's "faulted" byte is allocated and cleared at `builder`, in its entry block.
     pub(super) fn new(
         plan: &'a CheckPlan,
         module: &Module<'ctx>,
+        builder: &Builder<'ctx>,
         function: &Function,
         value: FunctionValue<'ctx>,
     ) -> Result<Self> {
@@ -444,6 +541,16 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
         }
         let record = hidden()?;
         record.set_name("fault_record");
+        let faulted = if function.kind == FunctionKind::Kernel {
+            let byte = module.get_context().i8_type();
+            let faulted = builder.build_alloca(byte, "faulted")?;
+            builder.build_store(faulted, byte.const_zero())?;
+            faulted
+        } else {
+            let faulted = hidden()?;
+            faulted.set_name("faulted");
+            faulted.into_pointer_value()
+        };
         let report = module
             .get_function(REPORT_FUNCTION)
             .ok_or_else(|| LowerError(format!("{REPORT_FUNCTION} is not declared")))?;
@@ -451,6 +558,7 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
             plan,
             lengths,
             record: record.into_pointer_value(),
+            faulted,
             report,
         })
     }
@@ -551,8 +659,38 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .ok_or_else(|| LowerError("a checked operation in an unchecked module".into()))
     }
 
+    /// The branch from a loop's end back to `head`. In checked mode a loop that does not
+    /// synchronize goes to `exit` instead once this work-item has faulted, so a failed check
+    /// that keeps the loop's condition true still lets the work-item end and report it.
+    pub(super) fn loop_back_edge(
+        &mut self,
+        head: BasicBlock<'ctx>,
+        exit: BasicBlock<'ctx>,
+        body: &Block,
+        continuing: &Block,
+    ) -> Result<InstructionValue<'ctx>> {
+        let faulted = match &self.checked {
+            Some(checked)
+                if !checked.plan.synchronizes(body) && !checked.plan.synchronizes(continuing) =>
+            {
+                checked.faulted
+            }
+            _ => return Ok(self.builder.build_unconditional_branch(head)?),
+        };
+        let byte = self.context.i8_type();
+        let flag = self
+            .builder
+            .build_load(byte, faulted, "faulted")?
+            .into_int_value();
+        let clean =
+            self.builder
+                .build_int_compare(IntPredicate::EQ, flag, byte.const_zero(), "clean")?;
+        Ok(self.builder.build_conditional_branch(clean, head, exit)?)
+    }
+
     /// The arguments a call passes after the callee's own: the lengths of the buffers passed
-    /// on, then the fault record. Nothing in an unchecked module.
+    /// on, the fault record, then this work-item's "faulted" byte. Nothing in an unchecked
+    /// module.
     pub(super) fn hidden_call_arguments(
         &self,
         arguments: &[Argument],
@@ -573,6 +711,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
         }
         values.push(checked.record.into());
+        values.push(checked.faulted.into());
         Ok(values)
     }
 
@@ -727,7 +866,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         left: BasicValueEnum<'ctx>,
         right: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let site = self.checked_state()?.plan.division_site(expression)?;
+        let site = self.checked_state()?.plan.operation_site(expression)?;
         let left_int = left.into_int_value();
         let right_int = right.into_int_value();
         let int_type = left_int.get_type();
@@ -774,6 +913,132 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .ok_or_else(|| LowerError("a checked division without a value".into()))
     }
 
+    /// Integer `+ - *` (or, with `left` zero and `op` subtraction, a negation) with a check
+    /// that the exact result fits the type: a failure reports the site; the result is the
+    /// wrapped value either way. Written with plain integer operations, which every target's
+    /// backend handles (no `*.with.overflow` intrinsics).
+    pub(super) fn checked_arithmetic(
+        &mut self,
+        expression: &Expression,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: IntValue<'ctx>,
+        right: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let (value, overflow) = self.overflowing(op, ty.is_signed_integer(), left, right)?;
+        let fail = self.new_block("checked.overflow");
+        let after = self.new_block("checked.after");
+        self.builder
+            .build_conditional_branch(overflow, fail, after)?;
+        self.builder.position_at_end(fail);
+        let zero64 = self.context.i64_type().const_zero();
+        self.report(FaultKind::IntegerOverflow.code(), site, zero64, zero64)?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(value.into())
+    }
+
+    /// The wrapped result of `left op right` and whether the exact one leaves the type.
+    fn overflowing(
+        &mut self,
+        op: BinaryOp,
+        signed: bool,
+        left: IntValue<'ctx>,
+        right: IntValue<'ctx>,
+    ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
+        let b = &self.builder;
+        let ty = left.get_type();
+        let width = ty.get_bit_width();
+        let zero = ty.const_zero();
+        Ok(match (op, signed) {
+            (BinaryOp::Add, false) => {
+                let sum = b.build_int_add(left, right, "")?;
+                (sum, b.build_int_compare(IntPredicate::ULT, sum, left, "")?)
+            }
+            (BinaryOp::Subtract, false) => {
+                let difference = b.build_int_sub(left, right, "")?;
+                (
+                    difference,
+                    b.build_int_compare(IntPredicate::ULT, left, right, "")?,
+                )
+            }
+            (BinaryOp::Add, true) => {
+                // Overflow when both operands have the sign the sum lacks.
+                let sum = b.build_int_add(left, right, "")?;
+                let from_left = b.build_xor(left, sum, "")?;
+                let from_right = b.build_xor(right, sum, "")?;
+                let both = b.build_and(from_left, from_right, "")?;
+                (sum, b.build_int_compare(IntPredicate::SLT, both, zero, "")?)
+            }
+            (BinaryOp::Subtract, true) => {
+                // Overflow when the operands' signs differ and the result's differs from left's.
+                let difference = b.build_int_sub(left, right, "")?;
+                let operands = b.build_xor(left, right, "")?;
+                let result = b.build_xor(left, difference, "")?;
+                let both = b.build_and(operands, result, "")?;
+                (
+                    difference,
+                    b.build_int_compare(IntPredicate::SLT, both, zero, "")?,
+                )
+            }
+            (_, _) if width <= 32 => {
+                // Multiply in 32 or 64 bits; it fits when extending the low half gives it back.
+                let wide = if width <= 16 {
+                    self.context.i32_type()
+                } else {
+                    self.context.i64_type()
+                };
+                let extend = |value: IntValue<'ctx>| {
+                    if signed {
+                        b.build_int_s_extend(value, wide, "")
+                    } else {
+                        b.build_int_z_extend(value, wide, "")
+                    }
+                };
+                let full = b.build_int_mul(extend(left)?, extend(right)?, "")?;
+                let product = b.build_int_truncate(full, ty, "")?;
+                let back = extend(product)?;
+                (
+                    product,
+                    b.build_int_compare(IntPredicate::NE, back, full, "")?,
+                )
+            }
+            (_, _) => {
+                // 64 bits: the product fits when dividing it by a nonzero left gives right back
+                // (and, signed, unless it is MIN * -1, whose quotient would itself overflow).
+                let product = b.build_int_mul(left, right, "")?;
+                let nonzero = b.build_int_compare(IntPredicate::NE, left, zero, "")?;
+                let one = ty.const_int(1, false);
+                let minus_one = ty.const_all_ones();
+                let divisor = b.build_select(nonzero, left, one, "")?.into_int_value();
+                let overflow = if signed {
+                    let left_is_minus_one =
+                        b.build_int_compare(IntPredicate::EQ, left, minus_one, "")?;
+                    let minimum = ty.const_int(1u64 << 63, false);
+                    let right_is_minimum =
+                        b.build_int_compare(IntPredicate::EQ, right, minimum, "")?;
+                    // Divide by 1 where left is -1, so the quotient cannot overflow.
+                    let safe_divisor = b
+                        .build_select(left_is_minus_one, one, divisor, "")?
+                        .into_int_value();
+                    let quotient = b.build_int_signed_div(product, safe_divisor, "")?;
+                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
+                    let by_division = b.build_and(nonzero, differs, "")?;
+                    let by_minus_one = b.build_and(left_is_minus_one, right_is_minimum, "")?;
+                    let divided =
+                        b.build_and(by_division, b.build_not(left_is_minus_one, "")?, "")?;
+                    b.build_or(divided, by_minus_one, "")?
+                } else {
+                    let quotient = b.build_int_unsigned_div(product, divisor, "")?;
+                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
+                    b.build_and(nonzero, differs, "")?
+                };
+                (product, overflow)
+            }
+        })
+    }
+
     fn report(
         &mut self,
         kind: u64,
@@ -785,7 +1050,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.report_kind(kind, site, index, length)
     }
 
-    /// Calls the report function with this work-item's global id.
+    /// Calls the report function with this work-item's global id and marks the work-item as
+    /// faulted.
     fn report_kind(
         &mut self,
         kind: IntValue<'ctx>,
@@ -800,7 +1066,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             ids.push(self.builder.build_int_z_extend(id, i64_type, "")?);
         }
         let checked = self.checked_state()?;
-        let (record, report) = (checked.record, checked.report);
+        let (record, report, faulted) = (checked.record, checked.report, checked.faulted);
         let mut arguments: Vec<BasicMetadataValueEnum> = vec![
             record.into(),
             kind.into(),
@@ -811,6 +1077,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         arguments.extend(ids.into_iter().map(BasicMetadataValueEnum::from));
         let call = self.builder.build_call(report, &arguments, "")?;
         call.set_call_convention(self.target.device_calling_convention);
+        let byte = self.context.i8_type();
+        self.builder
+            .build_store(faulted, byte.const_int(1, false))?;
         Ok(())
     }
 }

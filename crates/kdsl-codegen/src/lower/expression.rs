@@ -48,6 +48,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             } => self.vector_load(place, *width, *component),
             ExpressionKind::Unary { op, operand } => {
                 let value = self.expression(operand)?;
+                if self.checked.is_some() && super::checked::is_checked_negation(*op, ty) {
+                    let int = value.into_int_value();
+                    let zero = int.get_type().const_zero();
+                    return self.checked_arithmetic(expression, BinaryOp::Subtract, ty, zero, int);
+                }
                 self.unary(*op, value, ty)
             }
             ExpressionKind::Binary { op, left, right } => {
@@ -64,11 +69,32 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         right_value,
                     );
                 }
+                if self.checked.is_some()
+                    && super::checked::is_checked_arithmetic(*op, operand_type)
+                {
+                    return self.checked_arithmetic(
+                        expression,
+                        *op,
+                        operand_type,
+                        left_value.into_int_value(),
+                        right_value.into_int_value(),
+                    );
+                }
+                if let Some(value) =
+                    self.no_wrap_arithmetic(*op, operand_type, left_value, right_value)?
+                {
+                    return Ok(value);
+                }
                 self.binary(*op, operand_type, left_value, right_value, right.ty)
             }
             ExpressionKind::ShortCircuit { op, left, right } => {
                 self.short_circuit(*op, left, right)
             }
+            ExpressionKind::Conditional {
+                condition,
+                accept,
+                reject,
+            } => self.conditional(condition, accept, reject),
             ExpressionKind::Cast { value } => {
                 let from = value.ty;
                 let value = self.expression(value)?;
@@ -160,6 +186,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 .builder
                 .build_float_neg(value.into_float_value(), "")?
                 .into(),
+            UnaryOp::Negate if ty.is_signed_integer() && self.checked.is_none() => self
+                .builder
+                .build_int_nsw_neg(value.into_int_value(), "")?
+                .into(),
             UnaryOp::Negate => self
                 .builder
                 .build_int_neg(value.into_int_value(), "")?
@@ -168,6 +198,35 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.builder.build_not(value.into_int_value(), "")?.into()
             }
         })
+    }
+
+    /// Integer `+ - *` whose overflow is undefined (docs/language.md, "Semantics"): marked
+    /// no-signed-wrap or no-unsigned-wrap, which lets index arithmetic widen and vectorize.
+    /// `None` for other operators, and in checked mode, where an overflow must stay visible to
+    /// the checks rather than become poison.
+    fn no_wrap_arithmetic(
+        &mut self,
+        op: BinaryOp,
+        ty: ScalarType,
+        left: BasicValueEnum<'ctx>,
+        right: BasicValueEnum<'ctx>,
+    ) -> Result<Option<BasicValueEnum<'ctx>>> {
+        if !ty.is_integer() || self.checked.is_some() {
+            return Ok(None);
+        }
+        let (l, r) = (left.into_int_value(), right.into_int_value());
+        let b = &self.builder;
+        let signed = ty.is_signed_integer();
+        let value = match (op, signed) {
+            (BinaryOp::Add, true) => b.build_int_nsw_add(l, r, "")?,
+            (BinaryOp::Add, false) => b.build_int_nuw_add(l, r, "")?,
+            (BinaryOp::Subtract, true) => b.build_int_nsw_sub(l, r, "")?,
+            (BinaryOp::Subtract, false) => b.build_int_nuw_sub(l, r, "")?,
+            (BinaryOp::Multiply, true) => b.build_int_nsw_mul(l, r, "")?,
+            (BinaryOp::Multiply, false) => b.build_int_nuw_mul(l, r, "")?,
+            _ => return Ok(None),
+        };
+        Ok(Some(value.into()))
     }
 
     /// `ty` is the operands' type (the left one for shifts, whose amount has `amount_type`).
@@ -345,6 +404,38 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .bool_type()
             .const_int(u64::from(op == LogicalOp::Or), false);
         phi.add_incoming(&[(&short, left_block), (&right, right_end)]);
+        Ok(phi.as_basic_value())
+    }
+
+    /// `if condition { accept } else { reject }`: each arm in its own block, joined by a phi.
+    fn conditional(
+        &mut self,
+        condition: &Expression,
+        accept: &Expression,
+        reject: &Expression,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let condition = self.expression(condition)?.into_int_value();
+        let accept_block = self.new_block("if_value");
+        let reject_block = self.new_block("else_value");
+        let join = self.new_block("if_join");
+        self.builder
+            .build_conditional_branch(condition, accept_block, reject_block)?;
+        let mut incoming = Vec::with_capacity(2);
+        for (arm, block) in [(accept, accept_block), (reject, reject_block)] {
+            self.builder.position_at_end(block);
+            let value = self.expression(arm)?;
+            let end = self
+                .builder
+                .get_insert_block()
+                .ok_or_else(|| LowerError("the builder has no block".into()))?;
+            self.builder.build_unconditional_branch(join)?;
+            incoming.push((value, end));
+        }
+        self.builder.position_at_end(join);
+        let phi = self.builder.build_phi(incoming[0].0.get_type(), "")?;
+        for (value, end) in &incoming {
+            phi.add_incoming(&[(value, *end)]);
+        }
         Ok(phi.as_basic_value())
     }
 

@@ -14,7 +14,12 @@ use kdsl_ir::{
 
 /// The most IR nodes (statements, expressions and places) a device function called from
 /// several places may hold, its inlined callees and unrolled loops included, to be inlined.
-/// Every example kernel stays below it.
+/// Every example kernel stays below it. Measured on the 2-core development machine
+/// (2026-12-03, `kdsl compile` for SPIR-V, PTX and AMDGPU): the examples' bundles are the same
+/// bytes for budgets from 250 to 32,000 and without one; a 30-deep chain of functions each
+/// calling the previous one twice takes 0.25 s at 250, 0.4 s here, 1.1 s at 8,000 and 5.5 s
+/// at 32,000 (a 16-deep one took over 60 s without a budget), so this leaves room to inline
+/// larger helpers while keeping such graphs cheap.
 pub(crate) const INLINE_BUDGET: usize = 2_000;
 
 /// Per function of `module`: whether every call of it is inlined. Kernels never are.

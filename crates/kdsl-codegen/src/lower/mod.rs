@@ -92,7 +92,11 @@ pub(crate) fn lower_module<'ctx>(
         )?;
         if let Some(plan) = &plan {
             lowering.checked = Some(checked::CheckedFunction::new(
-                plan, module, function, *value,
+                plan,
+                module,
+                &lowering.builder,
+                function,
+                *value,
             )?);
         }
         lowering.lower_body()?;
@@ -440,6 +444,11 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             match self.function.return_type {
                 None => {
                     self.builder.build_return(None)?;
+                }
+                // In checked mode a loop left after a fault can reach the end: give 0.
+                Some(ty) if self.checked.is_some() => {
+                    let zero = self.types.value(ty).const_zero();
+                    self.builder.build_return(Some(&zero))?;
                 }
                 // The front end rejects a function that can fall off its end without a value.
                 Some(_) => {

@@ -72,7 +72,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.builder.position_at_end(continuing_block);
                 self.block(continuing)?;
                 if !self.is_terminated() {
-                    let back_edge = self.builder.build_unconditional_branch(body_block)?;
+                    let back_edge = self.loop_back_edge(body_block, exit, body, continuing)?;
                     crate::llvm::set_loop_unroll(self.context, back_edge, *unroll);
                 }
                 self.builder.position_at_end(exit);

@@ -14,7 +14,7 @@ use super::{
     SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
     WorkItemLowering,
 };
-use crate::library::{LibraryNaming, MathLibrary};
+use crate::library::{libclc_file, LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
 use std::path::PathBuf;
 
@@ -30,7 +30,8 @@ pub struct Options {
     /// The linker program; when `None`, lld in process where this build has it (see the
     /// build script), else `ld.lld-22` or `ld.lld` in `PATH` or LLVM 22's `bin`.
     pub linker: Option<PathBuf>,
-    /// libclc's `amdgcn-amd-amdhsa.bc`; when `None`, `/usr/lib/clc/amdgcn-amd-amdhsa.bc`.
+    /// libclc's `amdgcn-amd-amdhsa.bc`; when `None`, the one in `$KDSL_LIBCLC_DIR`, else
+    /// `/usr/lib/clc/amdgcn-amd-amdhsa.bc`.
     pub libclc: Option<PathBuf>,
 }
 
@@ -92,7 +93,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
     let libclc = options
         .libclc
         .clone()
-        .unwrap_or_else(|| PathBuf::from("/usr/lib/clc/amdgcn-amd-amdhsa.bc"));
+        .unwrap_or_else(|| libclc_file("amdgcn-amd-amdhsa.bc"));
     if !libclc.is_file() {
         return Err(Error::LibclcNotFound(libclc.display().to_string()));
     }

@@ -215,6 +215,10 @@ pub(crate) struct Legalization {
     /// multiplies, because the optimizer creates them (from `(MAX / x) >= y`) and the SPIR-V
     /// backend's `OpUMulExtended` fails to build on the Intel CPU device.
     pub expand_multiply_with_overflow: bool,
+    /// After the optimizer: `sitofp i1` (which gives -1.0 for true) as a select of -1.0 and
+    /// 0.0, because the optimizer creates it (from `-1 % d` with `d` odd, then a conversion)
+    /// and the SPIR-V path converts true to +1.0 (fuzzgen seed 109).
+    pub expand_signed_bool_to_float: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -11,7 +11,7 @@ use super::{
     SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{
-    first_existing, in_python_site_packages, kdsl_prefix, LibraryNaming, MathLibrary,
+    first_existing, in_python_site_packages, kdsl_prefix, libclc_file, LibraryNaming, MathLibrary,
 };
 use kdsl_bundle::TargetKind;
 use std::path::PathBuf;
@@ -26,7 +26,8 @@ const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Options {
     /// libdevice.10.bc; when `None`, `$KDSL_LIBDEVICE`, the kdsl prefix, CUDA's usual
-    /// places, and finally libclc's `nvptx64--nvidiacl.bc` are searched.
+    /// places, and finally libclc's `nvptx64--nvidiacl.bc` (`$KDSL_LIBCLC_DIR`, `/usr/lib/clc`)
+    /// are searched.
     pub libdevice: Option<PathBuf>,
 }
 
@@ -137,7 +138,7 @@ fn math_library(options: &Options) -> Result<MathLibrary, Error> {
             bitcode: Some(path),
         });
     }
-    let libclc = PathBuf::from("/usr/lib/clc/nvptx64--nvidiacl.bc");
+    let libclc = libclc_file("nvptx64--nvidiacl.bc");
     if libclc.is_file() {
         return Ok(MathLibrary {
             naming: LibraryNaming::OpenCl,

@@ -64,6 +64,9 @@ pub enum Error {
 pub(crate) const EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
+    // NoSignedWrap/NoUnsignedWrap on integer arithmetic, whose overflow is undefined: the
+    // device compiler then widens 32-bit indices and vectorizes their accesses.
+    "SPV_KHR_no_integer_wrap_decoration",
 ];
 
 pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDescription, Error> {
@@ -124,6 +127,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             extend_narrow_through_32_bits: true,
             compare_exchange_through_spirv_builtin: true,
             expand_multiply_with_overflow: true,
+            expand_signed_bool_to_float: true,
             ..Legalization::default()
         },
         output: OutputFormat::SpirvBinary {

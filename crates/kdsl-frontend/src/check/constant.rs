@@ -55,8 +55,6 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
         ExpressionKind::Binary { op, left, right } => {
             let x = evaluate_bits(left)?;
             let y = evaluate_bits(right)?;
-            let value = scalar::binary(*op, left.ty, x, y, right.ty)
-                .map_err(|undefined| ConstantError::Undefined(span, undefined))?;
             if scalar::overflows(*op, left.ty, x, y) {
                 let (a, b) = (
                     scalar::integer_as_i128(x, left.ty),
@@ -66,7 +64,8 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
                 let message = format!("`{a} {} {b}` does not fit in `{ty}`", op.symbol());
                 return Err(ConstantError::Overflow(span, message));
             }
-            Ok(value)
+            scalar::binary(*op, left.ty, x, y, right.ty)
+                .map_err(|undefined| ConstantError::Undefined(span, undefined))
         }
         // Only the functions that fold to the same bits as every target computes.
         ExpressionKind::Math {
@@ -87,6 +86,18 @@ fn evaluate_bits(expression: &Expression) -> Result<u64, ConstantError> {
                 (LogicalOp::And, false) => Ok(0),
                 (LogicalOp::Or, true) => Ok(1),
                 _ => Ok(u64::from(evaluate_bits(right)? != 0)),
+            }
+        }
+        // Only the chosen arm is evaluated, as at run time.
+        ExpressionKind::Conditional {
+            condition,
+            accept,
+            reject,
+        } => {
+            if evaluate_bits(condition)? != 0 {
+                evaluate_bits(accept)
+            } else {
+                evaluate_bits(reject)
             }
         }
         ExpressionKind::Cast { value } => Ok(scalar::cast(evaluate_bits(value)?, value.ty, ty)),

@@ -894,6 +894,11 @@ impl<'file> Checker<'file> {
                         "signed division overflow in a constant expression",
                         "the smallest value divided by -1",
                     ),
+                    // Reported as E0516 before evaluation gets here.
+                    Undefined::Overflow { .. } => (
+                        "integer overflow in a constant expression",
+                        "does not fit in its type",
+                    ),
                 };
                 self.report(Diagnostic::error(ErrorCode::E0510, message, span, label));
                 None
@@ -1127,6 +1132,15 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
             collect_calls(right, found);
         }
         E::Cast { value, .. } => collect_calls(value, found),
+        E::If {
+            condition,
+            accept,
+            reject,
+        } => {
+            collect_calls(condition, found);
+            collect_calls(accept, found);
+            collect_calls(reject, found);
+        }
         E::Index { base, index } => {
             collect_calls(base, found);
             collect_calls(index, found);

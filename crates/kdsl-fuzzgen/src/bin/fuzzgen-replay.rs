@@ -1,7 +1,7 @@
 //! Re-checks one generated module, as the bounded test does, and says what failed: for
 //! reproducing a failure and for reducing it by hand or with a delta-debugging script.
 //!
-//! `fuzzgen-replay SEED [--source EDITED.krn] [--targets spirv|all] [--opt-levels 0,3]
+//! `fuzzgen-replay SEED [--source EDITED.krn] [--print-source] [--targets spirv|all] [--opt-levels 0,3]
 //! [--with-known-bugs]`
 //!
 //! With `--source`, the edited source is checked with the seed's parameters and data (keep
@@ -13,7 +13,7 @@ use kdsl_fuzzgen::{generate, GeneratorOptions};
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let seed: u64 = arguments.first().and_then(|s| s.parse().ok()).expect(
-        "usage: fuzzgen-replay SEED [--source FILE] [--targets spirv|all] [--with-known-bugs]",
+        "usage: fuzzgen-replay SEED [--source FILE] [--print-source] [--targets spirv|all] [--with-known-bugs]",
     );
     let flag_value = |flag: &str| {
         arguments
@@ -31,6 +31,10 @@ fn main() {
     if let Some(path) = flag_value("--source") {
         generated.source =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    }
+    if arguments.iter().any(|a| a == "--print-source") {
+        println!("{}", generated.source);
+        return;
     }
     let targets = match flag_value("--targets").as_deref() {
         Some("spirv") => vec![kdsl::TargetSpec::spirv()],

@@ -557,8 +557,17 @@ impl ModuleBackend for CudaModule {
         // SAFETY: the module is loaded and alive (we hold it).
         let function =
             unsafe { result::module::get_function(self.module, c_name) }.map_err(driver_error)?;
+        // The block size of the highest occupancy for this kernel (its shared memory is
+        // static, so no dynamic shared memory); None where the driver does not say.
+        // SAFETY: the function is valid and its context is current.
+        let occupancy_block =
+            unsafe { result::occupancy::max_potential_block_size(function, None, 0, 0) }
+                .ok()
+                .and_then(|(_, block)| u64::try_from(block).ok())
+                .filter(|&block| block > 0);
         Ok(Box::new(CudaKernel {
             function,
+            occupancy_block,
             _module: self,
         }))
     }
@@ -566,6 +575,7 @@ impl ModuleBackend for CudaModule {
 
 struct CudaKernel {
     function: sys::CUfunction,
+    occupancy_block: Option<u64>,
     _module: Arc<CudaModule>,
 }
 
@@ -577,6 +587,10 @@ unsafe impl Sync for CudaKernel {}
 impl KernelBackend for CudaKernel {
     fn as_any(&self) -> &dyn Any {
         self
+    }
+
+    fn occupancy_group_size(&self) -> Option<u64> {
+        self.occupancy_block
     }
 }
 

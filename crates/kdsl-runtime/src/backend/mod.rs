@@ -120,6 +120,11 @@ pub(crate) trait KernelBackend: Send + Sync {
     fn sycl_kernel_address(&self) -> Result<Option<u64>> {
         Ok(None)
     }
+    /// The work-group size this kernel runs best at by the driver's occupancy calculation
+    /// (CUDA's `cuOccupancyMaxPotentialBlockSize`), where the backend has one.
+    fn occupancy_group_size(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// The completion of one submission.

@@ -20,6 +20,7 @@ use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{DeviceLimits, Launch};
+use crate::native_cache;
 use kdsl_bundle::sycl_entry_points::single_image_for_sycl;
 use kdsl_bundle::syclbin::{State, Syclbin};
 use kdsl_bundle::{Bundle, Image, TargetKind};
@@ -66,6 +67,9 @@ mod ffi {
         fn validate_spirv(spirv: &[u8]) -> Result<()>;
         fn build_program(queue: &Queue, spirv: &[u8]) -> Result<UniquePtr<Program>>;
         fn load_syclbin(queue: &Queue, syclbin: &[u8]) -> Result<UniquePtr<Program>>;
+        fn program_binary(program: &Program) -> Result<Vec<u8>>;
+        fn program_from_binary(queue: &Queue, binary: &[u8]) -> Result<UniquePtr<Program>>;
+        fn queue_device_identity(queue: &Queue) -> Result<String>;
         fn program_kernel(program: &Program, name: &str) -> Result<UniquePtr<Kernel>>;
         fn allocate(queue: &Queue, bytes: usize, kind: u8) -> Result<u64>;
         fn release(queue: &Queue, address: u64) -> Result<()>;
@@ -146,8 +150,9 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
         return (
             Vec::new(),
             Some(format!(
-                "SYCL: the SYCL runtime could not be loaded: {}; run `bash scripts/setup.sh` to \
-                 install it, or set KDSL_SYCL_SHIM to the path of libkdsl_sycl_shim.so",
+                "SYCL: the SYCL runtime could not be loaded: {}; install it (Python: \
+                 `pip install \"kdsl-gpu[sycl]\"`; a kdsl checkout: `bash scripts/setup.sh`), \
+                 or set KDSL_SYCL_SHIM to the path of libkdsl_sycl_shim.so",
                 error.what()
             )),
         );
@@ -238,13 +243,68 @@ fn sycl_device_target(description: &ffi::DeviceDescription) -> Option<DeviceTarg
 
 struct SyclDevice {
     queue: Arc<SyclQueue>,
+    /// The device and driver as the native program cache keys them (None where the shim
+    /// could not tell), read on first use.
+    identity: OnceLock<Option<String>>,
+}
+
+impl SyclDevice {
+    fn new(queue: Arc<SyclQueue>) -> SyclDevice {
+        SyclDevice {
+            queue,
+            identity: OnceLock::new(),
+        }
+    }
+
+    /// The native program cache's key for `spirv` on this device, where the cache is on and the
+    /// device's binaries can be kept (OpenCL devices).
+    fn native_cache_key(&self, spirv: &[u8]) -> Option<native_cache::EntryKey> {
+        if !native_cache::enabled() {
+            return None;
+        }
+        let identity = self
+            .identity
+            .get_or_init(|| ffi::queue_device_identity(&self.queue.queue).ok())
+            .as_deref()?;
+        identity
+            .starts_with("opencl\n")
+            .then(|| native_cache::EntryKey::new(identity, spirv))
+    }
+
+    /// A program for `spirv`: from the native program cache where it holds one the driver
+    /// takes, else built from the SPIR-V (and its binary then kept for later processes).
+    fn build_spirv(&self, spirv: &[u8]) -> Result<cxx::UniquePtr<ffi::Program>> {
+        let key = self.native_cache_key(spirv);
+        if let Some(key) = &key {
+            if let Some(binary) = native_cache::read(key) {
+                match ffi::program_from_binary(&self.queue.queue, &binary) {
+                    Ok(program) => {
+                        native_cache::note_used();
+                        return Ok(program);
+                    }
+                    Err(_) => native_cache::note_refused(),
+                }
+            }
+        }
+        // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
+        // exit() or crash inside this process, so SPIRV-Tools validates it first.
+        ffi::validate_spirv(spirv).map_err(|error| RuntimeError::InvalidImage {
+            image: "spirv".to_string(),
+            why: error.what().to_string(),
+        })?;
+        let program = ffi::build_program(&self.queue.queue, spirv).map_err(backend_error)?;
+        if let Some(key) = &key {
+            if let Ok(binary) = ffi::program_binary(&program) {
+                native_cache::write(key, &binary);
+            }
+        }
+        Ok(program)
+    }
 }
 
 pub(crate) fn open(info: &DeviceInfo) -> Result<Box<dyn DeviceBackend>> {
     let queue = ffi::create_queue(info.locator).map_err(backend_error)?;
-    Ok(Box::new(SyclDevice {
-        queue: SyclQueue::new(queue)?,
-    }))
+    Ok(Box::new(SyclDevice::new(SyclQueue::new(queue)?)))
 }
 
 /// Adopts a foreign `sycl::queue *`; gives the backend and the device's discovery locator.
@@ -257,10 +317,18 @@ pub(crate) unsafe fn adopt(
     ffi::load_runtime().map_err(backend_error)?;
     let mut locator = 0usize;
     let queue = ffi::adopt_queue(queue as u64, &mut locator).map_err(backend_error)?;
-    let device: Box<dyn DeviceBackend> = Box::new(SyclDevice {
-        queue: SyclQueue::new(queue)?,
-    });
+    let device: Box<dyn DeviceBackend> = Box::new(SyclDevice::new(SyclQueue::new(queue)?));
     Ok((device, locator))
+}
+
+/// The work-group sizes the shim takes: zeros where the launch leaves them to the SYCL runtime
+/// (the shim then submits `parallel_for(range)`).
+fn shim_local(launch: &Launch) -> &[u64] {
+    if launch.local_left_open() {
+        &[0; 3][..launch.dimensions()]
+    } else {
+        launch.local()
+    }
 }
 
 fn memory_kind_code(kind: MemoryKind) -> u8 {
@@ -322,21 +390,27 @@ impl DeviceBackend for SyclDevice {
     }
 
     fn load(&self, bundle: &Bundle, image: &Image) -> Result<Arc<dyn ModuleBackend>> {
-        if image.target == TargetKind::Spirv {
-            // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
-            // exit() or crash inside this process, so SPIRV-Tools validates it first.
-            ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
-                image: image.describe(),
-                why: error.what().to_string(),
-            })?;
-        }
         let (program, by_kernel_name) = if image.target == TargetKind::Spirv
             && bundle.entry_point_prefix.is_empty()
         {
-            let program =
-                ffi::build_program(&self.queue.queue, &image.bytes).map_err(backend_error)?;
+            let program = self
+                .build_spirv(&image.bytes)
+                .map_err(|error| match error {
+                    RuntimeError::InvalidImage { why, .. } => RuntimeError::InvalidImage {
+                        image: image.describe(),
+                        why,
+                    },
+                    other => other,
+                })?;
             (program, false)
         } else {
+            if image.target == TargetKind::Spirv {
+                // As in build_spirv: SPIRV-Tools validates SPIR-V before any driver reads it.
+                ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
+                    image: image.describe(),
+                    why: error.what().to_string(),
+                })?;
+            }
             // Native images (and images with `__sycl_kernel_` entry points) go through a
             // SYCLBIN holding just the chosen image, which `get_kernel_bundle` builds for the
             // queue's device; a `.kbundle`'s PTX gets the entry point names SYCL looks up.
@@ -491,7 +565,7 @@ impl QueueBackend for SyclQueue {
                 &self.queue,
                 &kernel.kernel,
                 launch.global(),
-                launch.local(),
+                shim_local(launch),
                 &arguments,
             )
             .map_err(backend_error)?;
@@ -503,7 +577,7 @@ impl QueueBackend for SyclQueue {
             &self.queue,
             &kernel.kernel,
             launch.global(),
-            launch.local(),
+            shim_local(launch),
             &arguments,
             &waits,
         )

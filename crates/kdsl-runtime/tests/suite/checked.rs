@@ -294,3 +294,76 @@ pub fn checked_atomics(device: &Device) -> CaseResult {
         &[4, 3, 4, 4, 0, 0, 0, 0],
     )
 }
+
+/// A loop whose condition reads past the end: the failed load gives 0, which keeps the
+/// condition true. The faulting work-items leave the loop (the launch ends and reports the
+/// fault); the work-items that did not fault still compute their results.
+pub fn checked_fault_in_a_loop_condition(device: &Device) -> CaseResult {
+    let kernel = checked_kernel(device, "find_non_zero")?;
+    let n = 64usize;
+    let last_non_zero = 40usize;
+    let values: Vec<u32> = (0..n)
+        .map(|i| u32::from(i == 5 || i == 20 || i == last_non_zero))
+        .collect();
+    let value_buffer = device.buffer_from(&values).map_err(fail)?;
+    let mut positions = device.buffer_from(&vec![u32::MAX; n]).map_err(fail)?;
+    let result = kernel
+        .launch(
+            &Launch::new([n], [16]),
+            &args![&mut positions, &value_buffer],
+        )
+        .map_err(fail)?
+        .wait();
+    let fault = expect_fault(result, "find_non_zero past the last non-zero value")?;
+    if fault.kind != FaultKind::OutOfBounds
+        || fault.what != "buffer `values` in function `next_non_zero`"
+        || fault.index != n as i128
+        || fault.length != n as u64
+        || !(last_non_zero as u64 + 1..n as u64).contains(&fault.work_item[0])
+    {
+        return Err(format!(
+            "wrong fault: {} (expected buffer `values` in function `next_non_zero`, index 64, length 64, a work-item in 41..64)",
+            fault.message
+        ));
+    }
+    let found = positions.read_to_vec().map_err(fail)?;
+    let want: Vec<u32> = (0..=last_non_zero)
+        .map(|i| (i..n).find(|&j| values[j] != 0).unwrap_or(n) as u32)
+        .collect();
+    check_equal(
+        "the positions of work-items that did not fault",
+        &found[..=last_non_zero],
+        &want,
+    )
+}
+
+/// `input[i - 1]` at i == 0 with a `u32` id: the subtraction's overflow is the fault reported
+/// (not the out-of-bounds read it would lead to), with its line and work-item 0; the other
+/// work-items read their neighbour.
+pub fn checked_integer_overflow(device: &Device) -> CaseResult {
+    let step_back = checked_kernel(device, "step_back")?;
+    let input: Vec<u32> = (0..16).map(|i| 100 + i).collect();
+    let input_buffer = device.buffer_from(&input).map_err(fail)?;
+    let mut output = device.buffer_from(&[SENTINEL; 16]).map_err(fail)?;
+    let result = step_back
+        .launch(&Launch::new([16], [16]), &args![&mut output, &input_buffer])
+        .map_err(fail)?
+        .wait();
+    let fault = expect_fault(result, "step_back at work-item 0")?;
+    if fault.kind != FaultKind::IntegerOverflow
+        || fault.what != "`-` on `u32`"
+        || !fault.location.ends_with("checked.krn:61:23")
+        || fault.work_item != [0, 0, 0]
+    {
+        return Err(format!(
+            "wrong fault: {} (expected an overflow of `-` on `u32` at checked.krn:61:23 in work-item 0)",
+            fault.message
+        ));
+    }
+    let want: Vec<u32> = (0..16).map(|i| if i == 0 { 0 } else { 99 + i }).collect();
+    check_equal(
+        "outputs after the overflow",
+        &output.read_to_vec().map_err(fail)?,
+        &want,
+    )
+}

@@ -512,13 +512,25 @@ impl Checker<'_> {
                     );
                     return None;
                 };
-                make(
+                let id = make(
                     ExpressionKind::WorkItem {
                         query,
                         dimension: value as u8,
                     },
                     ScalarType::U32,
-                )
+                )?;
+                // Like a literal, a work-item query takes the integer type its use asks for
+                // (`y * n + x` with `n: i32`), converting as `as` does; `u32` otherwise.
+                match expected {
+                    Some(ty) if ty.is_integer() && ty != ScalarType::U32 => Some(Expression {
+                        kind: ExpressionKind::Cast {
+                            value: Box::new(id),
+                        },
+                        ty,
+                        span,
+                    }),
+                    _ => Some(id),
+                }
             }
             Builtin::Math(function) => {
                 let (values, ty) = self.unify(

@@ -151,6 +151,11 @@ impl Checker<'_> {
                 })
             }
             E::Call { callee, arguments } => self.call(callee, arguments, span, expected, false),
+            E::If {
+                condition,
+                accept,
+                reject,
+            } => self.if_expression(condition, accept, reject, span, expected),
             E::Field { base, field } => self.field_expression(base, field, span),
             E::Tuple(elements) => {
                 for element in elements {
@@ -696,6 +701,30 @@ impl Checker<'_> {
             lt
         };
         Some(binary_expression(op, left, right, ty, span))
+    }
+
+    /// `if condition { accept } else { reject }`: both arms share one type, as with `select`,
+    /// but only the chosen one is evaluated.
+    fn if_expression(
+        &mut self,
+        condition: &ast::Expression,
+        accept: &ast::Expression,
+        reject: &ast::Expression,
+        span: Span,
+        expected: Option<ScalarType>,
+    ) -> Option<Expression> {
+        let condition = self.condition(condition);
+        let (arms, ty) = self.unify(&[accept, reject], expected, "both arms of `if`")?;
+        let [accept, reject]: [Expression; 2] = arms.try_into().ok()?;
+        Some(Expression {
+            kind: ExpressionKind::Conditional {
+                condition: Box::new(condition?),
+                accept: Box::new(accept),
+                reject: Box::new(reject),
+            },
+            ty,
+            span,
+        })
     }
 
     /// Checks expressions that must share one type; literals take the type of the others.

@@ -214,6 +214,11 @@ fn is_untyped(expression: &ast::Expression) -> bool {
             | BinaryOperator::BitXor => is_untyped(left) && is_untyped(right),
             _ => false,
         },
+        E::If { accept, reject, .. } => is_untyped(accept) && is_untyped(reject),
+        // Work-item queries adapt to their use like literals (see `builtin`).
+        E::Call { callee, .. } => {
+            matches!(Builtin::from_name(&callee.name), Some(Builtin::WorkItem(_)))
+        }
         _ => false,
     }
 }

@@ -74,11 +74,17 @@ impl Checker<'_> {
                 variable,
                 start,
                 end,
+                descending,
                 step,
                 unroll,
                 body,
             } => {
-                let range = (start, end, step.as_ref());
+                let range = ForRange {
+                    start,
+                    end,
+                    step: step.as_ref(),
+                    descending: *descending,
+                };
                 self.for_statement(variable, range, unroll.as_ref(), body, span, out)
             }
             S::Break | S::Continue => {
@@ -627,17 +633,21 @@ impl Checker<'_> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn for_statement(
         &mut self,
         variable: &ast::Identifier,
-        range: (&ast::Expression, &ast::Expression, Option<&ast::Expression>),
+        range: ForRange<'_>,
         unroll: Option<&ast::UnrollRequest>,
         body: &ast::Block,
         span: Span,
         out: &mut Block,
     ) {
-        let (start, end, step) = range;
+        let ForRange {
+            start,
+            end,
+            step,
+            descending,
+        } = range;
         let bounds = self.unify(&[start, end], None, "the range bounds");
         let ty = bounds.as_ref().map(|(_, ty)| *ty);
         if let Some(ty) = ty {
@@ -667,7 +677,7 @@ impl Checker<'_> {
                                     step.span,
                                     "not positive",
                                 )
-                                .with_hint("count down with a `while` loop"),
+                                .with_hint("count down with `for i in (a..b).rev()`"),
                             );
                         }
                     }
@@ -709,6 +719,24 @@ impl Checker<'_> {
             return;
         };
         let unroll = self.unroll_hint(unroll, (&start, &end, &step), &body);
+        if descending {
+            let cursor = self.new_variable(
+                &format!("{}_cursor", variable.name),
+                VariableType::Scalar { ty },
+                AddressSpace::Private,
+                variable.span,
+            );
+            if let Some(cursor) = cursor {
+                let loop_statements = DescendingLoop {
+                    variable: id,
+                    cursor,
+                    ty,
+                    span,
+                };
+                out.extend(loop_statements.lower(start, end, step, body, unroll));
+            }
+            return;
+        }
         let counter = variable_expression(id, ty, variable.span);
         let condition =
             binary_expression(BinaryOp::Less, counter.clone(), end, ScalarType::Bool, span);
@@ -877,4 +905,102 @@ impl Checker<'_> {
     }
 
     // ----- Expressions -----
+}
+
+/// A `for` loop's range as written: `start..end`, or `(start..end).rev()` when `descending`.
+pub(super) struct ForRange<'a> {
+    pub start: &'a ast::Expression,
+    pub end: &'a ast::Expression,
+    pub step: Option<&'a ast::Expression>,
+    pub descending: bool,
+}
+
+/// `for variable in (start..end).rev() step s`: `variable` takes `end - 1`, `end - 1 - s`, ...
+/// while it is at least `start`. A hidden `cursor` holds one past the current value, so no
+/// value below `start` is ever computed (an unsigned range down to 0 does not wrap).
+struct DescendingLoop {
+    variable: VariableId,
+    cursor: VariableId,
+    ty: ScalarType,
+    span: Span,
+}
+
+impl DescendingLoop {
+    /// `cursor = end; loop { if !(start < cursor) break; variable = cursor - 1; body }
+    /// continuing { cursor = if cursor - start > step { cursor - step } else { start } }`.
+    fn lower(
+        &self,
+        start: Expression,
+        end: Expression,
+        step: Expression,
+        body: Block,
+        unroll: Unroll,
+    ) -> Block {
+        let (ty, span) = (self.ty, self.span);
+        let cursor = || variable_expression(self.cursor, ty, span);
+        let one = literal_expression(Literal::Integer(1), ty, span);
+        let condition = binary_expression(
+            BinaryOp::Less,
+            start.clone(),
+            cursor(),
+            ScalarType::Bool,
+            span,
+        );
+        let mut loop_body = vec![
+            break_unless(condition, span),
+            statement(
+                StatementKind::Assign {
+                    variable: self.variable,
+                    value: binary_expression(BinaryOp::Subtract, cursor(), one, ty, span),
+                },
+                span,
+            ),
+        ];
+        loop_body.extend(body);
+        let distance = binary_expression(BinaryOp::Subtract, cursor(), start.clone(), ty, span);
+        let next = Expression {
+            kind: ExpressionKind::Conditional {
+                condition: Box::new(binary_expression(
+                    BinaryOp::Greater,
+                    distance,
+                    step.clone(),
+                    ScalarType::Bool,
+                    span,
+                )),
+                accept: Box::new(binary_expression(
+                    BinaryOp::Subtract,
+                    cursor(),
+                    step,
+                    ty,
+                    span,
+                )),
+                reject: Box::new(start),
+            },
+            ty,
+            span,
+        };
+        vec![
+            statement(
+                StatementKind::Assign {
+                    variable: self.cursor,
+                    value: end,
+                },
+                span,
+            ),
+            statement(
+                StatementKind::Loop {
+                    body: loop_body,
+                    continuing: vec![statement(
+                        StatementKind::Assign {
+                            variable: self.cursor,
+                            value: next,
+                        },
+                        span,
+                    )],
+                    unroll,
+                },
+                span,
+            ),
+        ]
+    }
 }
