@@ -36,6 +36,7 @@ fn checked_metadata_names_lines_and_buffers() {
         sites,
         [
             ("buffer `input`".to_string(), 4, 22),
+            ("`+` on `u32`".to_string(), 4, 12),
             ("buffer `values`".to_string(), 4, 5),
         ]
     );

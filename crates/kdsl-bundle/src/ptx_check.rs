@@ -6,7 +6,9 @@
 //! argument bytes that were never written, or the kernel read and write past its buffers. Each
 //! `.entry name(...)` parameter list is compared with the metadata's parameters, checked mode's
 //! hidden ones included: their count, each one's size, and for a buffer the alignment its
-//! pointer is declared with, which the compiler sets to the element's size.
+//! pointer is declared with (the compiler sets the element's size), which may be weaker than
+//! the metadata's but never stronger. PTX from other compilers (nvcc: plain `.u64`, no `.ptr`,
+//! no alignment) passes when its sizes agree.
 
 use crate::{KernelInfo, ParameterInfo};
 use std::collections::HashMap;
@@ -129,10 +131,14 @@ fn expected_parameters(kernel: &KernelInfo) -> Vec<PtxParameter> {
                 pointer: false,
                 pointee_alignment: None,
             },
-            ParameterInfo::Buffer { element, .. } => PtxParameter {
+            ParameterInfo::Buffer {
+                element, alignment, ..
+            } => PtxParameter {
                 size: 8,
                 pointer: true,
-                pointee_alignment: Some(u64::from(element.size_in_bytes())),
+                pointee_alignment: Some(
+                    u64::from(element.size_in_bytes()).max(u64::from(*alignment)),
+                ),
             },
         })
         .collect();
@@ -186,13 +192,17 @@ pub fn check_ptx_kernels(
                 .get(index)
                 .map(|p| format!("parameter `{}`", p.name()))
                 .unwrap_or_else(|| format!("hidden checked-mode parameter {index}"));
+            // A pointer may declare no alignment (the fault record's) or a weaker one (hand-
+            // written PTX says `.align 1`), never more than the buffers the runtime passes
+            // have: that is what an edited element type (f32 to u8) would promise.
             let alignment_differs = match (found.pointee_alignment, expected.pointee_alignment) {
-                // A pointer may declare no alignment (the fault record's), never another one.
-                (Some(image), Some(metadata)) => image != metadata,
+                (Some(image), Some(metadata)) => image > metadata,
                 _ => false,
             };
-            if found.size != expected.size || found.pointer != expected.pointer || alignment_differs
-            {
+            // `.ptr` is an optional annotation: PTX from nvcc passes buffers as plain `.u64`,
+            // so only a pointer where the metadata has a scalar is a mismatch.
+            let pointer_differs = found.pointer && !expected.pointer;
+            if found.size != expected.size || pointer_differs || alignment_differs {
                 return Err(format!(
                     "{name} of kernel `{}` does not have the size or type the metadata gives it",
                     kernel.name
@@ -288,6 +298,12 @@ mod tests {
             ..mix(ScalarType::F32)
         };
         assert!(check_ptx_kernels(PTX.as_bytes(), &[checked], "").is_err());
+        // A weaker declared alignment is a weaker promise, which holds.
+        let weaker = PTX.replace(".align 4 mix_param_0", ".align 1 mix_param_0");
+        check_ptx_kernels(weaker.as_bytes(), &[mix(ScalarType::F32)], "").unwrap();
+        // nvcc writes no `.ptr` annotation: a plain `.u64` carries a buffer too.
+        let plain = PTX.replace(".u64 .ptr .global .align 4 mix_param_0", ".u64 mix_param_0");
+        check_ptx_kernels(plain.as_bytes(), &[mix(ScalarType::F32)], "").unwrap();
         let prefixed = check_ptx_kernels(PTX.as_bytes(), &[mix(ScalarType::F32)], "__x_");
         assert!(prefixed.unwrap_err().contains("no entry `__x_mix`"));
     }

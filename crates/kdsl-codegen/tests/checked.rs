@@ -165,17 +165,22 @@ fn check_sites_name_buffers_arrays_and_divisions() {
     };
     assert_eq!(
         sites("write_past"),
-        [own(
-            "buffer `output`",
-            "output[i + offset] = i + 1;",
-            "write_past"
-        )]
+        [
+            own("`+` on `u32`", "i + 1", "write_past"),
+            own("`+` on `u32`", "i + offset", "write_past"),
+            own(
+                "buffer `output`",
+                "output[i + offset] = i + 1;",
+                "write_past"
+            ),
+        ]
     );
     // gather's list includes the load in the device function it calls.
     assert_eq!(
         sites("gather"),
         [
             own("buffer `values`", "values[index]", "scaled"),
+            own("`+` on `u32`", "i + offset", "gather"),
             own(
                 "buffer `output`",
                 "output[i] = scaled(input, i + offset, 2.0);",
