@@ -5,6 +5,8 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=${OUT:-$here/results}
 mkdir -p "$out"
+# GPU runs are the long runs (docs/environment.md): tests size their random runs up.
+export KDSL_LONG_TESTS=${KDSL_LONG_TESTS:-1}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 nvcc --version | tail -n 2 | tee -a "$out/gpu.txt"
 # The SYCL CUDA rig (present when gpu-package.sh had KDSL_UR_SOURCE): the adapter is built here

@@ -25,6 +25,9 @@ pub use kdsl_ir as ir;
 pub use kdsl_ir::{Diagnostic, Module};
 pub use kdsl_runtime as runtime;
 
+mod session;
+pub use session::{Checked, Compiler};
+
 /// How to compile.
 #[derive(Clone, Debug)]
 pub struct CompileOptions {
@@ -100,17 +103,18 @@ impl From<Vec<Diagnostic>> for CompileError {
     }
 }
 
+// The functions below take source text and run one [`Compiler`] session each; a caller that
+// does more than one thing with a source (choose targets, then compile) should hold the
+// session's [`Checked`] module instead of checking the source again.
+
 /// Parses and type-checks a source, giving its IR.
 pub fn check(source: &str) -> Result<Module, CompileError> {
-    Ok(kdsl_frontend::compile_to_ir(source)?)
+    check_with(source, &CompileOptions::default())
 }
 
 /// Parses and type-checks a source with the module constants `options` defines.
 pub fn check_with(source: &str, options: &CompileOptions) -> Result<Module, CompileError> {
-    Ok(kdsl_frontend::compile_to_ir_with_defines(
-        source,
-        &options.defines,
-    )?)
+    check_with_warnings(source, options).map(|(module, _)| module)
 }
 
 /// [`check_with`], also giving the warnings (such as an `unroll` that cannot be honoured).
@@ -118,27 +122,18 @@ pub fn check_with_warnings(
     source: &str,
     options: &CompileOptions,
 ) -> Result<(Module, Vec<Diagnostic>), CompileError> {
-    let (module, report) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
-    Ok((module?, report.warnings))
+    let checked = Compiler::new(options.clone()).check("", source)?;
+    Ok((checked.module, checked.warnings))
 }
 
-fn codegen_options(options: &CompileOptions) -> kdsl_codegen::Options {
-    kdsl_codegen::Options {
-        checked: options.checked,
-        ..kdsl_codegen::Options::with_opt_level(options.opt_level)
-    }
-}
-
-/// The targets a bundle gets unless told otherwise: SPIR-V, PTX for the default processor
-/// and for sm_90 (H100, H200), and AMDGPU for the default processor and for gfx1100.
+/// The targets a bundle gets unless told otherwise ([`kdsl_bundle::processors::DEFAULT_TARGETS`]):
+/// SPIR-V, PTX for the default processor and for sm_90 (H100, H200), and AMDGPU for the default
+/// processor and for gfx1100.
 pub fn default_targets() -> Vec<TargetSpec> {
-    vec![
-        TargetSpec::spirv(),
-        TargetSpec::ptx(None),
-        TargetSpec::ptx(Some("sm_90")),
-        TargetSpec::amdgpu(None),
-        TargetSpec::amdgpu(Some("gfx1100")),
-    ]
+    kdsl_bundle::processors::DEFAULT_TARGETS
+        .iter()
+        .map(|(kind, processor)| TargetSpec::new(*kind, processor.map(str::to_string)))
+        .collect()
 }
 
 /// The targets of a list that a source fits, and those it does not with the reasons (local
@@ -156,16 +151,9 @@ pub fn select_targets(
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<TargetSelection, CompileError> {
-    let module = check_with(source, options)?;
-    let codegen = codegen_options(options);
-    let mut selection = TargetSelection::default();
-    for target in targets {
-        match kdsl_codegen::check_support(&module, target, &codegen) {
-            Ok(()) => selection.supported.push(target.clone()),
-            Err(error) => selection.unsupported.push((target.clone(), error.into())),
-        }
-    }
-    Ok(selection)
+    let compiler = Compiler::new(options.clone());
+    let checked = compiler.check("", source)?;
+    Ok(compiler.supported_targets(&checked, targets))
 }
 
 /// Compiles a source for one target, giving the image and its optimized LLVM IR.
@@ -174,12 +162,8 @@ pub fn compile_for_target(
     target: &TargetSpec,
     options: &CompileOptions,
 ) -> Result<Artifact, CompileError> {
-    let module = check_with(source, options)?;
-    Ok(kdsl_codegen::compile(
-        &module,
-        target,
-        &codegen_options(options),
-    )?)
+    let compiler = Compiler::new(options.clone());
+    compiler.compile_for_target(&compiler.check("", source)?, target)
 }
 
 /// Compiles a source for several targets into one bundle with the kernels' metadata.
@@ -245,35 +229,8 @@ pub fn compile_reporting(
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<(Bundle, CompileReport), CompileError> {
-    bundle_reporting(
-        source_name,
-        source,
-        targets,
-        codegen_options(options),
-        options,
-    )
-}
-
-fn bundle_reporting(
-    source_name: &str,
-    source: &str,
-    targets: &[TargetSpec],
-    codegen: kdsl_codegen::Options,
-    options: &CompileOptions,
-) -> Result<(Bundle, CompileReport), CompileError> {
-    let started = std::time::Instant::now();
-    let (module, front_end) = kdsl_frontend::compile_to_ir_reporting(source, &options.defines);
-    let module = module?;
-    let (mut bundle, targets) =
-        kdsl_codegen::compile_bundle_timed(source_name, &module, targets, &codegen)?;
-    bundle.locate_check_sites(source);
-    let timings = CompileReport {
-        warnings: front_end.warnings,
-        front_end: front_end.timings,
-        targets,
-        total: started.elapsed(),
-    };
-    Ok((bundle, timings))
+    let compiler = Compiler::new(options.clone());
+    compiler.compile(&compiler.check(source_name, source)?, targets)
 }
 
 /// Compiles a source for several targets into a SYCLBIN file (the format of the
@@ -298,22 +255,6 @@ pub fn compile_syclbin_reporting(
     targets: &[TargetSpec],
     options: &CompileOptions,
 ) -> Result<(Syclbin, CompileReport), CompileError> {
-    use kdsl_bundle::syclbin;
-    let codegen = kdsl_codegen::Options {
-        entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
-        ..codegen_options(options)
-    };
-    let (bundle, timings) = bundle_reporting(source_name, source, targets, codegen, options)?;
-    let syclbin = Syclbin::from_bundle(&bundle, syclbin::State::Executable).map_err(|error| {
-        CompileError {
-            diagnostics: vec![Diagnostic::error(
-                "E0902",
-                format!("internal compiler error: {error}"),
-                kdsl_ir::Span::default(),
-                "while writing the SYCLBIN file",
-            )
-            .with_hint("this is a bug in kdsl; please report it with the source file")],
-        }
-    })?;
-    Ok((syclbin, timings))
+    let compiler = Compiler::new(options.clone());
+    compiler.syclbin(&compiler.check(source_name, source)?, targets)
 }

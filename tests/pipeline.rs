@@ -167,3 +167,28 @@ fn defined_constants_reach_the_bundle_and_the_device() {
     assert!(rendered.contains("`-D SCALE=true`"), "{rendered}");
     assert!(rendered.contains("pipeline.krn:2:7"), "{rendered}");
 }
+
+/// Processor names are one definition (`kdsl_bundle::processors`): a bundle the compiler builds
+/// for `sm_100f` (Blackwell's family-specific PTX) alone is the image the runtime chooses for a
+/// device of compute capability 10.0 or 10.3, and no image fits 9.0 or 12.0.
+#[test]
+fn a_bundle_for_sm_100f_alone_is_chosen_for_compute_capability_10() {
+    use kdsl::runtime::image::select_image;
+    use kdsl::runtime::DeviceTarget;
+    let bundle = kdsl::compile(
+        "blend.krn",
+        SOURCE,
+        &[kdsl::TargetSpec::ptx(Some("sm_100f"))],
+        &CompileOptions::default(),
+    )
+    .expect("compiles for sm_100f");
+    let chosen = |major, minor| {
+        select_image(&bundle, &DeviceTarget::Ptx { major, minor })
+            .ok()
+            .map(|image| image.describe())
+    };
+    assert_eq!(chosen(10, 0).as_deref(), Some("ptx:sm_100f"));
+    assert_eq!(chosen(10, 3).as_deref(), Some("ptx:sm_100f"));
+    assert_eq!(chosen(9, 0), None);
+    assert_eq!(chosen(12, 0), None);
+}

@@ -1,10 +1,11 @@
 //! Links SPIRV-Tools' validator (Debian's `spirv-tools` ships it as a static library) through
-//! the shared C wrapper in `runtime-shim/src/kdsl_spirv_validate.cpp`, so every SPIR-V image
-//! is validated in process before the compiler returns it; and builds the containment of
-//! LLVM aborts (`runtime-shim/src/kdsl_llvm_contain.cpp`) against LLVM 22's headers; and,
-//! where Debian's `liblld-22-dev` is installed, lld's ELF driver with its wrapper
-//! (`runtime-shim/src/kdsl_lld_link.cpp`), so AMDGPU code objects are linked in process (cfg
-//! `kdsl_in_process_lld`; without it they are linked by an `ld.lld` child process).
+//! the C wrapper in `runtime-shim/src/kdsl_spirv_validate.cpp` that the runtime's SYCL shim
+//! shares, so every SPIR-V image is validated in process before the compiler returns it; and
+//! builds the compiler's own C++ in `cpp/`: the containment of LLVM aborts
+//! (`cpp/kdsl_llvm_contain.cpp`) against LLVM 22's headers and, where Debian's
+//! `liblld-22-dev` is installed, lld's ELF driver with its wrapper (`cpp/kdsl_lld_link.cpp`),
+//! so AMDGPU code objects are linked in process (cfg `kdsl_in_process_lld`; without it they are
+//! linked by an `ld.lld` child process).
 
 use std::path::PathBuf;
 
@@ -22,18 +23,20 @@ fn main() {
         .include(shim.join("include"))
         .file(&source)
         .compile("kdsl_spirv_validate");
-    let contain = shim.join("src/kdsl_llvm_contain.cpp");
-    let contain_header = shim.join("include/kdsl_llvm_contain.h");
+    // The compiler's C++ (LLVM and lld, never SYCL), apart from the runtime's shim.
+    let compiler_cpp = manifest.join("cpp");
+    let contain = compiler_cpp.join("kdsl_llvm_contain.cpp");
+    let contain_header = compiler_cpp.join("kdsl_llvm_contain.h");
     println!("cargo:rerun-if-changed={}", contain.display());
     println!("cargo:rerun-if-changed={}", contain_header.display());
     println!("cargo:rerun-if-env-changed=LLVM_SYS_221_PREFIX");
     let llvm_prefix = PathBuf::from(
         std::env::var("LLVM_SYS_221_PREFIX").unwrap_or_else(|_| "/usr/lib/llvm-22".to_string()),
     );
-    against_llvm(&shim, &llvm_prefix)
+    against_llvm(&compiler_cpp, &llvm_prefix)
         .file(&contain)
         .compile("kdsl_llvm_contain");
-    build_in_process_lld(&shim, &llvm_prefix);
+    build_in_process_lld(&compiler_cpp, &llvm_prefix);
     find_spirv_module_analysis(&llvm_prefix);
     let library_directory = std::process::Command::new("pkg-config")
         .args(["--variable=libdir", "SPIRV-Tools"])
@@ -58,13 +61,13 @@ fn main() {
 }
 
 /// Builds the in-process linker when lld's static libraries are there.
-fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
+fn build_in_process_lld(compiler_cpp: &std::path::Path, llvm_prefix: &std::path::Path) {
     println!("cargo::rustc-check-cfg=cfg(kdsl_in_process_lld)");
-    let source = shim.join("src/kdsl_lld_link.cpp");
+    let source = compiler_cpp.join("kdsl_lld_link.cpp");
     println!("cargo:rerun-if-changed={}", source.display());
     println!(
         "cargo:rerun-if-changed={}",
-        shim.join("include/kdsl_lld_link.h").display()
+        compiler_cpp.join("kdsl_lld_link.h").display()
     );
     let library_directory = llvm_prefix.join("lib");
     let libraries = ["lldELF", "lldCommon"];
@@ -80,7 +83,7 @@ fn build_in_process_lld(shim: &std::path::Path, llvm_prefix: &std::path::Path) {
         );
         return;
     }
-    against_llvm(shim, llvm_prefix)
+    against_llvm(compiler_cpp, llvm_prefix)
         .define(
             "KDSL_TARGETS_LLD_NEED_NOT_INITIALIZE",
             Some(unused_target_stubs(llvm_prefix).as_str()),
@@ -162,12 +165,12 @@ fn unused_target_stubs(llvm_prefix: &std::path::Path) -> String {
 }
 
 /// A C++ build against LLVM 22's headers, configured as LLVM's own code is (no RTTI).
-fn against_llvm(shim: &std::path::Path, llvm_prefix: &std::path::Path) -> cc::Build {
+fn against_llvm(compiler_cpp: &std::path::Path, llvm_prefix: &std::path::Path) -> cc::Build {
     let mut build = cc::Build::new();
     build
         .cpp(true)
         .std("c++17")
-        .include(shim.join("include"))
+        .include(compiler_cpp)
         .include(llvm_prefix.join("include"))
         .define("__STDC_CONSTANT_MACROS", None)
         .define("__STDC_FORMAT_MACROS", None)

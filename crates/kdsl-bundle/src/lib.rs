@@ -19,6 +19,7 @@
 pub mod amdgpu_check;
 pub mod base64;
 mod constants;
+pub mod environment;
 #[doc(hidden)]
 pub mod fuzzing;
 mod metadata;

@@ -2,6 +2,8 @@
 //! that the compiler (the names it accepts), the runtime (the image a device takes), the CLI and
 //! the Python package share, so a name one of them accepts is one the others understand.
 
+use crate::TargetKind;
+
 /// The NVIDIA processors LLVM 22's NVPTX backend knows, from `sm_50` on. `sm_XYa` images use
 /// features of exactly that processor; `sm_XYf` ones features of its family (same major).
 pub const NVIDIA_PROCESSORS: &[&str] = &[
@@ -62,6 +64,19 @@ pub const AMDGPU_PROCESSORS: &[&str] = &[
 
 /// CDNA2 (MI200), a common HPC part; `gfx9-generic` etc. give wider coverage.
 pub const DEFAULT_AMDGPU_PROCESSOR: &str = "gfx90a";
+
+/// The images a bundle gets unless the caller names targets: SPIR-V; PTX for the default
+/// processor and for sm_90 (H100, H200); AMDGPU for the default processor and for gfx1100
+/// (RDNA3). A processor of `None` is the target's default. `kdsl::default_targets`, `kdsl
+/// compile` without `--target`, and Python's `kdsl.DEFAULT_TARGETS` (held equal by a test) all
+/// read this list.
+pub const DEFAULT_TARGETS: &[(TargetKind, Option<&str>)] = &[
+    (TargetKind::Spirv, None),
+    (TargetKind::Ptx, None),
+    (TargetKind::Ptx, Some("sm_90")),
+    (TargetKind::Amdgpu, None),
+    (TargetKind::Amdgpu, Some("gfx1100")),
+];
 
 /// The processors each AMDGPU generic target covers (LLVM's AMDGPUUsage table).
 pub const AMDGPU_GENERIC_FAMILIES: &[(&str, &[&str])] = &[
@@ -177,6 +192,22 @@ mod tests {
         assert!(arch("sm_100f").runs_on(10, 0) && arch("sm_100f").runs_on(10, 3));
         assert!(!arch("sm_100f").runs_on(12, 0) && !arch("sm_103f").runs_on(10, 0));
         assert_eq!(arch("sm_121f").capability(), 121);
+    }
+
+    #[test]
+    fn default_targets_name_known_processors_once() {
+        for (index, (kind, processor)) in DEFAULT_TARGETS.iter().enumerate() {
+            match (kind, processor) {
+                (TargetKind::Spirv, processor) => assert_eq!(*processor, None),
+                (TargetKind::Ptx, Some(name)) => assert!(NVIDIA_PROCESSORS.contains(name)),
+                (TargetKind::Amdgpu, Some(name)) => assert!(AMDGPU_PROCESSORS.contains(name)),
+                (_, None) => {}
+            }
+            assert!(!DEFAULT_TARGETS[..index].contains(&(*kind, *processor)));
+        }
+        assert!(TargetKind::ALL
+            .iter()
+            .all(|kind| DEFAULT_TARGETS.iter().any(|(target, _)| target == kind)));
     }
 
     #[test]

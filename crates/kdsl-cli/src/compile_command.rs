@@ -6,7 +6,7 @@
 
 use crate::outcome::{Outcome, OutputFile};
 use clap::{Args, ValueEnum};
-use kdsl::{CompileError, CompileOptions, Define, TargetKind, TargetSpec};
+use kdsl::{Checked, CompileError, CompileOptions, Compiler, Define, TargetKind, TargetSpec};
 use std::path::{Path, PathBuf};
 
 /// What a `kdsl compile` command says on standard error and the file it writes.
@@ -62,8 +62,9 @@ pub(crate) fn compile_here(arguments: &CompileArguments, source: &str, color: bo
 pub(crate) struct CompileArguments {
     /// The .krn source file.
     pub file: PathBuf,
-    /// Targets, comma separated: spirv, ptx, amdgpu (default: all three; then a target the
-    /// kernels do not fit, such as a GPU's local-memory limit, is skipped with a warning).
+    /// Targets, comma separated: spirv, ptx, amdgpu (default: SPIR-V, PTX for sm_75 and sm_90,
+    /// AMDGPU for gfx90a and gfx1100, as `kdsl::default_targets`; then a target the kernels do
+    /// not fit, such as a GPU's local-memory limit, is skipped with a warning).
     #[arg(long, value_delimiter = ',')]
     pub target: Option<Vec<String>>,
     /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
@@ -153,16 +154,53 @@ pub(crate) fn parse_define(text: &str) -> Result<Define, String> {
         .ok_or_else(|| format!("expected NAME=VALUE, such as `-D BLOCK=256`, found `{text}`"))
 }
 
+/// An error for a processor name that is neither `sm_XX` nor `gfxNNN`.
+fn check_processor_names(arches: &[String]) -> Result<(), String> {
+    match arches.iter().find(|a| arch_kind(a).is_none()) {
+        Some(stray) => Err(format!(
+            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The targets without `--target`: [`kdsl::default_targets`], where the processors `--arch`
+/// names replace the default processors of their target.
+fn default_target_specs(arches: &[String]) -> Result<Vec<TargetSpec>, String> {
+    check_processor_names(arches)?;
+    let mut specs: Vec<TargetSpec> = Vec::new();
+    for spec in kdsl::default_targets() {
+        let named: Vec<&String> = arches
+            .iter()
+            .filter(|arch| arch_kind(arch) == Some(spec.kind))
+            .collect();
+        if named.is_empty() {
+            specs.push(spec);
+        } else if !specs.iter().any(|earlier| earlier.kind == spec.kind) {
+            specs.extend(
+                named
+                    .into_iter()
+                    .map(|arch| TargetSpec::new(spec.kind, Some(arch.clone()))),
+            );
+        }
+    }
+    Ok(specs)
+}
+
+/// `spirv`, `ptx:sm_75`: a target as messages name it.
+fn target_name(spec: &TargetSpec) -> String {
+    match spec.kind {
+        TargetKind::Spirv => "spirv".to_string(),
+        kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
+    }
+}
+
 fn target_specs(
     invocation: &mut Invocation,
     targets: &[String],
     arches: &[String],
 ) -> Result<Vec<TargetSpec>, String> {
-    if let Some(stray) = arches.iter().find(|a| arch_kind(a).is_none()) {
-        return Err(format!(
-            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
-        ));
-    }
+    check_processor_names(arches)?;
     let mut specs = Vec::new();
     let mut kinds = Vec::new();
     for name in targets {
@@ -214,9 +252,6 @@ struct Output {
     timings: bool,
 }
 
-/// The targets `kdsl compile` uses when `--target` is not given.
-const DEFAULT_TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
-
 fn compile(
     invocation: &mut Invocation,
     file: &Path,
@@ -233,23 +268,26 @@ fn compile(
         timings,
     } = wanted;
     let name = file.display().to_string();
+    // One session: the source is checked once, whatever is made of it afterwards.
+    let compiler = Compiler::new(options.clone());
+    let checked = compiler
+        .check(&name, source)
+        .map_err(|e| invocation.render(&e, file, source))?;
     if emit == Some(Emit::Ir) {
-        let module =
-            kdsl::check_with(source, options).map_err(|e| invocation.render(&e, file, source))?;
         invocation.write_output(
             &output.unwrap_or_else(|| file.with_extension("kir")),
-            module.to_string().into_bytes(),
+            checked.module.to_string().into_bytes(),
         );
         return Ok(());
     }
     let defaulted = requested.is_none();
-    let targets: Vec<String> = match requested {
-        Some(targets) => targets.to_vec(),
-        None => DEFAULT_TARGETS.iter().map(|t| t.to_string()).collect(),
+    let mut specs = match requested {
+        Some(targets) => target_specs(invocation, targets, arches)?,
+        None => default_target_specs(arches)?,
     };
-    let mut specs = target_specs(invocation, &targets, arches)?;
     if defaulted && emit.is_none() {
-        specs = drop_unfitting_default_targets(invocation, specs, file, source, options)?;
+        specs =
+            drop_unfitting_default_targets(invocation, &compiler, &checked, specs, file, source)?;
     }
     if let Some(emit) = emit {
         let wanted = match emit {
@@ -271,7 +309,8 @@ fn compile(
             .into_iter()
             .next()
             .ok_or("error: no target to emit for")?;
-        let artifact = kdsl::compile_for_target(source, &spec, options)
+        let artifact = compiler
+            .compile_for_target(&checked, &spec)
             .map_err(|e| invocation.render(&e, file, source))?;
         let (bytes, extension) = match emit {
             Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
@@ -287,7 +326,8 @@ fn compile(
         return Ok(());
     }
     if format == Format::Syclbin {
-        let (syclbin, measured) = kdsl::compile_syclbin_reporting(&name, source, &specs, options)
+        let (syclbin, measured) = compiler
+            .syclbin(&checked, &specs)
             .map_err(|e| invocation.render(&e, file, source))?;
         print_warnings(invocation, &measured, file, source);
         let output = output.unwrap_or_else(|| file.with_extension("syclbin"));
@@ -311,7 +351,8 @@ fn compile(
         ));
         return Ok(());
     }
-    let (bundle, measured) = kdsl::compile_reporting(&name, source, &specs, options)
+    let (bundle, measured) = compiler
+        .compile(&checked, &specs)
         .map_err(|e| invocation.render(&e, file, source))?;
     print_warnings(invocation, &measured, file, source);
     let output = output.unwrap_or_else(|| file.with_extension("kbundle"));
@@ -334,14 +375,14 @@ fn compile(
 /// compilation; only when no target is left is it an error.
 fn drop_unfitting_default_targets(
     invocation: &mut Invocation,
+    compiler: &Compiler,
+    checked: &Checked,
     specs: Vec<TargetSpec>,
     file: &Path,
     source: &str,
-    options: &CompileOptions,
 ) -> Result<Vec<TargetSpec>, String> {
-    let selection = kdsl::select_targets(source, &specs, options)
-        .map_err(|e| invocation.render(&e, file, source))?;
-    let defaults = DEFAULT_TARGETS.join(",");
+    let selection = compiler.supported_targets(checked, &specs);
+    let defaults = specs.iter().map(target_name).collect::<Vec<_>>().join(",");
     if selection.supported.is_empty() {
         let mut report = String::new();
         for (_, error) in &selection.unsupported {
@@ -358,10 +399,7 @@ fn drop_unfitting_default_targets(
         );
         invocation.say_line(format!(
             "warning: skipping target {} (one of the default targets {defaults}): {reason}\n  = hint: name the targets with --target to make this an error, e.g. --target {}",
-            match spec.kind {
-                TargetKind::Spirv => "spirv".to_string(),
-                kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
-            },
+            target_name(spec),
             selection
                 .supported
                 .iter()
@@ -399,5 +437,38 @@ fn warn_about_arch_choice(invocation: &mut Invocation, syclbin: &kdsl::Syclbin) 
                 ));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(specs: &[TargetSpec]) -> Vec<String> {
+        specs.iter().map(target_name).collect()
+    }
+
+    #[test]
+    fn without_target_the_library_defaults_are_used_and_arch_replaces_a_targets_processors() {
+        let defaults = default_target_specs(&[]).unwrap();
+        assert_eq!(defaults, kdsl::default_targets());
+        let arches = ["sm_90a".to_string(), "sm_100f".to_string()];
+        assert_eq!(
+            names(&default_target_specs(&arches).unwrap()),
+            [
+                "spirv",
+                "ptx:sm_90a",
+                "ptx:sm_100f",
+                "amdgpu:gfx90a",
+                "amdgpu:gfx1100"
+            ]
+        );
+        assert!(default_target_specs(&["gfx9-generic".into()])
+            .unwrap()
+            .iter()
+            .any(|spec| target_name(spec) == "amdgpu:gfx9-generic"));
+        assert!(default_target_specs(&["x86".into()])
+            .unwrap_err()
+            .contains("unknown processor `x86`"));
     }
 }

@@ -456,7 +456,15 @@ fn timings_break_the_compilation_down_by_phase_and_target() {
     for phase in ["parse", "check", "total"] {
         assert_eq!(line(phase).len(), 1, "{phase} once:\n{text}");
     }
-    for target in ["spirv ", "ptx:sm_75 ", "amdgpu:gfx90a "] {
+    // The default targets (kdsl::default_targets).
+    let targets = [
+        "spirv ",
+        "ptx:sm_75 ",
+        "ptx:sm_90 ",
+        "amdgpu:gfx90a ",
+        "amdgpu:gfx1100 ",
+    ];
+    for target in targets {
         assert_eq!(line(target).len(), 1, "{target} once:\n{text}");
     }
     // Every target has each phase; softmax calls exp, so PTX and AMDGPU load a library.
@@ -467,17 +475,21 @@ fn timings_break_the_compilation_down_by_phase_and_target() {
         "backend",
         "linking",
     ] {
-        assert_eq!(line(phase).len(), 3, "{phase} per target:\n{text}");
+        assert_eq!(
+            line(phase).len(),
+            targets.len(),
+            "{phase} per target:\n{text}"
+        );
     }
     let total = milliseconds(line("total")[0]);
     let backend_sum: f64 = line("backend").iter().map(|l| milliseconds(l)).sum();
     assert!(total > 0.0 && backend_sum > 0.0, "{text}");
     // Each target's figure is the sum of its phases, and no target outlasts the total.
-    for target in ["spirv ", "ptx:sm_75 ", "amdgpu:gfx90a "] {
+    for target in targets {
         assert!(milliseconds(line(target)[0]) <= total, "{text}");
     }
     assert!(
-        milliseconds(line("linking")[2]) > 0.0,
+        milliseconds(line("linking")[3]) > 0.0,
         "AMDGPU runs ld.lld:\n{text}"
     );
     // Without --timings, nothing but the summary line.
@@ -663,10 +675,12 @@ fn default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning() {
         message.contains("warning: skipping target ptx:sm_75"),
         "{message}"
     );
-    assert!(
-        message.contains("warning: skipping target amdgpu:gfx90a"),
-        "{message}"
-    );
+    for skipped in ["ptx:sm_90", "amdgpu:gfx90a", "amdgpu:gfx1100"] {
+        assert!(
+            message.contains(&format!("warning: skipping target {skipped} ")),
+            "{message}"
+        );
+    }
     assert!(message.contains("E0602"), "{message}");
     assert!(message.contains("--target spirv"), "{message}");
     let bundle = kdsl_bundle_from(&output);

@@ -1,6 +1,6 @@
 //! LLVM's optimizer and backends run contained: a fatal error ("LLVM ERROR: ...") or a crash
 //! inside them becomes an error of the call instead of the end of the process (see
-//! `runtime-shim/src/kdsl_llvm_contain.cpp`).
+//! `crates/kdsl-codegen/cpp/kdsl_llvm_contain.cpp`).
 
 use inkwell::llvm_sys::core::{
     LLVMDisposeMemoryBuffer, LLVMDisposeMessage, LLVMGetBufferSize, LLVMGetBufferStart,

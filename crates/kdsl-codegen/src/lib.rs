@@ -43,18 +43,19 @@ pub use timings::TargetTimings;
 pub const ENVIRONMENT_VARIABLES: &[&str] = &[
     "PATH",
     "LLVM_SYS_221_PREFIX",
-    "KDSL_PREFIX",
-    "KDSL_LIBDEVICE",
-    "KDSL_LIBCLC_DIR",
+    environment::PREFIX,
+    environment::LIBDEVICE,
+    environment::LIBCLC_DIR,
     "CUDA_PATH",
     "CUDA_HOME",
-    "KDSL_CACHE_DIR",
+    environment::CACHE_DIR,
     "XDG_CACHE_HOME",
     "HOME",
 ];
 
+use kdsl_bundle::environment;
 use kdsl_bundle::{Bundle, ConstantInfo, Image, KernelInfo, TargetKind};
-use kdsl_ir::{Diagnostic, Module};
+use kdsl_ir::{Diagnostic, ErrorCode, Module};
 
 /// Which target to compile for, and for which processor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -201,15 +202,14 @@ impl CodegenError {
     pub fn into_diagnostics(self) -> Vec<Diagnostic> {
         match self {
             CodegenError::Unsupported(diagnostics) => diagnostics,
-            CodegenError::Internal { .. } => vec![Diagnostic::error(
-                "E0902",
+            CodegenError::Internal { .. } => vec![Diagnostic::internal(
+                ErrorCode::E0902,
                 self.to_string(),
                 kdsl_ir::Span::default(),
                 "internal compiler error",
-            )
-            .with_hint("this is a bug in kdsl; please report it with the source file")],
+            )],
             other => vec![Diagnostic::error(
-                "E0801",
+                ErrorCode::E0801,
                 other.to_string(),
                 kdsl_ir::Span::default(),
                 "while generating code",

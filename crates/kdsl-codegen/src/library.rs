@@ -238,7 +238,10 @@ pub(crate) fn first_existing(candidates: impl IntoIterator<Item = PathBuf>) -> O
 /// `$KDSL_LIBCLC_DIR` when it is there (the Python wheel ships these two and names its copy),
 /// else in Debian's `/usr/lib/clc`.
 pub(crate) fn libclc_file(name: &str) -> PathBuf {
-    libclc_file_in(std::env::var_os("KDSL_LIBCLC_DIR").map(PathBuf::from), name)
+    libclc_file_in(
+        std::env::var_os(kdsl_bundle::environment::LIBCLC_DIR).map(PathBuf::from),
+        name,
+    )
 }
 
 fn libclc_file_in(directory: Option<PathBuf>, name: &str) -> PathBuf {

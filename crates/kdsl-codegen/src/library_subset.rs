@@ -129,7 +129,7 @@ fn cache_contents(bitcode: &[u8]) -> Vec<u8> {
 
 fn cache_directory() -> Option<PathBuf> {
     let from = |variable: &str| std::env::var_os(variable).filter(|v| !v.is_empty());
-    from("KDSL_CACHE_DIR")
+    from(kdsl_bundle::environment::CACHE_DIR)
         .map(PathBuf::from)
         .or_else(|| from("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("kdsl")))
         .or_else(|| from("HOME").map(|d| PathBuf::from(d).join(".cache/kdsl")))

@@ -50,7 +50,7 @@ mod in_process {
     use std::sync::Mutex;
 
     extern "C" {
-        /// `runtime-shim/src/kdsl_lld_link.cpp`, linked with lld's ELF driver by the build script.
+        /// `crates/kdsl-codegen/cpp/kdsl_lld_link.cpp`, linked with lld's ELF driver by the build script.
         fn kdsl_lld_link(
             arguments: *const *const c_char,
             count: usize,

@@ -8,10 +8,11 @@ use crate::CodegenError;
 use kdsl_ir::*;
 use std::collections::HashSet;
 
-pub(crate) const UNSUPPORTED: &str = "E0601";
-pub(crate) const LOCAL_MEMORY_LIMIT: &str = "E0602";
-pub(crate) const PARAMETER_LIMIT: &str = "E0603";
-pub(crate) const PRIVATE_MEMORY_LIMIT: &str = "E0604";
+/// A feature the target lacks.
+const UNSUPPORTED: ErrorCode = ErrorCode::E0601;
+const LOCAL_MEMORY_LIMIT: ErrorCode = ErrorCode::E0602;
+const PARAMETER_LIMIT: ErrorCode = ErrorCode::E0603;
+const PRIVATE_MEMORY_LIMIT: ErrorCode = ErrorCode::E0604;
 
 /// `checked`: the module is compiled in checked mode (its kernels take hidden arguments).
 pub(crate) fn check(

@@ -4,9 +4,7 @@
 //! sites in the bundle metadata. Unchecked code is covered by `targets.rs`'s snapshots, which
 //! checked mode must leave unchanged.
 
-mod common;
-
-use common::{ptxas, tool, validate};
+use crate::common::{ptxas, tool, validate};
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -136,7 +134,10 @@ fn checked_llvm_ir_snapshots() {
     ] {
         let ir = emit_llvm_ir(&module, &spec, &checked())
             .unwrap_or_else(|e| panic!("checked.krn for {spec}: {e}"));
-        insta::assert_snapshot!(format!("checked.{label}"), ir);
+        // Named as when this file was a test binary of its own (tests/codegen.rs).
+        insta::with_settings!({ prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!(format!("checked__checked.{label}"), ir);
+        });
     }
 }
 

@@ -1,9 +1,7 @@
 //! Device functions are inlined within a size budget: a call graph whose paths multiply with
 //! its depth compiles in time and memory proportional to its source, into valid images.
 
-mod common;
-
-use common::{ptxas, tool, validate};
+use crate::common::{ptxas, tool, validate};
 use kdsl_bundle::TargetKind;
 use kdsl_codegen::{compile_bundle, emit_llvm_ir, Options, TargetSpec};
 use std::process::Command;

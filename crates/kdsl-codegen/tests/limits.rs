@@ -10,7 +10,7 @@ fn codes(source: &str, spec: &TargetSpec) -> Vec<String> {
         Err(error) => error
             .into_diagnostics()
             .into_iter()
-            .map(|d| d.code)
+            .map(|d| d.code.to_string())
             .collect(),
     }
 }

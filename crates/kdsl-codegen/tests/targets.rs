@@ -335,7 +335,10 @@ fn optimized_llvm_ir_snapshots() {
         for (label, spec) in &targets {
             let ir = emit_llvm_ir(&module, spec, &Options::default())
                 .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"));
-            insta::assert_snapshot!(format!("{name}.{label}"), ir);
+            // Named as when this file was a test binary of its own (tests/codegen.rs).
+            insta::with_settings!({ prepend_module_to_snapshot => false }, {
+                insta::assert_snapshot!(format!("targets__{name}.{label}"), ir);
+            });
         }
     }
 }

@@ -91,7 +91,7 @@ pub fn run_frontend_input(data: &[u8]) -> FrontendOutcome {
 fn check_diagnostics(source: &str, diagnostics: &[Diagnostic], stage: &str) {
     for diagnostic in diagnostics {
         assert!(
-            diagnostic.code != ErrorCode::E0901.as_str(),
+            diagnostic.code != ErrorCode::E0901,
             "{stage}: internal compiler error: {diagnostic:?}"
         );
         for label in &diagnostic.labels {
@@ -108,7 +108,7 @@ fn check_diagnostics(source: &str, diagnostics: &[Diagnostic], stage: &str) {
     }
     let plain = crate::render_diagnostics("fuzz.krn", source, diagnostics, false);
     assert!(
-        plain.contains(&diagnostics[0].code),
+        plain.contains(diagnostics[0].code.as_str()),
         "{stage}: rendered text without `{}`: {plain}",
         diagnostics[0].code
     );

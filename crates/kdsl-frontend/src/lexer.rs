@@ -518,7 +518,7 @@ mod tests {
     fn reports_unterminated_comment() {
         let (tokens, diagnostics) = kinds("a /* b");
         assert_eq!(tokens, vec![Token::Identifier("a")]);
-        assert_eq!(diagnostics[0].code, ErrorCode::E0002.as_str());
+        assert_eq!(diagnostics[0].code, ErrorCode::E0002);
     }
 
     #[test]
@@ -528,7 +528,7 @@ mod tests {
         let tokens = tokenize(&source, &mut diagnostics);
         assert_eq!(
             check_nesting(&tokens).map(|d| d.code),
-            Some(ErrorCode::E0004.to_string())
+            Some(ErrorCode::E0004)
         );
     }
 }

@@ -9,12 +9,12 @@ mod check;
 pub mod fuzzing;
 pub mod lexer;
 mod parser;
-mod render;
 
 pub use check::Define;
+/// Rendering lives beside `Diagnostic` in kdsl-ir; re-exported for existing callers.
+pub use kdsl_ir::render_diagnostics;
 use kdsl_ir::Diagnostic;
 pub use kdsl_ir::ErrorCode;
-pub use render::render_diagnostics;
 
 /// The stack the checker runs on: its passes recurse over the syntax tree, whose depth the
 /// parser caps, and this leaves ample room for the deepest tree the caps allow.
@@ -92,13 +92,12 @@ pub fn compile_to_ir_reporting(
 }
 
 fn internal_error(message: impl Into<String>) -> Diagnostic {
-    Diagnostic::error(
+    Diagnostic::internal(
         ErrorCode::E0901,
         message,
         kdsl_ir::Span::default(),
         "internal compiler error",
     )
-    .with_hint("this is a bug in kdsl; please report it with the source file")
 }
 
 fn compile_on_this_thread(
@@ -140,13 +139,12 @@ fn check_parsed(
         return Err(errors
             .into_iter()
             .map(|error| {
-                Diagnostic::error(
+                Diagnostic::internal(
                     ErrorCode::E0901,
                     format!("internal compiler error: {error}"),
                     error.span,
                     "here",
                 )
-                .with_hint("this is a bug in kdsl; please report it with the source file")
             })
             .collect());
     }

@@ -76,7 +76,10 @@ fn documented_codes() -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let errors = &text[text.find("## Errors").expect("docs have an Errors section")..];
     let mut codes = Vec::new();
-    for line in errors.lines().filter(|l| l.starts_with("| E")) {
+    for line in errors
+        .lines()
+        .filter(|l| l.starts_with("| E") || l.starts_with("| W"))
+    {
         let first = line.split('|').nth(1).unwrap_or("");
         codes.extend(first.split(',').map(|c| c.trim().to_string()));
     }

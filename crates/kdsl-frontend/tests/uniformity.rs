@@ -5,7 +5,10 @@
 fn codes(source: &str) -> Vec<String> {
     match kdsl_frontend::compile_to_ir(source) {
         Ok(_) => Vec::new(),
-        Err(diagnostics) => diagnostics.into_iter().map(|d| d.code).collect(),
+        Err(diagnostics) => diagnostics
+            .into_iter()
+            .map(|d| d.code.to_string())
+            .collect(),
     }
 }
 

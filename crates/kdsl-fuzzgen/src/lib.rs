@@ -122,7 +122,7 @@ pub struct KnownBugs {
     /// Intel's OpenCL CPU device (SPIR-V input, its vectorizer on): a private array that is
     /// only ever zero-filled, read at a varying index, gives garbage, nondeterministically
     /// (seeds 1000570, 1002011, 1002227; `never_written_private_array.krn` in
-    /// crates/kdsl-bench/results/2026-12-02-long-run/reduced/); any non-zero store to it
+    /// benchmarks/results/2026-12-02-long-run/reduced/); any non-zero store to it
     /// avoids it. The generator stores a 1 to element 0 of every array it does not fill.
     pub avoid_intel_cpu_never_written_private_array: bool,
 }

@@ -3,7 +3,9 @@
 //! -O3, give the interpreter's outputs on every available device (those the interpreter runs
 //! without undefined behaviour).
 //!
-//! `KDSL_FUZZGEN_COUNT` (default 200) kernels from seed `KDSL_FUZZGEN_SEED` (default 1). A
+//! `KDSL_FUZZGEN_COUNT` kernels from seed `KDSL_FUZZGEN_SEED` (default 1): by default 50,
+//! about a minute on a 2-core machine, and 200 with `KDSL_LONG_TESTS=1` (GPU and nightly runs;
+//! longer runs are `fuzzgen-long`, docs/fuzzgen.md). A
 //! failing kernel's source and messages go to `target/fuzzgen-failures/` (and the module being
 //! checked is `in-progress.krn` there, in case the compiler crashes the process). With no
 //! device the test fails unless `KDSL_ALLOW_NO_DEVICE=1`, as the differential tests do.
@@ -55,7 +57,8 @@ fn open_devices() -> Vec<OpenDevice> {
 
 #[test]
 fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
-    let count = environment_number("KDSL_FUZZGEN_COUNT", 200);
+    let long = std::env::var("KDSL_LONG_TESTS").as_deref() == Ok("1");
+    let count = environment_number("KDSL_FUZZGEN_COUNT", if long { 200 } else { 50 });
     let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
     let validators = Validators::find().unwrap_or_else(|why| panic!("{why}"));
     let devices = open_devices();

@@ -1,5 +1,6 @@
-//! Every diagnostic code kdsl reports, in one enum. docs/language.md's table of codes lists
-//! exactly these (a test in kdsl-frontend checks it).
+//! Every diagnostic code kdsl reports, in one enum: `Diagnostic::code` is one of these, written
+//! as its stable text (`E0301`) when rendered or serialized. docs/language.md's table of codes
+//! lists exactly these (a test in kdsl-frontend checks it).
 
 use std::fmt;
 
@@ -114,6 +115,8 @@ pub enum ErrorCode {
     E0518,
     /// A sub-group operation that not every work-item of the sub-group reaches.
     E0519,
+    /// A warning: `unroll` on a loop whose trip count is not a compile-time constant.
+    W0516,
     /// A feature the chosen target does not support.
     E0601,
     /// Local memory above the target's limit.
@@ -139,7 +142,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 63] = [
+    pub const ALL: [ErrorCode; 64] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -192,6 +195,7 @@ impl ErrorCode {
         ErrorCode::E0517,
         ErrorCode::E0518,
         ErrorCode::E0519,
+        ErrorCode::W0516,
         ErrorCode::E0601,
         ErrorCode::E0602,
         ErrorCode::E0603,
@@ -260,6 +264,7 @@ impl ErrorCode {
             ErrorCode::E0517 => "E0517",
             ErrorCode::E0518 => "E0518",
             ErrorCode::E0519 => "E0519",
+            ErrorCode::W0516 => "W0516",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",
             ErrorCode::E0603 => "E0603",
@@ -291,5 +296,50 @@ impl AsRef<str> for ErrorCode {
 impl fmt::Display for ErrorCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Tests and callers compare codes with their text: `diagnostic.code == "E0601"`.
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// Serialized as its text, so the format is the one the codes had as strings.
+impl serde::Serialize for ErrorCode {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for ErrorCode {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        ErrorCode::from_name(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("unknown diagnostic code `{text}`")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn codes_are_written_and_read_as_their_text() {
+        for code in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_name(code.as_str()), Some(code));
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{code}\""));
+            assert_eq!(serde_json::from_str::<ErrorCode>(&json).unwrap(), code);
+        }
+        assert!(serde_json::from_str::<ErrorCode>("\"E9999\"").is_err());
+        assert!(ErrorCode::E0601 == "E0601" && ErrorCode::W0516 != "E0516");
     }
 }

@@ -4,10 +4,13 @@
 //! (`kdsl-codegen`) and the runtime's metadata (`kdsl-bundle`). It depends on nothing
 //! that knows about LLVM or any device API.
 
+pub mod buffer_access;
 pub mod builtins;
 pub mod codes;
+pub mod diagnostic;
 pub mod ir;
 pub mod print;
+mod render;
 pub mod scalar;
 pub mod span;
 pub mod type_constants;
@@ -20,9 +23,11 @@ pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
 };
 pub use codes::ErrorCode;
+pub use diagnostic::{Diagnostic, Label, Severity, INTERNAL_ERROR_HINT};
 pub use ir::*;
+pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};
-pub use span::{Diagnostic, Label, Severity, Span};
+pub use span::Span;
 pub use types::{AddressSpace, ArrayType, ParameterType, ScalarType};
 pub use uniformity::check_uniformity;
 pub use validate::{validate, ValidationError};

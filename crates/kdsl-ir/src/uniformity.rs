@@ -30,8 +30,9 @@
 //! operation is itself such an operation at the call site.
 
 use crate::codes::ErrorCode;
+use crate::diagnostic::Diagnostic;
 use crate::ir::*;
-use crate::span::{Diagnostic, Span};
+use crate::span::Span;
 use crate::types::{AddressSpace, ParameterType};
 use std::collections::{HashMap, HashSet};
 
@@ -150,7 +151,7 @@ pub fn check_uniformity(module: &Module) -> Vec<Diagnostic> {
     // Every analysis reached from a kernel, each once, in the order found.
     let mut seen: HashSet<Key> = HashSet::new();
     let mut stack: Vec<Key> = roots.into_iter().rev().collect();
-    let mut reported: HashSet<(String, Option<(u32, u32)>)> = HashSet::new();
+    let mut reported: HashSet<(ErrorCode, Option<(u32, u32)>)> = HashSet::new();
     let mut diagnostics = Vec::new();
     while let Some(key) = stack.pop() {
         if !seen.insert(key.clone()) {
@@ -161,7 +162,7 @@ pub fn check_uniformity(module: &Module) -> Vec<Diagnostic> {
         };
         for diagnostic in &summary.diagnostics {
             let place = diagnostic.primary_span().map(|s| (s.start, s.end));
-            if reported.insert((diagnostic.code.clone(), place)) {
+            if reported.insert((diagnostic.code, place)) {
                 diagnostics.push(diagnostic.clone());
             }
         }

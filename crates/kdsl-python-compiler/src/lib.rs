@@ -89,9 +89,16 @@ fn compile<'py>(
         },
         |options, (name, value)| options.define(name, value),
     );
-    let mut skipped = Vec::new();
-    if skip_unfit {
-        if let Ok(selection) = py.detach(|| kdsl::select_targets(source, &specs, &options)) {
+    // One session: the source is checked once, for choosing targets and for compiling.
+    let compiler = kdsl::Compiler::new(options);
+    let (result, skipped) = py.detach(|| {
+        let checked = match compiler.check(source_name, source) {
+            Ok(checked) => checked,
+            Err(error) => return (Err(error), Vec::new()),
+        };
+        let mut skipped = Vec::new();
+        if skip_unfit {
+            let selection = compiler.supported_targets(&checked, &specs);
             if !selection.supported.is_empty() {
                 for (spec, error) in &selection.unsupported {
                     let reason = error.diagnostics.first().map_or_else(
@@ -106,8 +113,9 @@ fn compile<'py>(
                 specs = selection.supported;
             }
         }
-    }
-    let result = py.detach(|| kdsl::compile(source_name, source, &specs, &options));
+        let bundle = compiler.compile(&checked, &specs).map(|(bundle, _)| bundle);
+        (bundle, skipped)
+    });
     match result {
         Ok(bundle) => Ok((
             Some(PyBytes::new(py, &bundle.to_bytes())),
@@ -120,7 +128,7 @@ fn compile<'py>(
             let mut diagnostics = Vec::with_capacity(error.diagnostics.len());
             for diagnostic in &error.diagnostics {
                 let dict = PyDict::new(py);
-                dict.set_item("code", &diagnostic.code)?;
+                dict.set_item("code", diagnostic.code.as_str())?;
                 dict.set_item("message", &diagnostic.message)?;
                 let (line, column) = diagnostic
                     .labels

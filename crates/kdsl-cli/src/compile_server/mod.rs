@@ -53,7 +53,9 @@ const DEFAULT_IDLE_SECONDS: u64 = 900;
 /// Compiles this process's `kdsl compile` command, whose source is `source`, on a compile
 /// server if one runs for it; `None` when the command is to compile in its own process.
 pub(crate) fn compile(color: bool, source: &str) -> Option<Outcome> {
-    if std::env::var_os("KDSL_COMPILE_SERVER").is_some_and(|value| value == "off") {
+    if std::env::var_os(kdsl::bundle::environment::COMPILE_SERVER)
+        .is_some_and(|value| value == "off")
+    {
         return None;
     }
     let mut request: Vec<Vec<u8>> = vec![

@@ -123,7 +123,7 @@ fn math_library(options: &Options) -> Result<MathLibrary, Error> {
         });
     }
     let mut candidates: Vec<PathBuf> = Vec::new();
-    candidates.extend(std::env::var_os("KDSL_LIBDEVICE").map(PathBuf::from));
+    candidates.extend(std::env::var_os(kdsl_bundle::environment::LIBDEVICE).map(PathBuf::from));
     if let Some(prefix) = kdsl_prefix() {
         candidates.extend(in_python_site_packages(&prefix, libdevice));
     }

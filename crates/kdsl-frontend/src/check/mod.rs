@@ -9,7 +9,7 @@ mod attributes;
 mod body;
 pub mod constant;
 mod define;
-mod names;
+mod suggestions;
 mod unroll;
 
 use crate::ast::{self, FunctionKind as AstFunctionKind, Item};
@@ -21,7 +21,7 @@ use kdsl_ir::{
 use std::collections::{HashMap, HashSet};
 
 pub use define::Define;
-pub use names::{suggest, Builtin};
+pub use suggestions::{suggest, Builtin};
 
 /// A resolved source type.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,7 +163,7 @@ pub struct Checker<'file> {
     pub diagnostics: Vec<Diagnostic>,
     /// The code, message and primary span of every reported diagnostic, so that reporting one
     /// twice is noticed in constant time.
-    reported: HashSet<(String, String, Option<Span>)>,
+    reported: HashSet<(ErrorCode, String, Option<Span>)>,
     globals: HashMap<String, Global>,
     constants: Vec<&'file ast::ConstantItem>,
     constant_states: Vec<ConstantState>,
@@ -214,7 +214,7 @@ impl<'file> Checker<'file> {
                 diagnostic.with_label(*span, format!("in the instance `{name}` created here"));
         }
         let key = (
-            diagnostic.code.clone(),
+            diagnostic.code,
             diagnostic.message.clone(),
             diagnostic.primary_span(),
         );

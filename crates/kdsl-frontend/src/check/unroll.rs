@@ -60,7 +60,7 @@ impl Checker<'_> {
             None => {
                 self.report(
                     Diagnostic::warning(
-                        "W0516",
+                        ErrorCode::W0516,
                         "this loop cannot be fully unrolled: its trip count is not a compile-time constant",
                         request.span,
                         "full unroll requested here",

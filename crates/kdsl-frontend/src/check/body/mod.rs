@@ -11,7 +11,7 @@ mod vectors;
 
 use super::attributes::{work_group_size_constant, work_group_size_hint, WorkGroupSize};
 use super::constant::{self, integer_range};
-use super::names::Builtin;
+use super::suggestions::Builtin;
 use super::{
     block_has_errors, describe_type, ir_kind, suggest, tuple_result_parameter, Checker, Global,
     ParameterShape, ResolvedType, VectorType,

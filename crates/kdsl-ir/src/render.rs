@@ -1,11 +1,13 @@
-//! Renders diagnostics as `file:line:col` headers with source snippets, labels and hints.
+//! Renders diagnostics as `file:line:col` headers with source snippets, labels and hints. It
+//! sits beside `Diagnostic` so that every layer (front end, code generation, the facade) prints
+//! the same way without depending on the front end.
 
+use crate::diagnostic::{Diagnostic, Severity};
 use codespan_reporting::diagnostic::{
     Diagnostic as Report, Label, LabelStyle, Severity as ReportSeverity,
 };
 use codespan_reporting::files::SimpleFile;
 use codespan_reporting::term::{self, termcolor::Buffer};
-use kdsl_ir::{Diagnostic, Severity};
 
 /// Renders `diagnostics` for `source` (named `file_name`) as text, with ANSI colours when
 /// `color` is set.
@@ -46,7 +48,7 @@ pub fn render_diagnostics(
             })
             .collect();
         let report = Report::new(severity)
-            .with_code(diagnostic.code.clone())
+            .with_code(diagnostic.code.as_str())
             .with_message(diagnostic.message.clone())
             .with_labels(labels)
             .with_notes(

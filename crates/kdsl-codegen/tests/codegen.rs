@@ -1,0 +1,24 @@
+//! The code generator's integration tests, one module per file, in one test binary: each
+//! binary links LLVM statically, so one binary instead of eight saves most of their build time.
+//! `cargo test -p kdsl-codegen --test codegen targets::` runs one file's tests.
+
+/// The validators (`spirv-val`, `ptxas`, `llvm-readobj`) the modules check images with.
+#[path = "common/mod.rs"]
+mod common;
+
+#[path = "checked.rs"]
+mod checked;
+#[path = "conversions.rs"]
+mod conversions;
+#[path = "image_checks.rs"]
+mod image_checks;
+#[path = "inlining.rs"]
+mod inlining;
+#[path = "limits.rs"]
+mod limits;
+#[path = "targets.rs"]
+mod targets;
+#[path = "unroll.rs"]
+mod unroll;
+#[path = "work_group_size.rs"]
+mod work_group_size;

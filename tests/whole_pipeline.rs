@@ -1,0 +1,12 @@
+//! The whole pipeline from `.krn` source to a launched kernel through the facade, one module per
+//! file, in one test binary (each binary links LLVM statically, which is most of its build
+//! time). `cargo test --test whole_pipeline syclbin::` runs one file's tests.
+
+#[path = "call_chain.rs"]
+mod call_chain;
+#[path = "checked.rs"]
+mod checked;
+#[path = "pipeline.rs"]
+mod pipeline;
+#[path = "syclbin.rs"]
+mod syclbin;
