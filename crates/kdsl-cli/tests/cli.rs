@@ -635,10 +635,19 @@ fn checked_compiles_record_the_check_sites_with_lines() {
     let bundle = kdsl_bundle_from(&checked);
     let kernel = bundle.kernel("write_past").unwrap();
     assert!(kernel.checked);
-    let site = &kernel.check_sites[0];
+    // `output[i + offset] = i + 1;`: the value's `+`, the index's `+`, then the store.
+    let sites: Vec<(&str, u32, u32)> = kernel
+        .check_sites
+        .iter()
+        .map(|site| (site.what.as_str(), site.line, site.column))
+        .collect();
     assert_eq!(
-        (site.what.as_str(), site.line, site.column),
-        ("buffer `output`", 7, 5)
+        sites,
+        [
+            ("`+` on `u32`", 7, 26),
+            ("`+` on `u32`", 7, 12),
+            ("buffer `output`", 7, 5)
+        ]
     );
     let plain = scratch("unchecked.kbundle");
     let output = kdsl(&[
