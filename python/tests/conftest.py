@@ -53,18 +53,30 @@ def spirv_device_id() -> str | None:
     return next((info.id for info in kdsl.devices() if info.target == "spirv"), None)
 
 
+def importable(name: str) -> bool:
+    """Whether `name` imports: a module may be installed while its native libraries are not
+    (dpctl without the SYCL runtime)."""
+    if not has_module(name):
+        return False
+    try:
+        importlib.import_module(name)
+        return True
+    except ImportError:
+        return False
+
+
 def sycl_cuda_available() -> bool:
     """A SYCL CUDA device (docs/sycl-cuda.md), seen by both kdsl and dpctl."""
-    if not has_module("dpctl"):
+    kdsl_sees = any(info.backend == "sycl" and info.platform_backend == "cuda" for info in kdsl.devices())
+    if not kdsl_sees or not importable("dpctl"):
         return False
     import dpctl
 
-    kdsl_sees = any(info.backend == "sycl" and info.platform_backend == "cuda" for info in kdsl.devices())
     try:
         dpctl_sees = bool(dpctl.get_devices(backend="cuda"))
     except Exception:  # dpctl raises when the filter matches no platform
         dpctl_sees = False
-    return kdsl_sees and dpctl_sees
+    return dpctl_sees
 
 
 class ArrayKind:
@@ -183,7 +195,7 @@ def array_kinds() -> list:
         ("cupy", "cupy", cuda_available),
         ("torch", "torch", cuda_available),
     ]:
-        available = has_module(module) and needs()
+        available = needs() and importable(module)
         kinds.append(
             pytest.param(
                 name,

@@ -375,3 +375,37 @@ def test_exit_is_prompt_while_a_kernel_runs(queue):
         pytest.fail(f"the interpreter did not exit in 20 s while a kernel ran: {expired.stdout} {expired.stderr}")
     assert finished.stdout.split() == ["launched", "False"], finished.stderr
     assert finished.returncode == 3, finished.stderr
+
+
+AFTER_FOREIGN_CUDA = r'''
+import sys
+import kdsl
+import {library} as lib
+module = kdsl.compile(path=sys.argv[1])
+if "{library}" == "cupy":
+    y, x = lib.ones(1000, dtype=lib.float32), lib.ones(1000, dtype=lib.float32)
+else:
+    y, x = lib.ones(1000, device="cuda"), lib.ones(1000, device="cuda")
+module.saxpy[1000, 100](y, x, 2.0, 1000)
+print(float(y[0]))
+'''
+
+
+@pytest.mark.parametrize("library", ["cupy", "torch"])
+def test_exit_after_launches_on_cupy_and_torch_arrays_is_clean(library):
+    # The prompt-exit hook asked kdsl's remembered CUDA events at exit, after the library had
+    # torn its streams and context down: the process died with SIGSEGV on the H200.
+    if not has_module(library):
+        pytest.skip(f"{library} absent")
+    import kdsl
+
+    if not any(info.backend == "cuda" for info in kdsl.devices()):
+        pytest.skip("no CUDA device")
+    finished = subprocess.run(
+        [sys.executable, "-c", AFTER_FOREIGN_CUDA.replace("{library}", library), str(EXAMPLES / "saxpy.krn")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert finished.returncode == 0, (finished.returncode, finished.stderr)
+    assert finished.stdout.split() == ["3.0"], finished.stderr

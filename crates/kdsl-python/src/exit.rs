@@ -24,8 +24,14 @@ const REMEMBERED: usize = 256;
 /// The latest launches, oldest first.
 static LATEST: Mutex<VecDeque<kdsl_runtime::Event>> = Mutex::new(VecDeque::new());
 
-/// Remembers a submitted launch.
+/// Remembers a submitted launch on a SYCL device. The waits at exit are SYCL's (dpctl's and
+/// the OpenCL CPU runtime's); CUDA and HIP launches are not remembered, because asking their
+/// events at exit, after CuPy or PyTorch tore down their streams and contexts, crashed the
+/// process (seen on the H200).
 pub(crate) fn note_launch(py: Python<'_>, event: &kdsl_runtime::Event) {
+    if event.device().info().backend != kdsl_runtime::BackendKind::Sycl {
+        return;
+    }
     let mut latest = LATEST
         .lock_py_attached(py)
         .unwrap_or_else(|poisoned| poisoned.into_inner());

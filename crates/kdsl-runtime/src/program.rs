@@ -239,6 +239,11 @@ impl Event {
         }
     }
 
+    /// The device the submission runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// True once the submission has finished. Never blocks.
     pub fn is_complete(&self) -> Result<bool> {
         self.backend()?.is_complete()
