@@ -23,6 +23,22 @@ needs_opencl_cpu_wheel = pytest.mark.skipif(
 )
 
 
+def _installed_in_site_packages() -> bool:
+    """Whether kdsl is installed where Python reads .pth files at start (pip into an
+    environment), not put on PYTHONPATH from a `pip install --target` folder."""
+    import site
+
+    import kdsl
+
+    package_parent = Path(kdsl.__file__).resolve().parent.parent
+    return any(package_parent == Path(folder).resolve() for folder in site.getsitepackages())
+
+
+needs_site_install = pytest.mark.skipif(
+    not _installed_in_site_packages(), reason="kdsl is not pip-installed here (.pth files are not read)"
+)
+
+
 def run_clean(script: str, **extra: str) -> subprocess.CompletedProcess[str]:
     """Runs `script` in a child Python of this environment without kdsl's variables."""
     environment = {name: value for name, value in os.environ.items() if name not in KDSL_ENVIRONMENT}
@@ -31,6 +47,7 @@ def run_clean(script: str, **extra: str) -> subprocess.CompletedProcess[str]:
 
 
 @needs_opencl_cpu_wheel
+@needs_site_install
 @pytest.mark.skipif(not has_module("dpnp"), reason="dpnp is not installed")
 def test_dpnp_imported_first_finds_the_cpu_device_without_kdsl_variables() -> None:
     script = (
