@@ -153,56 +153,9 @@ fn expand_one<'ctx>(
         return Ok(());
     }
     builder.position_before(&call);
+    let (product, overflow) =
+        multiply_with_overflow(context, builder, x, y, signed).map_err(|e| e.to_string())?;
     let error = |e: inkwell::builder::BuilderError| e.to_string();
-    let (product, overflow) = if width <= 32 {
-        let wide = match width {
-            1..=16 => context.i32_type(),
-            _ => context.i64_type(),
-        };
-        let (wx, wy) = if signed {
-            (
-                builder.build_int_s_extend(x, wide, "").map_err(error)?,
-                builder.build_int_s_extend(y, wide, "").map_err(error)?,
-            )
-        } else {
-            (
-                builder.build_int_z_extend(x, wide, "").map_err(error)?,
-                builder.build_int_z_extend(y, wide, "").map_err(error)?,
-            )
-        };
-        let full = builder.build_int_mul(wx, wy, "").map_err(error)?;
-        let product = builder.build_int_truncate(full, ty, "").map_err(error)?;
-        // The product fits when extending its low half gives it back.
-        let back = if signed {
-            builder.build_int_s_extend(product, wide, "")
-        } else {
-            builder.build_int_z_extend(product, wide, "")
-        }
-        .map_err(error)?;
-        let overflow = builder
-            .build_int_compare(IntPredicate::NE, back, full, "")
-            .map_err(error)?;
-        (product, overflow)
-    } else {
-        // 64 bits: x * y overflows when x != 0 and (x * y) / x != y.
-        let product = builder.build_int_mul(x, y, "").map_err(error)?;
-        let zero = ty.const_zero();
-        let nonzero = builder
-            .build_int_compare(IntPredicate::NE, x, zero, "")
-            .map_err(error)?;
-        let divisor = builder
-            .build_select(nonzero, x, ty.const_int(1, false), "")
-            .map_err(error)?
-            .into_int_value();
-        let quotient = builder
-            .build_int_unsigned_div(product, divisor, "")
-            .map_err(error)?;
-        let differs = builder
-            .build_int_compare(IntPredicate::NE, quotient, y, "")
-            .map_err(error)?;
-        let overflow = builder.build_and(nonzero, differs, "").map_err(error)?;
-        (product, overflow)
-    };
     let result_type = context.struct_type(&[ty.into(), context.bool_type().into()], false);
     let with_product = builder
         .build_insert_value(result_type.get_poison(), product, 0, "")
@@ -216,4 +169,62 @@ fn expand_one<'ctx>(
     }
     call.erase_from_basic_block();
     Ok(())
+}
+
+/// `x * y` wrapped, and whether the exact product leaves the type, in plain integer operations
+/// every backend handles: up to 32 bits a product in 32 or 64 bits that must survive a round
+/// trip through the type; at 64 bits a division by a nonzero `x` that must give `y` back
+/// (signed: `-1 * MIN` is caught apart, since its quotient would overflow itself).
+pub(crate) fn multiply_with_overflow<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    x: IntValue<'ctx>,
+    y: IntValue<'ctx>,
+    signed: bool,
+) -> Result<(IntValue<'ctx>, IntValue<'ctx>), inkwell::builder::BuilderError> {
+    let ty = x.get_type();
+    let width = ty.get_bit_width();
+    if width <= 32 {
+        let wide = if width <= 16 {
+            context.i32_type()
+        } else {
+            context.i64_type()
+        };
+        let extend = |value: IntValue<'ctx>| {
+            if signed {
+                builder.build_int_s_extend(value, wide, "")
+            } else {
+                builder.build_int_z_extend(value, wide, "")
+            }
+        };
+        let full = builder.build_int_mul(extend(x)?, extend(y)?, "")?;
+        let product = builder.build_int_truncate(full, ty, "")?;
+        // The product fits when extending its low half gives it back.
+        let back = extend(product)?;
+        let overflow = builder.build_int_compare(IntPredicate::NE, back, full, "")?;
+        return Ok((product, overflow));
+    }
+    let product = builder.build_int_mul(x, y, "")?;
+    let zero = ty.const_zero();
+    let one = ty.const_int(1, false);
+    let nonzero = builder.build_int_compare(IntPredicate::NE, x, zero, "")?;
+    let divisor = builder.build_select(nonzero, x, one, "")?.into_int_value();
+    if !signed {
+        let quotient = builder.build_int_unsigned_div(product, divisor, "")?;
+        let differs = builder.build_int_compare(IntPredicate::NE, quotient, y, "")?;
+        return Ok((product, builder.build_and(nonzero, differs, "")?));
+    }
+    let x_is_minus_one = builder.build_int_compare(IntPredicate::EQ, x, ty.const_all_ones(), "")?;
+    let y_is_minimum =
+        builder.build_int_compare(IntPredicate::EQ, y, ty.const_int(1u64 << 63, false), "")?;
+    // Divide by 1 where x is -1, so the quotient cannot overflow.
+    let safe_divisor = builder
+        .build_select(x_is_minus_one, one, divisor, "")?
+        .into_int_value();
+    let quotient = builder.build_int_signed_div(product, safe_divisor, "")?;
+    let differs = builder.build_int_compare(IntPredicate::NE, quotient, y, "")?;
+    let by_division = builder.build_and(nonzero, differs, "")?;
+    let divided = builder.build_and(by_division, builder.build_not(x_is_minus_one, "")?, "")?;
+    let by_minus_one = builder.build_and(x_is_minus_one, y_is_minimum, "")?;
+    Ok((product, builder.build_or(divided, by_minus_one, "")?))
 }

@@ -948,9 +948,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         right: IntValue<'ctx>,
     ) -> Result<(IntValue<'ctx>, IntValue<'ctx>)> {
         let b = &self.builder;
-        let ty = left.get_type();
-        let width = ty.get_bit_width();
-        let zero = ty.const_zero();
+        let zero = left.get_type().const_zero();
         Ok(match (op, signed) {
             (BinaryOp::Add, false) => {
                 let sum = b.build_int_add(left, right, "")?;
@@ -982,60 +980,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     b.build_int_compare(IntPredicate::SLT, both, zero, "")?,
                 )
             }
-            (_, _) if width <= 32 => {
-                // Multiply in 32 or 64 bits; it fits when extending the low half gives it back.
-                let wide = if width <= 16 {
-                    self.context.i32_type()
-                } else {
-                    self.context.i64_type()
-                };
-                let extend = |value: IntValue<'ctx>| {
-                    if signed {
-                        b.build_int_s_extend(value, wide, "")
-                    } else {
-                        b.build_int_z_extend(value, wide, "")
-                    }
-                };
-                let full = b.build_int_mul(extend(left)?, extend(right)?, "")?;
-                let product = b.build_int_truncate(full, ty, "")?;
-                let back = extend(product)?;
-                (
-                    product,
-                    b.build_int_compare(IntPredicate::NE, back, full, "")?,
-                )
-            }
-            (_, _) => {
-                // 64 bits: the product fits when dividing it by a nonzero left gives right back
-                // (and, signed, unless it is MIN * -1, whose quotient would itself overflow).
-                let product = b.build_int_mul(left, right, "")?;
-                let nonzero = b.build_int_compare(IntPredicate::NE, left, zero, "")?;
-                let one = ty.const_int(1, false);
-                let minus_one = ty.const_all_ones();
-                let divisor = b.build_select(nonzero, left, one, "")?.into_int_value();
-                let overflow = if signed {
-                    let left_is_minus_one =
-                        b.build_int_compare(IntPredicate::EQ, left, minus_one, "")?;
-                    let minimum = ty.const_int(1u64 << 63, false);
-                    let right_is_minimum =
-                        b.build_int_compare(IntPredicate::EQ, right, minimum, "")?;
-                    // Divide by 1 where left is -1, so the quotient cannot overflow.
-                    let safe_divisor = b
-                        .build_select(left_is_minus_one, one, divisor, "")?
-                        .into_int_value();
-                    let quotient = b.build_int_signed_div(product, safe_divisor, "")?;
-                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
-                    let by_division = b.build_and(nonzero, differs, "")?;
-                    let by_minus_one = b.build_and(left_is_minus_one, right_is_minimum, "")?;
-                    let divided =
-                        b.build_and(by_division, b.build_not(left_is_minus_one, "")?, "")?;
-                    b.build_or(divided, by_minus_one, "")?
-                } else {
-                    let quotient = b.build_int_unsigned_div(product, divisor, "")?;
-                    let differs = b.build_int_compare(IntPredicate::NE, quotient, right, "")?;
-                    b.build_and(nonzero, differs, "")?
-                };
-                (product, overflow)
-            }
+            (_, signed) => crate::legalize::multiply_with_overflow(
+                self.context,
+                &self.builder,
+                left,
+                right,
+                signed,
+            )?,
         })
     }
 
