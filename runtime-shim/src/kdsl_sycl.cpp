@@ -11,6 +11,7 @@
 #include <sycl/ext/oneapi/experimental/enqueue_functions.hpp>
 #include <sycl/ext/oneapi/experimental/syclbin_kernel_bundle.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <memory>
@@ -39,6 +40,8 @@ enum ArgumentKind : std::uint8_t {
   kF16 = 10,
   kF32 = 11,
   kF64 = 12,
+  // Local memory of `bits` bytes for a Workgroup pointer parameter (`local mut [T]`).
+  kLocal = 13,
 };
 
 // The memory kinds, as crates/kdsl-runtime/src/backend/sycl.rs encodes them.
@@ -289,6 +292,12 @@ void set_argument(sycl::handler &handler, int index, const kdsl_sycl_kernel_argu
       break;
     case kF64:
       handler.set_arg(index, value_from_bits<double>(argument.bits));
+      break;
+    case kLocal:
+      // For a kernel built from SPIR-V, a local accessor is one local argument of its size
+      // (clSetKernelArg(index, size, NULL) on OpenCL).
+      handler.set_arg(index, sycl::local_accessor<std::uint8_t, 1>(
+                                 sycl::range<1>(std::max<std::uint64_t>(argument.bits, 1)), handler));
       break;
     default:
       throw std::runtime_error("unknown kernel argument kind " + std::to_string(argument.kind));

@@ -150,11 +150,24 @@ fn expected_arguments(kernel: &KernelInfo) -> Vec<Argument> {
                 space: AddressSpace::Constant,
                 ..
             } => buffer("constant"),
+            // A launch-sized local array: a `u32` offset into the dynamic LDS.
+            ParameterInfo::Buffer {
+                space: AddressSpace::Local,
+                ..
+            } => Argument {
+                kind: "by_value",
+                size: 4,
+                space: None,
+            },
             ParameterInfo::Buffer { .. } => buffer("global"),
         })
         .collect();
     if kernel.checked {
-        let buffers = expected.iter().filter(|a| a.space.is_some()).count();
+        let buffers = kernel
+            .parameters
+            .iter()
+            .filter(|p| matches!(p, ParameterInfo::Buffer { .. }))
+            .count();
         for _ in 0..buffers {
             expected.push(Argument {
                 kind: "by_value",

@@ -11,6 +11,7 @@
 //! no alignment) passes when its sizes agree.
 
 use crate::{KernelInfo, ParameterInfo};
+use kdsl_ir::AddressSpace;
 use std::collections::HashMap;
 
 /// One `.param` of an entry: its size in bytes, whether it is a pointer (`.ptr`), and the
@@ -131,6 +132,15 @@ fn expected_parameters(kernel: &KernelInfo) -> Vec<PtxParameter> {
                 pointer: false,
                 pointee_alignment: None,
             },
+            // A launch-sized local array: a `u32` offset into the dynamic shared memory.
+            ParameterInfo::Buffer {
+                space: AddressSpace::Local,
+                ..
+            } => PtxParameter {
+                size: 4,
+                pointer: false,
+                pointee_alignment: None,
+            },
             ParameterInfo::Buffer {
                 element, alignment, ..
             } => PtxParameter {
@@ -143,7 +153,11 @@ fn expected_parameters(kernel: &KernelInfo) -> Vec<PtxParameter> {
         })
         .collect();
     if kernel.checked {
-        let buffers = expected.iter().filter(|p| p.pointer).count();
+        let buffers = kernel
+            .parameters
+            .iter()
+            .filter(|p| matches!(p, ParameterInfo::Buffer { .. }))
+            .count();
         let length = PtxParameter {
             size: 8,
             pointer: false,

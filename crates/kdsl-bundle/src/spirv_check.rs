@@ -64,6 +64,8 @@ enum SpirvType {
     Other,
 }
 
+/// SPIR-V storage class `Workgroup`.
+const WORKGROUP: u32 = 4;
 const CROSS_WORKGROUP: u32 = 5;
 /// The storage class of `constant` buffers (LLVM's address space 2).
 const UNIFORM_CONSTANT: u32 = 0;
@@ -182,6 +184,8 @@ fn buffer_matches(
     };
     let expected_class = match space {
         AddressSpace::Constant => UNIFORM_CONSTANT,
+        // A launch-sized local array (`local mut [T]`).
+        AddressSpace::Local => WORKGROUP,
         _ => CROSS_WORKGROUP,
     };
     if storage_class != expected_class {

@@ -84,6 +84,8 @@ pub struct Parameter {
 pub enum BufferSpace {
     Global,
     Constant,
+    /// Work-group memory whose length the launch gives (`local mut [T]`).
+    Local,
 }
 
 /// Where an array passed by reference lives.
@@ -97,7 +99,7 @@ pub enum ArraySpace {
 pub enum ParameterTypeExpression {
     /// A value parameter such as `f32` or `T`.
     Value(TypeExpression),
-    /// `global [T]`, `global mut [T]` or `constant [T]`.
+    /// `global [T]`, `global mut [T]`, `constant [T]` or `local mut [T]`.
     Buffer {
         space: BufferSpace,
         writable: bool,

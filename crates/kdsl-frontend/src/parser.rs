@@ -1,8 +1,8 @@
 //! Runs the generated parser over the lexer's tokens and turns syntax errors into diagnostics.
 
 use crate::ast::{
-    BinaryOperator, Expression, ExpressionKind, Identifier, Literal, SourceFile,
-    MAX_EXPRESSION_DEPTH,
+    BinaryOperator, BufferSpace, Expression, ExpressionKind, Identifier, Literal, Parameter,
+    ParameterTypeExpression, SourceFile, TypeExpression, MAX_EXPRESSION_DEPTH,
 };
 use crate::lexer::{check_nesting, tokenize, Token};
 use kdsl_ir::ErrorCode;
@@ -81,6 +81,65 @@ impl ParseState<'_> {
         )
     }
 
+    /// OpenCL C's `__local float* tile`: reported with the kdsl form, then kept as that form
+    /// so the rest of the kernel is checked.
+    pub fn opencl_parameter(
+        &mut self,
+        qualifier: &str,
+        element: Identifier,
+        name: Identifier,
+        span: Span,
+    ) -> Parameter {
+        let (space, writable) = match qualifier.trim_start_matches("__") {
+            "local" => (BufferSpace::Local, true),
+            "constant" => (BufferSpace::Constant, false),
+            _ => (BufferSpace::Global, true),
+        };
+        let element_name = opencl_scalar_name(&element.name).unwrap_or(&element.name);
+        let kdsl_type = format!(
+            "{}{} [{element_name}]",
+            match space {
+                BufferSpace::Local => "local",
+                BufferSpace::Constant => "constant",
+                BufferSpace::Global => "global",
+            },
+            if writable { " mut" } else { "" }
+        );
+        let mut diagnostic = Diagnostic::error(
+            ErrorCode::E0101,
+            format!(
+                "OpenCL C parameter syntax: kdsl writes `{}: {kdsl_type}`",
+                name.name
+            ),
+            span,
+            format!("OpenCL C's `{qualifier}` pointer"),
+        )
+        .with_hint(format!(
+            "kdsl parameters are `name: type`; write `{}: {kdsl_type}`",
+            name.name
+        ));
+        if space == BufferSpace::Local {
+            diagnostic = diagnostic.with_hint(
+                "a `local mut [T]` parameter's length is given at launch (`kdsl.local(n, \"f32\")` from Python, `Arg::local` from Rust)",
+            );
+        }
+        self.diagnostics.push(diagnostic);
+        let element_span = element.span;
+        Parameter {
+            name,
+            ty: ParameterTypeExpression::Buffer {
+                space,
+                writable,
+                element: TypeExpression::Named(Identifier {
+                    name: element_name.to_string(),
+                    span: element_span,
+                }),
+                span,
+            },
+            span,
+        }
+    }
+
     /// `(a..b).rev()` is the one method a range takes.
     pub fn expect_rev(&mut self, method: &Identifier) {
         if method.name != "rev" {
@@ -114,6 +173,24 @@ impl ParseState<'_> {
             depth,
         )
     }
+}
+
+/// The kdsl name of an OpenCL C scalar type, such as `f32` for `float`.
+fn opencl_scalar_name(c_name: &str) -> Option<&'static str> {
+    Some(match c_name {
+        "float" => "f32",
+        "double" => "f64",
+        "half" => "f16",
+        "char" => "i8",
+        "uchar" => "u8",
+        "short" => "i16",
+        "ushort" => "u16",
+        "int" => "i32",
+        "uint" | "unsigned" => "u32",
+        "long" => "i64",
+        "ulong" | "size_t" => "u64",
+        _ => return None,
+    })
 }
 
 /// Splits a type suffix such as `u32` off a numeric literal.

@@ -12,10 +12,12 @@ use kdsl_ir::{
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-/// A kernel argument as the executor takes it: scalar bits, or a buffer's elements as bits.
+/// A kernel argument as the executor takes it: scalar bits, a buffer's elements as bits, or
+/// the element count of a launch-sized local array.
 pub(crate) enum KernelParameter {
     Scalar(u64),
     Buffer(Vec<u64>),
+    Local { element: ScalarType, length: u64 },
 }
 
 /// The most elements one private array may have (each work-item allocates its own).
@@ -51,7 +53,9 @@ pub(crate) fn run(
 ) -> Result<Vec<Option<Vec<u64>>>, InterpError> {
     let mut scalars = Vec::with_capacity(parameters.len());
     let mut buffers = Vec::with_capacity(parameters.len());
-    for parameter in parameters {
+    let mut local_parameters = Vec::with_capacity(parameters.len());
+    for (parameter, declaration) in parameters.into_iter().zip(&kernel.parameters) {
+        let mut local = None;
         match parameter {
             KernelParameter::Scalar(bits) => {
                 scalars.push(bits);
@@ -61,7 +65,19 @@ pub(crate) fn run(
                 scalars.push(0);
                 buffers.push(Some(SharedMemory::from_bits(bits)));
             }
+            KernelParameter::Local { element, length } => {
+                if length > MAX_LOCAL_ARRAY_ELEMENTS {
+                    return Err(InterpError::Resources(format!(
+                        "local array `{}` has {length} elements, above the interpreter's limit of {MAX_LOCAL_ARRAY_ELEMENTS}",
+                        declaration.name
+                    )));
+                }
+                scalars.push(0);
+                buffers.push(None);
+                local = Some((element, length as usize));
+            }
         }
+        local_parameters.push(local);
     }
     for variable in &kernel.variables {
         if let VariableType::Array { ty } = &variable.ty {
@@ -85,6 +101,7 @@ pub(crate) fn run(
         launch,
         scalars: &scalars,
         buffers: &buffers,
+        local_parameters: &local_parameters,
     };
     let counts = launch.group_counts();
     let outcome = std::thread::scope(|scope| {
@@ -247,6 +264,8 @@ struct Launch<'a> {
     scalars: &'a [u64],
     /// Buffer kernel arguments by parameter index (`None` for scalars).
     buffers: &'a [Option<SharedMemory>],
+    /// The element type and length of each launch-sized local array, by parameter index.
+    local_parameters: &'a [Option<(ScalarType, usize)>],
 }
 
 /// One work-group while it runs.
@@ -255,6 +274,8 @@ struct Group<'a> {
     group_id: [u32; 3],
     /// Local arrays by kernel variable index.
     locals: Vec<Option<SharedMemory>>,
+    /// Launch-sized local arrays by kernel parameter index.
+    local_parameters: Vec<Option<SharedMemory>>,
     /// Present when the work-items run as threads.
     barrier: Option<Rendezvous>,
     sub_groups: Vec<Rendezvous>,
@@ -279,6 +300,16 @@ impl<'a> Launch<'a> {
                 _ => None,
             })
             .collect();
+        let local_parameters = self
+            .local_parameters
+            .iter()
+            .map(|local| {
+                local.map(|(element, length)| {
+                    let poison = scalar::truncate(LOCAL_MEMORY_POISON, element);
+                    SharedMemory::from_bits(vec![poison; length])
+                })
+            })
+            .collect();
         let group_size = self.launch.work_group_size() as usize;
         let lanes = self.launch.sub_group_size as usize;
         let sub_group_count = group_size.div_ceil(lanes);
@@ -294,6 +325,7 @@ impl<'a> Launch<'a> {
             launch: self,
             group_id,
             locals,
+            local_parameters,
             barrier,
             sub_groups,
             aborted: AtomicBool::new(false),
@@ -412,6 +444,10 @@ fn kernel_bindings(kernel: &Function, scalars: &[u64]) -> Vec<Binding> {
         .enumerate()
         .map(|(index, parameter)| match parameter.ty {
             ParameterType::Scalar { .. } => Binding::Scalar(scalars[index]),
+            ParameterType::Buffer {
+                space: AddressSpace::Local,
+                ..
+            } => Binding::LocalBuffer(index),
             ParameterType::Buffer { .. } => Binding::Buffer(index),
             // The validator refuses array parameters on kernels.
             ParameterType::Array { .. } => Binding::PrivateArray(Vec::new()),
@@ -425,6 +461,8 @@ enum Binding {
     Scalar(u64),
     /// The kernel parameter index of the buffer.
     Buffer(usize),
+    /// A launch-sized local array: the kernel parameter index it was passed for.
+    LocalBuffer(usize),
     /// A local array passed by reference: its kernel variable index.
     LocalArray(usize),
     /// A private array passed by reference. The callee holds the caller's elements while it
@@ -674,14 +712,18 @@ impl<'g> WorkItem<'g> {
                 let declaration = frame.function.parameter(parameter);
                 let name = &declaration.name;
                 match &frame.parameters[parameter.0 as usize] {
-                    Binding::Buffer(buffer) => {
-                        let Some(memory) = &self.group.launch.buffers[*buffer] else {
+                    binding @ (Binding::Buffer(_) | Binding::LocalBuffer(_)) => {
+                        let Some(memory) = self.buffer_memory(binding) else {
                             return Err(self.undefined(span, format!("`{name}` is not a buffer")));
+                        };
+                        let what = match binding {
+                            Binding::LocalBuffer(_) => "local array",
+                            _ => "buffer",
                         };
                         let index = indices.first().copied().unwrap_or(0);
                         if index < 0 || index >= memory.cells.len() as i128 {
                             return Err(out_of_bounds(format!(
-                                "index {index} into buffer `{name}` of {} elements",
+                                "index {index} into {what} `{name}` of {} elements",
                                 memory.cells.len()
                             )));
                         }
@@ -744,10 +786,7 @@ impl<'g> WorkItem<'g> {
             return Err(self.undefined(span, "a vector access of an array".to_string()));
         };
         let name = &frame.function.parameter(parameter).name;
-        let memory = match &frame.parameters[parameter.0 as usize] {
-            Binding::Buffer(buffer) => self.group.launch.buffers[*buffer].as_ref(),
-            _ => None,
-        };
+        let memory = self.buffer_memory(&frame.parameters[parameter.0 as usize]);
         let Some(memory) = memory else {
             return Err(self.undefined(span, format!("`{name}` is not a buffer")));
         };
@@ -767,6 +806,15 @@ impl<'g> WorkItem<'g> {
     }
 
     /// Element `linear` of the kernel's local array `local`.
+    /// The memory of a buffer or launch-sized local array binding.
+    fn buffer_memory(&self, binding: &Binding) -> Option<&'g SharedMemory> {
+        match *binding {
+            Binding::Buffer(buffer) => self.group.launch.buffers[buffer].as_ref(),
+            Binding::LocalBuffer(parameter) => self.group.local_parameters[parameter].as_ref(),
+            _ => None,
+        }
+    }
+
     fn local_cell(
         &self,
         local: usize,

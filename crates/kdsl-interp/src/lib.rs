@@ -47,6 +47,9 @@
 //! - **Divergence**: a barrier or sub-group operation that some work-items of the group (or
 //!   sub-group) never reach, or work-items meeting at different such statements, is
 //!   [`InterpError::DivergentSynchronization`] instead of a hang.
+//! - **Launch-sized local arrays** (`local mut [T]` parameters) have the length the launch
+//!   gives ([`InterpArgument::Local`]); each work-group gets its own, poisoned like `local`
+//!   arrays, and an index outside it is [`InterpError::OutOfBounds`].
 //! - Any error stops the launch; buffers then hold what was written before it.
 
 mod execute;
@@ -54,7 +57,7 @@ mod sync;
 
 pub use half::f16;
 pub use kdsl_ir::ScalarValue;
-use kdsl_ir::{Module, ParameterType, ScalarType, Span};
+use kdsl_ir::{AddressSpace, Module, ParameterType, ScalarType, Span};
 
 /// Every bit set: the initial content of each local-memory element, truncated to its width.
 pub const LOCAL_MEMORY_POISON: u64 = u64::MAX;
@@ -168,6 +171,9 @@ pub enum InterpArgument {
     Buffer(HostBuffer),
     /// For a scalar parameter.
     Scalar(ScalarValue),
+    /// For a launch-sized local array parameter (`local mut [T]`): its element type and
+    /// length. Each work-group gets its own array, which starts poisoned like `local` arrays.
+    Local { element: ScalarType, length: u64 },
 }
 
 /// A Rust type a [`HostBuffer`] can hold.
@@ -297,11 +303,16 @@ impl InterpArgument {
         InterpArgument::Scalar(value.into())
     }
 
+    /// A launch-sized local array of `length` elements of `element`.
+    pub fn local(element: ScalarType, length: u64) -> InterpArgument {
+        InterpArgument::Local { element, length }
+    }
+
     /// The elements of a buffer argument, if it is one of type `T`.
     pub fn as_slice<T: HostElement>(&self) -> Option<&[T]> {
         match self {
             InterpArgument::Buffer(buffer) => buffer.as_slice(),
-            InterpArgument::Scalar(_) => None,
+            InterpArgument::Scalar(_) | InterpArgument::Local { .. } => None,
         }
     }
 }
@@ -433,6 +444,10 @@ fn run_kernel_on_this_thread(
             InterpArgument::Buffer(buffer) => execute::KernelParameter::Buffer(
                 (0..buffer.len()).map(|i| buffer.bits(i)).collect(),
             ),
+            InterpArgument::Local { element, length } => execute::KernelParameter::Local {
+                element: *element,
+                length: *length,
+            },
         })
         .collect();
     let memories = execute::run(module, function, launch, parameters)?;
@@ -480,7 +495,36 @@ fn check_arguments(
     }
     for (index, (parameter, argument)) in function.parameters.iter().zip(arguments).enumerate() {
         let mismatch = |message: String| InterpError::ArgumentMismatch { index, message };
+        let local_parameter = matches!(
+            parameter.ty,
+            ParameterType::Buffer {
+                space: AddressSpace::Local,
+                ..
+            }
+        );
         match (&parameter.ty, argument) {
+            (ParameterType::Buffer { element, .. }, InterpArgument::Local { element: given, .. })
+                if local_parameter =>
+            {
+                if given != element {
+                    return Err(mismatch(format!(
+                        "`{}` is a local array of {element}, given one of {given}",
+                        parameter.name
+                    )));
+                }
+            }
+            (_, InterpArgument::Local { .. }) => {
+                return Err(mismatch(format!(
+                    "`{}` is `{}`, given a local array",
+                    parameter.name, parameter.ty
+                )))
+            }
+            (ParameterType::Buffer { element, .. }, _) if local_parameter => {
+                return Err(mismatch(format!(
+                    "`{}` is a launch-sized local array (`{}`): pass its length, `InterpArgument::local({element}, n)`",
+                    parameter.name, parameter.ty
+                )))
+            }
             (ParameterType::Scalar { ty }, InterpArgument::Scalar(value)) if value.ty() != *ty => {
                 return Err(mismatch(format!(
                     "`{}` is a {ty}, given a {}",

@@ -13,7 +13,7 @@ mod common;
 
 use common::{compile_file, kmeans_blobs, workspace, Random};
 use kdsl_interp::{run_kernel, HostBuffer, InterpArgument, InterpLaunch, ScalarValue};
-use kdsl_ir::{Module, ParameterType};
+use kdsl_ir::{Module, ParameterType, ScalarType};
 use kdsl_runtime::{Argument, Buffer, Bundle, Device, Launch, RuntimeError};
 
 use std::path::PathBuf;
@@ -257,7 +257,7 @@ fn run_on_device(
     for argument in &case.arguments {
         buffers.push(match argument {
             InterpArgument::Buffer(buffer) => Some(upload(device, buffer)?),
-            InterpArgument::Scalar(_) => None,
+            InterpArgument::Scalar(_) | InterpArgument::Local { .. } => None,
         });
     }
     let mut arguments = Vec::new();
@@ -270,6 +270,7 @@ fn run_on_device(
         let writable = matches!(parameter.ty, ParameterType::Buffer { writable: true, .. });
         arguments.push(match (argument, buffer) {
             (InterpArgument::Scalar(value), _) => Argument::scalar(runtime_scalar(*value)?),
+            (InterpArgument::Local { element, length }, _) => Argument::local(*element, *length),
             (_, Some(buffer)) if writable => {
                 each_device_buffer!(buffer, inner => Argument::writable(inner))
             }
@@ -1566,5 +1567,56 @@ fn vectors() {
         || test_kernel_bundle("vectors"),
         false,
         vec![saxpy4, operations("vector_ops"), operations("scalar_twin")],
+    );
+}
+
+#[test]
+fn local_parameters() {
+    let mut random = Random::new(61);
+    let group = 64u32;
+    let n = 1000u32;
+    let groups = n.div_ceil(group);
+    let local_sum = Case::new(
+        "local_sum",
+        InterpLaunch::covering(n, group),
+        vec![
+            buffer(vec![0.0f32; groups as usize]),
+            buffer(random.f32s(n as usize, -1.0, 1.0)),
+            InterpArgument::local(ScalarType::F32, u64::from(group)),
+            scalar(n),
+        ],
+    )
+    // Devices may add in another order.
+    .compare(0, Compare::Close(1e-5));
+    let count = 256u32;
+    let local_mixed = Case::new(
+        "local_mixed",
+        InterpLaunch::new([count], [32]),
+        vec![
+            buffer(vec![0.0f64; count as usize]),
+            buffer((0..count as i32).map(|i| i * 7 - 300).collect::<Vec<i32>>()),
+            InterpArgument::local(ScalarType::I32, 32),
+            InterpArgument::local(ScalarType::F64, 32),
+        ],
+    );
+    let bin_count = 100u32;
+    let items = 4096u32;
+    let data: Vec<u32> = (0..items).map(|_| random.next_u64() as u32).collect();
+    let local_histogram = Case::new(
+        "local_histogram",
+        InterpLaunch::new([items], [128]),
+        vec![
+            buffer(vec![0u32; bin_count as usize]),
+            buffer(data),
+            InterpArgument::local(ScalarType::U32, u64::from(bin_count)),
+            scalar(bin_count),
+            scalar(items),
+        ],
+    );
+    differential(
+        "tests/kernels/local_parameters.krn",
+        || test_kernel_bundle("local_parameters"),
+        false,
+        vec![local_sum, local_mixed, local_histogram],
     );
 }

@@ -990,6 +990,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
             Some(Parameter {
                 ty: ParameterType::Buffer {
                     writable: false,
+                    space: AddressSpace::Global | AddressSpace::Constant,
                     ..
                 },
                 ..

@@ -78,7 +78,7 @@ impl FunctionValidator<'_> {
                 space, writable, ..
             } = parameter.ty
             {
-                if !matches!(space, AddressSpace::Global | AddressSpace::Constant) {
+                if space == AddressSpace::Private {
                     self.error(
                         parameter.span,
                         format!("buffer `{}` is in {space} memory", parameter.name),

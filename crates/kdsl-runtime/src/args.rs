@@ -3,6 +3,7 @@
 use crate::buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, Region};
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
+use crate::local_memory::is_local_parameter;
 use crate::memory::PendingWork;
 use kdsl_bundle::{KernelInfo, ParameterInfo};
 use kdsl_ir::ScalarType;
@@ -155,6 +156,11 @@ impl<'a> BufferFacts<'a> {
 pub(crate) enum ArgumentKind<'a> {
     Buffer(BufferFacts<'a>),
     Scalar(ScalarValue),
+    /// The size of a launch-sized local array (`local mut [T]`): `bytes` of `element`s.
+    Local {
+        element: ScalarType,
+        bytes: u64,
+    },
 }
 
 /// One kernel argument: a buffer (read-only or writable) or a scalar value.
@@ -171,6 +177,13 @@ pub struct Argument<'a> {
 impl<'a> Argument<'a> {
     pub fn scalar(value: impl Into<ScalarValue>) -> Argument<'a> {
         Argument::from_kind(ArgumentKind::Scalar(value.into()))
+    }
+
+    /// Local memory of `length` elements of `element` for a `local mut [T]` parameter: each
+    /// work-group of the launch gets its own, uninitialized (see also [`Argument::local_of`]).
+    pub fn local(element: ScalarType, length: u64) -> Argument<'a> {
+        let bytes = length.saturating_mul(u64::from(element.size_in_bytes()));
+        Argument::from_kind(ArgumentKind::Local { element, bytes })
     }
 
     pub fn read_only<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
@@ -215,6 +228,10 @@ impl<'a> Argument<'a> {
                 format!("a {mutability}buffer of {}", facts.element)
             }
             ArgumentKind::Scalar(value) => format!("a {} scalar", value.ty()),
+            ArgumentKind::Local { element, bytes } => format!(
+                "local memory of {} {element}",
+                bytes / u64::from(element.size_in_bytes())
+            ),
         }
     }
 }
@@ -295,6 +312,9 @@ macro_rules! args {
 fn describe_parameter(parameter: &ParameterInfo) -> String {
     match parameter {
         ParameterInfo::Scalar { ty, .. } => format!("a {ty} scalar"),
+        ParameterInfo::Buffer { element, .. } if is_local_parameter(parameter) => {
+            format!("local memory of {element} (`Argument::local`)")
+        }
         ParameterInfo::Buffer {
             element, writable, ..
         } => {
@@ -308,6 +328,8 @@ fn describe_parameter(parameter: &ParameterInfo) -> String {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ParameterSlot {
     Scalar(ScalarType),
+    /// A launch-sized local array of this element type.
+    Local(ScalarType),
     Buffer {
         element: ScalarType,
         writable: bool,
@@ -331,6 +353,9 @@ impl ArgumentLayout {
             .iter()
             .map(|parameter| match *parameter {
                 ParameterInfo::Scalar { ty, .. } => ParameterSlot::Scalar(ty),
+                ParameterInfo::Buffer { element, .. } if is_local_parameter(parameter) => {
+                    ParameterSlot::Local(element)
+                }
                 ParameterInfo::Buffer {
                     element,
                     writable,
@@ -350,6 +375,13 @@ impl ArgumentLayout {
         &self.slots
     }
 
+    /// True when the kernel takes a launch-sized local array.
+    pub(crate) fn has_local(&self) -> bool {
+        self.slots
+            .iter()
+            .any(|slot| matches!(slot, ParameterSlot::Local(_)))
+    }
+
     /// True when [`check_arguments`] accepts `arguments` (the same conditions, without
     /// building any message); false when it reports an error.
     pub(crate) fn accepts(&self, device_instance: u64, arguments: &[Argument<'_>]) -> bool {
@@ -361,6 +393,11 @@ impl ArgumentLayout {
             match (slot, &argument.kind) {
                 (ParameterSlot::Scalar(ty), ArgumentKind::Scalar(value)) => {
                     if value.ty() != *ty {
+                        return false;
+                    }
+                }
+                (ParameterSlot::Local(element), ArgumentKind::Local { element: given, .. }) => {
+                    if given != element {
                         return false;
                     }
                 }
@@ -438,6 +475,19 @@ pub(crate) fn check_arguments(
                 if value.ty() != *ty {
                     return Err(type_error(index, parameter, argument));
                 }
+            }
+            (ParameterInfo::Buffer { element, .. }, ArgumentKind::Local { element: given, .. })
+                if is_local_parameter(parameter) =>
+            {
+                if given != *element {
+                    return Err(type_error(index, parameter, argument));
+                }
+            }
+            (_, ArgumentKind::Local { .. }) | (_, ArgumentKind::Buffer(_))
+                if is_local_parameter(parameter)
+                    != matches!(argument.kind, ArgumentKind::Local { .. }) =>
+            {
+                return Err(type_error(index, parameter, argument));
             }
             (
                 ParameterInfo::Buffer {

@@ -605,6 +605,7 @@ pub(crate) fn test_device(
             max_local: [1024; 3],
             max_groups: [u64::MAX; 3],
             local_memory_bytes: 64 << 10,
+            dynamic_local_memory_bytes: 64 << 10,
         },
         locator: index,
     }

@@ -120,6 +120,18 @@ pub enum RuntimeError {
     #[error("launch of kernel `{kernel}` is invalid: {why}")]
     BadLaunch { kernel: String, why: String },
 
+    /// The kernel's fixed `local` arrays and the launch-sized ones (`local mut [T]`, each
+    /// aligned) need more local memory than the device has for one work-group.
+    #[error("kernel `{kernel}` needs {total_bytes} bytes of local memory ({fixed_bytes} in fixed `local` arrays; launch-sized: {launch_sized} bytes), the device has {limit_bytes}")]
+    LocalMemoryExceeded {
+        kernel: String,
+        fixed_bytes: u64,
+        /// Each launch-sized array's name and bytes, such as "`tile` 4096".
+        launch_sized: String,
+        total_bytes: u64,
+        limit_bytes: u64,
+    },
+
     #[error("out of device memory: could not allocate {bytes} bytes ({message})")]
     OutOfMemory { bytes: u64, message: String },
 

@@ -173,6 +173,10 @@ pub(crate) struct DeviceLimits {
     /// Per-dimension limits on the number of work-groups; `u64::MAX` where there is none.
     pub max_groups: [u64; 3],
     pub local_memory_bytes: u64,
+    /// The local memory one work-group may have when part of it is sized at launch (CUDA's
+    /// opt-in maximum, for which the runtime raises the kernel's dynamic shared memory limit);
+    /// elsewhere `local_memory_bytes`.
+    pub dynamic_local_memory_bytes: u64,
 }
 
 /// The most work-items one launch may have: 2^40. A launch beyond it (a size computed wrongly,
@@ -297,6 +301,7 @@ mod tests {
         max_local: [1024, 1024, 64],
         max_groups: [u32::MAX as u64, 65535, 65535],
         local_memory_bytes: 48 * 1024,
+        dynamic_local_memory_bytes: 48 * 1024,
     };
 
     fn why(result: Result<()>) -> String {

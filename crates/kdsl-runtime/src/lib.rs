@@ -43,6 +43,7 @@ mod inline;
 mod launch;
 #[cfg(test)]
 mod launch_cost;
+mod local_memory;
 mod memory;
 // Used by the SYCL backend only; without it the cache is still there, and empty.
 #[cfg_attr(not(feature = "sycl"), allow(dead_code))]
@@ -62,6 +63,7 @@ pub use fault::KernelFault;
 pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, CheckSite, FaultKind, Image, KernelInfo, ParameterInfo, TargetKind};
 pub use launch::{Launch, MAX_WORK_ITEMS};
+pub use local_memory::LOCAL_ALIGNMENT;
 pub use native_cache::NativeCacheStats;
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;

@@ -9,6 +9,7 @@ use crate::error::{Result, RuntimeError};
 use crate::fault::{hidden_arguments, FaultCheck};
 use crate::inline::{InlineVec, INLINE_ARGUMENTS};
 use crate::launch::{check_launch, Launch};
+use crate::local_memory::{self, check_local_memory};
 use crate::memory::{Memory, PendingWork, Retired};
 use crate::program::{Event, Kernel};
 use kdsl_bundle::FAULT_RECORD_BYTES;
@@ -60,7 +61,7 @@ fn buffer_uses<'k>(
                 pending: facts.pending,
                 writes: matches!(slot, ParameterSlot::Buffer { writable: true, .. }),
             }),
-            ArgumentKind::Scalar(_) => None,
+            ArgumentKind::Scalar(_) | ArgumentKind::Local { .. } => None,
         })
 }
 
@@ -132,7 +133,12 @@ impl<'q> QueueRef<'q> {
         if !kernel.layout.accepts(device.instance, arguments) {
             check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         }
-        check_launch(&kernel.info, launch, &device.info.limits)
+        check_launch(&kernel.info, launch, &device.info.limits)?;
+        check_local_memory(
+            &kernel.info,
+            arguments,
+            device.info.limits.dynamic_local_memory_bytes,
+        )
     }
 
     /// See [`Queue::launch`]. The arguments of a launch with up to
@@ -158,10 +164,23 @@ impl<'q> QueueRef<'q> {
         self.check(kernel, launch, arguments)?;
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));
-        raw.extend(arguments.iter().map(|argument| match &argument.kind {
-            ArgumentKind::Buffer(facts) => RawArgument::Pointer(facts.address),
-            ArgumentKind::Scalar(value) => RawArgument::Scalar(*value),
-        }));
+        if kernel.layout.has_local() {
+            let (places, _) = local_memory::layout(&kernel.info, arguments);
+            raw.extend(arguments.iter().zip(places).map(|(argument, place)| {
+                match (&argument.kind, place) {
+                    (_, Some((offset, bytes))) => RawArgument::Local { offset, bytes },
+                    (ArgumentKind::Buffer(facts), _) => RawArgument::Pointer(facts.address),
+                    (ArgumentKind::Scalar(value), _) => RawArgument::Scalar(*value),
+                    (ArgumentKind::Local { .. }, None) => RawArgument::Pointer(0),
+                }
+            }));
+        } else {
+            raw.extend(arguments.iter().map(|argument| match &argument.kind {
+                ArgumentKind::Buffer(facts) => RawArgument::Pointer(facts.address),
+                ArgumentKind::Scalar(value) => RawArgument::Scalar(*value),
+                ArgumentKind::Local { .. } => RawArgument::Pointer(0),
+            }));
+        }
         if kernel.info.checked {
             return self.launch_checked(kernel, launch, arguments, wait_for, raw);
         }
@@ -185,6 +204,7 @@ impl<'q> QueueRef<'q> {
             .iter()
             .filter_map(|argument| match argument.kind {
                 ArgumentKind::Buffer(facts) => Some((facts.bytes, facts.element)),
+                ArgumentKind::Local { element, bytes } => Some((bytes as usize, element)),
                 ArgumentKind::Scalar(_) => None,
             })
             .collect();

@@ -15,6 +15,7 @@ pub(crate) mod checked;
 pub(crate) mod collectives;
 mod expression;
 mod inlining;
+mod local_parameters;
 mod memory;
 mod statement;
 
@@ -189,6 +190,9 @@ fn declare_function<'ctx>(
         .parameters
         .iter()
         .map(|parameter| match parameter.ty {
+            _ if local_parameters::arrives_as_offset(target, function.kind, parameter) => {
+                local_parameters::offset_type(types)
+            }
             ParameterType::Scalar { ty } if is_kernel => types.memory(ty).into(),
             ParameterType::Scalar { ty } => types.value(ty).into(),
             ParameterType::Buffer { space, .. } | ParameterType::Array { space, .. } => {
@@ -245,6 +249,9 @@ fn declare_function<'ctx>(
     for (index, parameter) in function.parameters.iter().enumerate() {
         let location = AttributeLoc::Param(index as u32);
         value.add_attribute(location, enum_attribute(context, "noundef", 0));
+        if local_parameters::arrives_as_offset(target, function.kind, parameter) {
+            continue;
+        }
         if let ParameterType::Buffer {
             element, writable, ..
         } = parameter.ty
@@ -384,6 +391,18 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     ParameterValue::Scalar(truth.into())
                 }
                 ParameterType::Scalar { .. } => ParameterValue::Scalar(llvm),
+                ParameterType::Buffer { .. }
+                    if local_parameters::arrives_as_offset(target, function.kind, parameter) =>
+                {
+                    ParameterValue::Buffer(local_parameters::pointer_at_offset(
+                        module,
+                        &builder,
+                        &types,
+                        target,
+                        llvm.into_int_value(),
+                        &format!("{}.local", parameter.name),
+                    )?)
+                }
                 ParameterType::Buffer { .. } => ParameterValue::Buffer(llvm.into_pointer_value()),
                 ParameterType::Array { .. } => ParameterValue::Array(llvm.into_pointer_value()),
             });

@@ -128,6 +128,18 @@ pub(crate) enum SubGroupLowering {
     },
 }
 
+/// How a kernel receives a launch-sized local array (`tile: local mut [f32]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LocalParameterLowering {
+    /// A pointer parameter in the local address space; the runtime sets a local argument of
+    /// the array's size (OpenCL's `clSetKernelArg(index, size, NULL)`, SYCL's local accessor).
+    Pointer,
+    /// A `u32` byte offset into the launch's dynamic shared memory (an external, zero-length
+    /// local array `kdsl_dynamic_local`), whose size the launch gives (CUDA's and HIP's
+    /// `sharedMemBytes`).
+    DynamicOffset,
+}
+
 /// How a math function lowers for one argument type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum MathStrategy {
@@ -273,6 +285,7 @@ pub(crate) struct TargetDescription {
     pub barrier: BarrierLowering,
     pub sub_groups: SubGroupLowering,
     pub work_groups: WorkGroupLowering,
+    pub local_parameters: LocalParameterLowering,
     /// The math library and its naming scheme; `None` when math functions are builtins the
     /// driver provides (SPIR-V).
     pub math_library: MathLibrary,

@@ -13,9 +13,9 @@
 //! gets is already optimized.
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization, OutputFormat,
-    RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkGroupLowering,
-    WorkItemLowering,
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization,
+    LocalParameterLowering, OutputFormat, RequiredWorkGroupSize, SubGroupLowering, SyncScopes,
+    TargetDescription, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -93,6 +93,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         barrier: BarrierLowering::OpenClBuiltin,
         sub_groups: SubGroupLowering::OpenClBuiltins,
         work_groups: WorkGroupLowering::OpenClBuiltins,
+        local_parameters: LocalParameterLowering::Pointer,
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: None,

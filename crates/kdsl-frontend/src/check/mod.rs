@@ -598,6 +598,7 @@ impl<'file> Checker<'file> {
                 let space = match space {
                     ast::BufferSpace::Global => AddressSpace::Global,
                     ast::BufferSpace::Constant => AddressSpace::Constant,
+                    ast::BufferSpace::Local => AddressSpace::Local,
                 };
                 if space == AddressSpace::Constant && *writable {
                     self.report(

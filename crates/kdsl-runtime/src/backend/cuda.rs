@@ -69,6 +69,13 @@ fn describe(ordinal: usize) -> Result<DeviceInfo> {
         device,
         Attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK,
     )?;
+    // Dynamic shared memory above the default 48 KiB needs the kernel's opt-in attribute,
+    // which the launch sets (cuFuncSetAttribute).
+    let shared_opt_in = attribute(
+        device,
+        Attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+    )
+    .unwrap_or(shared);
     let max_local = [
         attribute(device, Attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)?,
         attribute(device, Attribute::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)?,
@@ -102,6 +109,7 @@ fn describe(ordinal: usize) -> Result<DeviceInfo> {
             max_local,
             max_groups,
             local_memory_bytes: shared,
+            dynamic_local_memory_bytes: shared_opt_in.max(shared),
         },
         locator: ordinal,
     })
@@ -491,6 +499,23 @@ impl QueueBackend for CudaQueue {
                 .map(|slot| slot as *mut u64 as *mut c_void),
         );
         let groups = launch.group_counts();
+        let dynamic_shared = RawArgument::dynamic_local_bytes(arguments);
+        if dynamic_shared > kernel.dynamic_shared_allowed.load(Ordering::Acquire) {
+            self.stream.bind()?;
+            // SAFETY: the function is alive (the kernel holds its module); the size was
+            // checked against the device's opt-in limit.
+            unsafe {
+                result::function::set_function_attribute(
+                    kernel.function,
+                    sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    dynamic_shared as i32,
+                )
+            }
+            .map_err(driver_error)?;
+            kernel
+                .dynamic_shared_allowed
+                .fetch_max(dynamic_shared, Ordering::AcqRel);
+        }
         self.submit(wait_for, |stream| {
             // SAFETY: the arguments were checked against the kernel's metadata (count, types,
             // buffers of this device instance); `pointers` point into `slots`, which outlive
@@ -501,7 +526,7 @@ impl QueueBackend for CudaQueue {
                     kernel.function,
                     dims(&groups),
                     dims(launch.local()),
-                    0,
+                    dynamic_shared as u32,
                     stream,
                     pointers.as_mut_slice(),
                 )
@@ -568,14 +593,22 @@ impl ModuleBackend for CudaModule {
         Ok(Box::new(CudaKernel {
             function,
             occupancy_block,
+            dynamic_shared_allowed: AtomicU64::new(DEFAULT_DYNAMIC_SHARED_BYTES),
             _module: self,
         }))
     }
 }
 
+/// The dynamic shared memory a kernel may have without the opt-in attribute: what is left of
+/// 48 KiB after its static shared memory, which the driver checks itself (so 0 here: any
+/// dynamic size is set explicitly the first time).
+const DEFAULT_DYNAMIC_SHARED_BYTES: u64 = 0;
+
 struct CudaKernel {
     function: sys::CUfunction,
     occupancy_block: Option<u64>,
+    /// The largest dynamic shared memory size set on the function so far.
+    dynamic_shared_allowed: AtomicU64,
     _module: Arc<CudaModule>,
 }
 
@@ -606,6 +639,8 @@ pub(crate) fn argument_slots(arguments: &[RawArgument]) -> InlineVec<u64, INLINE
     slots.extend(arguments.iter().map(|argument| match argument {
         RawArgument::Pointer(address) => *address,
         RawArgument::Scalar(value) => value.to_bits(),
+        // The kernel's `u32` byte offset into the dynamic shared memory.
+        RawArgument::Local { offset, .. } => *offset,
     }));
     slots
 }

@@ -305,6 +305,7 @@ fn describe(api: &Api, ordinal: c_int) -> Result<DeviceInfo> {
             max_local,
             max_groups,
             local_memory_bytes: shared,
+            dynamic_local_memory_bytes: shared,
         },
         locator: ordinal as usize,
     })
@@ -348,6 +349,8 @@ pub(crate) fn pack_kernel_arguments(arguments: &[RawArgument]) -> (Vec<u8>, Vec<
         let bytes = match argument {
             RawArgument::Pointer(address) => address.to_le_bytes().to_vec(),
             RawArgument::Scalar(value) => value.to_le_bytes(),
+            // The kernel's `u32` byte offset into the dynamic LDS.
+            RawArgument::Local { offset, .. } => (*offset as u32).to_le_bytes().to_vec(),
         };
         let offset = buffer.len().next_multiple_of(bytes.len());
         buffer.resize(offset, 0);
@@ -660,7 +663,7 @@ impl QueueBackend for HipQueue {
                     at(local, 0),
                     at(local, 1),
                     at(local, 2),
-                    0,
+                    RawArgument::dynamic_local_bytes(arguments) as c_uint,
                     stream,
                     std::ptr::null_mut(),
                     extra.as_mut_ptr(),

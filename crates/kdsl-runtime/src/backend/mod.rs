@@ -24,6 +24,27 @@ pub(crate) mod sycl;
 pub(crate) enum RawArgument {
     Pointer(u64),
     Scalar(ScalarValue),
+    /// A launch-sized local array: `bytes` at byte `offset` of the launch's dynamic local
+    /// memory (see `local_memory.rs`). SYCL sets a local argument of `bytes`; CUDA and HIP
+    /// pass the offset as a `u32` and size the dynamic shared memory to the largest end.
+    Local {
+        offset: u64,
+        bytes: u64,
+    },
+}
+
+impl RawArgument {
+    /// The bytes of dynamic local memory a launch with these arguments needs.
+    pub(crate) fn dynamic_local_bytes(arguments: &[RawArgument]) -> u64 {
+        arguments
+            .iter()
+            .map(|argument| match *argument {
+                RawArgument::Local { offset, bytes } => offset + bytes,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 /// What a queue gives back for one submission.

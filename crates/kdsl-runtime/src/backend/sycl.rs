@@ -197,6 +197,7 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
                 max_local: [description.max_work_group_size; 3],
                 max_groups: [u64::MAX; 3],
                 local_memory_bytes: description.local_memory_bytes,
+                dynamic_local_memory_bytes: description.local_memory_bytes,
             },
             locator: description.index,
         });
@@ -343,6 +344,8 @@ fn memory_kind_code(kind: MemoryKind) -> u8 {
 fn argument(raw: &RawArgument) -> ffi::KernelArgument {
     let (kind, bits) = match *raw {
         RawArgument::Pointer(address) => (0, address),
+        // A local argument of this many bytes (`sycl::local_accessor`).
+        RawArgument::Local { bytes, .. } => (13, bytes),
         RawArgument::Scalar(value) => {
             let kind = match value {
                 ScalarValue::Bool(_) => 1,

@@ -705,7 +705,7 @@ impl Checker<'_> {
                 );
                 return None;
             }
-            PlaceOrigin::Buffer if !access.writable || place.space != AddressSpace::Global => {
+            PlaceOrigin::Buffer if !access.writable || place.space == AddressSpace::Constant => {
                 self.report_read_only(&access, target.span, &format!("use `{}` on", callee.name));
                 return None;
             }

@@ -1,0 +1,101 @@
+//! Local memory sized at launch: where each `local mut [T]` argument of a launch goes, and the
+//! check of the kernel's whole local memory (its fixed `local` arrays plus every launch-sized
+//! one) against the device's limit before anything reaches the driver.
+//!
+//! SPIR-V kernels take each launch-sized array as a Workgroup pointer parameter whose size the
+//! SYCL runtime sets (`sycl::local_accessor`); PTX and AMDGPU kernels take a `u32` byte offset
+//! into the launch's dynamic shared memory (LDS), whose size is the end of the last array.
+
+use crate::args::{Argument, ArgumentKind};
+use crate::error::{Result, RuntimeError};
+use kdsl_bundle::{KernelInfo, ParameterInfo};
+use kdsl_ir::AddressSpace;
+
+/// Each launch-sized array starts at a multiple of this many bytes (or of the alignment the
+/// kernel's vector accesses of it need, when larger), and the fixed arrays' total is rounded
+/// up to it, as devices place dynamic local memory after the static one.
+pub const LOCAL_ALIGNMENT: u64 = 16;
+
+/// True for a `local mut [T]` parameter, whose argument is a length given at launch.
+pub(crate) fn is_local_parameter(parameter: &ParameterInfo) -> bool {
+    matches!(
+        parameter,
+        ParameterInfo::Buffer {
+            space: AddressSpace::Local,
+            ..
+        }
+    )
+}
+
+/// The alignment in bytes of a launch-sized array parameter.
+fn alignment_of(parameter: &ParameterInfo) -> u64 {
+    match parameter {
+        ParameterInfo::Buffer { alignment, .. } => u64::from(*alignment).max(LOCAL_ALIGNMENT),
+        ParameterInfo::Scalar { .. } => LOCAL_ALIGNMENT,
+    }
+}
+
+/// The byte offset of each launch-sized array in the launch's dynamic local memory (`None`
+/// for other arguments) and the dynamic memory's size. The arguments were checked.
+pub(crate) fn layout(
+    kernel: &KernelInfo,
+    arguments: &[Argument<'_>],
+) -> (Vec<Option<(u64, u64)>>, u64) {
+    let mut end = 0u64;
+    let places = kernel
+        .parameters
+        .iter()
+        .zip(arguments)
+        .map(|(parameter, argument)| match argument.kind {
+            ArgumentKind::Local { bytes, .. } => {
+                let offset = end.next_multiple_of(alignment_of(parameter));
+                end = offset.saturating_add(bytes);
+                Some((offset, bytes))
+            }
+            _ => None,
+        })
+        .collect();
+    (places, end)
+}
+
+/// Checks the kernel's local memory with these launch-sized arrays against `limit` bytes.
+pub(crate) fn check_local_memory(
+    kernel: &KernelInfo,
+    arguments: &[Argument<'_>],
+    limit: u64,
+) -> Result<()> {
+    if !kernel.parameters.iter().any(is_local_parameter) {
+        return Ok(());
+    }
+    let (places, dynamic) = layout(kernel, arguments);
+    let fixed = kernel.local_memory_bytes;
+    let total = fixed
+        .next_multiple_of(LOCAL_ALIGNMENT)
+        .saturating_add(dynamic);
+    if total <= limit {
+        return Ok(());
+    }
+    let launch_sized = kernel
+        .parameters
+        .iter()
+        .zip(&places)
+        .filter_map(|(parameter, place)| {
+            place.map(|(_, bytes)| format!("`{}` {bytes}", parameter.name()))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    Err(RuntimeError::LocalMemoryExceeded {
+        kernel: kernel.name.clone(),
+        fixed_bytes: fixed,
+        launch_sized,
+        total_bytes: total,
+        limit_bytes: limit,
+    })
+}
+
+/// The argument for a launch-sized local array of `length` elements of `T`.
+impl<'a> Argument<'a> {
+    pub fn local_of<T: crate::Element>(length: usize) -> Argument<'a> {
+        Argument::local(T::TYPE, length as u64)
+    }
+}
