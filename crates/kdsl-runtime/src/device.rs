@@ -133,6 +133,13 @@ impl DeviceInfo {
     pub fn id(&self) -> String {
         format!("{}:{}", self.backend.name(), self.index)
     }
+
+    /// The local memory one work-group may have when part of it is sized at launch
+    /// (`local mut [T]` parameters): [`DeviceInfo::local_memory_bytes`], except on CUDA, where
+    /// dynamic shared memory may go up to the opt-in maximum (227 KiB on an H100 or H200).
+    pub fn launch_sized_local_memory_bytes(&self) -> u64 {
+        self.limits.dynamic_local_memory_bytes
+    }
 }
 
 impl fmt::Display for DeviceInfo {

@@ -9,11 +9,14 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, Launch, MemoryKind, RuntimeError,
+    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch, MemoryKind,
+    RuntimeError,
 };
 #[path = "suite/checked.rs"]
 mod checked;
 mod common;
+#[path = "suite/local_memory.rs"]
+mod local_memory;
 #[path = "suite/queues.rs"]
 mod queues;
 
@@ -125,6 +128,20 @@ macro_rules! checked_tests {
             on_every_device(stringify!($case), checked::$case);
         }
     )*};
+}
+
+macro_rules! local_memory_tests {
+    ($($case:ident),* $(,)?) => {$(
+        #[test]
+        fn $case() {
+            on_every_device(stringify!($case), local_memory::$case);
+        }
+    )*};
+}
+
+local_memory_tests! {
+    reduce_sum_sized,
+    local_memory_above_the_limit,
 }
 
 checked_tests! {

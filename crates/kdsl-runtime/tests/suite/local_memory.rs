@@ -1,0 +1,94 @@
+//! Local memory sized at launch (`local mut [T]` parameters): examples/reduction.krn's
+//! `reduce_sum_sized` at several work-group sizes, and the local-memory limit as a typed error
+//! after which the device keeps working.
+
+use super::*;
+
+fn run_sized_reduction(
+    device: &Device,
+    kernel: &kdsl_runtime::Kernel,
+    input: &[f32],
+    group: usize,
+    scratch: usize,
+) -> Result<Vec<f32>, RuntimeError> {
+    let n = input.len();
+    let input_buffer = device.buffer_from(input)?;
+    let mut partials = device.alloc::<f32>(n.div_ceil(group))?;
+    kernel
+        .launch(
+            &Launch::covering(n, group),
+            &[
+                (&mut partials).into_argument(),
+                (&input_buffer).into_argument(),
+                Argument::local_of::<f32>(scratch),
+                (n as u32).into_argument(),
+            ],
+        )?
+        .wait()?;
+    partials.read_to_vec()
+}
+
+pub fn reduce_sum_sized(device: &Device) -> CaseResult {
+    let kernel = example_kernel(device, "reduce_sum_sized")?;
+    let n = 50_001usize;
+    let input = Random::new(23).f32s(n);
+    for group in [32usize, 64, 256] {
+        let got = run_sized_reduction(device, &kernel, &input, group, group).map_err(fail)?;
+        let want: Vec<f64> = input
+            .chunks(group)
+            .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+            .collect();
+        let scale: Vec<f64> = input
+            .chunks(group)
+            .map(|chunk| chunk.iter().map(|&v| f64::from(v).abs()).sum())
+            .collect();
+        check_close(
+            &format!("partial sums of groups of {group}"),
+            &got,
+            &want,
+            1e-5,
+            Some(&scale),
+        )?;
+    }
+    Ok(())
+}
+
+pub fn local_memory_above_the_limit(device: &Device) -> CaseResult {
+    let kernel = example_kernel(device, "reduce_sum_sized")?;
+    let limit = device.info().launch_sized_local_memory_bytes();
+    let input = Random::new(24).f32s(1024);
+    let too_many = (limit / 4 + 1) as usize;
+    match run_sized_reduction(device, &kernel, &input, 64, too_many) {
+        Err(RuntimeError::LocalMemoryExceeded {
+            kernel: name,
+            total_bytes,
+            limit_bytes,
+            launch_sized,
+            ..
+        }) => {
+            if name != "reduce_sum_sized"
+                || total_bytes < too_many as u64 * 4
+                || limit_bytes != limit
+                || !launch_sized.contains("`scratch`")
+            {
+                return Err(format!(
+                    "the error names the wrong sizes: {name}, {total_bytes} of {limit_bytes}, {launch_sized}"
+                ));
+            }
+        }
+        Err(other) => return Err(format!("expected LocalMemoryExceeded, got {other}")),
+        Ok(_) => return Err(format!("{too_many} f32 of local memory were accepted")),
+    }
+    // A length overflowing the byte count is refused the same way.
+    match run_sized_reduction(device, &kernel, &input, 64, usize::MAX / 2) {
+        Err(RuntimeError::LocalMemoryExceeded { .. }) => {}
+        other => return Err(format!("an absurd length gave {:?}", other.map(|_| ()))),
+    }
+    // The same kernel still runs with a fitting size.
+    let got = run_sized_reduction(device, &kernel, &input, 64, 64).map_err(fail)?;
+    let want: Vec<f64> = input
+        .chunks(64)
+        .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+        .collect();
+    check_close("partial sums after the refusal", &got, &want, 1e-5, None)
+}
