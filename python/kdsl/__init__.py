@@ -44,6 +44,7 @@ from ._errors import (  # noqa: E402
     LaunchError,
     OutOfMemoryError,
 )
+from ._local import LocalMemory, local  # noqa: E402
 from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
 
 _exit.register()
@@ -66,6 +67,7 @@ __all__ = [
     "KernelNotFoundError",
     "Launch",
     "LaunchError",
+    "LocalMemory",
     "Module",
     "OutOfMemoryError",
     "Parameter",
@@ -79,4 +81,5 @@ __all__ = [
     "devices",
     "launch_sizes",
     "load",
+    "local",
 ]

@@ -26,16 +26,17 @@ class Parameter(NamedTuple):
 
     name: str
     kind: str
-    """``"buffer"`` or ``"scalar"``."""
+    """``"buffer"``, ``"scalar"`` or ``"local"`` (local memory sized at launch: pass
+    :func:`kdsl.local`)."""
     type: str
     """The scalar type, or the element type of a buffer: ``f32``, ``u32``, ..."""
     writable: bool
     """True for ``mut`` buffers."""
     space: str | None
-    """``"global"`` for buffers, None for scalars."""
+    """``"global"`` or ``"constant"`` for buffers, ``"local"`` for local memory, None for scalars."""
 
     def __str__(self) -> str:
-        if self.kind == "buffer":
+        if self.kind in ("buffer", "local"):
             mutability = "mut " if self.writable else ""
             return f"{self.name}: {self.space} {mutability}[{self.type}]"
         return f"{self.name}: {self.type}"
@@ -319,6 +320,11 @@ class Kernel:
             if parameter.kind == "buffer":
                 access = "written and read" if parameter.writable else "read only"
                 lines.append(f"    {parameter.name}: an array of {parameter.type} ({access})")
+            elif parameter.kind == "local":
+                lines.append(
+                    f"    {parameter.name}: local memory of {parameter.type} per work-group, "
+                    f'sized at launch: kdsl.local(length, "{parameter.type}")'
+                )
             else:
                 lines.append(f"    {parameter.name}: a {parameter.type} scalar")
         if self.work_group_size is not None:

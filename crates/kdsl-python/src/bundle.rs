@@ -31,7 +31,13 @@ fn parameter_dict<'py>(py: Python<'py>, parameter: &ParameterInfo) -> PyResult<B
             ..
         } => {
             dict.set_item("name", name)?;
-            dict.set_item("kind", "buffer")?;
+            // A launch-sized local array takes `kdsl.local(length, type)`, not an array.
+            let kind = if *space == kdsl_ir::AddressSpace::Local {
+                "local"
+            } else {
+                "buffer"
+            };
+            dict.set_item("kind", kind)?;
             dict.set_item("type", element.name())?;
             dict.set_item("writable", *writable)?;
             dict.set_item("space", format!("{space:?}").to_lowercase())?;

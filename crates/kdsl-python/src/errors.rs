@@ -21,6 +21,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::ForeignBuffer { .. } => ("ArgumentError", "ForeignBuffer"),
         RuntimeError::AliasedBuffers { .. } => ("ArgumentError", "AliasedBuffers"),
         RuntimeError::BadLaunch { .. } => ("LaunchError", "BadLaunch"),
+        RuntimeError::LocalMemoryExceeded { .. } => ("LaunchError", "LocalMemoryExceeded"),
         RuntimeError::OutOfMemory { .. } => ("OutOfMemoryError", "OutOfMemory"),
         RuntimeError::LengthMismatch { .. } => ("ArgumentError", "LengthMismatch"),
         RuntimeError::Backend { .. } => ("DeviceError", "Backend"),

@@ -11,8 +11,8 @@
 
 use crate::errors::{argument_error, OrRaise};
 use crate::launch::{
-    check_overlaps, convert_scalar, launch_geometry, run, ArrayArgument, Event, Kernel, Memory,
-    Prepared,
+    check_overlaps, convert_scalar, launch_geometry, local_length, run, ArrayArgument, Event,
+    Kernel, Memory, Prepared,
 };
 use kdsl_ir::ScalarType;
 use kdsl_runtime::Launch;
@@ -26,8 +26,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 /// A parameter as the fast path needs it.
 #[derive(Clone, Copy)]
 enum Parameter {
-    Buffer { element: ScalarType, writable: bool },
+    Buffer {
+        element: ScalarType,
+        writable: bool,
+    },
     Scalar(ScalarType),
+    /// A launch-sized local array (`kdsl.local(length, type)`).
+    Local(ScalarType),
 }
 
 /// The array kinds read here.
@@ -462,6 +467,14 @@ impl Launcher {
                     }
                 }
                 Parameter::Buffer { element, writable } => (element, writable),
+                Parameter::Local(element) => match local_length(&value, element, &String::new) {
+                    Ok(length) => {
+                        prepared.push(Prepared::Local { element, length });
+                        continue;
+                    }
+                    // The Python path raises the precise error.
+                    Err(_) => return Ok(None),
+                },
             };
             let read = match self.kind_of(&mut state, &value)? {
                 None => return Ok(None),
@@ -600,6 +613,8 @@ impl Launcher {
                         element: ty,
                         writable,
                     }
+                } else if kind == "local" {
+                    Parameter::Local(ty)
                 } else {
                     Parameter::Scalar(ty)
                 })

@@ -76,6 +76,39 @@ pub(crate) enum Prepared {
         writable: bool,
     },
     Scalar(ScalarValue),
+    /// A launch-sized local array of `length` elements.
+    Local {
+        element: ScalarType,
+        length: u64,
+    },
+}
+
+/// The length of a launch-sized local array from Python's `("local", length, type)`, which
+/// `kdsl.local(length, type)` gives; its type must be the parameter's.
+pub(crate) fn local_length(
+    value: &Bound<'_, PyAny>,
+    element: ScalarType,
+    describe: &dyn Fn() -> String,
+) -> Result<u64, (&'static str, String)> {
+    let (tag, length, ty): (String, u64, String) = value.extract().map_err(|_| {
+        (
+            "ArgumentType",
+            format!(
+                "{} is local memory sized at launch: pass kdsl.local(length, \"{element}\")",
+                describe()
+            ),
+        )
+    })?;
+    if tag != "local" || ty != element.name() {
+        return Err((
+            "ArgumentType",
+            format!(
+                "{} is local memory of {element}, but kdsl.local(..., \"{ty}\") was given",
+                describe()
+            ),
+        ));
+    }
+    Ok(length)
 }
 
 pub(crate) fn launch_geometry(
@@ -254,6 +287,18 @@ fn prepare(
                 prepared.push(Prepared::Scalar(scalar));
             }
             ParameterInfo::Buffer {
+                element,
+                space: kdsl_ir::AddressSpace::Local,
+                ..
+            } => {
+                let length = local_length(&value, *element, &describe)
+                    .map_err(|(kind, message)| argument_error(py, kind, message))?;
+                prepared.push(Prepared::Local {
+                    element: *element,
+                    length,
+                });
+            }
+            ParameterInfo::Buffer {
                 element, writable, ..
             } => {
                 let (kind, address, count, read_only): (u8, u64, usize, bool) =
@@ -321,7 +366,7 @@ pub(crate) fn check_overlaps(
                 let bytes = array.count as u64 * u64::from(element.size_in_bytes());
                 Some((index, array.address, array.address + bytes, *writable))
             }
-            Prepared::Scalar(_) => None,
+            Prepared::Scalar(_) | Prepared::Local { .. } => None,
         })
         .collect();
     for (position, &(first, start, end, first_writable)) in ranges.iter().enumerate() {
@@ -373,6 +418,7 @@ fn arguments<'a>(
         .enumerate()
         .map(|(index, argument)| match argument {
             Prepared::Scalar(value) => Argument::scalar(*value),
+            Prepared::Local { element, length } => Argument::local(*element, *length),
             Prepared::Array { writable, .. } => {
                 let buffer = borrowed[index].as_ref().unwrap_or_else(|| {
                     &host_copies
