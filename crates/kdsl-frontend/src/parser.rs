@@ -120,7 +120,7 @@ impl ParseState<'_> {
         ));
         if space == BufferSpace::Local {
             diagnostic = diagnostic.with_hint(
-                "a `local mut [T]` parameter's length is given at launch (`kdsl.local(n, \"f32\")` from Python, `Arg::local` from Rust)",
+                "a `local mut [T]` parameter's length is given at launch (`kdsl.local(n, \"f32\")` from Python, `Argument::local` from Rust)",
             );
         }
         self.diagnostics.push(diagnostic);

@@ -562,6 +562,18 @@ impl QueueBackend for SyclQueue {
         wait_for: &[&dyn EventBackend],
     ) -> Result<Submitted> {
         let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
+        if kernel._module.by_kernel_name
+            && arguments
+                .iter()
+                .any(|argument| matches!(argument, RawArgument::Local { .. }))
+        {
+            // A SYCLBIN kernel is not one built from SPIR-V source, for which SYCL passes a
+            // local accessor as one argument of its size; PTX and AMDGPU images take offsets.
+            return Err(RuntimeError::Unsupported {
+                backend: BackendKind::Sycl,
+                what: "local memory sized at launch (`local mut [T]`) in a kernel loaded from a SYCLBIN".into(),
+            });
+        }
         let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
         if let (Some(markers), true) = (&self.markers, wait_for.is_empty()) {
             ffi::launch_without_event(

@@ -4,6 +4,22 @@ use super::*;
 
 impl Checker<'_> {
     pub(super) fn report_read_only(&mut self, access: &PlaceAccess, span: Span, action: &str) {
+        let local = matches!(
+            self.lookup(&access.base_name),
+            Resolved::Parameter(
+                _,
+                ParameterType::Buffer {
+                    space: AddressSpace::Local,
+                    ..
+                },
+                _
+            )
+        );
+        let buffer_hint = if local {
+            "declare the parameter as `local mut [T]`"
+        } else {
+            "declare the parameter as `global mut [T]`"
+        };
         let diagnostic = match access.origin {
             PlaceOrigin::Buffer => Diagnostic::error(
                 ErrorCode::E0402,
@@ -15,7 +31,7 @@ impl Checker<'_> {
                 "read-only buffer",
             )
             .with_label(access.declared_at, "declared read-only here")
-            .with_hint("declare the parameter as `global mut [T]`"),
+            .with_hint(buffer_hint),
             _ => Diagnostic::error(
                 ErrorCode::E0401,
                 format!(
