@@ -150,6 +150,7 @@ checked_tests! {
     checked_atomics,
     checked_fault_in_a_loop_condition,
     checked_integer_overflow,
+    checked_launch_sized_local_array,
 }
 
 /// A small deterministic generator (xorshift64*), so that failures reproduce.

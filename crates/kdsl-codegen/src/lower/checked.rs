@@ -241,7 +241,15 @@ impl Walk<'_, '_> {
         }
         let (name, dimensions) = match place.base {
             PlaceBase::Parameter(id) => {
-                (format!("buffer `{}`", self.function.parameter(id).name), 1)
+                let parameter = self.function.parameter(id);
+                let kind = match parameter.ty {
+                    ParameterType::Buffer {
+                        space: AddressSpace::Local,
+                        ..
+                    } => "local array",
+                    _ => "buffer",
+                };
+                (format!("{kind} `{}`", parameter.name), 1)
             }
             PlaceBase::Variable(id) => {
                 let variable = self.function.variable(id);

@@ -4,7 +4,9 @@
 //! access is skipped, so memory next to the buffer stays intact and the device stays usable.
 
 use super::{check_equal, example_kernel, fail, CaseResult};
-use kdsl_runtime::{args, Device, FaultKind, KernelFault, Launch, RuntimeError};
+use kdsl_runtime::{
+    args, Argument, Device, FaultKind, IntoArgument, KernelFault, Launch, RuntimeError,
+};
 
 const SENTINEL: u32 = 0xDEAD_BEEF;
 
@@ -367,3 +369,63 @@ pub fn checked_integer_overflow(device: &Device) -> CaseResult {
         &want,
     )
 }
+
+/// An index past a launch-sized local array (`local mut [u32]`) is reported with the length the
+/// launch gave; with room for the reach, the same kernel runs without a fault.
+pub fn checked_launch_sized_local_array(device: &Device) -> CaseResult {
+    let kernel = checked_kernel(device, "local_past")?;
+    let n = 64usize;
+    let mut output = device.buffer_from(&vec![SENTINEL; n]).map_err(fail)?;
+    let result = kernel
+        .launch(
+            &Launch::new([n], [16]),
+            &[
+                (&mut output).into_argument(),
+                Argument::local_of::<u32>(16),
+                2u32.into_argument(),
+            ],
+        )
+        .map_err(fail)?
+        .wait();
+    let fault = expect_fault(result, "local_past with reach 2")?;
+    if fault.kind != FaultKind::OutOfBounds
+        || fault.what != "local array `scratch`"
+        || fault.length != 16
+        || !(16..18).contains(&fault.index)
+        || fault.work_item[0] % 16 < 14
+    {
+        return Err(format!("wrong fault: {}", fault.message));
+    }
+    kernel
+        .launch(
+            &Launch::new([n], [16]),
+            &[
+                (&mut output).into_argument(),
+                Argument::local_of::<u32>(18),
+                2u32.into_argument(),
+            ],
+        )
+        .map_err(fail)?
+        .wait()
+        .map_err(fail)?;
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            if i % 16 < 2 {
+                SENTINEL_LOCAL
+            } else {
+                (i % 16 - 2) as u32
+            }
+        })
+        .collect();
+    let got = output.read_to_vec().map_err(fail)?;
+    // Elements 0 and 1 of each group's scratch were never written: only the rest is compared.
+    let got: Vec<u32> = got
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| if i % 16 < 2 { SENTINEL_LOCAL } else { v })
+        .collect();
+    check_equal("scratch read back after an in-bounds launch", &got, &want)
+}
+
+/// Stands for the unwritten (undefined) elements of a local array.
+const SENTINEL_LOCAL: u32 = u32::MAX;
