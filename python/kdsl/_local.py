@@ -7,7 +7,7 @@ from typing import Any
 from ._arrays import NUMPY_NAME, TYPESTR
 from ._errors import ArgumentError
 
-_KDSL_NAME = {NUMPY_NAME[code]: kdsl for kdsl, code in TYPESTR.items()}
+_TYPE_NAMES = {NUMPY_NAME[code]: kdsl for kdsl, code in TYPESTR.items()}
 
 
 def _type_name(dtype: Any) -> str:
@@ -19,7 +19,7 @@ def _type_name(dtype: Any) -> str:
         try:
             import numpy
 
-            name = _KDSL_NAME.get(numpy.dtype(dtype).name, "")
+            name = _TYPE_NAMES.get(numpy.dtype(dtype).name, "")
         except (ImportError, TypeError):
             name = ""
     if not name or name == "bool":

@@ -323,6 +323,34 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_sized_local_array_is_a_u32_offset() {
+        let local = |element| ParameterInfo::Buffer {
+            name: "tile".into(),
+            element,
+            space: AddressSpace::Local,
+            writable: true,
+            alignment: 0,
+        };
+        // `mix_param_1` is a `.u32`: the offset of local memory of any element type.
+        let mut offset = mix(ScalarType::F32);
+        offset.parameters[1] = local(ScalarType::F64);
+        check_ptx_kernels(PTX.as_bytes(), &[offset], "").unwrap();
+        // `mix_param_0` is a global pointer, not an offset.
+        let mut pointer = mix(ScalarType::F32);
+        pointer.parameters[0] = local(ScalarType::F32);
+        assert!(check_ptx_kernels(PTX.as_bytes(), &[pointer], "").is_err());
+        // Checked: one hidden length for the local array as for a buffer.
+        let mut checked = mix(ScalarType::F32);
+        checked.parameters[1] = local(ScalarType::U32);
+        checked.checked = true;
+        let hidden = PTX.replace(
+            "\t.param .u8 mix_param_3\n",
+            "\t.param .u8 mix_param_3,\n\t.param .u64 mix_param_4,\n\t.param .u64 mix_param_5,\n\t.param .u64 .ptr .align 1 mix_param_6\n",
+        );
+        check_ptx_kernels(hidden.as_bytes(), &[checked], "").unwrap();
+    }
+
+    #[test]
     fn truncated_and_garbage_text_is_an_error_not_a_panic() {
         for cut in 0..PTX.len() {
             let _ = check_ptx_kernels(&PTX.as_bytes()[..cut], &[mix(ScalarType::F32)], "");

@@ -4,6 +4,7 @@ mod common;
 
 use common::{compile, compile_file, Random};
 use kdsl_interp::{f16, run_kernel, InterpArgument, InterpError, InterpLaunch};
+use kdsl_ir::ScalarType;
 
 /// Runs `kernel` from `source` and returns the arguments after the launch.
 fn run(
@@ -785,4 +786,81 @@ kernel k(out: global mut [i32], zero: i32) {
     )
     .unwrap();
     assert_eq!(arguments[0].as_slice::<i32>().unwrap(), &[7, 3]);
+}
+
+#[test]
+fn launch_sized_local_arrays_are_per_group_poisoned_and_bounds_checked() {
+    let source = "
+kernel k(out: global mut [u32], scratch: local mut [u32], reach: u32) {
+    let lid = get_local_id(0);
+    if lid == 0 { out[get_group_id(0) * 3] = scratch[1]; }
+    barrier();
+    scratch[lid + reach] = get_group_id(0) * 100 + lid;
+    barrier();
+    if lid == 0 {
+        out[get_group_id(0) * 3 + 1] = scratch[reach];
+        out[get_group_id(0) * 3 + 2] = scratch[reach + 1];
+    }
+}";
+    let local = |length| InterpArgument::local(ScalarType::U32, length);
+    let arguments = run(
+        source,
+        "k",
+        InterpLaunch::new([8], [4]),
+        vec![
+            InterpArgument::buffer(vec![0u32; 6]),
+            local(5),
+            InterpArgument::scalar(1u32),
+        ],
+    )
+    .unwrap();
+    // Each group reads its own array: poisoned before its writes, its own values after.
+    assert_eq!(
+        arguments[0].as_slice::<u32>().unwrap(),
+        &[u32::MAX, 0, 1, u32::MAX, 100, 101]
+    );
+    let error = run(
+        source,
+        "k",
+        InterpLaunch::new([8], [4]),
+        vec![
+            InterpArgument::buffer(vec![0u32; 6]),
+            local(4),
+            InterpArgument::scalar(1u32),
+        ],
+    )
+    .unwrap_err();
+    assert!(matches!(error, InterpError::OutOfBounds { .. }), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("index 4 into local array `scratch` of 4 elements"),
+        "{error}"
+    );
+    assert_eq!(
+        pointed_at(source, &error),
+        "scratch[lid + reach] = get_group_id(0) * 100 + lid;"
+    );
+    // The argument must be local memory of the parameter's type.
+    for wrong in [
+        InterpArgument::buffer(vec![0u32; 4]),
+        InterpArgument::local(ScalarType::I32, 4),
+        InterpArgument::scalar(4u32),
+    ] {
+        let error = run(
+            source,
+            "k",
+            InterpLaunch::new([8], [4]),
+            vec![
+                InterpArgument::buffer(vec![0u32; 6]),
+                wrong,
+                InterpArgument::scalar(1u32),
+            ],
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, InterpError::ArgumentMismatch { index: 1, .. }),
+            "{error}"
+        );
+    }
 }

@@ -99,3 +99,69 @@ impl<'a> Argument<'a> {
         Argument::local(T::TYPE, length as u64)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kdsl_ir::ScalarType;
+
+    fn kernel(fixed: u64, vector_alignment: u32) -> KernelInfo {
+        let local = |name: &str, element, alignment| ParameterInfo::Buffer {
+            name: name.into(),
+            element,
+            space: AddressSpace::Local,
+            writable: true,
+            alignment,
+        };
+        KernelInfo {
+            name: "k".into(),
+            parameters: vec![
+                local("bytes", ScalarType::U8, 0),
+                ParameterInfo::Scalar {
+                    name: "n".into(),
+                    ty: ScalarType::U32,
+                },
+                local("wide", ScalarType::F64, vector_alignment),
+            ],
+            local_memory_bytes: fixed,
+            ..KernelInfo::default()
+        }
+    }
+
+    #[test]
+    fn arrays_start_aligned_after_each_other() {
+        let arguments = [
+            Argument::local(ScalarType::U8, 3),
+            Argument::scalar(1u32),
+            Argument::local(ScalarType::F64, 5),
+        ];
+        let (places, end) = layout(&kernel(0, 0), &arguments);
+        assert_eq!(places, [Some((0, 3)), None, Some((16, 40))]);
+        assert_eq!(end, 56);
+        // A vector access of 4 `f64` needs 32-byte alignment.
+        let (places, _) = layout(&kernel(0, 32), &arguments);
+        assert_eq!(places[2], Some((32, 40)));
+    }
+
+    #[test]
+    fn the_fixed_and_launch_sized_arrays_are_checked_together() {
+        let arguments = [
+            Argument::local(ScalarType::U8, 3),
+            Argument::scalar(1u32),
+            Argument::local(ScalarType::F64, 5),
+        ];
+        // 20 fixed bytes round up to 32, then 56 bytes: 88 in all.
+        check_local_memory(&kernel(20, 0), &arguments, 88).unwrap();
+        let error = check_local_memory(&kernel(20, 0), &arguments, 87).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "kernel `k` needs 88 bytes of local memory (20 in fixed `local` arrays; launch-sized: `bytes` 3, `wide` 40 bytes), the device has 87"
+        );
+        let absurd = [
+            Argument::local(ScalarType::U8, 3),
+            Argument::scalar(1u32),
+            Argument::local(ScalarType::F64, u64::MAX),
+        ];
+        assert!(check_local_memory(&kernel(0, 0), &absurd, u64::MAX - 1).is_err());
+    }
+}
