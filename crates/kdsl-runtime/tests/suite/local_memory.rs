@@ -50,6 +50,22 @@ pub fn reduce_sum_sized(device: &Device) -> CaseResult {
             Some(&scale),
         )?;
     }
+    // 64 KiB of scratch, more than CUDA gives without the kernel's opt-in attribute.
+    let large = 16 * 1024;
+    if device.info().launch_sized_local_memory_bytes() >= 4 * large as u64 + 1024 {
+        let got = run_sized_reduction(device, &kernel, &input, 64, large).map_err(fail)?;
+        let want: Vec<f64> = input
+            .chunks(64)
+            .map(|chunk| chunk.iter().map(|&v| f64::from(v)).sum())
+            .collect();
+        check_close(
+            "partial sums with 64 KiB of scratch",
+            &got,
+            &want,
+            1e-5,
+            None,
+        )?;
+    }
     Ok(())
 }
 
