@@ -504,15 +504,14 @@ fn check_arguments(
         );
         match (&parameter.ty, argument) {
             (ParameterType::Buffer { element, .. }, InterpArgument::Local { element: given, .. })
-                if local_parameter =>
+                if local_parameter && given != element =>
             {
-                if given != element {
-                    return Err(mismatch(format!(
-                        "`{}` is a local array of {element}, given one of {given}",
-                        parameter.name
-                    )));
-                }
+                return Err(mismatch(format!(
+                    "`{}` is a local array of {element}, given one of {given}",
+                    parameter.name
+                )));
             }
+            (_, InterpArgument::Local { .. }) if local_parameter => {}
             (_, InterpArgument::Local { .. }) => {
                 return Err(mismatch(format!(
                     "`{}` is `{}`, given a local array",
