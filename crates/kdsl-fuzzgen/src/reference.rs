@@ -113,7 +113,7 @@ pub fn interpret(
             .iter()
             .map(|argument| match argument {
                 InterpArgument::Buffer(buffer) => Some(buffer_bytes(buffer)),
-                InterpArgument::Scalar(_) => None,
+                InterpArgument::Scalar(_) | InterpArgument::Local { .. } => None,
             })
             .collect()),
         Err(
