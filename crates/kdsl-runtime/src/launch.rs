@@ -58,8 +58,8 @@ impl Launch {
 
     /// This launch with the work-group size of an open launch chosen, where the device does
     /// not choose it itself (`device_chooses`: SYCL devices): the size the kernel requires; for
-    /// a kernel using local memory the largest power of two up to 256 (1-D), 16 (2-D) or 8
-    /// (3-D) dividing each dimension, on every device; else
+    /// a kernel using local memory (fixed or sized at launch) the largest power of two up to
+    /// 256 (1-D), 16 (2-D) or 8 (3-D) dividing each dimension, on every device; else
     /// per dimension the largest divisor of the global size within `budget` work-items in all
     /// (the driver's occupancy choice on CUDA, else 256) and the device's per-dimension limits;
     /// dimension 0 first, up to 32 (a warp) when there are more dimensions, then dimension 1 up
@@ -80,7 +80,12 @@ impl Launch {
                 *local = u64::from(size);
             }
             chosen.local_left_open = false;
-        } else if kernel.local_memory_bytes > 0 {
+        } else if kernel.local_memory_bytes > 0
+            || kernel
+                .parameters
+                .iter()
+                .any(crate::local_memory::is_local_parameter)
+        {
             // Local arrays are usually sized for a power-of-two group: such kernels keep the
             // choice kdsl made before the device or occupancy chose (16 x 16 in 2-D).
             let choices: &[u64] = match self.dimensions {
