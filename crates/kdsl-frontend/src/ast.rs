@@ -86,6 +86,8 @@ pub enum BufferSpace {
     Constant,
     /// Work-group memory whose length the launch gives (`local mut [T]`).
     Local,
+    /// `private [T]`: parsed only to be reported (private arrays have a fixed length).
+    Private,
 }
 
 /// Where an array passed by reference lives.

@@ -101,7 +101,7 @@ impl ParseState<'_> {
             match space {
                 BufferSpace::Local => "local",
                 BufferSpace::Constant => "constant",
-                BufferSpace::Global => "global",
+                BufferSpace::Global | BufferSpace::Private => "global",
             },
             if writable { " mut" } else { "" }
         );

@@ -599,6 +599,23 @@ impl<'file> Checker<'file> {
                     ast::BufferSpace::Global => AddressSpace::Global,
                     ast::BufferSpace::Constant => AddressSpace::Constant,
                     ast::BufferSpace::Local => AddressSpace::Local,
+                    ast::BufferSpace::Private => {
+                        self.report(
+                            Diagnostic::error(
+                                ErrorCode::E0301,
+                                format!(
+                                    "parameter `{}`: private memory cannot be sized at launch",
+                                    parameter.name.name
+                                ),
+                                *span,
+                                "`private [T]` has no length",
+                            )
+                            .with_hint(
+                                "give the length (`private mut [T; N]`, device functions only), or take work-group memory sized at launch: `local mut [T]`",
+                            ),
+                        );
+                        return None;
+                    }
                 };
                 if space == AddressSpace::Constant && *writable {
                     self.report(
@@ -641,20 +658,25 @@ impl<'file> Checker<'file> {
                     ast::ArraySpace::Private => AddressSpace::Private,
                 };
                 if kernel {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0301,
-                            format!(
-                                "kernel parameter `{}` cannot be a {space} array",
-                                parameter.name.name
-                            ),
-                            *span,
-                            "kernels take scalars and buffers",
-                        )
-                        .with_hint(
-                            "declare the array inside the kernel and pass it to device functions",
+                    let mut diagnostic = Diagnostic::error(
+                        ErrorCode::E0301,
+                        format!(
+                            "kernel parameter `{}` cannot be a {space} array",
+                            parameter.name.name
                         ),
+                        *span,
+                        "kernels take scalars and buffers",
+                    )
+                    .with_hint(
+                        "declare the array inside the kernel and pass it to device functions",
                     );
+                    if space == AddressSpace::Local {
+                        diagnostic = diagnostic.with_hint(format!(
+                            "or take local memory whose length the launch gives: `{}: local mut [T]`",
+                            parameter.name.name
+                        ));
+                    }
+                    self.report(diagnostic);
                     return None;
                 }
                 match self.resolve_type(ty)? {
