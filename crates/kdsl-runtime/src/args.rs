@@ -186,6 +186,11 @@ impl<'a> Argument<'a> {
         Argument::from_kind(ArgumentKind::Local { element, bytes })
     }
 
+    /// Local memory of `length` elements of `T` for a `local mut [T]` parameter.
+    pub fn local_of<T: Element>(length: usize) -> Argument<'a> {
+        Argument::local(T::TYPE, length as u64)
+    }
+
     pub fn read_only<T: Element>(buffer: &'a Buffer<T>) -> Argument<'a> {
         Argument::buffer_region(buffer.region(), false)
     }
@@ -483,11 +488,10 @@ pub(crate) fn check_arguments(
                     return Err(type_error(index, parameter, argument));
                 }
             }
-            (_, ArgumentKind::Local { .. }) | (_, ArgumentKind::Buffer(_))
-                if is_local_parameter(parameter)
-                    != matches!(argument.kind, ArgumentKind::Local { .. }) =>
-            {
-                return Err(type_error(index, parameter, argument));
+            // Local memory for another parameter, or something else for local memory.
+            (_, ArgumentKind::Local { .. }) => return Err(type_error(index, parameter, argument)),
+            _ if is_local_parameter(parameter) => {
+                return Err(type_error(index, parameter, argument))
             }
             (
                 ParameterInfo::Buffer {
@@ -829,6 +833,68 @@ mod tests {
             Err(RuntimeError::ReadOnlyMemoryAsWritable { index: 0, .. })
         ));
         assert!(check(&[]).is_err());
+    }
+
+    #[test]
+    fn local_memory_goes_only_to_local_parameters() {
+        let mut tiled = saxpy();
+        tiled.parameters[1] = ParameterInfo::Buffer {
+            name: "tile".into(),
+            element: ScalarType::F32,
+            space: AddressSpace::Local,
+            writable: true,
+            alignment: 0,
+        };
+        let check = |arguments: &[Argument]| {
+            let result = check_arguments(&tiled, 1, "sycl:0", arguments);
+            assert_eq!(
+                ArgumentLayout::new(&tiled).accepts(1, arguments),
+                result.is_ok(),
+                "{result:?}"
+            );
+            result
+        };
+        let with = |second: Argument<'static>, first: Argument<'static>| {
+            [
+                first,
+                second,
+                Argument::scalar(2.0f32),
+                Argument::scalar(10u32),
+            ]
+        };
+        check(&with(
+            Argument::local_of::<f32>(64),
+            buffer(1, ScalarType::F32, true, 1),
+        ))
+        .unwrap();
+        for wrong in [
+            with(
+                Argument::local(ScalarType::F64, 64),
+                buffer(1, ScalarType::F32, true, 1),
+            ),
+            with(
+                buffer(2, ScalarType::F32, true, 1),
+                buffer(1, ScalarType::F32, true, 1),
+            ),
+            with(Argument::scalar(64u32), buffer(1, ScalarType::F32, true, 1)),
+            with(Argument::local_of::<f32>(64), Argument::local_of::<f32>(64)),
+        ] {
+            match check(&wrong).unwrap_err() {
+                RuntimeError::ArgumentType {
+                    expected, found, ..
+                } => {
+                    assert!(
+                        expected.contains("buffer") || expected.contains("local memory of f32")
+                    );
+                    assert!(!found.is_empty());
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(
+            Argument::local_of::<f32>(64).describe(),
+            "local memory of 64 f32"
+        );
     }
 
     #[test]

@@ -93,13 +93,6 @@ pub(crate) fn check_local_memory(
     })
 }
 
-/// The argument for a launch-sized local array of `length` elements of `T`.
-impl<'a> Argument<'a> {
-    pub fn local_of<T: crate::Element>(length: usize) -> Argument<'a> {
-        Argument::local(T::TYPE, length as u64)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
