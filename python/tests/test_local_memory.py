@@ -23,7 +23,7 @@ def test_reduction_with_launch_sized_scratch(kind, group):
     values = RNG.standard_normal(n).astype(np.float32)
     groups = (n + group - 1) // group
     partial = kind.to_device(np.zeros(groups, np.float32))
-    kernel = example("reduction").reduce_sum_sized
+    kernel = example("reduction_sized").reduce_sum_sized
     kernel[groups * group, group](partial, kind.to_device(values), kdsl.local(group, "f32"), n).wait()
     np.testing.assert_allclose(kind.to_numpy(partial), group_sums(values, group), rtol=1e-4, atol=1e-4)
 
@@ -43,7 +43,7 @@ def test_local_takes_numpy_dtypes():
 
 
 def test_parameter_describes_local_memory():
-    kernel = example("reduction").reduce_sum_sized
+    kernel = example("reduction_sized").reduce_sum_sized
     scratch = kernel.parameters[2]
     assert (scratch.kind, scratch.type, scratch.space, scratch.writable) == ("local", "f32", "local", True)
     assert str(scratch) == "scratch: local mut [f32]"
@@ -54,7 +54,7 @@ def test_too_much_local_memory_is_a_launch_error(kind):
     n = 256
     values = RNG.standard_normal(n).astype(np.float32)
     partial = kind.to_device(np.zeros(4, np.float32))
-    kernel = example("reduction").reduce_sum_sized
+    kernel = example("reduction_sized").reduce_sum_sized
     with pytest.raises(kdsl.LaunchError) as raised:
         kernel[n, 64](partial, kind.to_device(values), kdsl.local(1 << 28, "f32"), n)
     assert raised.value.kind == "LocalMemoryExceeded"
@@ -68,7 +68,7 @@ def test_too_much_local_memory_is_a_launch_error(kind):
 def test_wrong_local_arguments_are_argument_errors():
     values = np.ones(64, np.float32)
     partial = np.zeros(1, np.float32)
-    kernel = example("reduction").reduce_sum_sized
+    kernel = example("reduction_sized").reduce_sum_sized
     for wrong in (64, kdsl.local(64, "f64"), np.zeros(64, np.float32)):
         with pytest.raises(kdsl.ArgumentError) as raised:
             kernel[64, 64](partial, values, wrong, 64)

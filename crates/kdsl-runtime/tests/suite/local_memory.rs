@@ -1,4 +1,4 @@
-//! Local memory sized at launch (`local mut [T]` parameters): examples/reduction.krn's
+//! Local memory sized at launch (`local mut [T]` parameters): examples/reduction_sized.krn
 //! `reduce_sum_sized` at several work-group sizes, and the local-memory limit as a typed error
 //! after which the device keeps working.
 
