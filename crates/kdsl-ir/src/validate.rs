@@ -91,6 +91,30 @@ impl FunctionValidator<'_> {
                     );
                 }
             }
+            if let ParameterType::Buffer {
+                element,
+                record: Some(record),
+                ..
+            } = &parameter.ty
+            {
+                let fields: Vec<_> = record
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.ty))
+                    .collect();
+                if *element != ScalarType::U8
+                    || fields.is_empty()
+                    || **record != crate::records::RecordType::new(record.name.clone(), &fields)
+                {
+                    self.error(
+                        parameter.span,
+                        format!(
+                            "record buffer `{}` has an inconsistent layout",
+                            parameter.name
+                        ),
+                    );
+                }
+            }
             if let ParameterType::Array { ty, space, .. } = &parameter.ty {
                 if function.kind == FunctionKind::Kernel {
                     self.error(
@@ -287,8 +311,11 @@ impl FunctionValidator<'_> {
             ),
             PlaceBase::Variable(_) => false,
         };
-        if !buffer {
-            self.error(span, "a vector access of something other than a buffer");
+        if !buffer || place.field.is_some() {
+            self.error(
+                span,
+                "a vector access of something other than a buffer of scalars",
+            );
         }
         if !(2..=4).contains(&width) || place.element == ScalarType::Bool {
             self.error(
@@ -313,6 +340,7 @@ impl FunctionValidator<'_> {
                         element,
                         space,
                         writable,
+                        record,
                     }) => {
                         if place.indices.len() != 1 {
                             self.error(
@@ -320,7 +348,30 @@ impl FunctionValidator<'_> {
                                 format!("buffer access has {} indices", place.indices.len()),
                             );
                         }
-                        if *element != place.element || *space != place.space {
+                        let element = match (record, place.field) {
+                            (None, None) => *element,
+                            (Some(record), Some(field)) => {
+                                match record.fields.get(field as usize) {
+                                    Some(field) => field.ty,
+                                    None => {
+                                        self.error(
+                                            span,
+                                            format!("record `{record}` has no field {field}"),
+                                        );
+                                        place.element
+                                    }
+                                }
+                            }
+                            (Some(record), None) => {
+                                self.error(span, format!("an access of a whole `{record}`"));
+                                place.element
+                            }
+                            (None, Some(_)) => {
+                                self.error(span, "a field access of a buffer of scalars");
+                                place.element
+                            }
+                        };
+                        if element != place.element || *space != place.space {
                             self.error(
                                 span,
                                 "place element type or space differs from the buffer's",
@@ -351,6 +402,9 @@ impl FunctionValidator<'_> {
     /// An access of an array variable or array parameter: an index per dimension, the
     /// array's element type and space, and writability.
     fn array_place(&mut self, place: &Place, span: Span, write: bool) {
+        if place.field.is_some() {
+            self.error(span, "a field access of an array");
+        }
         let Some((ty, space, writable)) = self.array_of(place.base) else {
             return;
         };
@@ -458,16 +512,21 @@ impl FunctionValidator<'_> {
                             element,
                             space,
                             writable,
+                            record,
                         }) => {
                             let ParameterType::Buffer {
                                 element: expected_element,
                                 space: expected_space,
                                 writable: expected_writable,
+                                record: expected_record,
                             } = expected
                             else {
                                 continue;
                             };
-                            if element != expected_element || space != expected_space {
+                            if element != expected_element
+                                || space != expected_space
+                                || record != expected_record
+                            {
                                 self.error(
                                     span,
                                     format!("passes buffer %{} as `{expected}`", id.0),
