@@ -296,12 +296,51 @@ fn describe_parameter(parameter: &ParameterInfo) -> String {
     match parameter {
         ParameterInfo::Scalar { ty, .. } => format!("a {ty} scalar"),
         ParameterInfo::Buffer {
-            element, writable, ..
+            element,
+            writable,
+            record,
+            ..
         } => {
             let mutability = if *writable { "mut " } else { "" };
-            format!("a {mutability}buffer of {element}")
+            match record {
+                Some(record) => format!(
+                    "a {mutability}buffer of `{}` records, passed as their bytes (a {mutability}buffer of u8)",
+                    record.name
+                ),
+                None => format!("a {mutability}buffer of {element}"),
+            }
         }
     }
+}
+
+/// A buffer of records (passed as a buffer of `u8`) holds whole records and starts at an
+/// address aligned for them.
+fn check_record_buffer(
+    kernel: &KernelInfo,
+    index: usize,
+    name: &str,
+    record: &kdsl_ir::RecordType,
+    facts: &BufferFacts<'_>,
+) -> Result<()> {
+    let problem = if facts.bytes % record.size as usize != 0 {
+        format!(
+            "{} bytes were given, not a multiple of {}",
+            facts.bytes, record.size
+        )
+    } else if facts.address % u64::from(record.alignment) != 0 {
+        format!("the memory starts at {:#x}", facts.address)
+    } else {
+        return Ok(());
+    };
+    Err(RuntimeError::RecordBufferMismatch {
+        kernel: kernel.name.clone(),
+        index,
+        name: name.to_string(),
+        record: record.name.clone(),
+        record_size: record.size,
+        record_alignment: record.alignment,
+        problem,
+    })
 }
 
 /// One parameter as the per-launch checks see it.
@@ -312,6 +351,9 @@ pub(crate) enum ParameterSlot {
         element: ScalarType,
         writable: bool,
         alignment: u32,
+        /// A record's size and alignment for a buffer of records, else 1 and 1.
+        record_size: u32,
+        record_alignment: u32,
     },
 }
 
@@ -335,11 +377,14 @@ impl ArgumentLayout {
                     element,
                     writable,
                     alignment,
+                    ref record,
                     ..
                 } => ParameterSlot::Buffer {
                     element,
                     writable,
                     alignment,
+                    record_size: record.as_ref().map_or(1, |r| r.size),
+                    record_alignment: record.as_ref().map_or(1, |r| r.alignment),
                 },
             })
             .collect();
@@ -369,10 +414,14 @@ impl ArgumentLayout {
                         element,
                         writable,
                         alignment,
+                        record_size,
+                        record_alignment,
                     },
                     ArgumentKind::Buffer(facts),
                 ) => {
                     if facts.element != *element
+                        || facts.bytes % *record_size as usize != 0
+                        || facts.address % u64::from(*record_alignment) != 0
                         || (*alignment > 1 && facts.address % u64::from(*alignment) != 0)
                         || (*writable && (!facts.writable || facts.read_only_memory))
                         || facts.device_instance != device_instance
@@ -445,12 +494,16 @@ pub(crate) fn check_arguments(
                     element,
                     writable,
                     alignment,
+                    record,
                     ..
                 },
                 ArgumentKind::Buffer(facts),
             ) => {
                 if facts.element != *element {
                     return Err(type_error(index, parameter, argument));
+                }
+                if let Some(record) = record {
+                    check_record_buffer(kernel, index, name, record, &facts)?;
                 }
                 if *alignment > 1 && facts.address % u64::from(*alignment) != 0 {
                     return Err(RuntimeError::MisalignedBuffer {
@@ -535,6 +588,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: true,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Buffer {
                     name: "x".into(),
@@ -542,6 +596,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: false,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Scalar {
                     name: "a".into(),
