@@ -76,6 +76,13 @@ impl Checker<'_> {
 
     /// E0209 for a record value where a scalar is expected.
     pub(super) fn record_value_as_scalar(&mut self, expression: &ast::Expression) {
+        if let E::RecordLiteral { name, fields } = &strip_parentheses(expression).kind {
+            if !self.records.contains_key(&name.name) {
+                // Reports the unknown record (or nothing more for a record that failed to check).
+                let _ = self.record_literal(name, fields, expression.span, &mut Vec::new());
+                return;
+            }
+        }
         let described = match self.record_shape(expression) {
             Some(record) => format!("a `{record}` record"),
             None => "a record".to_string(),
@@ -233,7 +240,7 @@ impl Checker<'_> {
             for (_, value) in written {
                 let _ = self.expression(value, None);
             }
-            if !self.record_type_is_declared(&name.name) {
+            if !self.is_declared_record_name(&name.name) {
                 let mut diagnostic = Diagnostic::error(
                     ErrorCode::E0203,
                     format!("unknown record `{}`", name.name),
@@ -305,8 +312,11 @@ impl Checker<'_> {
         Some((record, values?))
     }
 
-    fn record_type_is_declared(&self, name: &str) -> bool {
-        self.records.contains_key(name)
+    fn is_declared_record_name(&self, name: &str) -> bool {
+        self.file
+            .items
+            .iter()
+            .any(|item| matches!(item, ast::Item::Record(r) if r.name.name == name))
     }
 
     /// `value` itself when reading it again is free and has no effect, else a new variable
