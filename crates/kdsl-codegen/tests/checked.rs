@@ -1,17 +1,11 @@
 //! Checked mode (`Options::checked`): every example and test kernel compiled checked for every
 //! target and validated (`spirv-val`, `ptxas`, `llvm-readobj`), the hidden parameters in each
-//! image, snapshots of the optimized LLVM IR of `tests/kernels/checked.krn`, and the check
-//! sites in the bundle metadata. Unchecked code is covered by `targets.rs`'s snapshots, which
-//! checked mode must leave unchanged.
+//! image and the check sites in the bundle metadata. The optimized LLVM IR of
+//! `tests/kernels/checked.krn`, checked and unchecked, is a file test (`// test: llvm-checked`).
 
 use crate::common::{ptxas, tool, validate};
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn checked() -> Options {
     Options {
@@ -22,27 +16,12 @@ fn checked() -> Options {
 
 /// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
 fn kernel_sources() -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    for directory in ["examples", "tests/kernels"] {
-        for entry in std::fs::read_dir(repository_root().join(directory)).expect("kernel folder") {
-            let path = entry.expect("directory entry").path();
-            if path.extension().is_some_and(|e| e == "krn") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    assert!(files.len() >= 14, "expected the kernels, found {files:?}");
-    files
-        .into_iter()
-        .map(|path| {
-            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            (
-                stem,
-                std::fs::read_to_string(&path).expect("readable kernel"),
-            )
-        })
-        .collect()
+    let sources = kdsl_testkit::files::kernel_sources();
+    assert!(
+        sources.len() >= 14,
+        "expected the examples and test kernels"
+    );
+    sources
 }
 
 fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
@@ -51,7 +30,8 @@ fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
 }
 
 fn checked_source() -> String {
-    std::fs::read_to_string(repository_root().join("tests/kernels/checked.krn")).unwrap()
+    std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("tests/kernels/checked.krn"))
+        .unwrap()
 }
 
 #[test]
@@ -122,23 +102,6 @@ fn checked_kernels_take_the_hidden_parameters() {
     assert!(!plain.contains("fault_record") && !plain.contains("kdsl.checked"));
     let ir = emit_llvm_ir(&module, &TargetSpec::spirv(), &checked()).unwrap();
     assert!(ir.contains("%fault_record") && ir.contains("@kdsl.checked.report"));
-}
-
-#[test]
-fn checked_llvm_ir_snapshots() {
-    let module = module_of("checked", &checked_source());
-    for (label, spec) in [
-        ("spirv", TargetSpec::spirv()),
-        ("ptx", TargetSpec::ptx(Some("sm_90"))),
-        ("amdgpu", TargetSpec::amdgpu(Some("gfx90a"))),
-    ] {
-        let ir = emit_llvm_ir(&module, &spec, &checked())
-            .unwrap_or_else(|e| panic!("checked.krn for {spec}: {e}"));
-        // Named as when this file was a test binary of its own (tests/codegen.rs).
-        insta::with_settings!({ prepend_module_to_snapshot => false }, {
-            insta::assert_snapshot!(format!("checked__checked.{label}"), ir);
-        });
-    }
 }
 
 #[test]

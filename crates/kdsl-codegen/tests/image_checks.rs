@@ -9,25 +9,20 @@ use kdsl_bundle::ptx_check::check_ptx_kernels;
 use kdsl_bundle::{KernelInfo, ParameterInfo};
 use kdsl_codegen::{compile, kernel_infos, Options, TargetSpec};
 use kdsl_ir::ScalarType;
-use std::path::Path;
 
 type Check = fn(&[u8], &[KernelInfo], &str) -> Result<(), String>;
 
 /// `examples/*.krn` and `tests/kernels/*.krn`, as (file name, module).
 fn modules() -> Vec<(String, kdsl_ir::Module)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut modules = Vec::new();
-    for folder in ["examples", "tests/kernels"] {
-        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "krn") {
-                let source = std::fs::read_to_string(&path).unwrap();
-                let module = kdsl_frontend::compile_to_ir(&source)
-                    .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()));
-                modules.push((path.display().to_string(), module));
-            }
-        }
-    }
+    let modules: Vec<(String, kdsl_ir::Module)> = kdsl_testkit::files::kernel_files()
+        .into_iter()
+        .map(|path| {
+            let (_, source) = kdsl_testkit::files::read_kernel(&path);
+            let module = kdsl_frontend::compile_to_ir(&source)
+                .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()));
+            (path.display().to_string(), module)
+        })
+        .collect();
     assert!(
         modules.len() >= 14,
         "expected the kernels, found {}",

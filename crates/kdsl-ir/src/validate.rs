@@ -961,6 +961,7 @@ mod tests {
             element: ScalarType::F32,
             space: AddressSpace::Global,
             writable: false,
+            record: None,
         }
     }
 
@@ -970,6 +971,7 @@ mod tests {
             indices: vec![literal(0, ScalarType::U32)],
             element,
             space: AddressSpace::Global,
+            field: None,
         }
     }
 
@@ -1053,6 +1055,74 @@ mod tests {
         let found = messages(&module);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found.iter().all(|m| m.contains("read-only buffer %0")));
+    }
+
+    #[test]
+    fn checks_record_buffers_and_field_places() {
+        let record = crate::records::RecordType::new(
+            "Node",
+            &[
+                ("start".into(), ScalarType::I32),
+                ("edges".into(), ScalarType::I32),
+            ],
+        );
+        let records = ParameterType::Buffer {
+            element: ScalarType::U8,
+            space: AddressSpace::Global,
+            writable: true,
+            record: Some(Box::new(record.clone())),
+        };
+        let mut tampered = record;
+        tampered.size = 12;
+        let bad_layout = ParameterType::Buffer {
+            element: ScalarType::U8,
+            space: AddressSpace::Global,
+            writable: true,
+            record: Some(Box::new(tampered)),
+        };
+        let store = |field: Option<u32>, element: ScalarType, parameter: u32| {
+            statement(StatementKind::Store {
+                place: Place {
+                    base: PlaceBase::Parameter(ParameterId(parameter)),
+                    field,
+                    ..buffer_place(element)
+                },
+                value: literal(1, element),
+            })
+        };
+        let good = Module {
+            functions: vec![kernel(
+                vec![records.clone()],
+                vec![],
+                vec![store(Some(1), ScalarType::I32, 0)],
+            )],
+            constants: Vec::new(),
+        };
+        assert_eq!(messages(&good), Vec::<String>::new());
+        let body = vec![
+            store(None, ScalarType::U8, 0),
+            store(Some(2), ScalarType::I32, 0),
+            store(Some(0), ScalarType::U32, 0),
+            store(Some(0), ScalarType::F32, 1),
+        ];
+        let module = Module {
+            functions: vec![kernel(
+                vec![records, read_only_buffer(), bad_layout],
+                vec![],
+                body,
+            )],
+            constants: Vec::new(),
+        };
+        let found = messages(&module).join("\n");
+        for expected in [
+            "an access of a whole `Node`",
+            "record `Node` has no field 2",
+            "place element type or space differs",
+            "a field access of a buffer of scalars",
+            "record buffer `p2` has an inconsistent layout",
+        ] {
+            assert!(found.contains(expected), "{expected}: {found}");
+        }
     }
 
     #[test]
@@ -1156,6 +1226,7 @@ mod tests {
             )],
             element: ScalarType::U8,
             space: AddressSpace::Local,
+            field: None,
         };
         let atomic = expression(
             ExpressionKind::Atomic {
