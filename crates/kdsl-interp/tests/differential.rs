@@ -1635,3 +1635,55 @@ fn records() {
         ],
     );
 }
+
+/// One level of examples/bfs.krn from a frontier of a random graph: the visit (a buffer of
+/// `Node` records) and the advance.
+#[test]
+fn bfs() {
+    let mut random = Random::new(29);
+    let n = 500usize;
+    let mut nodes = Vec::with_capacity(n);
+    let mut edges: Vec<i32> = Vec::new();
+    for _ in 0..n {
+        let count = (random.next_u64() % 5) as i32;
+        nodes.push((edges.len() as i32, count));
+        for _ in 0..count {
+            edges.push((random.next_u64() % n as u64) as i32);
+        }
+    }
+    let mask: Vec<u8> = (0..n).map(|i| u8::from(i % 7 == 0)).collect();
+    let visited: Vec<u8> = (0..n).map(|i| u8::from(i % 7 == 0 || i % 5 == 0)).collect();
+    let cost: Vec<i32> = (0..n).map(|i| if i % 7 == 0 { 3 } else { -1 }).collect();
+    let launch = InterpLaunch::covering(n as u32, 64);
+    let visit = Case::new(
+        "visit_frontier",
+        launch,
+        vec![
+            buffer(node_bytes(&nodes)),
+            buffer(edges),
+            buffer(mask.clone()),
+            buffer(vec![0u8; n]),
+            buffer(visited.clone()),
+            buffer(cost),
+            scalar(n as u32),
+        ],
+    );
+    let next: Vec<u8> = (0..n).map(|i| u8::from(i % 3 == 0)).collect();
+    let advance = Case::new(
+        "advance_frontier",
+        launch,
+        vec![
+            buffer(mask),
+            buffer(next),
+            buffer(visited),
+            buffer(vec![0u32]),
+            scalar(n as u32),
+        ],
+    );
+    differential(
+        "examples/bfs.krn",
+        || example_bundle("bfs"),
+        examples_required(),
+        vec![visit, advance],
+    );
+}
