@@ -837,6 +837,61 @@ mod tests {
     }
 
     #[test]
+    fn record_buffers_need_whole_aligned_records() {
+        let record = kdsl_ir::RecordType::new(
+            "Pair",
+            &[("a".into(), ScalarType::U8), ("b".into(), ScalarType::F64)],
+        );
+        let kernel = KernelInfo {
+            name: "pairs".into(),
+            parameters: vec![ParameterInfo::Buffer {
+                name: "pairs".into(),
+                element: ScalarType::U8,
+                space: AddressSpace::Global,
+                writable: true,
+                alignment: 0,
+                record: Some(record),
+            }],
+            ..KernelInfo::default()
+        };
+        let with = |address: u64, bytes: usize| {
+            let mut argument = buffer(1, ScalarType::U8, true, 1);
+            if let ArgumentKind::Buffer(facts) = &mut argument.kind {
+                facts.address = address;
+                facts.bytes = bytes;
+            }
+            let result = check_arguments(&kernel, 1, "sycl:0", &[argument]);
+            assert_eq!(
+                ArgumentLayout::new(&kernel).accepts(1, &[argument]),
+                result.is_ok(),
+                "{result:?}"
+            );
+            result
+        };
+        assert!(with(0x1000, 32).is_ok());
+        for (address, bytes, problem) in [
+            (0x1000, 30, "30 bytes were given, not a multiple of 16"),
+            (0x1004, 32, "the memory starts at 0x1004"),
+        ] {
+            let error = with(address, bytes).unwrap_err();
+            assert!(
+                matches!(&error, RuntimeError::RecordBufferMismatch { record, .. } if record == "Pair"),
+                "{error}"
+            );
+            assert!(error.to_string().contains(problem), "{error}");
+        }
+        let mut floats = buffer(1, ScalarType::F32, true, 1);
+        if let ArgumentKind::Buffer(facts) = &mut floats.kind {
+            facts.bytes = 32;
+        }
+        let error = check_arguments(&kernel, 1, "sycl:0", &[floats]).unwrap_err();
+        assert!(
+            error.to_string().contains("buffer of `Pair` records"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn scalar_bits_are_little_endian_and_sized() {
         assert_eq!(ScalarValue::F32(1.0).to_le_bytes(), 1.0f32.to_le_bytes());
         assert_eq!(ScalarValue::I8(-1).to_bits(), 0xff);
