@@ -522,7 +522,7 @@ fn check_arguments(
                 },
                 InterpArgument::Buffer(buffer),
             ) if buffer.element_type() != ScalarType::U8
-                || buffer.len() % record.size as usize != 0 =>
+                || !buffer.len().is_multiple_of(record.size as usize) =>
             {
                 return Err(mismatch(format!(
                     "`{}` is a buffer of `{record}` records ({} bytes each), given {} {} elements (pass the records' bytes as `u8`)",

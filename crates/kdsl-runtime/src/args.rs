@@ -322,12 +322,12 @@ fn check_record_buffer(
     record: &kdsl_ir::RecordType,
     facts: &BufferFacts<'_>,
 ) -> Result<()> {
-    let problem = if facts.bytes % record.size as usize != 0 {
+    let problem = if !facts.bytes.is_multiple_of(record.size as usize) {
         format!(
             "{} bytes were given, not a multiple of {}",
             facts.bytes, record.size
         )
-    } else if facts.address % u64::from(record.alignment) != 0 {
+    } else if !facts.address.is_multiple_of(u64::from(record.alignment)) {
         format!("the memory starts at {:#x}", facts.address)
     } else {
         return Ok(());
@@ -420,8 +420,8 @@ impl ArgumentLayout {
                     ArgumentKind::Buffer(facts),
                 ) => {
                     if facts.element != *element
-                        || facts.bytes % *record_size as usize != 0
-                        || facts.address % u64::from(*record_alignment) != 0
+                        || !facts.bytes.is_multiple_of(*record_size as usize)
+                        || !facts.address.is_multiple_of(u64::from(*record_alignment))
                         || (*alignment > 1 && facts.address % u64::from(*alignment) != 0)
                         || (*writable && (!facts.writable || facts.read_only_memory))
                         || facts.device_instance != device_instance
