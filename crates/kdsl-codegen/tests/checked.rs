@@ -3,7 +3,7 @@
 //! image and the check sites in the bundle metadata. The optimized LLVM IR of
 //! `tests/kernels/checked.krn`, checked and unchecked, is a file test (`// test: llvm-checked`).
 
-use crate::common::{ptxas, tool, validate};
+use crate::common::{artifact, kernel_modules, ptxas, tool, validate};
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
 use std::process::Command;
 
@@ -12,16 +12,6 @@ fn checked() -> Options {
         checked: true,
         ..Options::default()
     }
-}
-
-/// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
-fn kernel_sources() -> Vec<(String, String)> {
-    let sources = kdsl_testkit::files::kernel_sources();
-    assert!(
-        sources.len() >= 14,
-        "expected the examples and test kernels"
-    );
-    sources
 }
 
 fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
@@ -39,15 +29,14 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
     let spirv_val = tool(&["spirv-val"]);
     let ptxas = ptxas();
     let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         let compiled = |spec: &TargetSpec| {
-            compile(&module, spec, &checked())
+            artifact(name, module, spec, true)
                 .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
         };
         let spirv = compiled(&TargetSpec::spirv());
         validate(
-            &name,
+            name,
             "spv",
             &spirv.image.bytes,
             &mut Command::new(&spirv_val),
@@ -55,7 +44,7 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
         for arch in ["sm_75", "sm_90"] {
             let ptx = compiled(&TargetSpec::ptx(Some(arch)));
             validate(
-                &name,
+                name,
                 "ptx",
                 &ptx.image.bytes,
                 Command::new(&ptxas)
@@ -66,7 +55,7 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
         for arch in ["gfx90a", "gfx1100"] {
             let object = compiled(&TargetSpec::amdgpu(Some(arch)));
             let notes = validate(
-                &name,
+                name,
                 "hsaco",
                 &object.image.bytes,
                 Command::new(&readobj).arg("--notes"),

@@ -3,7 +3,7 @@
 //! optimized LLVM IR of each file is a file test (`filetests.rs`). A missing validator fails the test: run
 //! `scripts/setup.sh`.
 
-use crate::common::{ptxas, tool};
+use crate::common::{artifact, kernel_modules, ptxas, tool};
 use kdsl_bundle::{Bundle, TargetKind};
 use kdsl_codegen::{compile, compile_bundle, emit_llvm_ir, CodegenError, Options, TargetSpec};
 use std::path::PathBuf;
@@ -58,6 +58,15 @@ fn run(command: &mut Command, what: &str) -> String {
     text
 }
 
+/// A kernel file compiled for `spec` once for the binary (`common::artifact`).
+fn cached(
+    name: &str,
+    module: &kdsl_ir::Module,
+    spec: &TargetSpec,
+) -> std::sync::Arc<kdsl_codegen::Artifact> {
+    artifact(name, module, spec, false).unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
+}
+
 fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_codegen::Artifact {
     compile(module, spec, &Options::default())
         .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
@@ -66,9 +75,8 @@ fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_c
 #[test]
 fn every_kernel_is_valid_spirv() {
     let spirv_val = tool(&["spirv-val"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
-        let artifact = compile_ok(&name, &module, &TargetSpec::spirv());
+    for (name, module) in kernel_modules() {
+        let artifact = cached(name, module, &TargetSpec::spirv());
         let bytes = &artifact.image.bytes;
         assert_eq!(
             &bytes[..4],
@@ -79,7 +87,7 @@ fn every_kernel_is_valid_spirv() {
             .requirements
             .contains(&"capability Kernel".to_string()));
         // The backend keeps no state between modules: compiling again gives the same bytes.
-        let again = compile_ok(&name, &module, &TargetSpec::spirv());
+        let again = compile_ok(name, module, &TargetSpec::spirv());
         assert_eq!(
             &again.image.bytes, bytes,
             "{name}: SPIR-V differs between two compiles"
@@ -122,18 +130,17 @@ fn every_kernel_is_valid_spirv() {
 #[test]
 fn every_kernel_assembles_with_ptxas() {
     let ptxas = ptxas();
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         for arch in [None, Some("sm_90")] {
             let spec = TargetSpec::ptx(arch);
-            let artifact = compile_ok(&name, &module, &spec);
+            let artifact = cached(name, module, &spec);
             let text = String::from_utf8(artifact.image.bytes.clone()).expect("PTX is text");
             let resolved = spec.resolved_arch();
             assert!(
                 text.contains(&format!(".target {resolved}")),
                 "{name}: {resolved}"
             );
-            for kernel in kernel_names(&module) {
+            for kernel in kernel_names(module) {
                 assert!(
                     text.contains(&format!(".entry {kernel}(")),
                     "{name}: entry {kernel}"
@@ -156,10 +163,9 @@ fn every_kernel_assembles_with_ptxas() {
 #[test]
 fn every_kernel_links_into_amdgpu_code_objects() {
     let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         for arch in ["gfx90a", "gfx9-generic", "gfx1100"] {
-            let artifact = compile_ok(&name, &module, &TargetSpec::amdgpu(Some(arch)));
+            let artifact = cached(name, module, &TargetSpec::amdgpu(Some(arch)));
             assert_eq!(&artifact.image.bytes[..4], b"\x7fELF", "{name}: ELF magic");
             let file = scratch_file(&format!("{name}.hsaco"), &artifact.image.bytes);
             let notes = run(
@@ -184,7 +190,7 @@ fn every_kernel_links_into_amdgpu_code_objects() {
                 notes.contains(&format!(".wavefront_size: {wavefront}")),
                 "{name} {arch}"
             );
-            for kernel in kernel_names(&module) {
+            for kernel in kernel_names(module) {
                 assert!(
                     notes.contains(&format!(".name:           {kernel}\n")),
                     "{name} {arch}: kernel {kernel} not in amdhsa.kernels"
