@@ -74,7 +74,7 @@ fn c_source(records: &[RecordType]) -> String {
 #[test]
 fn record_layouts_equal_c_on_every_target() {
     let source = c_source(&records());
-    let clang = std::env::var("KDSL_CLANG").unwrap_or_else(|_| "clang-22".into());
+    let clang = crate::common::tool(&["clang-22"]);
     for triple in [
         "x86_64-unknown-linux-gnu",
         "nvptx64-nvidia-cuda",
@@ -94,7 +94,7 @@ fn record_layouts_equal_c_on_every_target() {
             .stdin(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .unwrap_or_else(|e| panic!("running {clang}: {e}"));
+            .unwrap_or_else(|e| panic!("running {}: {e}", clang.display()));
         child
             .stdin
             .take()
