@@ -31,6 +31,10 @@
 //!   Local arrays are per work-group and start filled with a poison pattern, all bits set
 //!   ([`LOCAL_MEMORY_POISON`]: a NaN for floats, `-1` or the maximum for integers), so a kernel
 //!   that reads local memory it never wrote gives visibly wrong results.
+//! - **Records**: a buffer of records is passed as its bytes ([`HostBuffer::U8`], a whole number
+//!   of records in C layout, [`kdsl_ir::RecordType`]); the interpreter reads each field at its
+//!   offset, bounds the record index by the number of records, writes fields back at their
+//!   offsets and leaves padding bytes as they were.
 //! - **Atomics** are indivisible read-modify-writes (relaxed); they return the old value.
 //!   Compare-exchange stores `desired` only when the old value equals `expected`.
 //! - **Evaluation order**: operands left to right; `&&`/`||` evaluate the right side only when
