@@ -43,6 +43,7 @@ from ._errors import (  # noqa: E402
     KernelNotFoundError,
     LaunchError,
     OutOfMemoryError,
+    RecordLayoutError,
 )
 from ._local import LocalMemory, local  # noqa: E402
 from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
@@ -70,6 +71,7 @@ __all__ = [
     "LocalMemory",
     "Module",
     "OutOfMemoryError",
+    "RecordLayoutError",
     "Parameter",
     "cache_dir",
     "cache_info",

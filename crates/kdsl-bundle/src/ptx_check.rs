@@ -263,6 +263,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: true,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Scalar {
                     name: "n".into(),
@@ -330,6 +331,7 @@ mod tests {
             space: AddressSpace::Local,
             writable: true,
             alignment: 0,
+            record: None,
         };
         // `mix_param_1` is a `.u32`: the offset of local memory of any element type.
         let mut offset = mix(ScalarType::F32);

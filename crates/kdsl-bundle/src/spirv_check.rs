@@ -302,6 +302,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: true,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Scalar {
                     name: "n".into(),
@@ -414,6 +415,7 @@ mod tests {
                         space: AddressSpace::Constant,
                         writable: false,
                         alignment,
+                        record: None,
                     },
                     other => other,
                 })

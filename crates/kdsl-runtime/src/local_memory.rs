@@ -105,6 +105,7 @@ mod tests {
             space: AddressSpace::Local,
             writable: true,
             alignment,
+            record: None,
         };
         KernelInfo {
             name: "k".into(),
