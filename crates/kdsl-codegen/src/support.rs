@@ -288,6 +288,11 @@ impl Checker<'_> {
                         self.expression(value);
                     }
                 }
+                StatementKind::Print { arguments, .. } => {
+                    for argument in arguments {
+                        self.expression(argument);
+                    }
+                }
                 StatementKind::If {
                     condition,
                     accept,

@@ -344,6 +344,8 @@ pub enum ExpressionKind {
         base: Box<Expression>,
         field: Identifier,
     },
+    /// A string literal as written, with its quotes and escapes: only `print`'s format.
+    String(String),
     /// A syntax error the parser recovered from, or an expression nested too deeply.
     Error,
 }

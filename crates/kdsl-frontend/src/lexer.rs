@@ -14,6 +14,7 @@ pub enum LexicalErrorKind {
     #[default]
     InvalidCharacter,
     UnterminatedComment,
+    UnterminatedString,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Logos)]
@@ -82,6 +83,10 @@ pub enum Token<'input> {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9][0-9_]*)?(f16|f32|f64)?", |lex| lex.slice())]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*(f16|f32|f64)?", |lex| lex.slice())]
     Float(&'input str),
+    /// A string literal with its quotes, escapes unprocessed: only `print`'s format uses one.
+    #[regex(r#""([^"\\\n]|\\[^\n])*""#, |lex| lex.slice())]
+    #[regex(r#""([^"\\\n]|\\[^\n])*"#, unterminated_string)]
+    String(&'input str),
 
     #[token("#")]
     Hash,
@@ -264,6 +269,7 @@ impl fmt::Display for Token<'_> {
             Token::Identifier(name) => return write!(f, "identifier `{name}`"),
             Token::Integer(text) => return write!(f, "integer `{text}`"),
             Token::Float(text) => return write!(f, "float `{text}`"),
+            Token::String(text) => return write!(f, "string {text}"),
             Token::Hash => "`#`",
             Token::LeftParen => "`(`",
             Token::RightParen => "`)`",
@@ -318,6 +324,13 @@ impl fmt::Display for Token<'_> {
 /// A token with its byte range, in the triple form the parser expects.
 pub type Spanned<'input> = (usize, Token<'input>, usize);
 
+/// A `"` whose string does not end on its line.
+fn unterminated_string<'input>(
+    _: &mut logos::Lexer<'input, Token<'input>>,
+) -> Result<&'input str, LexicalErrorKind> {
+    Err(LexicalErrorKind::UnterminatedString)
+}
+
 /// The deepest nesting of `(`, `[` and `{` the parser accepts.
 pub const MAX_NESTING: usize = 256;
 
@@ -362,6 +375,18 @@ pub fn tokenize<'input>(
                     .with_hint("close the comment with `*/`"),
                 );
             }
+            Err(LexicalErrorKind::UnterminatedString) => {
+                flush(&mut invalid_run, diagnostics);
+                diagnostics.push(
+                    Diagnostic::error(
+                        ErrorCode::E0001,
+                        "unterminated string literal",
+                        Span::new(range.start, range.start + 1),
+                        "this string is never closed",
+                    )
+                    .with_hint("end it with `\"` on the same line"),
+                );
+            }
             Err(LexicalErrorKind::InvalidCharacter) => {
                 invalid_run = Some(match invalid_run {
                     Some(run) if run.end == span.start => run.to(span),
@@ -396,8 +421,8 @@ fn invalid_character(source: &str, span: Span) -> Diagnostic {
         span,
         "not part of any token",
     );
-    if text.contains('"') || text.contains('\'') {
-        diagnostic = diagnostic.with_hint("kdsl has no string or character literals");
+    if text.contains('\'') {
+        diagnostic = diagnostic.with_hint("kdsl has no character literals");
     }
     diagnostic
 }

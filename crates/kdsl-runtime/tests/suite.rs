@@ -14,6 +14,8 @@ use kdsl_runtime::{
 #[path = "suite/checked.rs"]
 mod checked;
 mod common;
+#[path = "suite/print.rs"]
+mod print;
 #[path = "suite/queues.rs"]
 mod queues;
 
@@ -93,6 +95,18 @@ device_tests! {
     buffers_past_4g_elements,
     axpby_f32,
     axpby_f64,
+}
+
+/// `print` output from every device reaches the process's standard output.
+#[test]
+fn print_reaches_stdout() {
+    print::print_reaches_stdout();
+}
+
+/// The child process of `print_reaches_stdout`; does nothing when run by itself.
+#[test]
+fn print_child() {
+    print::child();
 }
 
 macro_rules! queue_tests {

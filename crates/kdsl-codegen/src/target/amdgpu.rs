@@ -10,8 +10,8 @@
 
 use super::{
     calling_convention, AddressSpaces, AmdgpuLinker, BarrierLowering, FeatureSupport, LaneIdSource,
-    Legalization, OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
-    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    Legalization, OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive,
+    SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
     WorkItemLowering,
 };
 use crate::library::{libclc_file, LibraryNaming, MathLibrary};
@@ -121,6 +121,10 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             size: if is_wave32(arch) { 32 } else { 64 },
         },
         work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
+        printf: PrintfLowering::OpenClPrintf {
+            function: "printf",
+            strings: 4,
+        },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: Some(libclc),

@@ -128,6 +128,26 @@ pub(crate) enum SubGroupLowering {
     },
 }
 
+/// How `print` lowers: always a C `printf` format (`kdsl_ir::print_format::c_format`) with
+/// the arguments after C's default promotions (`f32` to `double`, small integers to `int`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PrintfLowering {
+    /// A call of the variadic OpenCL `printf(constant char *format, ...)` named `function`,
+    /// its strings in address space `strings`. The SPIR-V backend writes `OpExtInst printf`
+    /// of `OpenCL.std` for the mangled `_Z6printfPU3AS2Kcz` (for plain `printf` it passes the
+    /// format as a pointer to an array, which `spirv-val` rejects); AMDGPU's printf runtime
+    /// binding turns a plain `printf` into the buffered OpenCL printf, which the runtime
+    /// drains through the kernel's hidden printf-buffer argument.
+    OpenClPrintf {
+        function: &'static str,
+        strings: u16,
+    },
+    /// CUDA's `vprintf(format, buffer)`: generic pointers to the format (a global in address
+    /// space `strings`) and to a private buffer holding the arguments, each at an offset
+    /// aligned to its size.
+    Vprintf { strings: u16 },
+}
+
 /// How a math function lowers for one argument type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum MathStrategy {
@@ -273,6 +293,7 @@ pub(crate) struct TargetDescription {
     pub barrier: BarrierLowering,
     pub sub_groups: SubGroupLowering,
     pub work_groups: WorkGroupLowering,
+    pub printf: PrintfLowering,
     /// The math library and its naming scheme; `None` when math functions are builtins the
     /// driver provides (SPIR-V).
     pub math_library: MathLibrary,

@@ -4,6 +4,7 @@
 mod calls;
 mod expressions;
 mod places;
+mod print;
 mod scopes;
 mod statements;
 mod tuples;
