@@ -4,6 +4,7 @@
 
 use super::{FunctionLowering, LowerError, Result};
 use crate::target::PrintfLowering;
+use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
 use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
@@ -27,7 +28,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let format = self.string_constant("kdsl.print.format", &format, strings, generic)?;
         let i32_type = self.context.i32_type();
         match self.target.printf {
-            PrintfLowering::OpenClPrintf { function, .. } => {
+            PrintfLowering::OpenClPrintf {
+                function, support, ..
+            } => {
+                if let Some(support) = support {
+                    self.link_printf_support(support)?;
+                }
                 let printf = match self.module.get_function(function) {
                     Some(existing) => existing,
                     None => {
@@ -66,6 +72,30 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     .build_call(vprintf, &[format.into(), buffer.into()], "")?;
             }
         }
+        Ok(())
+    }
+
+    /// Links `support` (LLVM IR text) into the module, once.
+    fn link_printf_support(&self, support: &str) -> Result<()> {
+        if self.module.get_global("kdsl.print.support").is_some() {
+            return Ok(());
+        }
+        let buffer = MemoryBuffer::create_from_memory_range_copy(support.as_bytes(), "printf");
+        let support = self
+            .context
+            .create_module_from_ir(buffer)
+            .map_err(|e| LowerError(format!("the printf support IR: {e}")))?;
+        support.set_triple(&self.module.get_triple());
+        support.set_data_layout(&self.module.get_data_layout());
+        self.module
+            .link_in_module(support)
+            .map_err(|e| LowerError(format!("linking the printf support IR: {e}")))?;
+        // A marker, so the next `print` does not link it again.
+        let marker = self
+            .module
+            .add_global(self.context.i8_type(), None, "kdsl.print.support");
+        marker.set_initializer(&self.context.i8_type().const_zero());
+        marker.set_linkage(Linkage::Private);
         Ok(())
     }
 

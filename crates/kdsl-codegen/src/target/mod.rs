@@ -141,6 +141,10 @@ pub(crate) enum PrintfLowering {
     OpenClPrintf {
         function: &'static str,
         strings: u16,
+        /// LLVM IR the calls need, linked into a module that prints (AMDGPU: the buffer
+        /// allocator `__printf_alloc` the printf binding calls, which ROCm's device library
+        /// would define).
+        support: Option<&'static str>,
     },
     /// CUDA's `vprintf(format, buffer)`: generic pointers to the format (a global in address
     /// space `strings`) and to a private buffer holding the arguments, each at an offset

@@ -96,6 +96,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         printf: PrintfLowering::OpenClPrintf {
             function: "_Z6printfPU3AS2Kcz",
             strings: 2,
+            support: None,
         },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,

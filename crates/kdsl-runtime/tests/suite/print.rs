@@ -14,22 +14,8 @@ const WORK_ITEMS: usize = 4;
 const SCALE: f32 = 0.5;
 
 /// What `print_values` prints for 4 work-items and scale 0.5, by work-item in program order:
-/// the interpreter's order (`crates/kdsl-interp/tests/print.rs` expects the same text).
-pub const EXPECTED: &str = "\
-i = 0, x = 0, even = true, {braces} 100%
-v = (0, 0.5), h = 0, d = 0, s = -3
-narrow: -2 250 0 18446744073709551615
-i = 1, x = 0.5, even = false, {braces} 100%
-v = (0.5, 1), h = 0.5, d = 0.166667, s = -2
-narrow: -1 251 1000 18446744073709551614
-  from a device function: i = 1, x = 0.5
-i = 2, x = 1, even = true, {braces} 100%
-v = (1, 1.5), h = 1, d = 0.333333, s = -1
-narrow: 0 252 2000 18446744073709551613
-i = 3, x = 1.5, even = false, {braces} 100%
-v = (1.5, 2), h = 1.5, d = 0.5, s = 0
-narrow: 1 253 3000 18446744073709551612
-";
+/// the interpreter's order (`crates/kdsl-interp/tests/semantics.rs` expects the same text).
+pub const EXPECTED: &str = include_str!("../../../../tests/kernels/print.stdout");
 
 /// The child's part: launch on the device named in [`CHILD_DEVICE`] and wait; the runtime
 /// (OpenCL) or the driver (CUDA, at the wait) writes the lines. Does nothing in a normal run.
