@@ -498,6 +498,18 @@ mod tests {
     }
 
     #[test]
+    fn lexes_string_literals_with_escapes_and_reports_unterminated_ones() {
+        let (tokens, diagnostics) = kinds(r#"print("a {} \" b\n", x)"#);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(tokens[2], Token::String(r#""a {} \" b\n""#));
+        assert_eq!(tokens.len(), 6);
+        let (tokens, diagnostics) = kinds("print(\"open\nx");
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].message, "unterminated string literal");
+        assert_eq!(tokens.last(), Some(&Token::Identifier("x")));
+    }
+
+    #[test]
     fn lexes_tuple_fields() {
         let (tokens, diagnostics) = kinds("t.0 t.1+1.5");
         assert!(diagnostics.is_empty());
