@@ -103,7 +103,13 @@ fn print_reaches_stdout() {
     print::print_reaches_stdout();
 }
 
-/// The child process of `print_reaches_stdout`; does nothing when run by itself.
+/// A million printing work-items end, where the device bounds what it prints.
+#[test]
+fn print_from_a_million_work_items_is_bounded() {
+    print::print_from_a_million_work_items_is_bounded();
+}
+
+/// The child process of the `print` tests; does nothing when run by itself.
 #[test]
 fn print_child() {
     print::child();
