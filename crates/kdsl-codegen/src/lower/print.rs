@@ -7,7 +7,9 @@ use crate::target::PrintfLowering;
 use inkwell::memory_buffer::MemoryBuffer;
 use inkwell::module::Linkage;
 use inkwell::types::{BasicMetadataTypeEnum, BasicTypeEnum};
-use inkwell::values::{BasicMetadataValueEnum, BasicValueEnum, PointerValue};
+use inkwell::values::{
+    BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
+};
 use inkwell::AddressSpace as LlvmAddressSpace;
 use kdsl_ir::print_format::{c_format, PrintfArgument};
 use kdsl_ir::{Expression, ScalarType};
@@ -16,14 +18,26 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     pub(super) fn print(&mut self, text: &[String], arguments: &[Expression]) -> Result<()> {
         let types: Vec<ScalarType> = arguments.iter().map(|a| a.ty).collect();
         let format = c_format(text, &types);
-        let (strings, generic) = match self.target.printf {
-            PrintfLowering::OpenClPrintf { strings, .. } => (strings, false),
-            PrintfLowering::Vprintf { strings } => (strings, true),
+        let (strings, generic, branch_bools) = match self.target.printf {
+            PrintfLowering::OpenClPrintf {
+                strings,
+                constant_strings_only,
+                ..
+            } => (strings, false, constant_strings_only),
+            PrintfLowering::Vprintf { strings } => (strings, true, false),
         };
         let mut values = Vec::with_capacity(arguments.len());
+        // Where `branch_bools`: each `bool` argument's position and value; its slot in
+        // `values` is filled with a constant string in each branch.
+        let mut bools = Vec::new();
         for argument in arguments {
             let value = self.expression(argument)?;
-            values.push(self.printf_argument(value, argument.ty, strings, generic)?);
+            if branch_bools && argument.ty == ScalarType::Bool {
+                bools.push((values.len(), value.into_int_value()));
+                values.push(value);
+            } else {
+                values.push(self.printf_argument(value, argument.ty, strings, generic)?);
+            }
         }
         let format = self.string_constant("kdsl.print.format", &format, strings, generic)?;
         let i32_type = self.context.i32_type();
@@ -48,10 +62,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         declaration
                     }
                 };
-                let mut call_arguments: Vec<BasicMetadataValueEnum> = vec![format.into()];
-                call_arguments.extend(values.iter().map(|&v| BasicMetadataValueEnum::from(v)));
-                let call = self.builder.build_call(printf, &call_arguments, "")?;
-                call.set_call_convention(printf.get_call_conventions());
+                self.printf_calls(printf, format, &mut values, &bools, strings)?;
             }
             PrintfLowering::Vprintf { .. } => {
                 let generic_pointer = self.types.pointer(0);
@@ -72,6 +83,41 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     .build_call(vprintf, &[format.into(), buffer.into()], "")?;
             }
         }
+        Ok(())
+    }
+
+    /// Calls `printf(format, values...)`; for each of `bools` (position in `values`, value)
+    /// first branches on the value, passing the constant `true` or `false` string there.
+    fn printf_calls(
+        &mut self,
+        printf: FunctionValue<'ctx>,
+        format: PointerValue<'ctx>,
+        values: &mut [BasicValueEnum<'ctx>],
+        bools: &[(usize, IntValue<'ctx>)],
+        strings: u16,
+    ) -> Result<()> {
+        let Some((&(position, condition), rest)) = bools.split_first() else {
+            let mut call_arguments: Vec<BasicMetadataValueEnum> = vec![format.into()];
+            call_arguments.extend(values.iter().map(|&v| BasicMetadataValueEnum::from(v)));
+            let call = self.builder.build_call(printf, &call_arguments, "")?;
+            call.set_call_convention(printf.get_call_conventions());
+            return Ok(());
+        };
+        let accept = self.new_block("print.true");
+        let reject = self.new_block("print.false");
+        let join = self.new_block("print.join");
+        self.builder
+            .build_conditional_branch(condition, accept, reject)?;
+        for (block, name, text) in [
+            (accept, "kdsl.print.true", "true"),
+            (reject, "kdsl.print.false", "false"),
+        ] {
+            self.builder.position_at_end(block);
+            values[position] = self.string_constant(name, text, strings, false)?.into();
+            self.printf_calls(printf, format, values, rest, strings)?;
+            self.builder.build_unconditional_branch(join)?;
+        }
+        self.builder.position_at_end(join);
         Ok(())
     }
 

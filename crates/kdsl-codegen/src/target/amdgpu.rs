@@ -125,6 +125,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             function: "printf",
             strings: 4,
             support: Some(PRINTF_ALLOC),
+            constant_strings_only: true,
         },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,

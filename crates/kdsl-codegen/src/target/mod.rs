@@ -145,12 +145,21 @@ pub(crate) enum PrintfLowering {
         /// allocator `__printf_alloc` the printf binding calls, which ROCm's device library
         /// would define).
         support: Option<&'static str>,
+        /// `%s` arguments must be constant strings (AMDGPU's binding copies their text into
+        /// the record at compile time, and would store a chosen pointer's bits): a `bool`
+        /// value then branches to one call per combination of `true` and `false`, at most
+        /// [`MAX_BRANCHED_BOOLS`] of them per `print`.
+        constant_strings_only: bool,
     },
     /// CUDA's `vprintf(format, buffer)`: generic pointers to the format (a global in address
     /// space `strings`) and to a private buffer holding the arguments, each at an offset
     /// aligned to its size.
     Vprintf { strings: u16 },
 }
+
+/// The most `bool` values one `print` may have where `%s` arguments must be constant strings
+/// (2^4 = 16 `printf` calls).
+pub(crate) const MAX_BRANCHED_BOOLS: usize = 4;
 
 /// How a math function lowers for one argument type.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -97,6 +97,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             function: "_Z6printfPU3AS2Kcz",
             strings: 2,
             support: None,
+            constant_strings_only: false,
         },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
