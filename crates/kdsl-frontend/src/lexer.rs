@@ -33,6 +33,8 @@ pub enum Token<'input> {
     Const,
     #[token("instance")]
     Instance,
+    #[token("struct")]
+    Struct,
     #[token("let")]
     Let,
     #[token("mut")]
@@ -201,10 +203,10 @@ fn block_comment<'input>(
 }
 
 /// The reserved words, which cannot be names (docs/language.md lists them).
-pub const KEYWORDS: [&str; 23] = [
-    "fn", "kernel", "const", "instance", "let", "mut", "local", "private", "global", "constant",
-    "if", "else", "while", "for", "in", "step", "unroll", "break", "continue", "return", "as",
-    "true", "false",
+pub const KEYWORDS: [&str; 24] = [
+    "fn", "kernel", "const", "instance", "struct", "let", "mut", "local", "private", "global",
+    "constant", "if", "else", "while", "for", "in", "step", "unroll", "break", "continue",
+    "return", "as", "true", "false",
 ];
 
 impl Token<'_> {
@@ -215,6 +217,7 @@ impl Token<'_> {
             Token::Kernel => "kernel",
             Token::Const => "const",
             Token::Instance => "instance",
+            Token::Struct => "struct",
             Token::Let => "let",
             Token::Mut => "mut",
             Token::Local => "local",
@@ -247,6 +250,7 @@ impl fmt::Display for Token<'_> {
             Token::Kernel => "`kernel`",
             Token::Const => "`const`",
             Token::Instance => "`instance`",
+            Token::Struct => "`struct`",
             Token::Let => "`let`",
             Token::Mut => "`mut`",
             Token::Local => "`local`",

@@ -186,6 +186,10 @@ impl Checker<'_> {
                 );
                 None
             }
+            E::RecordLiteral { .. } => {
+                self.record_value_as_scalar(expression);
+                None
+            }
             E::Error => None,
         }
     }
@@ -228,6 +232,10 @@ impl Checker<'_> {
                     )
                     .with_hint(format!("read an element: `{}[i]`", name.name)),
                 );
+                None
+            }
+            Resolved::Binding(Binding::Record { .. }) => {
+                self.record_value_as_scalar(&ast::Expression::leaf(E::Name(name.clone()), span));
                 None
             }
             Resolved::Binding(Binding::Vector { ty, .. }) => {
