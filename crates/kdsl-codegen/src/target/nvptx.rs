@@ -7,8 +7,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
-    LocalParameterLowering, OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
-    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    LocalParameterLowering, OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive,
+    SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
     WorkItemLowering,
 };
 use crate::library::{
@@ -76,6 +76,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
         local_parameters: LocalParameterLowering::DynamicOffset,
+        printf: PrintfLowering::Vprintf { strings: 1 },
         math_library: math_library(options)?,
         sync_scopes: SyncScopes {
             device: "device",
