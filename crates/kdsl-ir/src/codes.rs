@@ -66,6 +66,8 @@ pub enum ErrorCode {
     /// A vector where a scalar is expected or the reverse, vectors of different types in one
     /// operation, a component that does not exist, or a repeated operand with side effects.
     E0315,
+    /// A matrix operation's tile or memory operand of a shape or type no matrix shape has.
+    E0330,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -142,7 +144,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 64] = [
+    pub const ALL: [ErrorCode; 65] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -171,6 +173,7 @@ impl ErrorCode {
         ErrorCode::E0313,
         ErrorCode::E0314,
         ErrorCode::E0315,
+        ErrorCode::E0330,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -240,6 +243,7 @@ impl ErrorCode {
             ErrorCode::E0313 => "E0313",
             ErrorCode::E0314 => "E0314",
             ErrorCode::E0315 => "E0315",
+            ErrorCode::E0330 => "E0330",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

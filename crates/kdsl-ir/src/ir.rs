@@ -184,6 +184,8 @@ pub enum StatementKind {
     Evaluate {
         value: Expression,
     },
+    /// A sub-group matrix operation (`matrix_mma`, ...): see [`crate::matrix`].
+    Matrix(crate::matrix::MatrixOp),
 }
 
 /// How a loop asks to be unrolled (`for .. unroll`, `for .. unroll(4)`). Back ends pass it
@@ -506,6 +508,9 @@ pub enum MathFunction {
     NativeRecip,
     /// `native_divide(x, y)`: `x / y`, fast.
     NativeDivide,
+    /// `round_tf32(x)`: `x` rounded to tf32's 10 mantissa bits, to nearest with ties away
+    /// from zero (`f32` only).
+    RoundTf32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod builtins;
 pub mod codes;
 pub mod diagnostic;
 pub mod ir;
+pub mod matrix;
 pub mod print;
 mod render;
 pub mod scalar;
@@ -25,6 +26,7 @@ pub use builtins::{
 pub use codes::ErrorCode;
 pub use diagnostic::{Diagnostic, Label, Severity, INTERNAL_ERROR_HINT};
 pub use ir::*;
+pub use matrix::{MatrixMemory, MatrixOp, MatrixRole, MatrixShape};
 pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::Span;

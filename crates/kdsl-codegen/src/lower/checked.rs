@@ -198,6 +198,13 @@ impl Walk<'_, '_> {
                     }
                     self.vector_place(place, values.len(), statement.span);
                 }
+                // Native matrix operations are not bounds-checked (their plain lowering,
+                // loops of ordinary loads and stores, is); their operands are.
+                StatementKind::Matrix(op) => {
+                    for value in op.expressions() {
+                        self.expression(value);
+                    }
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -444,6 +451,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             StatementKind::VectorStore { place, values } => {
                 place_indices(place, callees);
                 for value in values {
+                    expression(value, callees);
+                }
+            }
+            StatementKind::Matrix(op) => {
+                for value in op.expressions() {
                     expression(value, callees);
                 }
             }

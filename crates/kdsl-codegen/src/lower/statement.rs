@@ -104,6 +104,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.continue_in_dead_block();
             }
             StatementKind::Barrier { fence } => self.barrier(*fence)?,
+            StatementKind::Matrix(op) => self.matrix(op)?,
             StatementKind::Evaluate { value } => {
                 self.evaluate(value)?;
             }

@@ -860,6 +860,11 @@ impl Checker<'_> {
                     span,
                 ));
             }
+            E::Call { callee, arguments }
+                if kdsl_ir::matrix::MATRIX_FUNCTIONS.contains(&callee.name.as_str()) =>
+            {
+                self.matrix_statement(callee, arguments, span, out);
+            }
             E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
                 let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }
