@@ -609,3 +609,39 @@ impl Build {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_follow_from_tiles() {
+        use MatrixRole::*;
+        use ScalarType::*;
+        assert_eq!(
+            MatrixShape::of_tile(A, F16, 256),
+            Some(MatrixShape::F16M16N16K16)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(B, F32, 128),
+            Some(MatrixShape::Tf32M16N16K8)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(Accumulator, F32, 256),
+            Some(MatrixShape::F16M16N16K16)
+        );
+        assert_eq!(MatrixShape::of_tile(A, F32, 256), None);
+        assert_eq!(MatrixShape::of_tile(Accumulator, F16, 256), None);
+    }
+
+    #[test]
+    fn tf32_rounding_is_to_nearest_ties_away() {
+        use crate::scalar::round_tf32;
+        assert_eq!(round_tf32(0x3f80_1000), 0x3f80_2000); // a tie rounds up in magnitude
+        assert_eq!(round_tf32(0xbf80_1000), 0xbf80_2000);
+        assert_eq!(round_tf32(0x3f80_0fff), 0x3f80_0000);
+        assert_eq!(round_tf32(0x3fff_f000), 0x4000_0000); // carries into the exponent
+        assert_eq!(round_tf32(0x7f7f_f000), 0x7f80_0000); // past the largest tf32: infinity
+        assert_eq!(round_tf32(0x7fc0_1234), 0x7fc0_1234); // NaNs unchanged
+    }
+}
