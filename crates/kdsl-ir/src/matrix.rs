@@ -588,7 +588,8 @@ impl Build {
             self.statement(StatementKind::Loop {
                 body: loop_body,
                 continuing: vec![self.assign(index, self.binary(BinaryOp::Add, counter(), step))],
-                unroll: Unroll::Default,
+                // A correctness path: kept as loops, so code size and compile time stay small.
+                unroll: Unroll::Count(1),
             }),
         ]
     }

@@ -198,8 +198,8 @@ impl Walk<'_, '_> {
                     }
                     self.vector_place(place, values.len(), statement.span);
                 }
-                // Native matrix operations are not bounds-checked (their plain lowering,
-                // loops of ordinary loads and stores, is); their operands are.
+                // Checked modules reach here with matrix tiles expanded into plain loops
+                // (`lower_module`), whose loads and stores are checked.
                 StatementKind::Matrix(op) => {
                     for value in op.expressions() {
                         self.expression(value);

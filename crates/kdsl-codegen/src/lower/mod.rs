@@ -58,9 +58,10 @@ pub(crate) fn lower_module<'ctx>(
     entry_point_prefix: &str,
     checked: bool,
 ) -> Result<()> {
-    // Without matrix units, matrix tiles become plain loops (`kdsl_ir::matrix`).
+    // Without matrix units, and in checked mode (whose check sites every image of a bundle
+    // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
-    let ir = if !target.matrix_units.native() && kdsl_ir::matrix::uses_matrix(ir) {
+    let ir = if (checked || !target.matrix_units.native()) && kdsl_ir::matrix::uses_matrix(ir) {
         expanded = kdsl_ir::matrix::expand_plain(ir);
         &expanded
     } else {
