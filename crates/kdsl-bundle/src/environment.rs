@@ -22,6 +22,8 @@ pub const NATIVE_CACHE: &str = "KDSL_NATIVE_CACHE";
 pub const NATIVE_CACHE_DIR: &str = "KDSL_NATIVE_CACHE_DIR";
 /// The fresh venv `scripts/python-install.sh` installs the wheel into (default `.kdsl/venv`).
 pub const VENV: &str = "KDSL_VENV";
+/// `release` (default) or `dev`: the profile `scripts/build-wheel.sh` builds the wheel with.
+pub const WHEEL_PROFILE: &str = "KDSL_WHEEL_PROFILE";
 /// The plain Python that venv is made from.
 pub const VENV_PYTHON: &str = "KDSL_VENV_PYTHON";
 /// A device filter that chooses the default device.
@@ -42,6 +44,8 @@ pub const TEST_BUNDLES: &str = "KDSL_TEST_BUNDLES";
 pub const TEST_EXAMPLES: &str = "KDSL_TEST_EXAMPLES";
 /// The repository root, for a test binary copied to another machine.
 pub const WORKSPACE: &str = "KDSL_WORKSPACE";
+/// `1`: the `.krn` file tests write their expected outputs instead of comparing them.
+pub const BLESS: &str = "KDSL_BLESS";
 /// How many modules the fuzzgen tests generate.
 pub const FUZZGEN_COUNT: &str = "KDSL_FUZZGEN_COUNT";
 /// The first seed of the fuzzgen tests.
@@ -77,6 +81,7 @@ pub const ALL: &[&str] = &[
     NATIVE_CACHE_DIR,
     VENV,
     VENV_PYTHON,
+    WHEEL_PROFILE,
     DEVICE,
     SYCL_SHIM,
     HIP_ARCH,
@@ -86,6 +91,7 @@ pub const ALL: &[&str] = &[
     TEST_BUNDLES,
     TEST_EXAMPLES,
     WORKSPACE,
+    BLESS,
     FUZZGEN_COUNT,
     FUZZGEN_SEED,
     FUZZGEN_SHOW_UNDEFINED,
