@@ -8,5 +8,7 @@ mod call_chain;
 mod checked;
 #[path = "pipeline.rs"]
 mod pipeline;
+#[path = "records.rs"]
+mod records;
 #[path = "syclbin.rs"]
 mod syclbin;

@@ -542,6 +542,7 @@ impl Build {
             indices: vec![index],
             element,
             space: AddressSpace::Private,
+            field: None,
         }
     }
 
@@ -551,6 +552,7 @@ impl Build {
             indices: vec![index],
             element: memory.element,
             space: memory.space,
+            field: None,
         }
     }
 

@@ -182,6 +182,9 @@ impl Printer<'_> {
             self.expression(out, index)?;
             out.push(']');
         }
+        if let Some(field) = place.field {
+            write!(out, ".{field}")?;
+        }
         Ok(())
     }
 

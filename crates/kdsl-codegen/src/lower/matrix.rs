@@ -171,6 +171,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             indices: vec![offset.clone()],
             element: memory.element,
             space: memory.space,
+            field: None,
         };
         let pointer = self.address(&place)?;
         let space = self.target.address_spaces.of(memory.space);

@@ -174,6 +174,10 @@ impl Checker<'_> {
                 );
                 None
             }
+            E::RecordLiteral { .. } => {
+                self.record_value_as_scalar(expression);
+                None
+            }
             E::Error => None,
         }
     }
@@ -216,6 +220,10 @@ impl Checker<'_> {
                     )
                     .with_hint(format!("read an element: `{}[i]`", name.name)),
                 );
+                None
+            }
+            Resolved::Binding(Binding::Record { .. }) => {
+                self.record_value_as_scalar(&ast::Expression::leaf(E::Name(name.clone()), span));
                 None
             }
             Resolved::Binding(Binding::Vector { ty, .. }) => {

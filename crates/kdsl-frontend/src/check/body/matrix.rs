@@ -310,10 +310,12 @@ impl Checker<'_> {
         let (memory, writable) = match self.lookup(&identifier.name) {
             Resolved::Parameter(
                 id,
+                // Buffers of scalars only: a buffer of records is not matrix memory.
                 ParameterType::Buffer {
                     element,
                     space,
                     writable,
+                    record: None,
                 },
                 _,
             ) => (
