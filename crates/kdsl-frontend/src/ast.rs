@@ -360,6 +360,8 @@ pub enum ExpressionKind {
         base: Box<Expression>,
         field: Identifier,
     },
+    /// A string literal as written, with its quotes and escapes: only `print`'s format.
+    String(String),
     /// `Node { start: 1, edges: 2 }`: a record value, written as a `let` initializer or an
     /// assigned value.
     RecordLiteral {

@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod ir;
 pub mod matrix;
 pub mod print;
+pub mod print_format;
 pub mod records;
 mod render;
 pub mod scalar;

@@ -205,6 +205,11 @@ impl Walk<'_, '_> {
                         self.expression(value);
                     }
                 }
+                StatementKind::Print { arguments, .. } => {
+                    for argument in arguments {
+                        self.expression(argument);
+                    }
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -457,6 +462,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             StatementKind::Matrix(op) => {
                 for value in op.expressions() {
                     expression(value, callees);
+                }
+            }
+            StatementKind::Print { arguments, .. } => {
+                for argument in arguments {
+                    expression(argument, callees);
                 }
             }
             StatementKind::If {

@@ -83,7 +83,7 @@ impl Checker<'_> {
         if b.1 != shape {
             self.report(
                 Diagnostic::error(
-                    ErrorCode::E0330,
+                    ErrorCode::E0340,
                     format!(
                         "`{name}` multiplies an `A` tile of {} by a `B` tile of {}",
                         shape.name(),
@@ -128,7 +128,7 @@ impl Checker<'_> {
         if memory.element != element {
             self.report(
                 Diagnostic::error(
-                    ErrorCode::E0330,
+                    ErrorCode::E0340,
                     format!(
                         "`{name}` moves `{element}` elements, but this memory holds `{}`",
                         memory.element
@@ -177,7 +177,7 @@ impl Checker<'_> {
         Some(value)
     }
 
-    /// The shape a tile of `role` names, or E0330 listing the tiles there are.
+    /// The shape a tile of `role` names, or E0340 listing the tiles there are.
     fn tile_shape(
         &mut self,
         name: &str,
@@ -208,7 +208,7 @@ impl Checker<'_> {
             };
             self.report(
                 Diagnostic::error(
-                    ErrorCode::E0330,
+                    ErrorCode::E0340,
                     format!("`{name}` needs {what}, found a `{}`", tile.ty),
                     argument.span,
                     "no matrix shape has this tile",
@@ -224,7 +224,7 @@ impl Checker<'_> {
         let not_a_tile = |checker: &mut Self| {
             checker.report(
                 Diagnostic::error(
-                    ErrorCode::E0330,
+                    ErrorCode::E0340,
                     format!("`{name}` expects a tile, a private array, here"),
                     argument.span,
                     "not a private array",
@@ -292,7 +292,7 @@ impl Checker<'_> {
         let not_memory = |checker: &mut Self| {
             checker.report(
                 Diagnostic::error(
-                    ErrorCode::E0330,
+                    ErrorCode::E0340,
                     format!("`{name}` expects a buffer or a one-dimensional local array here"),
                     argument.span,
                     "not a buffer or local array",

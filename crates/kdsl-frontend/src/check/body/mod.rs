@@ -5,6 +5,7 @@ mod calls;
 mod expressions;
 mod matrix;
 mod places;
+mod print;
 mod records;
 mod scopes;
 mod statements;
