@@ -16,6 +16,7 @@ pub(crate) mod collectives;
 mod expression;
 mod inlining;
 mod memory;
+mod shaped;
 mod statement;
 
 use crate::target::{SizeFormat, TargetDescription};

@@ -104,6 +104,12 @@ pub enum ParameterShape {
     Single(ParameterType),
     Tuple(Vec<ScalarType>),
     Vector(VectorType),
+    /// A multi-dimensional buffer (`global [[T]]`): the buffer, then `rank` `u32` extents and
+    /// `rank` `u64` strides.
+    Shaped {
+        buffer: ParameterType,
+        rank: u8,
+    },
 }
 
 impl ParameterShape {
@@ -120,6 +126,14 @@ impl ParameterShape {
                 .into_iter()
                 .map(|ty| ParameterType::Scalar { ty })
                 .collect(),
+            ParameterShape::Shaped { buffer, rank } => std::iter::once(buffer.clone())
+                .chain((0..*rank).map(|_| ParameterType::Scalar {
+                    ty: ScalarType::U32,
+                }))
+                .chain((0..*rank).map(|_| ParameterType::Scalar {
+                    ty: ScalarType::U64,
+                }))
+                .collect(),
         }
     }
 
@@ -129,6 +143,7 @@ impl ParameterShape {
             ParameterShape::Single(_) => 1,
             ParameterShape::Tuple(elements) => elements.len(),
             ParameterShape::Vector(vector) => usize::from(vector.width),
+            ParameterShape::Shaped { rank, .. } => 1 + 2 * usize::from(*rank),
         }
     }
 }
@@ -541,6 +556,50 @@ impl<'file> Checker<'file> {
         }
     }
 
+    /// The IR type of a buffer parameter `space [mut] [element]`.
+    fn resolve_buffer(
+        &mut self,
+        space: ast::BufferSpace,
+        writable: bool,
+        element: &ast::TypeExpression,
+        span: Span,
+    ) -> Option<ParameterType> {
+        let element = self.resolve_scalar_type(element, "a buffer element")?;
+        let space = match space {
+            ast::BufferSpace::Global => AddressSpace::Global,
+            ast::BufferSpace::Constant => AddressSpace::Constant,
+        };
+        if space == AddressSpace::Constant && writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0402,
+                    "`constant` buffers are read-only",
+                    span,
+                    "`constant mut` is not allowed",
+                )
+                .with_hint("use `global mut [T]` for a writable buffer"),
+            );
+            return None;
+        }
+        if element == ScalarType::Bool {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0301,
+                    "buffers of `bool` are not supported",
+                    span,
+                    "`bool` has no defined size on the host",
+                )
+                .with_hint("use a buffer of `u8`"),
+            );
+            return None;
+        }
+        Some(ParameterType::Buffer {
+            element,
+            space,
+            writable,
+        })
+    }
+
     fn resolve_parameter(
         &mut self,
         parameter: &ast::Parameter,
@@ -588,47 +647,42 @@ impl<'file> Checker<'file> {
                 }
                 Some(ParameterShape::Single(ParameterType::Scalar { ty: scalar }))
             }
+            ast::ParameterTypeExpression::ShapedBuffer {
+                space,
+                writable,
+                element,
+                rank,
+                span,
+            } => {
+                if !kernel {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0301,
+                            format!(
+                                "device function parameter `{}` cannot be a multi-dimensional buffer",
+                                parameter.name.name
+                            ),
+                            *span,
+                            "only kernels take multi-dimensional buffers",
+                        )
+                        .with_hint("pass the buffer as `global [T]` with its strides as `u64` values (`a.stride(0)`)"),
+                    );
+                    return None;
+                }
+                let buffer = self.resolve_buffer(*space, *writable, element, *span)?;
+                Some(ParameterShape::Shaped {
+                    buffer,
+                    rank: *rank,
+                })
+            }
             ast::ParameterTypeExpression::Buffer {
                 space,
                 writable,
                 element,
                 span,
-            } => {
-                let element = self.resolve_scalar_type(element, "a buffer element")?;
-                let space = match space {
-                    ast::BufferSpace::Global => AddressSpace::Global,
-                    ast::BufferSpace::Constant => AddressSpace::Constant,
-                };
-                if space == AddressSpace::Constant && *writable {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0402,
-                            "`constant` buffers are read-only",
-                            *span,
-                            "`constant mut` is not allowed",
-                        )
-                        .with_hint("use `global mut [T]` for a writable buffer"),
-                    );
-                    return None;
-                }
-                if element == ScalarType::Bool {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0301,
-                            "buffers of `bool` are not supported",
-                            *span,
-                            "`bool` has no defined size on the host",
-                        )
-                        .with_hint("use a buffer of `u8`"),
-                    );
-                    return None;
-                }
-                Some(ParameterShape::Single(ParameterType::Buffer {
-                    element,
-                    space,
-                    writable: *writable,
-                }))
-            }
+            } => self
+                .resolve_buffer(*space, *writable, element, *span)
+                .map(ParameterShape::Single),
             ast::ParameterTypeExpression::Array {
                 space,
                 writable,
@@ -1152,6 +1206,14 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
             }
         }
         E::Parenthesized(inner) | E::Field { base: inner, .. } => collect_calls(inner, found),
+        E::MethodCall {
+            base, arguments, ..
+        } => {
+            collect_calls(base, found);
+            for argument in arguments {
+                collect_calls(argument, found);
+            }
+        }
         E::Tuple(elements) => {
             for element in elements {
                 collect_calls(element, found);

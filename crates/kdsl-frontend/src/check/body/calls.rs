@@ -203,6 +203,16 @@ impl Checker<'_> {
                         None => ok = false,
                     }
                 }
+                // Only kernels take multi-dimensional buffers, and kernels are not called.
+                ParameterShape::Shaped { .. } => {
+                    self.report(Diagnostic::internal(
+                        ErrorCode::E0901,
+                        "a call passes a multi-dimensional buffer",
+                        argument.span,
+                        "here",
+                    ));
+                    ok = false;
+                }
             }
         }
         debug_assert!(next_parameter <= signature.parameters.len());

@@ -1,0 +1,230 @@
+//! Multi-dimensional buffer parameters (`a: global [[f32]]`): their hidden shape and stride
+//! parameters, the flat index of `a[i, j]`, and `a.shape(k)` / `a.stride(k)`.
+
+use super::*;
+use kdsl_ir::ShapedBuffer;
+
+/// Appends a shaped buffer's IR parameters to `parameters`: the buffer `name`, then one `u32`
+/// extent per dimension (`name.shape0`, ...), then one `u64` stride in elements per dimension
+/// (`name.stride0`, ...), outermost dimension first.
+pub(super) fn push_shaped_parameters(
+    parameters: &mut Vec<Parameter>,
+    name: &str,
+    buffer: ParameterType,
+    rank: u8,
+    span: Span,
+) -> ShapedBuffer {
+    let mut push = |name: String, ty: ParameterType| {
+        parameters.push(Parameter { name, ty, span });
+        ParameterId(parameters.len() as u32 - 1)
+    };
+    let buffer = push(name.to_string(), buffer);
+    let shape = (0..rank)
+        .map(|k| {
+            let ty = ParameterType::Scalar {
+                ty: ScalarType::U32,
+            };
+            push(format!("{name}.shape{k}"), ty)
+        })
+        .collect();
+    let strides = (0..rank)
+        .map(|k| {
+            let ty = ParameterType::Scalar {
+                ty: ScalarType::U64,
+            };
+            push(format!("{name}.stride{k}"), ty)
+        })
+        .collect();
+    ShapedBuffer {
+        buffer,
+        shape,
+        strides,
+    }
+}
+
+impl Checker<'_> {
+    /// The shaped buffer whose buffer parameter is `id` in the function being checked.
+    pub(super) fn shaped_buffer(&self, id: ParameterId) -> Option<ShapedBuffer> {
+        let state = self.function.as_ref()?;
+        state
+            .shaped_buffers
+            .iter()
+            .find(|shaped| shaped.buffer == id)
+            .cloned()
+    }
+
+    /// The flat element index of `a[i, j, ...]`: `i * stride0 + j * stride1 + ...` in `u64`,
+    /// each index checked against its extent ([`ExpressionKind::DimensionIndex`]). The `u64`
+    /// operations must not overflow (docs/language.md, "Semantics"), which gives the optimizer
+    /// the same no-wrap facts as a hand-written `row * n + col`.
+    pub(super) fn shaped_index(
+        &self,
+        shaped: &ShapedBuffer,
+        indices: Vec<Expression>,
+    ) -> Expression {
+        let u64_expression = |kind, span| Expression {
+            kind,
+            ty: ScalarType::U64,
+            span,
+        };
+        let mut flat: Option<Expression> = None;
+        for (dimension, index) in indices.into_iter().enumerate() {
+            let span = index.span;
+            let checked = u64_expression(
+                ExpressionKind::DimensionIndex {
+                    index: Box::new(index),
+                    buffer: shaped.buffer,
+                    dimension: dimension as u8,
+                    extent: shaped.shape[dimension],
+                },
+                span,
+            );
+            let stride = u64_expression(ExpressionKind::Parameter(shaped.strides[dimension]), span);
+            let term = u64_expression(
+                ExpressionKind::Binary {
+                    op: BinaryOp::Multiply,
+                    left: Box::new(checked),
+                    right: Box::new(stride),
+                },
+                span,
+            );
+            flat = Some(match flat {
+                None => term,
+                Some(sum) => {
+                    let span = sum.span.to(span);
+                    u64_expression(
+                        ExpressionKind::Binary {
+                            op: BinaryOp::Add,
+                            left: Box::new(sum),
+                            right: Box::new(term),
+                        },
+                        span,
+                    )
+                }
+            });
+        }
+        flat.expect("a shaped buffer has at least two dimensions")
+    }
+
+    /// `base.method(arguments)`: `a.shape(k)` (a `u32`, adapting to the integer type its use
+    /// asks for like a work-item query) and `a.stride(k)` (a `u64`, in elements) of a shaped
+    /// buffer `a`, with `k` a constant below its rank.
+    pub(super) fn method_call(
+        &mut self,
+        base: &ast::Expression,
+        method: &ast::Identifier,
+        arguments: &[ast::Expression],
+        span: Span,
+        expected: Option<ScalarType>,
+    ) -> Option<Expression> {
+        let base = strip_parentheses(base);
+        let shaped = match &base.kind {
+            E::Name(name) => match self.lookup(&name.name) {
+                Resolved::Parameter(id, ParameterType::Buffer { .. }, _) => {
+                    self.shaped_buffer(id).map(|shaped| (name, shaped))
+                }
+                Resolved::Unknown => {
+                    self.unknown_name(name);
+                    return None;
+                }
+                Resolved::Binding(Binding::Poisoned) => return None,
+                _ => None,
+            },
+            E::Error => return None,
+            _ => None,
+        };
+        let Some((name, shaped)) = shaped else {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0207,
+                    format!("`.{}(...)` needs a multi-dimensional buffer", method.name),
+                    base.span,
+                    "not a multi-dimensional buffer",
+                )
+                .with_hint(
+                    "`shape` and `stride` are queries of parameters declared `global [[T]]` or `global [[[T]]]`",
+                ),
+            );
+            return None;
+        };
+        let is_shape = match method.name.as_str() {
+            "shape" => true,
+            "stride" => false,
+            _ => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0203,
+                        format!("buffer `{}` has no method `{}`", name.name, method.name),
+                        method.span,
+                        "unknown method",
+                    )
+                    .with_hint(format!(
+                        "a multi-dimensional buffer has `{0}.shape(k)` and `{0}.stride(k)`",
+                        name.name
+                    )),
+                );
+                return None;
+            }
+        };
+        let rank = shaped.rank();
+        if arguments.len() != 1 {
+            self.report(Diagnostic::error(
+                ErrorCode::E0307,
+                format!(
+                    "`{}` takes 1 argument (the dimension), {} given",
+                    method.name,
+                    arguments.len()
+                ),
+                span,
+                "expected a dimension",
+            ));
+            return None;
+        }
+        let dimension = self.expression(&arguments[0], Some(ScalarType::U32))?;
+        let value = constant::evaluate(&dimension)
+            .ok()
+            .and_then(|v| v.as_i128())
+            .filter(|v| (0..rank as i128).contains(v));
+        let Some(dimension) = value else {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0503,
+                    format!(
+                        "the dimension of `{}.{}` must be a constant from 0 to {}",
+                        name.name,
+                        method.name,
+                        rank - 1
+                    ),
+                    arguments[0].span,
+                    format!("`{}` has {} dimensions", name.name, rank),
+                )
+                .with_hint("dimensions are numbered from 0, outermost first"),
+            );
+            return None;
+        };
+        let dimension = dimension as usize;
+        if is_shape {
+            let extent = Expression {
+                kind: ExpressionKind::Parameter(shaped.shape[dimension]),
+                ty: ScalarType::U32,
+                span,
+            };
+            Some(match expected {
+                Some(ty) if ty.is_integer() && ty != ScalarType::U32 => Expression {
+                    kind: ExpressionKind::Cast {
+                        value: Box::new(extent),
+                    },
+                    ty,
+                    span,
+                },
+                _ => extent,
+            })
+        } else {
+            Some(Expression {
+                kind: ExpressionKind::Parameter(shaped.strides[dimension]),
+                ty: ScalarType::U64,
+                span,
+            })
+        }
+    }
+}
