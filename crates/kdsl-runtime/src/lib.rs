@@ -49,6 +49,7 @@ mod memory;
 pub mod native_cache;
 mod program;
 mod queue;
+mod shaped;
 
 pub use args::{Argument, IntoArgument, ScalarValue};
 pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, PendingRead};
@@ -65,3 +66,4 @@ pub use launch::{Launch, MAX_WORK_ITEMS};
 pub use native_cache::NativeCacheStats;
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;
+pub use shaped::ShapedArgument;
