@@ -436,6 +436,7 @@ impl Checker<'_> {
         }
         let state = self.function.take()?;
         self.suppress_unknown_names = saved_suppress;
+        let body = shaped::specialize_contiguous(body, &state.shaped_buffers, item.body.span);
         parameters_ok.then(|| Function {
             name: name.to_string(),
             kind,
