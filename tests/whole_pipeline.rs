@@ -8,5 +8,7 @@ mod call_chain;
 mod checked;
 #[path = "pipeline.rs"]
 mod pipeline;
+#[path = "shaped.rs"]
+mod shaped;
 #[path = "syclbin.rs"]
 mod syclbin;
