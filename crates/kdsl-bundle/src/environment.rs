@@ -42,6 +42,8 @@ pub const TEST_BUNDLES: &str = "KDSL_TEST_BUNDLES";
 pub const TEST_EXAMPLES: &str = "KDSL_TEST_EXAMPLES";
 /// The repository root, for a test binary copied to another machine.
 pub const WORKSPACE: &str = "KDSL_WORKSPACE";
+/// `1`: the `.krn` file tests write their expected outputs instead of comparing them.
+pub const BLESS: &str = "KDSL_BLESS";
 /// How many modules the fuzzgen tests generate.
 pub const FUZZGEN_COUNT: &str = "KDSL_FUZZGEN_COUNT";
 /// The first seed of the fuzzgen tests.
@@ -86,6 +88,7 @@ pub const ALL: &[&str] = &[
     TEST_BUNDLES,
     TEST_EXAMPLES,
     WORKSPACE,
+    BLESS,
     FUZZGEN_COUNT,
     FUZZGEN_SEED,
     FUZZGEN_SHOW_UNDEFINED,

@@ -52,11 +52,11 @@ fn errors_are_rendered_with_location_snippet_and_hint_and_several_at_once() {
     );
     let text = stderr(&output);
     assert!(
-        text.contains("tests/errors/several_errors.krn:4:5"),
+        text.contains("tests/errors/several_errors.krn:5:5"),
         "{text}"
     );
     assert!(
-        text.contains("tests/errors/several_errors.krn:19:24"),
+        text.contains("tests/errors/several_errors.krn:20:24"),
         "{text}"
     );
     assert!(text.contains("= hint:"), "{text}");
@@ -413,7 +413,7 @@ fn wrong_defines_are_diagnostics() {
         "{text}"
     );
     assert!(
-        text.contains("tests/kernels/work_group_size.krn:4:7"),
+        text.contains("tests/kernels/work_group_size.krn:5:7"),
         "the declaration is shown: {text}"
     );
 
@@ -644,9 +644,9 @@ fn checked_compiles_record_the_check_sites_with_lines() {
     assert_eq!(
         sites,
         [
-            ("`+` on `u32`", 7, 26),
-            ("`+` on `u32`", 7, 12),
-            ("buffer `output`", 7, 5)
+            ("`+` on `u32`", 8, 26),
+            ("`+` on `u32`", 8, 12),
+            ("buffer `output`", 8, 5)
         ]
     );
     let plain = scratch("unchecked.kbundle");

@@ -1,17 +1,11 @@
 //! Checked mode (`Options::checked`): every example and test kernel compiled checked for every
 //! target and validated (`spirv-val`, `ptxas`, `llvm-readobj`), the hidden parameters in each
-//! image, snapshots of the optimized LLVM IR of `tests/kernels/checked.krn`, and the check
-//! sites in the bundle metadata. Unchecked code is covered by `targets.rs`'s snapshots, which
-//! checked mode must leave unchanged.
+//! image and the check sites in the bundle metadata. The optimized LLVM IR of
+//! `tests/kernels/checked.krn`, checked and unchecked, is a file test (`// test: llvm-checked`).
 
-use crate::common::{ptxas, tool, validate};
+use crate::common::{artifact, kernel_modules, ptxas, tool, validate};
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
-use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 fn checked() -> Options {
     Options {
@@ -20,38 +14,14 @@ fn checked() -> Options {
     }
 }
 
-/// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
-fn kernel_sources() -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    for directory in ["examples", "tests/kernels"] {
-        for entry in std::fs::read_dir(repository_root().join(directory)).expect("kernel folder") {
-            let path = entry.expect("directory entry").path();
-            if path.extension().is_some_and(|e| e == "krn") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    assert!(files.len() >= 14, "expected the kernels, found {files:?}");
-    files
-        .into_iter()
-        .map(|path| {
-            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            (
-                stem,
-                std::fs::read_to_string(&path).expect("readable kernel"),
-            )
-        })
-        .collect()
-}
-
 fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
     kdsl_frontend::compile_to_ir(source)
         .unwrap_or_else(|d| panic!("{name}.krn does not compile: {d:?}"))
 }
 
 fn checked_source() -> String {
-    std::fs::read_to_string(repository_root().join("tests/kernels/checked.krn")).unwrap()
+    std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("tests/kernels/checked.krn"))
+        .unwrap()
 }
 
 #[test]
@@ -59,15 +29,14 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
     let spirv_val = tool(&["spirv-val"]);
     let ptxas = ptxas();
     let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         let compiled = |spec: &TargetSpec| {
-            compile(&module, spec, &checked())
+            artifact(name, module, spec, true)
                 .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
         };
         let spirv = compiled(&TargetSpec::spirv());
         validate(
-            &name,
+            name,
             "spv",
             &spirv.image.bytes,
             &mut Command::new(&spirv_val),
@@ -75,7 +44,7 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
         for arch in ["sm_75", "sm_90"] {
             let ptx = compiled(&TargetSpec::ptx(Some(arch)));
             validate(
-                &name,
+                name,
                 "ptx",
                 &ptx.image.bytes,
                 Command::new(&ptxas)
@@ -86,7 +55,7 @@ fn every_kernel_compiled_checked_validates_on_every_target() {
         for arch in ["gfx90a", "gfx1100"] {
             let object = compiled(&TargetSpec::amdgpu(Some(arch)));
             let notes = validate(
-                &name,
+                name,
                 "hsaco",
                 &object.image.bytes,
                 Command::new(&readobj).arg("--notes"),
@@ -122,23 +91,6 @@ fn checked_kernels_take_the_hidden_parameters() {
     assert!(!plain.contains("fault_record") && !plain.contains("kdsl.checked"));
     let ir = emit_llvm_ir(&module, &TargetSpec::spirv(), &checked()).unwrap();
     assert!(ir.contains("%fault_record") && ir.contains("@kdsl.checked.report"));
-}
-
-#[test]
-fn checked_llvm_ir_snapshots() {
-    let module = module_of("checked", &checked_source());
-    for (label, spec) in [
-        ("spirv", TargetSpec::spirv()),
-        ("ptx", TargetSpec::ptx(Some("sm_90"))),
-        ("amdgpu", TargetSpec::amdgpu(Some("gfx90a"))),
-    ] {
-        let ir = emit_llvm_ir(&module, &spec, &checked())
-            .unwrap_or_else(|e| panic!("checked.krn for {spec}: {e}"));
-        // Named as when this file was a test binary of its own (tests/codegen.rs).
-        insta::with_settings!({ prepend_module_to_snapshot => false }, {
-            insta::assert_snapshot!(format!("checked__checked.{label}"), ir);
-        });
-    }
 }
 
 #[test]

@@ -10,6 +10,8 @@ mod common;
 mod checked;
 #[path = "conversions.rs"]
 mod conversions;
+#[path = "filetests.rs"]
+mod filetests;
 #[path = "image_checks.rs"]
 mod image_checks;
 #[path = "inlining.rs"]

@@ -4,37 +4,14 @@
 //! metadata (a parameter dropped, a scalar widened, a buffer's elements narrowed, checked
 //! mode's hidden parameters claimed or denied) is refused.
 
+use crate::common::{artifact, kernel_modules};
 use kdsl_bundle::amdgpu_check::check_amdgpu_kernels;
 use kdsl_bundle::ptx_check::check_ptx_kernels;
 use kdsl_bundle::{KernelInfo, ParameterInfo};
 use kdsl_codegen::{compile, kernel_infos, Options, TargetSpec};
 use kdsl_ir::ScalarType;
-use std::path::Path;
 
 type Check = fn(&[u8], &[KernelInfo], &str) -> Result<(), String>;
-
-/// `examples/*.krn` and `tests/kernels/*.krn`, as (file name, module).
-fn modules() -> Vec<(String, kdsl_ir::Module)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut modules = Vec::new();
-    for folder in ["examples", "tests/kernels"] {
-        for entry in std::fs::read_dir(root.join(folder)).unwrap() {
-            let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "krn") {
-                let source = std::fs::read_to_string(&path).unwrap();
-                let module = kdsl_frontend::compile_to_ir(&source)
-                    .unwrap_or_else(|d| panic!("{}: {d:?}", path.display()));
-                modules.push((path.display().to_string(), module));
-            }
-        }
-    }
-    assert!(
-        modules.len() >= 14,
-        "expected the kernels, found {}",
-        modules.len()
-    );
-    modules
-}
 
 fn targets() -> [(TargetSpec, Check); 2] {
     [
@@ -48,15 +25,11 @@ fn targets() -> [(TargetSpec, Check); 2] {
 
 #[test]
 fn every_compiled_image_matches_its_metadata() {
-    for (name, module) in modules() {
+    for (name, module) in kernel_modules() {
         for checked in [false, true] {
-            let infos = kernel_infos(&module, checked);
+            let infos = kernel_infos(module, checked);
             for (spec, check) in targets() {
-                let options = Options {
-                    checked,
-                    ..Options::default()
-                };
-                let Ok(artifact) = compile(&module, &spec, &options) else {
+                let Ok(artifact) = artifact(name, module, &spec, checked) else {
                     continue; // a kernel this target does not support
                 };
                 check(&artifact.image.bytes, &infos, "")

@@ -7,18 +7,10 @@
 
 use kdsl_codegen::target::spirv;
 use kdsl_codegen::{compile, Artifact, Options, TargetSpec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 fn spirv_val() -> PathBuf {
-    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    directories.push("/usr/bin".into());
-    directories
-        .into_iter()
-        .map(|directory| directory.join("spirv-val"))
-        .find(|candidate| candidate.is_file())
-        .expect("spirv-val not found; run scripts/setup.sh")
+    kdsl_testkit::tools::tool(&["spirv-val"])
 }
 
 fn validate(name: &str, binary: &[u8]) {
@@ -42,27 +34,21 @@ fn validate(name: &str, binary: &[u8]) {
 
 /// Every kernel file of the examples and of the kernel tests, by name.
 fn kernel_files() -> Vec<(String, kdsl_ir::Module)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    for directory in ["examples", "tests/kernels"] {
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(root.join(directory))
-            .expect("kernel directory")
-            .map(|entry| entry.expect("directory entry").path())
-            .filter(|path| path.extension().is_some_and(|e| e == "krn"))
-            .collect();
-        paths.sort();
-        for path in paths {
-            let source = std::fs::read_to_string(&path).expect("kernel file");
-            let name = format!(
-                "{directory}/{}",
-                path.file_name().unwrap().to_string_lossy()
-            );
+    let root = kdsl_testkit::files::workspace_root();
+    kdsl_testkit::files::kernel_files()
+        .into_iter()
+        .map(|path| {
+            let (_, source) = kdsl_testkit::files::read_kernel(&path);
+            let name = path
+                .strip_prefix(&root)
+                .unwrap_or(&path)
+                .display()
+                .to_string();
             let module =
                 kdsl_frontend::compile_to_ir(&source).unwrap_or_else(|_| panic!("{name} compiles"));
-            files.push((name, module));
-        }
-    }
-    files
+            (name, module)
+        })
+        .collect()
 }
 
 fn spirv_with(module: &kdsl_ir::Module, backend: spirv::Backend) -> Artifact {

@@ -1,46 +1,24 @@
 //! Every example and test kernel compiled for every target, checked by the target's own
-//! validator (`spirv-val`, `ptxas`, `llvm-readobj`), plus snapshots of the optimized LLVM IR
-//! and the target-support diagnostics. A missing validator fails the test: run
+//! validator (`spirv-val`, `ptxas`, `llvm-readobj`), and the target-support diagnostics. The
+//! optimized LLVM IR of each file is a file test (`filetests.rs`). A missing validator fails the test: run
 //! `scripts/setup.sh`.
 
+use crate::common::{artifact, kernel_modules, ptxas, tool};
 use kdsl_bundle::{Bundle, TargetKind};
 use kdsl_codegen::{compile, compile_bundle, emit_llvm_ir, CodegenError, Options, TargetSpec};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-fn repository_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 /// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
 fn kernel_sources() -> Vec<(String, String)> {
-    let mut files = Vec::new();
-    for directory in ["examples", "tests/kernels"] {
-        let directory = repository_root().join(directory);
-        let entries = std::fs::read_dir(&directory)
-            .unwrap_or_else(|e| panic!("cannot list {}: {e}", directory.display()));
-        for entry in entries {
-            let path = entry.expect("directory entry").path();
-            if path.extension().is_some_and(|e| e == "krn") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
+    let sources = kdsl_testkit::files::kernel_sources();
     assert!(
-        files.len() >= 13,
-        "expected the examples and test kernels, found {files:?}"
+        sources.len() >= 13,
+        "expected the examples and test kernels"
     );
-    files
-        .into_iter()
-        .map(|path| {
-            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let source = std::fs::read_to_string(&path).expect("readable kernel file");
-            (stem, source)
-        })
-        .collect()
+    sources
 }
 
 fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
@@ -54,44 +32,6 @@ fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
 
 fn kernel_names(module: &kdsl_ir::Module) -> Vec<String> {
     module.kernels().map(|k| k.name.clone()).collect()
-}
-
-/// A validator from `PATH` or LLVM 22's directory; fails with a pointer to the set-up script.
-fn tool(names: &[&str]) -> PathBuf {
-    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    directories.push("/usr/lib/llvm-22/bin".into());
-    for name in names {
-        for directory in &directories {
-            let candidate = directory.join(name);
-            if candidate.is_file() {
-                return candidate;
-            }
-        }
-    }
-    panic!("validator {names:?} not found in PATH or /usr/lib/llvm-22/bin; run scripts/setup.sh")
-}
-
-fn ptxas() -> PathBuf {
-    let prefix = std::env::var_os("KDSL_PREFIX")
-        .map(PathBuf::from)
-        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
-        .expect("KDSL_PREFIX is not set; run scripts/setup.sh (or use cargo, which sets it)");
-    let lib = prefix.join("lib");
-    let found = std::fs::read_dir(&lib).ok().and_then(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-            .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
-            .find(|p| p.is_file())
-    });
-    found.unwrap_or_else(|| {
-        panic!(
-            "ptxas not found under {}/python3.*/site-packages/nvidia/cu13/bin; run scripts/setup.sh",
-            lib.display()
-        )
-    })
 }
 
 fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
@@ -118,6 +58,15 @@ fn run(command: &mut Command, what: &str) -> String {
     text
 }
 
+/// A kernel file compiled for `spec` once for the binary (`common::artifact`).
+fn cached(
+    name: &str,
+    module: &kdsl_ir::Module,
+    spec: &TargetSpec,
+) -> std::sync::Arc<kdsl_codegen::Artifact> {
+    artifact(name, module, spec, false).unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
+}
+
 fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_codegen::Artifact {
     compile(module, spec, &Options::default())
         .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
@@ -126,9 +75,8 @@ fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_c
 #[test]
 fn every_kernel_is_valid_spirv() {
     let spirv_val = tool(&["spirv-val"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
-        let artifact = compile_ok(&name, &module, &TargetSpec::spirv());
+    for (name, module) in kernel_modules() {
+        let artifact = cached(name, module, &TargetSpec::spirv());
         let bytes = &artifact.image.bytes;
         assert_eq!(
             &bytes[..4],
@@ -139,7 +87,7 @@ fn every_kernel_is_valid_spirv() {
             .requirements
             .contains(&"capability Kernel".to_string()));
         // The backend keeps no state between modules: compiling again gives the same bytes.
-        let again = compile_ok(&name, &module, &TargetSpec::spirv());
+        let again = compile_ok(name, module, &TargetSpec::spirv());
         assert_eq!(
             &again.image.bytes, bytes,
             "{name}: SPIR-V differs between two compiles"
@@ -182,18 +130,17 @@ fn every_kernel_is_valid_spirv() {
 #[test]
 fn every_kernel_assembles_with_ptxas() {
     let ptxas = ptxas();
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         for arch in [None, Some("sm_90")] {
             let spec = TargetSpec::ptx(arch);
-            let artifact = compile_ok(&name, &module, &spec);
+            let artifact = cached(name, module, &spec);
             let text = String::from_utf8(artifact.image.bytes.clone()).expect("PTX is text");
             let resolved = spec.resolved_arch();
             assert!(
                 text.contains(&format!(".target {resolved}")),
                 "{name}: {resolved}"
             );
-            for kernel in kernel_names(&module) {
+            for kernel in kernel_names(module) {
                 assert!(
                     text.contains(&format!(".entry {kernel}(")),
                     "{name}: entry {kernel}"
@@ -216,10 +163,9 @@ fn every_kernel_assembles_with_ptxas() {
 #[test]
 fn every_kernel_links_into_amdgpu_code_objects() {
     let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
+    for (name, module) in kernel_modules() {
         for arch in ["gfx90a", "gfx9-generic", "gfx1100"] {
-            let artifact = compile_ok(&name, &module, &TargetSpec::amdgpu(Some(arch)));
+            let artifact = cached(name, module, &TargetSpec::amdgpu(Some(arch)));
             assert_eq!(&artifact.image.bytes[..4], b"\x7fELF", "{name}: ELF magic");
             let file = scratch_file(&format!("{name}.hsaco"), &artifact.image.bytes);
             let notes = run(
@@ -244,7 +190,7 @@ fn every_kernel_links_into_amdgpu_code_objects() {
                 notes.contains(&format!(".wavefront_size: {wavefront}")),
                 "{name} {arch}"
             );
-            for kernel in kernel_names(&module) {
+            for kernel in kernel_names(module) {
                 assert!(
                     notes.contains(&format!(".name:           {kernel}\n")),
                     "{name} {arch}: kernel {kernel} not in amdhsa.kernels"
@@ -326,33 +272,13 @@ fn reused_target_machines_give_the_same_code_whatever_came_before() {
     }
 }
 
-/// The optimized LLVM IR of every kernel file for one processor per target.
-#[test]
-fn optimized_llvm_ir_snapshots() {
-    let targets = [
-        ("spirv", TargetSpec::spirv()),
-        ("ptx", TargetSpec::ptx(Some("sm_90"))),
-        ("amdgpu", TargetSpec::amdgpu(Some("gfx90a"))),
-    ];
-    for (name, source) in kernel_sources() {
-        let module = module_of(&name, &source);
-        for (label, spec) in &targets {
-            let ir = emit_llvm_ir(&module, spec, &Options::default())
-                .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"));
-            // Named as when this file was a test binary of its own (tests/codegen.rs).
-            insta::with_settings!({ prepend_module_to_snapshot => false }, {
-                insta::assert_snapshot!(format!("targets__{name}.{label}"), ir);
-            });
-        }
-    }
-}
-
 /// What the generated code looks like where performance depends on it.
 #[test]
 fn hot_paths_use_the_fast_instructions() {
     let saxpy = module_of(
         "saxpy",
-        &std::fs::read_to_string(repository_root().join("examples/saxpy.krn")).unwrap(),
+        &std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("examples/saxpy.krn"))
+            .unwrap(),
     );
     let ptx = compile_ok("saxpy", &saxpy, &TargetSpec::ptx(Some("sm_90")));
     let ptx = String::from_utf8(ptx.image.bytes).unwrap();
@@ -365,7 +291,10 @@ fn hot_paths_use_the_fast_instructions() {
 
     let reduction = module_of(
         "reduction",
-        &std::fs::read_to_string(repository_root().join("examples/reduction.krn")).unwrap(),
+        &std::fs::read_to_string(
+            kdsl_testkit::files::workspace_root().join("examples/reduction.krn"),
+        )
+        .unwrap(),
     );
     let ptx = compile_ok("reduction", &reduction, &TargetSpec::ptx(Some("sm_90")));
     let ptx = String::from_utf8(ptx.image.bytes).unwrap();
@@ -392,7 +321,8 @@ fn hot_paths_use_the_fast_instructions() {
 fn a_guarded_tile_load_stores_once() {
     let sgemm = module_of(
         "sgemm",
-        &std::fs::read_to_string(repository_root().join("examples/sgemm.krn")).unwrap(),
+        &std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("examples/sgemm.krn"))
+            .unwrap(),
     );
     let ptx = compile_ok("sgemm", &sgemm, &TargetSpec::ptx(Some("sm_90")));
     let ptx = String::from_utf8(ptx.image.bytes).unwrap();
@@ -404,8 +334,10 @@ fn a_guarded_tile_load_stores_once() {
 /// one `vload4` share it.
 #[test]
 fn vector_accesses_use_vector_memory_instructions() {
-    let source =
-        std::fs::read_to_string(repository_root().join("tests/kernels/vectors.krn")).unwrap();
+    let source = std::fs::read_to_string(
+        kdsl_testkit::files::workspace_root().join("tests/kernels/vectors.krn"),
+    )
+    .unwrap();
     let module = module_of("vectors", &source);
     let saxpy4 = kdsl_ir::Module {
         functions: module
@@ -453,9 +385,10 @@ fn vector_accesses_use_vector_memory_instructions() {
 /// takes narrow `abs` on a 32-bit value LLVM cannot narrow back.
 #[test]
 fn narrow_abs_never_uses_ptx_narrow_abs() {
-    let source =
-        std::fs::read_to_string(repository_root().join("tests/kernels/backend_regressions.krn"))
-            .unwrap();
+    let source = std::fs::read_to_string(
+        kdsl_testkit::files::workspace_root().join("tests/kernels/backend_regressions.krn"),
+    )
+    .unwrap();
     let module = module_of("backend_regressions", &source);
     for opt_level in [0, 3] {
         let options = Options {
@@ -581,7 +514,8 @@ fn parameters_beyond_a_targets_limit_are_diagnostics() {
 fn bad_target_names_are_errors() {
     let module = module_of(
         "saxpy",
-        &std::fs::read_to_string(repository_root().join("examples/saxpy.krn")).unwrap(),
+        &std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("examples/saxpy.krn"))
+            .unwrap(),
     );
     for (spec, expected) in [
         (
@@ -674,7 +608,9 @@ fn unoptimized_builds_are_valid_too() {
 
 #[test]
 fn bundles_hold_every_image_and_the_kernel_metadata() {
-    let source = std::fs::read_to_string(repository_root().join("examples/generic.krn")).unwrap();
+    let source =
+        std::fs::read_to_string(kdsl_testkit::files::workspace_root().join("examples/generic.krn"))
+            .unwrap();
     let module = module_of("generic", &source);
     let targets = [
         TargetSpec::spirv(),

@@ -2,33 +2,12 @@
 
 use std::path::PathBuf;
 
-/// Every folder of valid `.krn` files: the examples, the feature kernels, the benchmark's and
-/// the Python tests' inputs, the generator's kept regressions.
-const KERNEL_FOLDERS: [&str; 7] = [
-    "examples",
-    "examples/python",
-    "tests/kernels",
-    "crates/kdsl-bench/inputs",
-    "crates/kdsl-bench/python",
-    "crates/kdsl-fuzzgen/tests",
-    "python/tests/kernels",
-];
-
+/// Every valid `.krn` file of the repository (`kdsl_testkit::files::VALID_FOLDERS`).
 fn kernel_files() -> Vec<PathBuf> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut files = Vec::new();
-    for folder in KERNEL_FOLDERS {
-        if let Ok(entries) = std::fs::read_dir(root.join(folder)) {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                if path.extension().is_some_and(|e| e == "krn") {
-                    files.push(path);
-                }
-            }
-        }
-    }
-    files.sort();
-    files
+    kdsl_testkit::files::VALID_FOLDERS
+        .iter()
+        .flat_map(|folder| kdsl_testkit::files::krn_files(folder))
+        .collect()
 }
 
 #[test]

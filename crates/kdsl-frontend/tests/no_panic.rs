@@ -1,8 +1,6 @@
 //! The front end returns a module or diagnostics for any input, never panics, and never
 //! overflows the stack on deeply nested input.
 
-use std::path::PathBuf;
-
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 struct Random(u64);
 
@@ -20,20 +18,15 @@ impl Random {
 }
 
 fn example_sources() -> Vec<Vec<u8>> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut sources = Vec::new();
-    for folder in ["examples", "tests/kernels", "tests/errors"] {
-        if let Ok(entries) = std::fs::read_dir(root.join(folder)) {
-            let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
-            paths.sort();
-            for path in paths {
-                if path.extension().is_some_and(|e| e == "krn") {
-                    sources.push(std::fs::read(&path).unwrap());
-                }
-            }
-        }
-    }
-    sources
+    [
+        "examples",
+        "tests/kernels",
+        kdsl_testkit::files::ERROR_FOLDER,
+    ]
+    .iter()
+    .flat_map(|folder| kdsl_testkit::files::krn_files(folder))
+    .map(|path| std::fs::read(path).unwrap())
+    .collect()
 }
 
 fn compile(bytes: &[u8]) -> bool {

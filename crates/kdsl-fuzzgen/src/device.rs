@@ -3,22 +3,11 @@
 
 use crate::compare::Outputs;
 use crate::run::{ArgumentValue, KernelRun};
-use kdsl_runtime::{
-    AnyBuffer, Argument, Device, DeviceInfo, Launch, MemoryKind, Program, ScalarValue,
-};
+use kdsl_runtime::{AnyBuffer, Argument, Device, Launch, MemoryKind, Program, ScalarValue};
 
 /// The devices to run on: all that are found, or those `KDSL_TEST_DEVICE` selects (the
-/// differential tests' rule). An empty list says why in `Err`.
-pub fn devices_under_test() -> Result<Vec<DeviceInfo>, String> {
-    let report = kdsl_runtime::device_report();
-    let devices = report
-        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
-        .map_err(|e| format!("KDSL_TEST_DEVICE is not a valid device filter: {e}"))?;
-    if devices.is_empty() {
-        return Err(format!("no device: {}", report.why_none()));
-    }
-    Ok(devices)
-}
+/// device tests' rule, `kdsl_testkit::devices`). An empty list says why in `Err`.
+pub use kdsl_testkit::devices::try_devices_under_test as devices_under_test;
 
 fn runtime_scalar(ty: kdsl_ir::ScalarType, bits: u64) -> ScalarValue {
     use kdsl_ir::ScalarType as T;

@@ -13,19 +13,11 @@
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::device::devices_under_test;
 use kdsl_fuzzgen::{generate, GeneratorOptions};
-use std::path::PathBuf;
 use std::time::Instant;
 
 /// The bundles run on devices here: -O3 (the -O0 bundles are compiled and validated; the long
 /// run, `fuzzgen-long --differential`, runs both), to keep the test's time modest.
 const DEVICE_OPT_LEVELS: [u8; 1] = [3];
-
-fn workspace() -> PathBuf {
-    match std::env::var_os("KDSL_WORKSPACE") {
-        Some(root) => PathBuf::from(root),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
 
 fn environment_number(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
@@ -47,7 +39,7 @@ fn open_devices() -> Vec<OpenDevice> {
                     .unwrap_or_else(|e| panic!("opening {}: {e}", info.id())),
             })
             .collect(),
-        Err(why) if std::env::var("KDSL_ALLOW_NO_DEVICE").as_deref() == Ok("1") => {
+        Err(why) if kdsl_testkit::devices::no_device_allowed() => {
             eprintln!("KDSL_ALLOW_NO_DEVICE=1, so comparing with no device: {why}");
             Vec::new()
         }
@@ -64,7 +56,7 @@ fn generated_kernels_compile_validate_and_agree_with_the_interpreter() {
     let devices = open_devices();
     let targets = every_target();
     let options = GeneratorOptions::default();
-    let failure_folder = workspace().join("target/fuzzgen-failures");
+    let failure_folder = kdsl_testkit::files::workspace_root().join("target/fuzzgen-failures");
     let started = Instant::now();
     let (mut compared, mut undefined, mut runs) = (0, 0, 0);
     let mut times = [std::time::Duration::ZERO; 3];

@@ -16,8 +16,6 @@ use kdsl_interp::{run_kernel, HostBuffer, InterpArgument, InterpLaunch, ScalarVa
 use kdsl_ir::{Module, ParameterType};
 use kdsl_runtime::{Argument, Buffer, Bundle, Device, Launch, RuntimeError};
 
-use std::path::PathBuf;
-
 type CaseResult = Result<(), String>;
 /// Reads a launch's sub-group size from the device's outputs.
 type SubGroupSizeReader = fn(&[InterpArgument]) -> Option<u32>;
@@ -72,35 +70,13 @@ impl Case {
 // Devices and bundles.
 
 fn devices_under_test() -> Vec<kdsl_runtime::DeviceInfo> {
-    let report = kdsl_runtime::device_report();
-    let devices = report
-        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
-        .expect("KDSL_TEST_DEVICE is not a valid device filter");
-    if devices.is_empty() {
-        let message = format!(
-            "no device to run the differential tests on: {}",
-            report.why_none()
-        );
-        if std::env::var("KDSL_ALLOW_NO_DEVICE").as_deref() == Ok("1") {
-            eprintln!("KDSL_ALLOW_NO_DEVICE=1, so passing without running: {message}");
-        } else {
-            panic!("{message}\n(set KDSL_ALLOW_NO_DEVICE=1 to allow this)");
-        }
-    }
-    devices
-}
-
-fn bundle_folder() -> (PathBuf, bool) {
-    match std::env::var("KDSL_TEST_BUNDLES") {
-        Ok(folder) if !folder.is_empty() => (PathBuf::from(folder), true),
-        _ => (workspace().join("target/kdsl-bundles"), false),
-    }
+    kdsl_testkit::devices::devices_under_test("the differential tests")
 }
 
 /// The bundle of `tests/kernels/<name>.krn`: from `<bundles>/tests/`, else compiled with the
 /// built CLI. `Err` says why there is none.
 fn test_kernel_bundle(name: &str) -> Result<Bundle, String> {
-    let (folder, _) = bundle_folder();
+    let (folder, _) = kdsl_testkit::devices::bundle_folder();
     let prepared = folder.join("tests").join(format!("{name}.kbundle"));
     if prepared.exists() {
         return Bundle::read(&prepared).map_err(|e| e.to_string());
@@ -134,7 +110,7 @@ fn test_kernel_bundle(name: &str) -> Result<Bundle, String> {
 }
 
 fn example_bundle(name: &str) -> Result<Bundle, String> {
-    let (folder, _) = bundle_folder();
+    let (folder, _) = kdsl_testkit::devices::bundle_folder();
     Bundle::read(folder.join(format!("{name}.kbundle"))).map_err(|e| e.to_string())
 }
 
@@ -460,7 +436,7 @@ fn differential(
 }
 
 fn examples_required() -> bool {
-    bundle_folder().1
+    kdsl_testkit::devices::bundle_folder().1
 }
 
 fn buffer<T: kdsl_interp::HostElement>(values: Vec<T>) -> InterpArgument {

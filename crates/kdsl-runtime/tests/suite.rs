@@ -25,23 +25,7 @@ use std::sync::OnceLock;
 type CaseResult = Result<(), String>;
 
 fn devices_under_test() -> Vec<DeviceInfo> {
-    let report = kdsl_runtime::device_report();
-    let devices = report
-        .select(std::env::var("KDSL_TEST_DEVICE").ok().as_deref())
-        .expect("KDSL_TEST_DEVICE is not a valid device filter");
-    if devices.is_empty() {
-        let message = format!(
-            "no device to run the suite on (KDSL_TEST_DEVICE={:?}): {}",
-            std::env::var("KDSL_TEST_DEVICE").ok(),
-            report.why_none()
-        );
-        if std::env::var("KDSL_ALLOW_NO_DEVICE").as_deref() == Ok("1") {
-            eprintln!("KDSL_ALLOW_NO_DEVICE=1, so passing without running: {message}");
-        } else {
-            panic!("{message}\n(set KDSL_ALLOW_NO_DEVICE=1 to allow this)");
-        }
-    }
-    devices
+    kdsl_testkit::devices::devices_under_test("the device suite")
 }
 
 /// Runs `case` on every device under test; fails listing every device where it failed.
@@ -227,13 +211,7 @@ fn handmade_program(device: &Device) -> Result<kdsl_runtime::Program, String> {
 }
 
 fn bundle_folder() -> (PathBuf, bool) {
-    match std::env::var("KDSL_TEST_BUNDLES") {
-        Ok(folder) if !folder.is_empty() => (PathBuf::from(folder), true),
-        _ => (
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/kdsl-bundles"),
-            false,
-        ),
-    }
+    kdsl_testkit::devices::bundle_folder()
 }
 
 /// Every kernel name in the bundle folder, with its bundle.

@@ -1,41 +1,11 @@
-//! Finding and running the validators the code generation tests check images with.
+//! What the code generator's test modules share: the validators images are checked with, and
+//! the kernel files parsed and compiled once for the whole binary.
 
-use std::path::PathBuf;
+use kdsl_codegen::{compile, Artifact, Options, TargetSpec};
+pub use kdsl_testkit::tools::{ptxas, tool};
+use std::collections::HashMap;
 use std::process::Command;
-
-/// A tool from `PATH` or LLVM 22's directory; fails with a pointer to the set-up script.
-pub fn tool(names: &[&str]) -> PathBuf {
-    let mut directories: Vec<PathBuf> = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).collect())
-        .unwrap_or_default();
-    directories.push("/usr/lib/llvm-22/bin".into());
-    for name in names {
-        for directory in &directories {
-            if directory.join(name).is_file() {
-                return directory.join(name);
-            }
-        }
-    }
-    panic!("validator {names:?} not found; run scripts/setup.sh")
-}
-
-/// The CUDA assembler the set-up script installs into the prefix.
-pub fn ptxas() -> PathBuf {
-    let prefix = std::env::var_os("KDSL_PREFIX")
-        .map(PathBuf::from)
-        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
-        .expect("KDSL_PREFIX is not set; run scripts/setup.sh");
-    std::fs::read_dir(prefix.join("lib"))
-        .ok()
-        .and_then(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
-                .find(|p| p.is_file())
-        })
-        .expect("ptxas not found in the prefix; run scripts/setup.sh")
-}
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Runs a validator on `bytes` written to a scratch file; panics with its output on failure.
 pub fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command) -> String {
@@ -53,4 +23,59 @@ pub fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command
     );
     assert!(output.status.success(), "{command:?} on {name}: {text}");
     text
+}
+
+/// Every example and test kernel file as (stem, module), parsed once for the whole binary.
+pub fn kernel_modules() -> &'static [(String, kdsl_ir::Module)] {
+    static MODULES: OnceLock<Vec<(String, kdsl_ir::Module)>> = OnceLock::new();
+    MODULES.get_or_init(|| {
+        let modules: Vec<(String, kdsl_ir::Module)> = kdsl_testkit::files::kernel_sources()
+            .into_iter()
+            .map(|(stem, source)| {
+                let module = kdsl_frontend::compile_to_ir(&source).unwrap_or_else(|d| {
+                    panic!(
+                        "{stem}.krn does not compile:\n{}",
+                        kdsl_frontend::render_diagnostics(&stem, &source, &d, false)
+                    )
+                });
+                (stem, module)
+            })
+            .collect();
+        assert!(
+            modules.len() >= 14,
+            "expected the kernels, found {}",
+            modules.len()
+        );
+        modules
+    })
+}
+
+type ArtifactKey = (String, String, bool);
+type Artifacts = Mutex<HashMap<ArtifactKey, Result<Arc<Artifact>, String>>>;
+
+/// A kernel file (from [`kernel_modules`]) compiled for `spec`, plain or checked, once per
+/// binary: the validation, image-check and checked-mode modules look at the same images, and
+/// compiling each only once is most of this binary's time saved. Tests of the compiler's own
+/// determinism compile afresh instead.
+pub fn artifact(
+    stem: &str,
+    module: &kdsl_ir::Module,
+    spec: &TargetSpec,
+    checked: bool,
+) -> Result<Arc<Artifact>, String> {
+    static ARTIFACTS: OnceLock<Artifacts> = OnceLock::new();
+    let artifacts = ARTIFACTS.get_or_init(Default::default);
+    let key = (stem.to_string(), spec.to_string(), checked);
+    if let Some(found) = artifacts.lock().unwrap().get(&key) {
+        return found.clone();
+    }
+    let options = Options {
+        checked,
+        ..Options::default()
+    };
+    let compiled = compile(module, spec, &options)
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
+    artifacts.lock().unwrap().insert(key, compiled.clone());
+    compiled
 }

@@ -2,17 +2,8 @@
 #![allow(dead_code)]
 
 use kdsl_ir::Module;
-use std::path::PathBuf;
 
-/// The repository root.
-/// The repository root: `KDSL_WORKSPACE` when set (a test binary copied to another machine),
-/// else where this crate was built.
-pub fn workspace() -> PathBuf {
-    match std::env::var_os("KDSL_WORKSPACE") {
-        Some(root) => PathBuf::from(root),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
+pub use kdsl_testkit::files::workspace_root as workspace;
 
 /// Compiles a `.krn` source text to IR, failing the test with the diagnostics.
 pub fn compile(source: &str) -> Module {

@@ -57,7 +57,7 @@ pub fn checked_write_past_the_end(device: &Device) -> CaseResult {
             .map_err(fail)?
     };
     let fault = expect_fault(event.wait(), "write_past with offset 1")?;
-    let expected_location = "checked.krn:7:5";
+    let expected_location = "checked.krn:8:5";
     if fault.kernel != "write_past"
         || fault.kind != FaultKind::OutOfBounds
         || !fault.location.ends_with(expected_location)
@@ -138,13 +138,13 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
     let item = fault.work_item[0];
     if fault.kind != FaultKind::OutOfBounds
         || fault.what != "buffer `values` in function `scaled`"
-        || !fault.location.ends_with("checked.krn:11:12")
+        || !fault.location.ends_with("checked.krn:12:12")
         || !(56..64).contains(&item)
         || fault.index != i128::from(item) + 8
         || fault.length != 64
     {
         return Err(format!(
-            "wrong fault: {} (expected buffer `values` in function `scaled` at checked.krn:11:12, a work-item in 56..64, its id + 8, length 64)",
+            "wrong fault: {} (expected buffer `values` in function `scaled` at checked.krn:12:12, a work-item in 56..64, its id + 8, length 64)",
             fault.message
         ));
     }
@@ -207,11 +207,11 @@ pub fn checked_loads_arrays_and_divisions(device: &Device) -> CaseResult {
     let fault = expect_fault(result, "divide by 0")?;
     if fault.kind != FaultKind::DivisionByZero
         || fault.what != "division"
-        || !fault.location.ends_with("checked.krn:22:17")
+        || !fault.location.ends_with("checked.krn:23:17")
         || fault.work_item[0] >= 16
     {
         return Err(format!(
-            "wrong fault: {} (expected a division by zero at checked.krn:22:17)",
+            "wrong fault: {} (expected a division by zero at checked.krn:23:17)",
             fault.message
         ));
     }
@@ -277,13 +277,13 @@ pub fn checked_atomics(device: &Device) -> CaseResult {
     let fault = expect_fault(event.wait(), "count with a value of 5")?;
     if fault.kind != FaultKind::OutOfBounds
         || fault.what != "buffer `bins`"
-        || !fault.location.ends_with("checked.krn:38:5")
+        || !fault.location.ends_with("checked.krn:39:5")
         || fault.index != 5
         || fault.length != 4
         || fault.work_item != [9, 0, 0]
     {
         return Err(format!(
-            "wrong fault: {} (expected buffer `bins` at checked.krn:38:5, index 5, length 4, work-item 9)",
+            "wrong fault: {} (expected buffer `bins` at checked.krn:39:5, index 5, length 4, work-item 9)",
             fault.message
         ));
     }
@@ -352,11 +352,11 @@ pub fn checked_integer_overflow(device: &Device) -> CaseResult {
     let fault = expect_fault(result, "step_back at work-item 0")?;
     if fault.kind != FaultKind::IntegerOverflow
         || fault.what != "`-` on `u32`"
-        || !fault.location.ends_with("checked.krn:61:23")
+        || !fault.location.ends_with("checked.krn:62:23")
         || fault.work_item != [0, 0, 0]
     {
         return Err(format!(
-            "wrong fault: {} (expected an overflow of `-` on `u32` at checked.krn:61:23 in work-item 0)",
+            "wrong fault: {} (expected an overflow of `-` on `u32` at checked.krn:62:23 in work-item 0)",
             fault.message
         ));
     }
