@@ -498,7 +498,9 @@ class Kernel:
         prepared = list(args)
         arrays = []
         for index, parameter in self._buffer_parameters:
-            array = _arrays.describe(args[index], index, parameter, self.name)
+            # Messages number the arguments as the caller passed them.
+            position = self._visible.index(index) if self._shaped else index
+            array = _arrays.describe(args[index], position, parameter, self.name)
             arrays.append(array)
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
         target, sycl_queue = self._choose_device(arrays, device, queue, stream, profile)
