@@ -155,6 +155,12 @@ def main() -> int:
 
     run(["cargo", "build", "--quiet", "--profile", arguments.profile, "-p", "kdsl-python-compiler"], env)
     compiler = profile_dir / "lib_compiler.so"
+    if arguments.profile == "dev":
+        # The test command's wheel: the same code as the debug build, without its debug info
+        # (which would make it several times larger to zip and install).
+        stripped = Path(tempfile.mkdtemp()) / "lib_compiler.so"
+        run(["objcopy", "--strip-debug", str(compiler), str(stripped)], env)
+        compiler = stripped
 
     out = arguments.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -168,7 +174,7 @@ def main() -> int:
         scratch = Path(scratch_name)
         command = [maturin, "build", "--quiet", "--out", str(scratch), "--interpreter", sys.executable,
                    "--compatibility", "linux", "--auditwheel", "skip"]
-        command += ["--release"] if arguments.profile == "release" else []
+        command += ["--release"] if arguments.profile == "release" else ["--strip"]
         run(command, env, cwd=PYTHON_DIR)
         unrepaired = newest(list(scratch.glob(WHEEL_GLOB)))
         if unrepaired is None:

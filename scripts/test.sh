@@ -10,6 +10,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+# The tests' wheel is built from the same debug build as the Rust tests (scripts/build-wheel.sh),
+# so the crates are compiled once; `scripts/demo.sh` and users get the release wheel.
+export KDSL_WHEEL_PROFILE=${KDSL_WHEEL_PROFILE:-dev}
 bash scripts/setup.sh
 plain_path=$PATH
 source scripts/env.sh

@@ -22,6 +22,8 @@ pub const NATIVE_CACHE: &str = "KDSL_NATIVE_CACHE";
 pub const NATIVE_CACHE_DIR: &str = "KDSL_NATIVE_CACHE_DIR";
 /// The fresh venv `scripts/python-install.sh` installs the wheel into (default `.kdsl/venv`).
 pub const VENV: &str = "KDSL_VENV";
+/// `release` (default) or `dev`: the profile `scripts/build-wheel.sh` builds the wheel with.
+pub const WHEEL_PROFILE: &str = "KDSL_WHEEL_PROFILE";
 /// The plain Python that venv is made from.
 pub const VENV_PYTHON: &str = "KDSL_VENV_PYTHON";
 /// A device filter that chooses the default device.
@@ -79,6 +81,7 @@ pub const ALL: &[&str] = &[
     NATIVE_CACHE_DIR,
     VENV,
     VENV_PYTHON,
+    WHEEL_PROFILE,
     DEVICE,
     SYCL_SHIM,
     HIP_ARCH,
