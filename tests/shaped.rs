@@ -19,6 +19,16 @@ kernel first_row(output: global mut [f32], matrix: global [[f32]], shift: u32) {
     let i = get_global_id(0);
     output[i] = matrix[0, i + shift];
 }
+
+fn at(m: global [[f32]], row: u32, col: u32) -> f32 {
+    return m[row, col];
+}
+
+// the same through a device function
+kernel first_row_through_call(output: global mut [f32], matrix: global [[f32]], shift: u32) {
+    let i = get_global_id(0);
+    output[i] = at(matrix, 0, i + shift);
+}
 ";
 
 fn compile(checked: bool) -> kdsl::Bundle {
@@ -134,12 +144,21 @@ fn a_shape_past_the_buffer_is_refused_at_launch() {
 
 #[test]
 fn checked_mode_checks_each_dimension() {
+    checked_first_row(
+        "first_row",
+        "buffer `matrix` (dimension 2 of 2)",
+        "shaped.krn:13:27",
+    );
+    checked_first_row(
+        "first_row_through_call",
+        "buffer `m` (dimension 2 of 2) in function `at`",
+        "shaped.krn:17:19",
+    );
+}
+
+fn checked_first_row(name: &str, what: &str, location: &str) {
     let device = device();
-    let kernel = device
-        .load(&compile(true))
-        .unwrap()
-        .kernel("first_row")
-        .unwrap();
+    let kernel = device.load(&compile(true)).unwrap().kernel(name).unwrap();
     let matrix = device.buffer_from(&[3.0f32; 16]).unwrap();
     let output = device.buffer_from(&[-1.0f32; 4]).unwrap();
     let mut arguments = vec![Argument::writable(&output)];
@@ -156,10 +175,10 @@ fn checked_mode_checks_each_dimension() {
         panic!("expected a KernelFault, got {message}");
     };
     assert_eq!(fault.kind, FaultKind::OutOfBounds);
-    assert_eq!(fault.what, "buffer `matrix` (dimension 2 of 2)");
+    assert_eq!(fault.what, what);
     assert_eq!((fault.index, fault.length), (4, 4));
     assert_eq!(fault.work_item, [3, 0, 0]);
-    assert_eq!(fault.location, "shaped.krn:13:27");
+    assert_eq!(fault.location, location);
     let got = output.read_to_vec().unwrap();
     assert_eq!(got[..3], [3.0, 3.0, 3.0]);
 }

@@ -150,3 +150,12 @@ def test_torch_views(module):
         output = torch.zeros((rows, cols), dtype=torch.float32, device="cuda")
         scale(module, output, view, rows, cols)
         np.testing.assert_allclose(output.cpu().numpy(), expected * 1.5, rtol=1e-6)
+
+
+def test_device_functions_take_the_shape_along(module):
+    stored = np.random.default_rng(19).standard_normal((6, 4)).astype(np.float32)
+    matrix = stored.T  # 4 x 6, strides (1, 4)
+    output = np.zeros((6, 5), dtype=np.float32)
+    module.traces[(8,), (8,)](output, matrix)
+    trace = sum(float(matrix[k, k]) for k in range(4))
+    np.testing.assert_allclose(output, trace + np.arange(6, dtype=np.float32)[:, None] + np.zeros((6, 5)), rtol=1e-5)

@@ -1605,10 +1605,17 @@ fn shaped_buffers() {
     let bytes: Vec<u8> = (0..121).map(|i| (i * 7 % 251) as u8).collect();
     layout.extend(shaped(bytes, &[3, 4, 5], &[40, 10, 2]));
     let layout = Case::new("layout", InterpLaunch::new([4], [4]), layout);
+    // Device functions given a contiguous output and a transposed input.
+    let mut traces = shaped(vec![0.0f32; 30], &[6, 5], &[5, 1]);
+    traces.extend(shaped(random.f32s(24, -1.0, 1.0), &[4, 6], &[1, 4]));
+    let traces =
+        Case::new("traces", InterpLaunch::new([8], [8]), traces).compare(0, Compare::Close(1e-6));
     differential(
         "tests/kernels/shaped_buffers.krn",
         || test_kernel_bundle("shaped_buffers"),
         false,
-        vec![contiguous, transposed, sliced, row_sums, add3d, layout],
+        vec![
+            contiguous, transposed, sliced, row_sums, add3d, layout, traces,
+        ],
     );
 }

@@ -654,21 +654,6 @@ impl<'file> Checker<'file> {
                 rank,
                 span,
             } => {
-                if !kernel {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0301,
-                            format!(
-                                "device function parameter `{}` cannot be a multi-dimensional buffer",
-                                parameter.name.name
-                            ),
-                            *span,
-                            "only kernels take multi-dimensional buffers",
-                        )
-                        .with_hint("pass the buffer as `global [T]` with its strides as `u64` values (`a.stride(0)`)"),
-                    );
-                    return None;
-                }
                 let buffer = self.resolve_buffer(*space, *writable, element, *span)?;
                 Some(ParameterShape::Shaped {
                     buffer,

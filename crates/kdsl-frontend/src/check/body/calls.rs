@@ -203,15 +203,12 @@ impl Checker<'_> {
                         None => ok = false,
                     }
                 }
-                // Only kernels take multi-dimensional buffers, and kernels are not called.
-                ParameterShape::Shaped { .. } => {
-                    self.report(Diagnostic::internal(
-                        ErrorCode::E0901,
-                        "a call passes a multi-dimensional buffer",
-                        argument.span,
-                        "here",
-                    ));
-                    ok = false;
+                ParameterShape::Shaped { buffer, rank } => {
+                    next_parameter += 1 + 2 * usize::from(*rank);
+                    match self.shaped_argument(argument, buffer, *rank, &callee.name) {
+                        Some(values) => lowered.extend(values),
+                        None => ok = false,
+                    }
                 }
             }
         }

@@ -106,6 +106,120 @@ impl Checker<'_> {
         flat.expect("a shaped buffer has at least two dimensions")
     }
 
+    /// The arguments passing the caller's multi-dimensional buffer `argument` (a parameter
+    /// name) to a device-function parameter of type `expected` with `rank` dimensions: the
+    /// buffer, then the caller's extents and strides.
+    pub(super) fn shaped_argument(
+        &mut self,
+        argument: &ast::Expression,
+        expected: &ParameterType,
+        rank: u8,
+        callee: &str,
+    ) -> Option<Vec<Argument>> {
+        let describe = |ty: &ParameterType, rank: usize| match ty {
+            ParameterType::Buffer {
+                element,
+                space,
+                writable,
+            } => {
+                let mutability = if *writable { " mut" } else { "" };
+                let element = format!("{}{element}{}", "[".repeat(rank), "]".repeat(rank));
+                format!("{space}{mutability} {element}")
+            }
+            other => other.to_string(),
+        };
+        let wanted = describe(expected, usize::from(rank));
+        let found = match &strip_parentheses(argument).kind {
+            E::Name(name) => match self.lookup(&name.name) {
+                Resolved::Parameter(id, ty @ ParameterType::Buffer { .. }, declared_at) => {
+                    let shaped = self.shaped_buffer(id);
+                    Some((id, ty, declared_at, shaped))
+                }
+                Resolved::Unknown => {
+                    self.unknown_name(name);
+                    return None;
+                }
+                Resolved::Binding(Binding::Poisoned) => return None,
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((id, found, declared_at, shaped)) = found else {
+            let _ = self.expression(argument, None);
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0313,
+                    format!("`{callee}` takes a `{wanted}` buffer here"),
+                    argument.span,
+                    "not a multi-dimensional buffer parameter",
+                )
+                .with_hint("pass a parameter of the calling kernel or function declared with as many dimensions"),
+            );
+            return None;
+        };
+        let found_rank = shaped.as_ref().map_or(1, |s| s.rank());
+        let (
+            ParameterType::Buffer {
+                element,
+                space,
+                writable,
+            },
+            ParameterType::Buffer {
+                element: found_element,
+                space: found_space,
+                writable: found_writable,
+            },
+        ) = (expected, &found)
+        else {
+            return None;
+        };
+        let shaped = match shaped {
+            Some(shaped)
+                if found_rank == usize::from(rank)
+                    && found_element == element
+                    && found_space == space =>
+            {
+                shaped
+            }
+            _ => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0313,
+                    format!(
+                        "expected a `{wanted}` buffer, found `{}`",
+                        describe(&found, found_rank)
+                    ),
+                    argument.span,
+                    "wrong buffer type",
+                ));
+                return None;
+            }
+        };
+        if *writable && !found_writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0402,
+                    format!("`{callee}` writes to this buffer, but it is read-only"),
+                    argument.span,
+                    "read-only buffer",
+                )
+                .with_label(declared_at, "declared read-only here")
+                .with_hint("declare the parameter with `mut`, as `global mut [[T]]`"),
+            );
+            return None;
+        }
+        let value = |id: ParameterId, ty: ScalarType| {
+            Argument::Value(Expression {
+                kind: ExpressionKind::Parameter(id),
+                ty,
+                span: argument.span,
+            })
+        };
+        let mut arguments = vec![Argument::Buffer(id)];
+        arguments.extend(shaped.shape.iter().map(|&id| value(id, ScalarType::U32)));
+        arguments.extend(shaped.strides.iter().map(|&id| value(id, ScalarType::U64)));
+        Some(arguments)
+    }
+
     /// `base.method(arguments)`: `a.shape(k)` (a `u32`, adapting to the integer type its use
     /// asks for like a work-item query) and `a.stride(k)` (a `u64`, in elements) of a shaped
     /// buffer `a`, with `k` a constant below its rank.
