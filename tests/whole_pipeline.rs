@@ -8,6 +8,8 @@ mod call_chain;
 mod checked;
 #[path = "pipeline.rs"]
 mod pipeline;
+#[path = "records.rs"]
+mod records;
 #[path = "shaped.rs"]
 mod shaped;
 #[path = "syclbin.rs"]

@@ -43,6 +43,7 @@ from ._errors import (  # noqa: E402
     KernelNotFoundError,
     LaunchError,
     OutOfMemoryError,
+    RecordLayoutError,
 )
 from ._module import Event, Kernel, Launch, Module, Parameter, launch_sizes  # noqa: E402
 
@@ -68,6 +69,7 @@ __all__ = [
     "LaunchError",
     "Module",
     "OutOfMemoryError",
+    "RecordLayoutError",
     "Parameter",
     "cache_dir",
     "cache_info",

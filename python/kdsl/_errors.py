@@ -68,5 +68,17 @@ class ArgumentError(LaunchError):
     out of range."""
 
 
+class RecordLayoutError(ArgumentError):
+    """A NumPy structured array passed for a buffer of records has a dtype whose fields
+    (names, types, offsets) or itemsize differ from the record's C layout; ``field`` names the
+    first field that differs (None when only the itemsize or contiguity is wrong)."""
+
+    field: str | None
+
+    def __init__(self, message: str, kind: str | None = "RecordLayout", field: str | None = None) -> None:
+        super().__init__(message, kind)
+        self.field = field
+
+
 class KernelNotFoundError(Error, AttributeError):
     """The module has no kernel of that name (the message lists the kernels it has)."""

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence, Union
 
-from . import _arrays, _runtime, _shaped
+from . import _arrays, _records, _runtime, _shaped
 from ._devices import Device, DeviceLike, resolve_device
 from ._errors import ArgumentError, BundleError, KernelNotFoundError, LaunchError
 
@@ -33,14 +33,17 @@ class Parameter(NamedTuple):
     """True for ``mut`` buffers."""
     space: str | None
     """``"global"`` for buffers, None for scalars."""
-
+    record: dict[str, Any] | None = None
+    """For a buffer of records (``type`` then ``u8``): the layout, ``{"name", "size",
+    "alignment", "fields": [(name, type, offset), ...]}``."""
     rank: int = 1
     """The number of dimensions of a buffer: 2 for ``global [[f32]]``, 3 for ``[[[f32]]]``."""
 
     def __str__(self) -> str:
         if self.kind == "buffer":
             mutability = "mut " if self.writable else ""
-            element = "[" * self.rank + self.type + "]" * self.rank
+            element = self.record["name"] if self.record else self.type
+            element = "[" * self.rank + element + "]" * self.rank
             return f"{self.name}: {self.space} {mutability}{element}"
         return f"{self.name}: {self.type}"
 
@@ -310,6 +313,9 @@ class Kernel:
         required = info.get("work_group_size")
         self.work_group_size: tuple[int, int, int] | None = tuple(required) if required else None
         """The work-group size the kernel requires (``#[work_group_size(x, y, z)]``), or None."""
+        self._record_parameters = tuple(
+            (index, parameter) for index, parameter in enumerate(self.parameters) if parameter.record
+        )
         self._buffer_parameters = tuple(
             (index, parameter)
             for index, parameter in enumerate(all_parameters)
@@ -433,6 +439,24 @@ class Kernel:
             args, global_size, local_size, device=device, queue=queue, stream=stream, profile=profile
         )
 
+    @property
+    def records(self) -> dict[str, Any]:
+        """The NumPy structured dtype of each record type the kernel's buffers hold, by name:
+        ``numpy.zeros(n, dtype=kernel.records["Node"])`` makes an array to pass."""
+        return {
+            parameter.record["name"]: _records.record_dtype(parameter.record)
+            for _, parameter in self._record_parameters
+        }
+
+    def _record_bytes(self, args: Sequence[Any]) -> list[Any]:
+        """Structured arrays for record parameters, checked and viewed as bytes."""
+        prepared = list(args)
+        for index, parameter in self._record_parameters:
+            if index < len(prepared):
+                where = f"argument {index} (`{parameter.name}`) of kernel `{self.name}`"
+                prepared[index] = _records.as_bytes(prepared[index], parameter.record, where)
+        return prepared
+
     def loaded(self, device: Device) -> Any:
         """This kernel loaded on a device instance (loaded once per instance)."""
         kernel = self._loaded.get(device)
@@ -469,6 +493,8 @@ class Kernel:
         stream: Any,
         profile: bool = False,
     ) -> Event:
+        if self._record_parameters:
+            args = self._record_bytes(args)
         if device is None and queue is None and stream is None and not profile:
             event = self._launcher.try_launch_sizes(tuple(args), global_dims, local_dims)
             if event is not None:
@@ -487,6 +513,8 @@ class Kernel:
     ) -> Event:
         """Any arrays: described one by one (raising the precise error for misuse), then the
         device chosen from where they live."""
+        if self._record_parameters:
+            args = self._record_bytes(args)
         if len(args) != len(self.parameters):
             raise ArgumentError(
                 f"kernel `{self.name}` takes {len(self.parameters)} arguments, but {len(args)} "
@@ -692,6 +720,15 @@ class Module:
         if name.startswith("_"):
             raise AttributeError(name)
         return self[name]
+
+    def record_dtype(self, name: str) -> Any:
+        """The NumPy structured dtype of the record type ``name`` that a kernel's buffer holds
+        (its C layout: ``numpy.dtype(..., align=True)``)."""
+        for kernel in self:
+            dtype = kernel.records.get(name)
+            if dtype is not None:
+                return dtype
+        raise KeyError(f"no kernel of this module has a buffer of `{name}` records")
 
     def __contains__(self, name: object) -> bool:
         return name in self.kernels

@@ -387,6 +387,7 @@ mod tests {
                         space: AddressSpace::Global,
                         writable: true,
                         alignment: 0,
+                        record: None,
                     },
                     ParameterInfo::Scalar {
                         name: "n".into(),

@@ -1,6 +1,6 @@
 //! What a runtime must know about each kernel to check and pack its arguments.
 
-use kdsl_ir::{AddressSpace, Function, ParameterType, ScalarType};
+use kdsl_ir::{AddressSpace, Function, ParameterType, RecordType, ScalarType};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -199,6 +199,11 @@ pub enum ParameterInfo {
         /// this buffer; 0 when it makes none. Older bundles read as 0.
         #[serde(default, skip_serializing_if = "is_zero")]
         alignment: u32,
+        /// For a buffer of records (`global [Node]`, `element` then `u8`): the record's
+        /// layout (field names, types, offsets, size), which the runtime and Python check
+        /// arguments against; the buffer's length counts records. Older bundles have none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record: Option<RecordType>,
     },
 }
 
@@ -230,12 +235,14 @@ impl KernelInfo {
                     element,
                     space,
                     writable,
+                    record,
                 } => Some(ParameterInfo::Buffer {
                     name: p.name.clone(),
                     element: *element,
                     space: *space,
                     writable: *writable,
                     alignment: 0,
+                    record: record.as_deref().cloned(),
                 }),
                 ParameterType::Array { .. } => None,
             })

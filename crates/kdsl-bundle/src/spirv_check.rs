@@ -298,6 +298,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: true,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Scalar {
                     name: "n".into(),
@@ -410,6 +411,7 @@ mod tests {
                         space: AddressSpace::Constant,
                         writable: false,
                         alignment,
+                        record: None,
                     },
                     other => other,
                 })

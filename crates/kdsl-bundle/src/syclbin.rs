@@ -964,6 +964,7 @@ mod tests {
                         space: AddressSpace::Global,
                         writable: true,
                         alignment: 0,
+                        record: None,
                     },
                     ParameterInfo::Scalar {
                         name: "a".into(),

@@ -213,11 +213,26 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
                 space,
                 writable,
                 alignment,
+                record,
             } => {
                 let aligned = if *alignment > 0 {
                     format!(" (aligned to {alignment} bytes)")
                 } else {
                     String::new()
+                };
+                let element = match record {
+                    Some(record) => format!(
+                        "{} ({} bytes: {})",
+                        record.name,
+                        record.size,
+                        record
+                            .fields
+                            .iter()
+                            .map(|f| format!("{} {} at {}", f.name, f.ty, f.offset))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    None => element.to_string(),
                 };
                 format!(
                     "{name}: {space}{} [{element}]{aligned}",

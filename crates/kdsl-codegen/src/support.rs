@@ -116,6 +116,15 @@ impl Checker<'_> {
 
     fn function(&mut self, function: &Function) {
         for parameter in &function.parameters {
+            if let ParameterType::Buffer {
+                record: Some(record),
+                ..
+            } = &parameter.ty
+            {
+                for field in &record.fields {
+                    self.scalar(field.ty, parameter.span);
+                }
+            }
             let ty = match parameter.ty {
                 ParameterType::Scalar { ty } => ty,
                 ParameterType::Buffer { element, .. } => element,

@@ -18,6 +18,8 @@ mod image_checks;
 mod inlining;
 #[path = "limits.rs"]
 mod limits;
+#[path = "records.rs"]
+mod records;
 #[path = "targets.rs"]
 mod targets;
 #[path = "unroll.rs"]

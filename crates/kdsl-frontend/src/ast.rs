@@ -21,6 +21,7 @@ pub enum Item {
     Constant(ConstantItem),
     Function(FunctionItem),
     Instance(InstanceItem),
+    Record(RecordItem),
     /// A syntax error the parser recovered from.
     Error(Span),
 }
@@ -62,6 +63,21 @@ pub struct Attribute {
     /// `None` when written without parentheses.
     pub arguments: Option<Vec<Expression>>,
     pub span: Span,
+}
+
+/// `struct Name { field: T, ... }`: a record type, the element type of buffers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordItem {
+    pub name: Identifier,
+    pub fields: Vec<RecordFieldItem>,
+    pub span: Span,
+}
+
+/// `field: T` in a record declaration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordFieldItem {
+    pub name: Identifier,
+    pub ty: TypeExpression,
 }
 
 /// `instance alias = generic<type, ...>;`
@@ -358,6 +374,12 @@ pub enum ExpressionKind {
         base: Box<Expression>,
         method: Identifier,
         arguments: Vec<Expression>,
+    },
+    /// `Node { start: 1, edges: 2 }`: a record value, written as a `let` initializer or an
+    /// assigned value.
+    RecordLiteral {
+        name: Identifier,
+        fields: Vec<(Identifier, Expression)>,
     },
     /// A syntax error the parser recovered from, or an expression nested too deeply.
     Error,

@@ -32,6 +32,8 @@ pub enum Token<'input> {
     Const,
     #[token("instance")]
     Instance,
+    #[token("struct")]
+    Struct,
     #[token("let")]
     Let,
     #[token("mut")]
@@ -196,10 +198,10 @@ fn block_comment<'input>(
 }
 
 /// The reserved words, which cannot be names (docs/language.md lists them).
-pub const KEYWORDS: [&str; 23] = [
-    "fn", "kernel", "const", "instance", "let", "mut", "local", "private", "global", "constant",
-    "if", "else", "while", "for", "in", "step", "unroll", "break", "continue", "return", "as",
-    "true", "false",
+pub const KEYWORDS: [&str; 24] = [
+    "fn", "kernel", "const", "instance", "struct", "let", "mut", "local", "private", "global",
+    "constant", "if", "else", "while", "for", "in", "step", "unroll", "break", "continue",
+    "return", "as", "true", "false",
 ];
 
 impl Token<'_> {
@@ -210,6 +212,7 @@ impl Token<'_> {
             Token::Kernel => "kernel",
             Token::Const => "const",
             Token::Instance => "instance",
+            Token::Struct => "struct",
             Token::Let => "let",
             Token::Mut => "mut",
             Token::Local => "local",
@@ -242,6 +245,7 @@ impl fmt::Display for Token<'_> {
             Token::Kernel => "`kernel`",
             Token::Const => "`const`",
             Token::Instance => "`instance`",
+            Token::Struct => "`struct`",
             Token::Let => "`let`",
             Token::Mut => "`mut`",
             Token::Local => "`local`",

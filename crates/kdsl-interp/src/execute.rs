@@ -681,13 +681,26 @@ impl<'g> WorkItem<'g> {
                             return Err(self.undefined(span, format!("`{name}` is not a buffer")));
                         };
                         let index = indices.first().copied().unwrap_or(0);
-                        if index < 0 || index >= memory.cells.len() as i128 {
+                        // A buffer of records holds one cell per field.
+                        let (fields, field) = match (&declaration.ty, place.field) {
+                            (
+                                ParameterType::Buffer {
+                                    record: Some(record),
+                                    ..
+                                },
+                                Some(field),
+                            ) => (record.fields.len(), field as usize),
+                            _ => (1, 0),
+                        };
+                        let length = memory.cells.len() / fields;
+                        if index < 0 || index >= length as i128 {
                             return Err(out_of_bounds(format!(
-                                "index {index} into buffer `{name}` of {} elements",
-                                memory.cells.len()
+                                "index {index} into buffer `{name}` of {length} elements"
                             )));
                         }
-                        Ok(Location::Shared(&memory.cells[index as usize]))
+                        Ok(Location::Shared(
+                            &memory.cells[index as usize * fields + field],
+                        ))
                     }
                     binding @ (Binding::LocalArray(_) | Binding::PrivateArray(_)) => {
                         let ParameterType::Array { ty, .. } = &declaration.ty else {

@@ -31,6 +31,10 @@
 //!   Local arrays are per work-group and start filled with a poison pattern, all bits set
 //!   ([`LOCAL_MEMORY_POISON`]: a NaN for floats, `-1` or the maximum for integers), so a kernel
 //!   that reads local memory it never wrote gives visibly wrong results.
+//! - **Records**: a buffer of records is passed as its bytes ([`HostBuffer::U8`], a whole number
+//!   of records in C layout, [`kdsl_ir::RecordType`]); the interpreter reads each field at its
+//!   offset, bounds the record index by the number of records, writes fields back at their
+//!   offsets and leaves padding bytes as they were.
 //! - **Atomics** are indivisible read-modify-writes (relaxed); they return the old value.
 //!   Compare-exchange stores `desired` only when the old value equals `expected`.
 //! - **Evaluation order**: operands left to right; `&&`/`||` evaluate the right side only when
@@ -50,6 +54,7 @@
 //! - Any error stops the launch; buffers then hold what was written before it.
 
 mod execute;
+mod records;
 mod sync;
 
 pub use half::f16;
@@ -428,22 +433,48 @@ fn run_kernel_on_this_thread(
 
     let parameters: Vec<execute::KernelParameter> = arguments
         .iter()
-        .map(|argument| match argument {
-            InterpArgument::Scalar(value) => execute::KernelParameter::Scalar(value.bits()),
-            InterpArgument::Buffer(buffer) => execute::KernelParameter::Buffer(
-                (0..buffer.len()).map(|i| buffer.bits(i)).collect(),
-            ),
-        })
+        .zip(&function.parameters)
+        .map(
+            |(argument, parameter)| match (argument, record_of(parameter)) {
+                (InterpArgument::Scalar(value), _) => {
+                    execute::KernelParameter::Scalar(value.bits())
+                }
+                (InterpArgument::Buffer(HostBuffer::U8(bytes)), Some(record)) => {
+                    execute::KernelParameter::Buffer(records::cells_of(bytes, record))
+                }
+                (InterpArgument::Buffer(buffer), _) => execute::KernelParameter::Buffer(
+                    (0..buffer.len()).map(|i| buffer.bits(i)).collect(),
+                ),
+            },
+        )
         .collect();
     let memories = execute::run(module, function, launch, parameters)?;
-    for (argument, memory) in arguments.iter_mut().zip(memories) {
-        if let (InterpArgument::Buffer(buffer), Some(memory)) = (argument, memory) {
-            for (index, bits) in memory.into_iter().enumerate() {
-                buffer.set_bits(index, bits);
+    for ((argument, memory), parameter) in
+        arguments.iter_mut().zip(memories).zip(&function.parameters)
+    {
+        match (argument, memory, record_of(parameter)) {
+            (InterpArgument::Buffer(HostBuffer::U8(bytes)), Some(memory), Some(record)) => {
+                records::write_back(bytes, &memory, record)
             }
+            (InterpArgument::Buffer(buffer), Some(memory), _) => {
+                for (index, bits) in memory.into_iter().enumerate() {
+                    buffer.set_bits(index, bits);
+                }
+            }
+            _ => {}
         }
     }
     Ok(())
+}
+
+fn record_of(parameter: &kdsl_ir::Parameter) -> Option<&kdsl_ir::RecordType> {
+    match &parameter.ty {
+        ParameterType::Buffer {
+            record: Some(record),
+            ..
+        } => Some(record),
+        _ => None,
+    }
 }
 
 /// A kernel declared with `#[work_group_size]` runs only with that work-group size, as on
@@ -486,6 +517,23 @@ fn check_arguments(
                     "`{}` is a {ty}, given a {}",
                     parameter.name,
                     value.ty()
+                )))
+            }
+            (
+                ParameterType::Buffer {
+                    record: Some(record),
+                    ..
+                },
+                InterpArgument::Buffer(buffer),
+            ) if buffer.element_type() != ScalarType::U8
+                || !buffer.len().is_multiple_of(record.size as usize) =>
+            {
+                return Err(mismatch(format!(
+                    "`{}` is a buffer of `{record}` records ({} bytes each), given {} {} elements (pass the records' bytes as `u8`)",
+                    parameter.name,
+                    record.size,
+                    buffer.len(),
+                    buffer.element_type()
                 )))
             }
             (ParameterType::Buffer { element, .. }, InterpArgument::Buffer(buffer))

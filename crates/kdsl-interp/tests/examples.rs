@@ -467,3 +467,91 @@ fn a_vector_access_past_the_end_is_out_of_bounds() {
     .to_string();
     assert!(error.contains("vector index 2"), "{error}");
 }
+
+/// A random graph in Rodinia's form: per node, where its edges start and how many it has.
+fn random_graph(random: &mut Random, nodes: usize) -> (Vec<(i32, i32)>, Vec<i32>) {
+    let mut starts = Vec::with_capacity(nodes);
+    let mut edges = Vec::new();
+    for _ in 0..nodes {
+        let count = (random.next_u64() % 4) as i32;
+        starts.push((edges.len() as i32, count));
+        for _ in 0..count {
+            edges.push((random.next_u64() % nodes as u64) as i32);
+        }
+    }
+    (starts, edges)
+}
+
+fn node_bytes(nodes: &[(i32, i32)]) -> Vec<u8> {
+    nodes
+        .iter()
+        .flat_map(|&(start, count)| [start.to_le_bytes(), count.to_le_bytes()].concat())
+        .collect()
+}
+
+/// The level of every node from node 0 (-1 where unreachable).
+fn bfs_levels(nodes: &[(i32, i32)], edges: &[i32]) -> Vec<i32> {
+    let mut cost = vec![-1; nodes.len()];
+    cost[0] = 0;
+    let mut frontier = vec![0usize];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for node in frontier {
+            let (start, count) = nodes[node];
+            for &neighbour in &edges[start as usize..(start + count) as usize] {
+                if cost[neighbour as usize] < 0 {
+                    cost[neighbour as usize] = cost[node] + 1;
+                    next.push(neighbour as usize);
+                }
+            }
+        }
+        frontier = next;
+    }
+    cost
+}
+
+#[test]
+fn bfs() {
+    let module = compile_file("examples/bfs.krn");
+    let mut random = Random::new(23);
+    let n = 300usize;
+    let (nodes, edges) = random_graph(&mut random, n);
+    let mut mask = vec![0u8; n];
+    let mut visited = vec![0u8; n];
+    let mut cost = vec![-1i32; n];
+    mask[0] = 1;
+    visited[0] = 1;
+    cost[0] = 0;
+    let mut arguments = vec![
+        InterpArgument::buffer(node_bytes(&nodes)),
+        InterpArgument::buffer(edges.clone()),
+        InterpArgument::buffer(mask),
+        InterpArgument::buffer(vec![0u8; n]),
+        InterpArgument::buffer(visited),
+        InterpArgument::buffer(cost),
+        InterpArgument::scalar(n as u32),
+    ];
+    let launch = InterpLaunch::covering(n as u32, 64);
+    loop {
+        run_kernel(&module, "visit_frontier", &launch, &mut arguments).unwrap();
+        let mut advance = vec![
+            arguments[2].clone(),
+            arguments[3].clone(),
+            arguments[4].clone(),
+            InterpArgument::buffer(vec![0u32]),
+            InterpArgument::scalar(n as u32),
+        ];
+        run_kernel(&module, "advance_frontier", &launch, &mut advance).unwrap();
+        let changed = advance[3].as_slice::<u32>().unwrap()[0];
+        arguments[2] = advance[0].clone();
+        arguments[3] = advance[1].clone();
+        arguments[4] = advance[2].clone();
+        if changed == 0 {
+            break;
+        }
+    }
+    assert_eq!(
+        arguments[5].as_slice::<i32>().unwrap(),
+        bfs_levels(&nodes, &edges).as_slice()
+    );
+}

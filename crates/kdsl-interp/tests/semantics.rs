@@ -828,3 +828,65 @@ kernel k(out: global mut [f32], grid: global [[f32]], row: i32, column: u32) {
         assert_eq!(pointed, if dimension == 0 { "row" } else { "column" });
     }
 }
+
+#[test]
+fn records_are_read_and_written_at_their_c_offsets() {
+    let source = "
+struct Pair { flag: bool, value: i64, small: u16 }
+
+kernel k(pairs: global mut [Pair], sums: global mut [i64], at: u32) {
+    let i = get_global_id(0);
+    let p = pairs[i];
+    if p.flag {
+        sums[i] = p.value + (p.small as i64);
+    }
+    if i == 0u32 {
+        pairs[at].small = 7u16;
+    }
+}";
+    // Pair: flag at 0, value at 8, small at 16; 24 bytes. Padding holds 0xEE and must stay.
+    let mut bytes = vec![0xEEu8; 2 * 24];
+    for (index, record) in bytes.chunks_exact_mut(24).enumerate() {
+        record[0] = index as u8;
+        record[8..16].copy_from_slice(&(-100i64 * (index as i64 + 1)).to_le_bytes());
+        record[16..18].copy_from_slice(&(3u16 + index as u16).to_le_bytes());
+    }
+    let arguments = |at: u32| {
+        vec![
+            InterpArgument::buffer(bytes.clone()),
+            InterpArgument::buffer(vec![0i64; 2]),
+            InterpArgument::scalar(at),
+        ]
+    };
+    let launch = InterpLaunch::new([2], [2]);
+    let done = run(source, "k", launch, arguments(0)).unwrap();
+    assert_eq!(done[1].as_slice::<i64>().unwrap(), &[0, -200 + 4]);
+    let mut want = bytes.clone();
+    want[16..18].copy_from_slice(&7u16.to_le_bytes());
+    assert_eq!(done[0].as_slice::<u8>().unwrap(), want.as_slice());
+
+    // The record index is bounded by the number of records, not of bytes.
+    let error = run(source, "k", launch, arguments(2)).unwrap_err();
+    let InterpError::OutOfBounds { message, .. } = &error else {
+        panic!("expected an out-of-bounds error, got {error}");
+    };
+    assert!(
+        message.contains("index 2 into buffer `pairs` of 2 elements"),
+        "{message}"
+    );
+    assert_eq!(pointed_at(source, &error), "pairs[at].small = 7u16;");
+
+    // A buffer that is not whole records, or not bytes, is refused.
+    for wrong in [
+        InterpArgument::buffer(vec![0u8; 30]),
+        InterpArgument::buffer(vec![0i64; 6]),
+    ] {
+        let mut arguments = arguments(0);
+        arguments[0] = wrong;
+        let error = run(source, "k", launch, arguments).unwrap_err();
+        assert!(
+            matches!(&error, InterpError::ArgumentMismatch { index: 0, message } if message.contains("`Pair` records (24 bytes each)")),
+            "{error}"
+        );
+    }
+}

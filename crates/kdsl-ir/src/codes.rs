@@ -34,6 +34,9 @@ pub enum ErrorCode {
     E0207,
     /// Generic kernel and instance problems, generic device functions.
     E0208,
+    /// Record problems: an unknown field, a field of an unsupported type, a record used
+    /// where a scalar is expected or outside a buffer.
+    E0209,
     /// Mismatched types.
     E0301,
     /// Invalid operand types.
@@ -142,7 +145,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 64] = [
+    pub const ALL: [ErrorCode; 65] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -156,6 +159,7 @@ impl ErrorCode {
         ErrorCode::E0206,
         ErrorCode::E0207,
         ErrorCode::E0208,
+        ErrorCode::E0209,
         ErrorCode::E0301,
         ErrorCode::E0302,
         ErrorCode::E0303,
@@ -225,6 +229,7 @@ impl ErrorCode {
             ErrorCode::E0206 => "E0206",
             ErrorCode::E0207 => "E0207",
             ErrorCode::E0208 => "E0208",
+            ErrorCode::E0209 => "E0209",
             ErrorCode::E0301 => "E0301",
             ErrorCode::E0302 => "E0302",
             ErrorCode::E0303 => "E0303",

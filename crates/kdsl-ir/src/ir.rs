@@ -235,10 +235,14 @@ pub struct Place {
     pub base: PlaceBase,
     /// One index per dimension (one for buffers); each of integer type.
     pub indices: Vec<Expression>,
-    /// The element type.
+    /// The element type (the field's, for a field of a record).
     pub element: ScalarType,
     /// The address space of the memory.
     pub space: AddressSpace,
+    /// For a buffer of records: the index of the field in the record, which `indices[0]`
+    /// selects (`nodes[i].start`). `None` everywhere else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub field: Option<u32>,
 }
 
 /// The alignment in bytes of a vector access of `width` elements of `element`: the vector's

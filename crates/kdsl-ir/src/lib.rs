@@ -10,6 +10,7 @@ pub mod codes;
 pub mod diagnostic;
 pub mod ir;
 pub mod print;
+pub mod records;
 mod render;
 pub mod scalar;
 pub mod span;
@@ -26,6 +27,7 @@ pub use builtins::{
 pub use codes::ErrorCode;
 pub use diagnostic::{Diagnostic, Label, Severity, INTERNAL_ERROR_HINT};
 pub use ir::*;
+pub use records::{RecordField, RecordType};
 pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::Span;

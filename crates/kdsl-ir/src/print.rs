@@ -181,6 +181,9 @@ impl Printer<'_> {
             self.expression(out, index)?;
             out.push(']');
         }
+        if let Some(field) = place.field {
+            write!(out, ".{field}")?;
+        }
         Ok(())
     }
 

@@ -1,5 +1,6 @@
 //! Scalar, array and parameter types shared by every stage of kdsl.
 
+use crate::records::RecordType;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -180,10 +181,14 @@ pub enum ParameterType {
     /// A value passed by copy.
     Scalar { ty: ScalarType },
     /// A pointer to a run-time-sized array of `element` in `space` (global or constant).
+    /// A buffer of records (`global [Node]`) has `record` set and `element` `u8`; its
+    /// length counts records, and its places name a field (`Place::field`).
     Buffer {
         element: ScalarType,
         space: AddressSpace,
         writable: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record: Option<Box<RecordType>>,
     },
     /// A fixed-size array of the caller, passed by reference (device functions only):
     /// `tile: local [f32; 256]`, `acc: private mut [f32; 8]`. `space` is `Local` or `Private`.
@@ -202,9 +207,13 @@ impl fmt::Display for ParameterType {
                 element,
                 space,
                 writable,
+                record,
             } => {
                 let mutability = if *writable { " mut" } else { "" };
-                write!(f, "{space}{mutability} [{element}]")
+                match record {
+                    Some(record) => write!(f, "{space}{mutability} [{record}]"),
+                    None => write!(f, "{space}{mutability} [{element}]"),
+                }
             }
             ParameterType::Array {
                 ty,

@@ -135,6 +135,30 @@ impl FunctionValidator<'_> {
                     );
                 }
             }
+            if let ParameterType::Buffer {
+                element,
+                record: Some(record),
+                ..
+            } = &parameter.ty
+            {
+                let fields: Vec<_> = record
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), f.ty))
+                    .collect();
+                if *element != ScalarType::U8
+                    || fields.is_empty()
+                    || **record != crate::records::RecordType::new(record.name.clone(), &fields)
+                {
+                    self.error(
+                        parameter.span,
+                        format!(
+                            "record buffer `{}` has an inconsistent layout",
+                            parameter.name
+                        ),
+                    );
+                }
+            }
             if let ParameterType::Array { ty, space, .. } = &parameter.ty {
                 if function.kind == FunctionKind::Kernel {
                     self.error(
@@ -331,8 +355,11 @@ impl FunctionValidator<'_> {
             ),
             PlaceBase::Variable(_) => false,
         };
-        if !buffer {
-            self.error(span, "a vector access of something other than a buffer");
+        if !buffer || place.field.is_some() {
+            self.error(
+                span,
+                "a vector access of something other than a buffer of scalars",
+            );
         }
         if !(2..=4).contains(&width) || place.element == ScalarType::Bool {
             self.error(
@@ -357,6 +384,7 @@ impl FunctionValidator<'_> {
                         element,
                         space,
                         writable,
+                        record,
                     }) => {
                         if place.indices.len() != 1 {
                             self.error(
@@ -364,7 +392,30 @@ impl FunctionValidator<'_> {
                                 format!("buffer access has {} indices", place.indices.len()),
                             );
                         }
-                        if *element != place.element || *space != place.space {
+                        let element = match (record, place.field) {
+                            (None, None) => *element,
+                            (Some(record), Some(field)) => {
+                                match record.fields.get(field as usize) {
+                                    Some(field) => field.ty,
+                                    None => {
+                                        self.error(
+                                            span,
+                                            format!("record `{record}` has no field {field}"),
+                                        );
+                                        place.element
+                                    }
+                                }
+                            }
+                            (Some(record), None) => {
+                                self.error(span, format!("an access of a whole `{record}`"));
+                                place.element
+                            }
+                            (None, Some(_)) => {
+                                self.error(span, "a field access of a buffer of scalars");
+                                place.element
+                            }
+                        };
+                        if element != place.element || *space != place.space {
                             self.error(
                                 span,
                                 "place element type or space differs from the buffer's",
@@ -395,6 +446,9 @@ impl FunctionValidator<'_> {
     /// An access of an array variable or array parameter: an index per dimension, the
     /// array's element type and space, and writability.
     fn array_place(&mut self, place: &Place, span: Span, write: bool) {
+        if place.field.is_some() {
+            self.error(span, "a field access of an array");
+        }
         let Some((ty, space, writable)) = self.array_of(place.base) else {
             return;
         };
@@ -502,16 +556,21 @@ impl FunctionValidator<'_> {
                             element,
                             space,
                             writable,
+                            record,
                         }) => {
                             let ParameterType::Buffer {
                                 element: expected_element,
                                 space: expected_space,
                                 writable: expected_writable,
+                                record: expected_record,
                             } = expected
                             else {
                                 continue;
                             };
-                            if element != expected_element || space != expected_space {
+                            if element != expected_element
+                                || space != expected_space
+                                || record != expected_record
+                            {
                                 self.error(
                                     span,
                                     format!("passes buffer %{} as `{expected}`", id.0),
@@ -973,6 +1032,7 @@ mod tests {
             element: ScalarType::F32,
             space: AddressSpace::Global,
             writable: false,
+            record: None,
         }
     }
 
@@ -982,6 +1042,7 @@ mod tests {
             indices: vec![literal(0, ScalarType::U32)],
             element,
             space: AddressSpace::Global,
+            field: None,
         }
     }
 
@@ -1065,6 +1126,74 @@ mod tests {
         let found = messages(&module);
         assert_eq!(found.len(), 2, "{found:?}");
         assert!(found.iter().all(|m| m.contains("read-only buffer %0")));
+    }
+
+    #[test]
+    fn checks_record_buffers_and_field_places() {
+        let record = crate::records::RecordType::new(
+            "Node",
+            &[
+                ("start".into(), ScalarType::I32),
+                ("edges".into(), ScalarType::I32),
+            ],
+        );
+        let records = ParameterType::Buffer {
+            element: ScalarType::U8,
+            space: AddressSpace::Global,
+            writable: true,
+            record: Some(Box::new(record.clone())),
+        };
+        let mut tampered = record;
+        tampered.size = 12;
+        let bad_layout = ParameterType::Buffer {
+            element: ScalarType::U8,
+            space: AddressSpace::Global,
+            writable: true,
+            record: Some(Box::new(tampered)),
+        };
+        let store = |field: Option<u32>, element: ScalarType, parameter: u32| {
+            statement(StatementKind::Store {
+                place: Place {
+                    base: PlaceBase::Parameter(ParameterId(parameter)),
+                    field,
+                    ..buffer_place(element)
+                },
+                value: literal(1, element),
+            })
+        };
+        let good = Module {
+            functions: vec![kernel(
+                vec![records.clone()],
+                vec![],
+                vec![store(Some(1), ScalarType::I32, 0)],
+            )],
+            constants: Vec::new(),
+        };
+        assert_eq!(messages(&good), Vec::<String>::new());
+        let body = vec![
+            store(None, ScalarType::U8, 0),
+            store(Some(2), ScalarType::I32, 0),
+            store(Some(0), ScalarType::U32, 0),
+            store(Some(0), ScalarType::F32, 1),
+        ];
+        let module = Module {
+            functions: vec![kernel(
+                vec![records, read_only_buffer(), bad_layout],
+                vec![],
+                body,
+            )],
+            constants: Vec::new(),
+        };
+        let found = messages(&module).join("\n");
+        for expected in [
+            "an access of a whole `Node`",
+            "record `Node` has no field 2",
+            "place element type or space differs",
+            "a field access of a buffer of scalars",
+            "record buffer `p2` has an inconsistent layout",
+        ] {
+            assert!(found.contains(expected), "{expected}: {found}");
+        }
     }
 
     #[test]
@@ -1169,6 +1298,7 @@ mod tests {
             )],
             element: ScalarType::U8,
             space: AddressSpace::Local,
+            field: None,
         };
         let atomic = expression(
             ExpressionKind::Atomic {

@@ -22,12 +22,14 @@ fn parameter_dict<'py>(py: Python<'py>, parameter: &ParameterInfo) -> PyResult<B
             dict.set_item("type", ty.name())?;
             dict.set_item("writable", false)?;
             dict.set_item("space", py.None())?;
+            dict.set_item("record", py.None())?;
         }
         ParameterInfo::Buffer {
             name,
             element,
             space,
             writable,
+            record,
             ..
         } => {
             dict.set_item("name", name)?;
@@ -35,6 +37,22 @@ fn parameter_dict<'py>(py: Python<'py>, parameter: &ParameterInfo) -> PyResult<B
             dict.set_item("type", element.name())?;
             dict.set_item("writable", *writable)?;
             dict.set_item("space", format!("{space:?}").to_lowercase())?;
+            match record {
+                Some(record) => {
+                    let layout = PyDict::new(py);
+                    layout.set_item("name", &record.name)?;
+                    layout.set_item("size", record.size)?;
+                    layout.set_item("alignment", record.alignment)?;
+                    let fields: Vec<(String, &str, u32)> = record
+                        .fields
+                        .iter()
+                        .map(|f| (f.name.clone(), f.ty.name(), f.offset))
+                        .collect();
+                    layout.set_item("fields", fields)?;
+                    dict.set_item("record", layout)?;
+                }
+                None => dict.set_item("record", py.None())?,
+            }
         }
     }
     Ok(dict)

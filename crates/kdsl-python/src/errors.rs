@@ -27,6 +27,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         RuntimeError::Backend { .. } => ("DeviceError", "Backend"),
         RuntimeError::Unsupported { .. } => ("DeviceError", "Unsupported"),
         RuntimeError::MisalignedBuffer { .. } => ("ArgumentError", "MisalignedBuffer"),
+        RuntimeError::RecordBufferMismatch { .. } => ("ArgumentError", "RecordBufferMismatch"),
         RuntimeError::ReadOnlyMemoryAsWritable { .. } => {
             ("ArgumentError", "ReadOnlyMemoryAsWritable")
         }

@@ -296,12 +296,51 @@ fn describe_parameter(parameter: &ParameterInfo) -> String {
     match parameter {
         ParameterInfo::Scalar { ty, .. } => format!("a {ty} scalar"),
         ParameterInfo::Buffer {
-            element, writable, ..
+            element,
+            writable,
+            record,
+            ..
         } => {
             let mutability = if *writable { "mut " } else { "" };
-            format!("a {mutability}buffer of {element}")
+            match record {
+                Some(record) => format!(
+                    "a {mutability}buffer of `{}` records, passed as their bytes (a {mutability}buffer of u8)",
+                    record.name
+                ),
+                None => format!("a {mutability}buffer of {element}"),
+            }
         }
     }
+}
+
+/// A buffer of records (passed as a buffer of `u8`) holds whole records and starts at an
+/// address aligned for them.
+fn check_record_buffer(
+    kernel: &KernelInfo,
+    index: usize,
+    name: &str,
+    record: &kdsl_ir::RecordType,
+    facts: &BufferFacts<'_>,
+) -> Result<()> {
+    let problem = if !facts.bytes.is_multiple_of(record.size as usize) {
+        format!(
+            "{} bytes were given, not a multiple of {}",
+            facts.bytes, record.size
+        )
+    } else if !facts.address.is_multiple_of(u64::from(record.alignment)) {
+        format!("the memory starts at {:#x}", facts.address)
+    } else {
+        return Ok(());
+    };
+    Err(RuntimeError::RecordBufferMismatch {
+        kernel: kernel.name.clone(),
+        index,
+        name: name.to_string(),
+        record: record.name.clone(),
+        record_size: record.size,
+        record_alignment: record.alignment,
+        problem,
+    })
 }
 
 /// One parameter as the per-launch checks see it.
@@ -312,6 +351,9 @@ pub(crate) enum ParameterSlot {
         element: ScalarType,
         writable: bool,
         alignment: u32,
+        /// A record's size and alignment for a buffer of records, else 1 and 1.
+        record_size: u32,
+        record_alignment: u32,
     },
 }
 
@@ -335,11 +377,14 @@ impl ArgumentLayout {
                     element,
                     writable,
                     alignment,
+                    ref record,
                     ..
                 } => ParameterSlot::Buffer {
                     element,
                     writable,
                     alignment,
+                    record_size: record.as_ref().map_or(1, |r| r.size),
+                    record_alignment: record.as_ref().map_or(1, |r| r.alignment),
                 },
             })
             .collect();
@@ -369,10 +414,14 @@ impl ArgumentLayout {
                         element,
                         writable,
                         alignment,
+                        record_size,
+                        record_alignment,
                     },
                     ArgumentKind::Buffer(facts),
                 ) => {
                     if facts.element != *element
+                        || !facts.bytes.is_multiple_of(*record_size as usize)
+                        || !facts.address.is_multiple_of(u64::from(*record_alignment))
                         || (*alignment > 1 && facts.address % u64::from(*alignment) != 0)
                         || (*writable && (!facts.writable || facts.read_only_memory))
                         || facts.device_instance != device_instance
@@ -445,12 +494,16 @@ pub(crate) fn check_arguments(
                     element,
                     writable,
                     alignment,
+                    record,
                     ..
                 },
                 ArgumentKind::Buffer(facts),
             ) => {
                 if facts.element != *element {
                     return Err(type_error(index, parameter, argument));
+                }
+                if let Some(record) = record {
+                    check_record_buffer(kernel, index, name, record, &facts)?;
                 }
                 if *alignment > 1 && facts.address % u64::from(*alignment) != 0 {
                     return Err(RuntimeError::MisalignedBuffer {
@@ -535,6 +588,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: true,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Buffer {
                     name: "x".into(),
@@ -542,6 +596,7 @@ mod tests {
                     space: AddressSpace::Global,
                     writable: false,
                     alignment: 0,
+                    record: None,
                 },
                 ParameterInfo::Scalar {
                     name: "a".into(),
@@ -779,6 +834,61 @@ mod tests {
             Err(RuntimeError::ReadOnlyMemoryAsWritable { index: 0, .. })
         ));
         assert!(check(&[]).is_err());
+    }
+
+    #[test]
+    fn record_buffers_need_whole_aligned_records() {
+        let record = kdsl_ir::RecordType::new(
+            "Pair",
+            &[("a".into(), ScalarType::U8), ("b".into(), ScalarType::F64)],
+        );
+        let kernel = KernelInfo {
+            name: "pairs".into(),
+            parameters: vec![ParameterInfo::Buffer {
+                name: "pairs".into(),
+                element: ScalarType::U8,
+                space: AddressSpace::Global,
+                writable: true,
+                alignment: 0,
+                record: Some(record),
+            }],
+            ..KernelInfo::default()
+        };
+        let with = |address: u64, bytes: usize| {
+            let mut argument = buffer(1, ScalarType::U8, true, 1);
+            if let ArgumentKind::Buffer(facts) = &mut argument.kind {
+                facts.address = address;
+                facts.bytes = bytes;
+            }
+            let result = check_arguments(&kernel, 1, "sycl:0", &[argument]);
+            assert_eq!(
+                ArgumentLayout::new(&kernel).accepts(1, &[argument]),
+                result.is_ok(),
+                "{result:?}"
+            );
+            result
+        };
+        assert!(with(0x1000, 32).is_ok());
+        for (address, bytes, problem) in [
+            (0x1000, 30, "30 bytes were given, not a multiple of 16"),
+            (0x1004, 32, "the memory starts at 0x1004"),
+        ] {
+            let error = with(address, bytes).unwrap_err();
+            assert!(
+                matches!(&error, RuntimeError::RecordBufferMismatch { record, .. } if record == "Pair"),
+                "{error}"
+            );
+            assert!(error.to_string().contains(problem), "{error}");
+        }
+        let mut floats = buffer(1, ScalarType::F32, true, 1);
+        if let ArgumentKind::Buffer(facts) = &mut floats.kind {
+            facts.bytes = 32;
+        }
+        let error = check_arguments(&kernel, 1, "sycl:0", &[floats]).unwrap_err();
+        assert!(
+            error.to_string().contains("buffer of `Pair` records"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -99,6 +99,18 @@ pub enum RuntimeError {
         length: u64,
     },
 
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` is a buffer of `{record}` records ({record_size} bytes each, aligned to {record_alignment}), but {problem}")]
+    RecordBufferMismatch {
+        kernel: String,
+        index: usize,
+        name: String,
+        record: String,
+        record_size: u32,
+        record_alignment: u32,
+        /// What is wrong: the byte length or the start address.
+        problem: String,
+    },
+
     #[error("cannot write: {what}")]
     ReadOnlyMemory { what: String },
 

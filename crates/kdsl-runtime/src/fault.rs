@@ -116,15 +116,16 @@ impl FaultCheck {
 }
 
 /// The hidden arguments of a checked kernel, after the declared ones: each buffer's element
-/// count (from the byte range passed), then the fault record's address.
+/// count (from the byte range passed and the element's size, a record's for a buffer of
+/// records), then the fault record's address.
 pub(crate) fn hidden_arguments(
-    buffers: &[(usize, ScalarType)],
+    buffers: &[(usize, usize)],
     record_address: u64,
 ) -> Vec<RawArgument> {
     let mut arguments: Vec<RawArgument> = buffers
         .iter()
-        .map(|&(bytes, element)| {
-            let count = bytes / element.size_in_bytes().max(1) as usize;
+        .map(|&(bytes, element_size)| {
+            let count = bytes / element_size.max(1);
             RawArgument::Scalar(ScalarValue::U64(count as u64))
         })
         .collect();
@@ -199,7 +200,7 @@ mod tests {
 
     #[test]
     fn hidden_arguments_are_element_counts_then_the_record() {
-        let arguments = hidden_arguments(&[(256, ScalarType::F32), (24, ScalarType::F64)], 0x1000);
+        let arguments = hidden_arguments(&[(256, 4), (24, 8)], 0x1000);
         let described: Vec<String> = arguments.iter().map(|a| format!("{a:?}")).collect();
         assert_eq!(
             described,

@@ -136,6 +136,7 @@ fn saxpy_info() -> KernelInfo {
         space: AddressSpace::Global,
         writable,
         alignment: 0,
+        record: None,
     };
     KernelInfo {
         name: "saxpy".into(),

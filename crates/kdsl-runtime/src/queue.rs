@@ -186,9 +186,16 @@ impl<'q> QueueRef<'q> {
     ) -> Result<Event> {
         let buffer_sizes: Vec<_> = arguments
             .iter()
-            .filter_map(|argument| match argument.kind {
-                ArgumentKind::Buffer(facts) => Some((facts.bytes, facts.element)),
-                ArgumentKind::Scalar(_) => None,
+            .zip(&kernel.info.parameters)
+            .filter_map(|(argument, parameter)| match (argument.kind, parameter) {
+                (ArgumentKind::Buffer(facts), crate::ParameterInfo::Buffer { record, .. }) => {
+                    let size = match record {
+                        Some(record) => record.size as usize,
+                        None => facts.element.size_in_bytes() as usize,
+                    };
+                    Some((facts.bytes, size))
+                }
+                _ => None,
             })
             .collect();
         let check = Arc::new(FaultCheck::new(

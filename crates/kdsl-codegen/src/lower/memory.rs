@@ -39,6 +39,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         place: &Place,
         place_indices: &[IntValue<'ctx>],
     ) -> Result<PointerValue<'ctx>> {
+        if let Some(field) = place.field {
+            return self.field_address(place, field, place_indices);
+        }
         let mut indices = Vec::with_capacity(place.indices.len() + 1);
         let (base, ty) = match place.base {
             PlaceBase::Parameter(id) => match self.parameters.get(id.0 as usize) {
@@ -65,6 +68,58 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         // SAFETY: `inbounds` holds for every valid access (an out-of-bounds index is
         // undefined behaviour in kdsl), and the indices match `ty`'s nesting.
         let pointer = unsafe { self.builder.build_in_bounds_gep(ty, base, &indices, "")? };
+        Ok(pointer)
+    }
+
+    /// The address of field `field` of the record at `indices[0]` in a buffer of records:
+    /// the record as `[size x i8]`, then the field's byte offset, so the layout is exactly
+    /// the IR's (`kdsl_ir::RecordType`) on every target.
+    fn field_address(
+        &mut self,
+        place: &Place,
+        field: u32,
+        indices: &[IntValue<'ctx>],
+    ) -> Result<PointerValue<'ctx>> {
+        let PlaceBase::Parameter(id) = place.base else {
+            return Err(LowerError("a field of an array".into()));
+        };
+        let (
+            Some(ParameterValue::Buffer(base)),
+            kdsl_ir::ParameterType::Buffer {
+                record: Some(record),
+                ..
+            },
+        ) = (
+            self.parameters.get(id.0 as usize),
+            &self.function.parameter(id).ty,
+        )
+        else {
+            return Err(LowerError(format!(
+                "parameter %{} is not a buffer of records",
+                id.0
+            )));
+        };
+        let (Some(field), Some(&index)) = (record.fields.get(field as usize), indices.first())
+        else {
+            return Err(LowerError(format!(
+                "no field {field} of `{record}` or no index"
+            )));
+        };
+        let i8_type = self.context.i8_type();
+        let record_type = i8_type.array_type(record.size);
+        let offset = self
+            .context
+            .i64_type()
+            .const_int(u64::from(field.offset), false);
+        // SAFETY: `inbounds` holds for every valid access (an index past the buffer is
+        // undefined behaviour), and the field lies inside its record.
+        let pointer = unsafe {
+            let element = self
+                .builder
+                .build_in_bounds_gep(record_type, *base, &[index], "")?;
+            self.builder
+                .build_in_bounds_gep(i8_type, element, &[offset], "")?
+        };
         Ok(pointer)
     }
 

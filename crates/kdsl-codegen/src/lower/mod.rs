@@ -247,9 +247,16 @@ fn declare_function<'ctx>(
         let location = AttributeLoc::Param(index as u32);
         value.add_attribute(location, enum_attribute(context, "noundef", 0));
         if let ParameterType::Buffer {
-            element, writable, ..
+            element,
+            writable,
+            ref record,
+            ..
         } = parameter.ty
         {
+            let alignment = match record {
+                Some(record) => record.alignment,
+                None => element.size_in_bytes(),
+            };
             // The language forbids overlapping buffers in a launch when one is writable, so
             // a kernel's buffers never alias. A device function may get one buffer twice.
             if is_kernel {
@@ -262,7 +269,7 @@ fn declare_function<'ctx>(
             }
             value.add_attribute(
                 location,
-                enum_attribute(context, "align", u64::from(element.size_in_bytes())),
+                enum_attribute(context, "align", u64::from(alignment)),
             );
         }
         if let ParameterType::Array { ty, writable, .. } = &parameter.ty {

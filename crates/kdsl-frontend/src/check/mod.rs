@@ -9,6 +9,7 @@ mod attributes;
 mod body;
 pub mod constant;
 mod define;
+mod records;
 mod suggestions;
 mod unroll;
 
@@ -199,6 +200,8 @@ pub struct Checker<'file> {
     constant_context: bool,
     /// Compile-time values of module constants (`-D NAME=VALUE`).
     defines: &'file [Define],
+    /// The file's record types by name, with the span of the name in their declaration.
+    records: HashMap<String, (Box<kdsl_ir::RecordType>, Span)>,
 }
 
 impl<'file> Checker<'file> {
@@ -219,6 +222,7 @@ impl<'file> Checker<'file> {
             function: None,
             constant_context: false,
             defines: &[],
+            records: HashMap::new(),
         }
     }
 
@@ -243,6 +247,7 @@ impl<'file> Checker<'file> {
     pub fn check(mut self) -> (Module, Vec<Diagnostic>) {
         let has_item_errors = self.file.items.iter().any(|i| matches!(i, Item::Error(_)));
         self.collect_items();
+        self.declare_records();
         self.check_define_names();
         for index in 0..self.constants.len() {
             self.constant_value(index);
@@ -302,7 +307,7 @@ impl<'file> Checker<'file> {
                     self.instances.push(instance);
                     (&instance.alias, Global::Instance(self.instances.len() - 1))
                 }
-                Item::Error(_) => continue,
+                Item::Error(_) | Item::Record(_) => continue,
             };
             if !matches!(global, Global::Constant(_)) && Builtin::from_name(&name.name).is_some() {
                 self.report(
@@ -401,6 +406,9 @@ impl<'file> Checker<'file> {
                 if let Some(vector) = VectorType::from_name(&name.name) {
                     return Some(ResolvedType::Vector(vector));
                 }
+                if self.record_type_misused(name) {
+                    return None;
+                }
                 let candidates: Vec<&str> = ScalarType::ALL
                     .iter()
                     .map(|t| t.name())
@@ -412,7 +420,10 @@ impl<'file> Checker<'file> {
                     name.span,
                     "not a type",
                 );
-                if let Some(best) = suggest(&name.name, candidates) {
+                let best = suggest(&name.name, candidates)
+                    .map(str::to_string)
+                    .or_else(|| self.suggest_record(&name.name));
+                if let Some(best) = best {
                     diagnostic = diagnostic.with_hint(format!("did you mean `{best}`?"));
                 }
                 self.report(diagnostic);
@@ -564,7 +575,11 @@ impl<'file> Checker<'file> {
         element: &ast::TypeExpression,
         span: Span,
     ) -> Option<ParameterType> {
-        let element = self.resolve_scalar_type(element, "a buffer element")?;
+        let record = self.record_element(element);
+        let element = match record {
+            Some(_) => ScalarType::U8,
+            None => self.resolve_scalar_type(element, "a buffer element")?,
+        };
         let space = match space {
             ast::BufferSpace::Global => AddressSpace::Global,
             ast::BufferSpace::Constant => AddressSpace::Constant,
@@ -597,6 +612,7 @@ impl<'file> Checker<'file> {
             element,
             space,
             writable,
+            record,
         })
     }
 
@@ -655,6 +671,24 @@ impl<'file> Checker<'file> {
                 span,
             } => {
                 let buffer = self.resolve_buffer(*space, *writable, element, *span)?;
+                if matches!(
+                    &buffer,
+                    ParameterType::Buffer {
+                        record: Some(_),
+                        ..
+                    }
+                ) {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0301,
+                            "multi-dimensional buffers of records are not supported",
+                            *span,
+                            "a record element type",
+                        )
+                        .with_hint("pass the records as a flat buffer (`global [Node]`) and index it with `row * n + col`"),
+                    );
+                    return None;
+                }
                 Some(ParameterShape::Shaped {
                     buffer,
                     rank: *rank,
@@ -1202,6 +1236,11 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
         E::Tuple(elements) => {
             for element in elements {
                 collect_calls(element, found);
+            }
+        }
+        E::RecordLiteral { fields, .. } => {
+            for (_, value) in fields {
+                collect_calls(value, found);
             }
         }
     }

@@ -15,6 +15,7 @@ fn buffer_parameter(name: &str, element: kdsl_ir::ScalarType, writable: bool) ->
         space: kdsl_ir::AddressSpace::Global,
         writable,
         alignment: 0,
+        record: None,
     }
 }
 

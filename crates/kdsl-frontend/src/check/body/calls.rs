@@ -291,6 +291,7 @@ impl Checker<'_> {
                 element,
                 space,
                 writable,
+                record,
             } => {
                 let resolved = match &strip_parentheses(argument).kind {
                     E::Name(name) => Some((name, self.lookup(&name.name))),
@@ -305,11 +306,15 @@ impl Checker<'_> {
                                 element: found_element,
                                 space: found_space,
                                 writable: found_writable,
+                                record: found_record,
                             },
                             declared_at,
                         ),
                     )) => {
-                        if found_element != *element || found_space != *space {
+                        if found_element != *element
+                            || found_space != *space
+                            || found_record != *record
+                        {
                             self.report(Diagnostic::error(
                                 ErrorCode::E0313,
                                 format!(
@@ -317,7 +322,8 @@ impl Checker<'_> {
                                     ParameterType::Buffer {
                                         element: found_element,
                                         space: found_space,
-                                        writable: found_writable
+                                        writable: found_writable,
+                                        record: found_record,
                                     }
                                 ),
                                 argument.span,
@@ -676,7 +682,14 @@ impl Checker<'_> {
         span: Span,
     ) -> Option<Expression> {
         let target = strip_parentheses(arguments[0]);
-        if !matches!(target.kind, E::Index { .. }) {
+        let record_field = match &target.kind {
+            E::Field { base, .. } => {
+                matches!(strip_parentheses(base).kind, E::Index { .. })
+                    && self.record_shape(base).is_some()
+            }
+            _ => false,
+        };
+        if !matches!(target.kind, E::Index { .. }) && !record_field {
             let _ = self.expression(target, None);
             self.report(
                 Diagnostic::error(

@@ -179,6 +179,10 @@ impl Checker<'_> {
                 );
                 None
             }
+            E::RecordLiteral { .. } => {
+                self.record_value_as_scalar(expression);
+                None
+            }
             E::Error => None,
         }
     }
@@ -221,6 +225,10 @@ impl Checker<'_> {
                     )
                     .with_hint(format!("read an element: `{}[i]`", name.name)),
                 );
+                None
+            }
+            Resolved::Binding(Binding::Record { .. }) => {
+                self.record_value_as_scalar(&ast::Expression::leaf(E::Name(name.clone()), span));
                 None
             }
             Resolved::Binding(Binding::Vector { ty, .. }) => {

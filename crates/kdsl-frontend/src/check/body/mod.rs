@@ -4,6 +4,7 @@
 mod calls;
 mod expressions;
 mod places;
+mod records;
 mod scopes;
 mod shaped;
 mod statements;
@@ -58,6 +59,13 @@ enum Binding {
     Vector {
         components: Vec<TupleElement>,
         ty: VectorType,
+        mutable: bool,
+        span: Span,
+    },
+    /// A whole record (`let n = nodes[i];`): a variable per field, in declaration order.
+    Record {
+        fields: Vec<VariableId>,
+        record: Box<kdsl_ir::RecordType>,
         mutable: bool,
         span: Span,
     },

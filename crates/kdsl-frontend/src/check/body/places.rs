@@ -53,6 +53,13 @@ impl Checker<'_> {
     }
 
     pub(super) fn place(&mut self, expression: &ast::Expression) -> Option<(Place, PlaceAccess)> {
+        if let E::Field { base, field } = &strip_parentheses(expression).kind {
+            if self.record_shape(base).is_some()
+                && matches!(strip_parentheses(base).kind, E::Index { .. })
+            {
+                return self.record_field_place(base, field);
+            }
+        }
         let mut index_expressions = Vec::new();
         let mut base = expression;
         loop {
@@ -115,11 +122,23 @@ impl Checker<'_> {
                 },
             ),
             Resolved::Parameter(
+                _,
+                ParameterType::Buffer {
+                    record: Some(record),
+                    ..
+                },
+                _,
+            ) => {
+                self.whole_record_as_scalar(expression, &name.name, &record);
+                return None;
+            }
+            Resolved::Parameter(
                 id,
                 ParameterType::Buffer {
                     element,
                     space,
                     writable,
+                    record: None,
                 },
                 span,
             ) => (
@@ -162,6 +181,15 @@ impl Checker<'_> {
                     origin: PlaceOrigin::of_array(space),
                 },
             ),
+            Resolved::Binding(Binding::Record { record, .. }) => {
+                self.report(Diagnostic::error(
+                    ErrorCode::E0207,
+                    format!("cannot index the record `{}`", name.name),
+                    name.span,
+                    format!("a `{record}`, not an array"),
+                ));
+                return None;
+            }
             Resolved::Binding(Binding::Tuple { .. }) => {
                 self.report(
                     Diagnostic::error(
@@ -279,6 +307,7 @@ impl Checker<'_> {
                 indices,
                 element,
                 space,
+                field: None,
             },
             access,
         ))

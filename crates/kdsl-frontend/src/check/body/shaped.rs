@@ -121,6 +121,7 @@ impl Checker<'_> {
                 element,
                 space,
                 writable,
+                ..
             } => {
                 let mutability = if *writable { " mut" } else { "" };
                 let element = format!("{}{element}{}", "[".repeat(rank), "]".repeat(rank));
@@ -163,11 +164,13 @@ impl Checker<'_> {
                 element,
                 space,
                 writable,
+                ..
             },
             ParameterType::Buffer {
                 element: found_element,
                 space: found_space,
                 writable: found_writable,
+                ..
             },
         ) = (expected, &found)
         else {

@@ -168,7 +168,14 @@ impl Checker<'_> {
             declared.is_none() && value.is_some_and(|v| self.vector_shape(v).is_some());
         let untyped_tuple =
             declared.is_none() && value.is_some_and(|v| self.tuple_shape(v).is_some());
+        let untyped_record =
+            declared.is_none() && value.is_some_and(|v| self.record_shape(v).is_some());
         match declared {
+            None if untyped_record => {
+                if let Some(value) = value {
+                    self.let_record(mutable, name, value, span, out);
+                }
+            }
             Some(Some(ResolvedType::Vector(vector))) => {
                 self.let_vector(mutable, name, Some(vector), value, span, out)
             }
@@ -301,6 +308,7 @@ impl Checker<'_> {
                 .collect(),
             element: array.element,
             space: AddressSpace::Private,
+            field: None,
         };
         let mut inner = vec![statement(
             StatementKind::Store {
@@ -449,6 +457,14 @@ impl Checker<'_> {
         out: &mut Block,
     ) {
         let target = strip_parentheses(target);
+        let whole_record_target = match &target.kind {
+            E::Index { .. } | E::Name(_) => self.record_shape(target).is_some(),
+            _ => false,
+        };
+        if whole_record_target || self.record_shape(value).is_some() {
+            self.assign_record(target, (operator, operator_span), value, span, out);
+            return;
+        }
         match &target.kind {
             E::Field { .. } => {
                 self.assign_field(target, (operator, operator_span), value, span, out)
@@ -514,7 +530,7 @@ impl Checker<'_> {
                         .with_hint(format!("assign its elements: `{}[i] = value;`", name.name)),
                     );
                 }
-                Resolved::Binding(Binding::Poisoned) => {
+                Resolved::Binding(Binding::Poisoned | Binding::Record { .. }) => {
                     let _ = self.expression(value, None);
                 }
                 Resolved::Parameter(_, ParameterType::Scalar { .. }, declared_at) => {

@@ -506,6 +506,7 @@ impl Checker<'_> {
                 let index = self.vector_component(ty, field)?;
                 Some((components[index], ty.element, mutable, span))
             }
+            Resolved::Binding(Binding::Record { .. }) => self.record_binding_field(name, field),
             Resolved::Binding(Binding::Poisoned) => None,
             Resolved::Unknown => {
                 self.unknown_name(name);
@@ -531,6 +532,17 @@ impl Checker<'_> {
         span: Span,
     ) -> Option<Expression> {
         let named = matches!(strip_parentheses(base).kind, E::Name(_));
+        if matches!(strip_parentheses(base).kind, E::Index { .. })
+            && self.record_shape(base).is_some()
+        {
+            let (place, _) = self.record_field_place(base, field)?;
+            let ty = place.element;
+            return Some(Expression {
+                kind: ExpressionKind::Load(Box::new(place)),
+                ty,
+                span,
+            });
+        }
         if !named && self.vector_shape(base).is_some() {
             return self.component_of_value(base, field);
         }
@@ -550,6 +562,27 @@ impl Checker<'_> {
         let E::Field { base, field } = &target.kind else {
             return;
         };
+        if matches!(strip_parentheses(base).kind, E::Index { .. })
+            && self.record_shape(base).is_some()
+        {
+            let Some((place, access)) = self.record_field_place(base, field) else {
+                let _ = self.expression(value, None);
+                return;
+            };
+            if !access.writable {
+                self.report_read_only(&access, target.span, "store to");
+                return;
+            }
+            let current = Expression {
+                kind: ExpressionKind::Load(Box::new(place.clone())),
+                ty: place.element,
+                span: target.span,
+            };
+            if let Some(value) = self.assigned_value(operator.0, operator.1, current, value, span) {
+                out.push(statement(StatementKind::Store { place, value }, span));
+            }
+            return;
+        }
         let Some((element, ty, mutable, declared_at)) = self.field(base, field) else {
             let _ = self.expression(value, None);
             return;
@@ -614,5 +647,6 @@ fn result_place(base: PlaceBase, ty: ScalarType, span: Span) -> Place {
         )],
         element: ty,
         space: AddressSpace::Private,
+        field: None,
     }
 }

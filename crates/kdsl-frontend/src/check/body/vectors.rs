@@ -414,6 +414,7 @@ impl Checker<'_> {
                         element,
                         space,
                         writable,
+                        record: None,
                     },
                     declared_at,
                 ),
@@ -464,6 +465,7 @@ impl Checker<'_> {
             indices: vec![index],
             element,
             space,
+            field: None,
         })
     }
 
