@@ -311,6 +311,10 @@ impl Checker<'_> {
                             declared_at,
                         ),
                     )) => {
+                        let what = format!("this parameter of `{callee}`");
+                        if self.refuse_shaped(id, argument.span, &what) {
+                            return None;
+                        }
                         if found_element != *element
                             || found_space != *space
                             || found_record != *record

@@ -53,6 +53,30 @@ impl Checker<'_> {
             .cloned()
     }
 
+    /// Reports (E0313) and returns true when the buffer parameter `id`, used where a flat
+    /// buffer is needed (`what`: a vector access, a `global [T]` argument), is
+    /// multi-dimensional.
+    pub(super) fn refuse_shaped(&mut self, id: ParameterId, span: Span, what: &str) -> bool {
+        let Some(shaped) = self.shaped_buffer(id) else {
+            return false;
+        };
+        self.report(
+            Diagnostic::error(
+                ErrorCode::E0313,
+                format!(
+                    "{what} takes a flat buffer, not a {}-dimensional one",
+                    shaped.rank()
+                ),
+                span,
+                "a multi-dimensional buffer",
+            )
+            .with_hint(
+                "index its elements (`a[i, j]`); a device function takes it as `global [[T]]`",
+            ),
+        );
+        true
+    }
+
     /// The flat element index of `a[i, j, ...]`: `i * stride0 + j * stride1 + ...` in `u64`,
     /// each index checked against its extent ([`ExpressionKind::DimensionIndex`]). The `u64`
     /// operations must not overflow (docs/language.md, "Semantics"), which gives the optimizer
