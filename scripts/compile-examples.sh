@@ -27,6 +27,8 @@ done
 "$binary_dir/kdsl" compile tests/kernels/wide_indices.krn --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a -o "$out/wide_indices.kbundle"
 # The vector kernels, for the device suite's vector case.
 "$binary_dir/kdsl" compile tests/kernels/vectors.krn --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a -o "$out/vectors.kbundle"
+# The printing kernel, for the device suite's print cases.
+"$binary_dir/kdsl" compile tests/kernels/print.krn --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a -o "$out/print.kbundle"
 # The checked-mode kernels, compiled with --checked, for the device suite's fault cases.
 "$binary_dir/kdsl" compile tests/kernels/checked.krn --checked --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100,gfx9-generic -o "$out/checked.kbundle"
 echo "compiled $(ls "$root"/examples/*.krn | wc -l) examples and $(ls "$root"/tests/kernels/*.krn | wc -l) test kernels into $out"

@@ -3,7 +3,7 @@
 //! span of its first use in a function, naming the target.
 
 use crate::lower::collectives::SCRATCH_SLOTS;
-use crate::target::{TargetDescription, WorkGroupLowering};
+use crate::target::{PrintfLowering, TargetDescription, WorkGroupLowering, MAX_BRANCHED_BOOLS};
 use crate::CodegenError;
 use kdsl_ir::*;
 use std::collections::HashSet;
@@ -295,6 +295,28 @@ impl Checker<'_> {
                     self.place(place);
                     for value in values {
                         self.expression(value);
+                    }
+                }
+                StatementKind::Print { arguments, .. } => {
+                    for argument in arguments {
+                        self.expression(argument);
+                    }
+                    let bools = arguments
+                        .iter()
+                        .filter(|a| a.ty == ScalarType::Bool)
+                        .count();
+                    if let PrintfLowering::OpenClPrintf {
+                        constant_strings_only: true,
+                        ..
+                    } = self.target.printf
+                    {
+                        if bools > MAX_BRANCHED_BOOLS {
+                            self.unsupported(
+                                "a `print` of more than 4 `bool` values",
+                                statement.span,
+                                "print them in several calls, or as integers (`b as u32`)",
+                            );
+                        }
                     }
                 }
                 StatementKind::If {

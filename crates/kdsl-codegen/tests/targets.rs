@@ -405,6 +405,32 @@ fn narrow_abs_never_uses_ptx_narrow_abs() {
     }
 }
 
+/// AMDGPU's printf binding needs constant `%s` strings, so each `bool` of a `print` doubles
+/// its `printf` calls there: more than 4 is a diagnostic on AMDGPU only.
+#[test]
+fn printing_many_bools_is_limited_on_amdgpu_only() {
+    let source = "kernel flags(n: u32) {\n    let b = n > 0;\n    print(\"{} {} {} {} {}\", b, b, b, b, b);\n}\n";
+    let module = module_of("flags", source);
+    let error = compile(&module, &TargetSpec::amdgpu(None), &Options::default())
+        .expect_err("5 bools on AMDGPU");
+    let diagnostics = error.into_diagnostics();
+    assert_eq!(diagnostics[0].code, "E0601", "{diagnostics:?}");
+    assert!(
+        diagnostics[0].message.contains("4 `bool` values"),
+        "{diagnostics:?}"
+    );
+    let span = diagnostics[0].primary_span().expect("a span");
+    assert!(source[span.range()].starts_with("print("));
+    for spec in [TargetSpec::spirv(), TargetSpec::ptx(None)] {
+        compile(&module, &spec, &Options::default()).expect("5 bools elsewhere");
+    }
+    let four = module_of(
+        "flags",
+        &source.replace(", b);", ");").replace("{} {}\"", "{}\""),
+    );
+    compile(&four, &TargetSpec::amdgpu(None), &Options::default()).expect("4 bools on AMDGPU");
+}
+
 #[test]
 fn unsupported_features_are_diagnostics_naming_the_target() {
     let source = "kernel sum(total: global mut [f64], input: global [f64]) {\n    atomic_add(total[0], input[get_global_id(0)]);\n}\n";

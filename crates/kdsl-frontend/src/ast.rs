@@ -375,6 +375,8 @@ pub enum ExpressionKind {
         method: Identifier,
         arguments: Vec<Expression>,
     },
+    /// A string literal as written, with its quotes and escapes: only `print`'s format.
+    String(String),
     /// `Node { start: 1, edges: 2 }`: a record value, written as a `let` initializer or an
     /// assigned value.
     RecordLiteral {

@@ -14,6 +14,7 @@ pub enum LexicalErrorKind {
     #[default]
     InvalidCharacter,
     UnterminatedComment,
+    UnterminatedString,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Logos)]
@@ -84,6 +85,10 @@ pub enum Token<'input> {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9][0-9_]*)?(f16|f32|f64)?", |lex| lex.slice())]
     #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*(f16|f32|f64)?", |lex| lex.slice())]
     Float(&'input str),
+    /// A string literal with its quotes, escapes unprocessed: only `print`'s format uses one.
+    #[regex(r#""([^"\\\n]|\\[^\n])*""#, |lex| lex.slice())]
+    #[regex(r#""([^"\\\n]|\\[^\n])*"#, unterminated_string)]
+    String(&'input str),
 
     #[token("#")]
     Hash,
@@ -268,6 +273,7 @@ impl fmt::Display for Token<'_> {
             Token::Identifier(name) => return write!(f, "identifier `{name}`"),
             Token::Integer(text) => return write!(f, "integer `{text}`"),
             Token::Float(text) => return write!(f, "float `{text}`"),
+            Token::String(text) => return write!(f, "string {text}"),
             Token::Hash => "`#`",
             Token::LeftParen => "`(`",
             Token::RightParen => "`)`",
@@ -322,6 +328,13 @@ impl fmt::Display for Token<'_> {
 /// A token with its byte range, in the triple form the parser expects.
 pub type Spanned<'input> = (usize, Token<'input>, usize);
 
+/// A `"` whose string does not end on its line.
+fn unterminated_string<'input>(
+    _: &mut logos::Lexer<'input, Token<'input>>,
+) -> Result<&'input str, LexicalErrorKind> {
+    Err(LexicalErrorKind::UnterminatedString)
+}
+
 /// The deepest nesting of `(`, `[` and `{` the parser accepts.
 pub const MAX_NESTING: usize = 256;
 
@@ -366,6 +379,18 @@ pub fn tokenize<'input>(
                     .with_hint("close the comment with `*/`"),
                 );
             }
+            Err(LexicalErrorKind::UnterminatedString) => {
+                flush(&mut invalid_run, diagnostics);
+                diagnostics.push(
+                    Diagnostic::error(
+                        ErrorCode::E0001,
+                        "unterminated string literal",
+                        Span::new(range.start, range.start + 1),
+                        "this string is never closed",
+                    )
+                    .with_hint("end it with `\"` on the same line"),
+                );
+            }
             Err(LexicalErrorKind::InvalidCharacter) => {
                 invalid_run = Some(match invalid_run {
                     Some(run) if run.end == span.start => run.to(span),
@@ -400,8 +425,8 @@ fn invalid_character(source: &str, span: Span) -> Diagnostic {
         span,
         "not part of any token",
     );
-    if text.contains('"') || text.contains('\'') {
-        diagnostic = diagnostic.with_hint("kdsl has no string or character literals");
+    if text.contains('\'') {
+        diagnostic = diagnostic.with_hint("kdsl has no character literals");
     }
     diagnostic
 }
@@ -474,6 +499,18 @@ mod tests {
         let (_, diagnostics) = kinds("kernel \u{FEFF}k");
         assert_eq!(diagnostics.len(), 1);
         assert_eq!(diagnostics[0].code, "E0001");
+    }
+
+    #[test]
+    fn lexes_string_literals_with_escapes_and_reports_unterminated_ones() {
+        let (tokens, diagnostics) = kinds(r#"print("a {} \" b\n", x)"#);
+        assert!(diagnostics.is_empty(), "{diagnostics:?}");
+        assert_eq!(tokens[2], Token::String(r#""a {} \" b\n""#));
+        assert_eq!(tokens.len(), 6);
+        let (tokens, diagnostics) = kinds("print(\"open\nx");
+        assert_eq!(diagnostics.len(), 1);
+        assert_eq!(diagnostics[0].message, "unterminated string literal");
+        assert_eq!(tokens.last(), Some(&Token::Identifier("x")));
     }
 
     #[test]

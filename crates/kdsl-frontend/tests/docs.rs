@@ -14,7 +14,8 @@ fn fence_kind(fence: &str) -> Option<(bool, Vec<Define>)> {
     if !rest.is_empty() && !rest.starts_with(' ') {
         return None;
     }
-    let words: Vec<&str> = rest.split_whitespace().collect();
+    // `run`: the interpreter's tests also run the block (crates/kdsl-interp/tests/docs_print.rs).
+    let words: Vec<&str> = rest.split_whitespace().filter(|&w| w != "run").collect();
     let mut defines = Vec::new();
     for pair in words.chunks(2) {
         match pair {

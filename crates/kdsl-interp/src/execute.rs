@@ -4,6 +4,7 @@ use crate::sync::{Rendezvous, RendezvousFailure};
 use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
 use kdsl_ir::scalar;
 use kdsl_ir::Expression;
+use kdsl_ir::ScalarValue;
 use kdsl_ir::{
     AddressSpace, Argument, ArrayType, Block, ExpressionKind, Function, FunctionKind, Literal,
     LogicalOp, Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement,
@@ -42,12 +43,15 @@ impl SharedMemory {
     }
 }
 
-/// Runs every work-group of the launch; returns each buffer parameter's final content.
+/// Runs every work-group of the launch; returns each buffer parameter's final content. What
+/// `print` wrote is appended to `output`, also when the launch fails, ordered by linear global
+/// work-item id and within a work-item in program order.
 pub(crate) fn run(
     module: &Module,
     kernel: &Function,
     launch: &InterpLaunch,
     parameters: Vec<KernelParameter>,
+    output: &mut String,
 ) -> Result<Vec<Option<Vec<u64>>>, InterpError> {
     let mut scalars = Vec::with_capacity(parameters.len());
     let mut buffers = Vec::with_capacity(parameters.len());
@@ -85,6 +89,7 @@ pub(crate) fn run(
         launch,
         scalars: &scalars,
         buffers: &buffers,
+        printed: Mutex::new(Vec::new()),
     };
     let counts = launch.group_counts();
     let outcome = std::thread::scope(|scope| {
@@ -105,6 +110,15 @@ pub(crate) fn run(
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
+    let mut printed = launch_state
+        .printed
+        .into_inner()
+        .unwrap_or_else(|poison| poison.into_inner());
+    // Stable: a work-item's lines keep their order.
+    printed.sort_by_key(|(work_item, _)| *work_item);
+    for (_, line) in printed {
+        output.push_str(&line);
+    }
     outcome?;
     Ok(buffers
         .into_iter()
@@ -139,6 +153,9 @@ fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>
                     .iter()
                     .any(|value| expression_synchronizes(module, value, visiting))
         }
+        StatementKind::Print { arguments, .. } => arguments
+            .iter()
+            .any(|value| expression_synchronizes(module, value, visiting)),
         StatementKind::If {
             condition,
             accept,
@@ -249,6 +266,8 @@ struct Launch<'a> {
     scalars: &'a [u64],
     /// Buffer kernel arguments by parameter index (`None` for scalars).
     buffers: &'a [Option<SharedMemory>],
+    /// What `print` wrote, with the linear global id of the work-item that wrote it.
+    printed: Mutex<Vec<(u64, String)>>,
 }
 
 /// One work-group while it runs.
@@ -487,6 +506,19 @@ struct WorkItem<'g> {
 }
 
 impl<'g> WorkItem<'g> {
+    /// Records a line `print` wrote, under this work-item's linear global id.
+    fn print(&self, line: String) {
+        let global = self.group.launch.launch.global.map(u64::from);
+        let [x, y, z] = self.id.global.map(u64::from);
+        let linear = x + global[0] * (y + global[1] * z);
+        self.group
+            .launch
+            .printed
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .push((linear, line));
+    }
+
     fn error(&self, error: impl FnOnce(WorkItemId) -> InterpError) -> Fault {
         Fault::Error(Box::new(error(self.id)))
     }
@@ -647,6 +679,18 @@ impl<'g> WorkItem<'g> {
             }
             StatementKind::Evaluate { value } => {
                 self.expression(frame, value)?;
+            }
+            StatementKind::Print { text, arguments } => {
+                let mut line = String::new();
+                for (index, piece) in text.iter().enumerate() {
+                    line.push_str(piece);
+                    if let Some(argument) = arguments.get(index) {
+                        let bits = self.expression(frame, argument)?;
+                        let value = ScalarValue::from_bits(bits, argument.ty);
+                        line.push_str(&kdsl_ir::print_format::display(value));
+                    }
+                }
+                self.print(line);
             }
         }
         Ok(Flow::Normal)

@@ -51,6 +51,9 @@
 //! - **Divergence**: a barrier or sub-group operation that some work-items of the group (or
 //!   sub-group) never reach, or work-items meeting at different such statements, is
 //!   [`InterpError::DivergentSynchronization`] instead of a hang.
+//! - **`print`** writes each value as `kdsl_ir::print_format::display` says; the lines of a
+//!   launch come out ordered by linear global work-item id, each work-item's in program order
+//!   ([`run_kernel_with_output`]). Devices print in their own order.
 //! - Any error stops the launch; buffers then hold what was written before it.
 
 mod execute;
@@ -382,18 +385,43 @@ const INTERPRETER_STACK_BYTES: usize = 64 * 1024 * 1024;
 /// Runs `kernel` of `module` over `launch`, reading and writing `arguments` (one per kernel
 /// parameter, in order). On success every buffer argument holds the kernel's writes. Runs on a
 /// thread of its own with a large stack, so deep expressions never overflow the caller's.
+/// What the kernel `print`s goes to standard output when the launch ends (also when it
+/// fails): see [`run_kernel_with_output`] for the order.
 pub fn run_kernel(
     module: &Module,
     kernel: &str,
     launch: &InterpLaunch,
     arguments: &mut [InterpArgument],
 ) -> Result<(), InterpError> {
-    std::thread::scope(|scope| {
+    let (result, output) = run_kernel_with_output(module, kernel, launch, arguments);
+    if !output.is_empty() {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        // Output that cannot be written (a closed pipe) is no error of the kernel.
+        let _ = stdout.write_all(output.as_bytes());
+        let _ = stdout.flush();
+    }
+    result
+}
+
+/// [`run_kernel`], returning what the kernel `print`ed instead of writing it: every line of
+/// work-item 0 (by linear global id, `x + gx * (y + gy * z)`), then every line of work-item 1,
+/// and so on, each work-item's lines in the order it printed them. Lines printed before an
+/// error are kept.
+pub fn run_kernel_with_output(
+    module: &Module,
+    kernel: &str,
+    launch: &InterpLaunch,
+    arguments: &mut [InterpArgument],
+) -> (Result<(), InterpError>, String) {
+    let mut output = String::new();
+    let result = std::thread::scope(|scope| {
+        let output = &mut output;
         let worker = std::thread::Builder::new()
             .name("kdsl-interp".into())
             .stack_size(INTERPRETER_STACK_BYTES)
             .spawn_scoped(scope, move || {
-                run_kernel_on_this_thread(module, kernel, launch, arguments)
+                run_kernel_on_this_thread(module, kernel, launch, arguments, output)
             });
         match worker {
             Ok(worker) => worker
@@ -403,7 +431,8 @@ pub fn run_kernel(
                 "the interpreter's thread could not start: {error}"
             ))),
         }
-    })
+    });
+    (result, output)
 }
 
 fn run_kernel_on_this_thread(
@@ -411,6 +440,7 @@ fn run_kernel_on_this_thread(
     kernel: &str,
     launch: &InterpLaunch,
     arguments: &mut [InterpArgument],
+    output: &mut String,
 ) -> Result<(), InterpError> {
     kdsl_ir::validate(module).map_err(|errors| {
         let messages: Vec<String> = errors
@@ -448,7 +478,7 @@ fn run_kernel_on_this_thread(
             },
         )
         .collect();
-    let memories = execute::run(module, function, launch, parameters)?;
+    let memories = execute::run(module, function, launch, parameters, output)?;
     for ((argument, memory), parameter) in
         arguments.iter_mut().zip(memories).zip(&function.parameters)
     {

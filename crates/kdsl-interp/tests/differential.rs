@@ -1762,3 +1762,20 @@ fn bfs() {
         vec![visit, advance],
     );
 }
+
+/// The buffer a printing kernel writes; the printed text itself is compared by the device
+/// suite (`print_reaches_stdout`, in a child process) and the interpreter's semantics tests.
+#[test]
+fn print() {
+    let case = Case::new(
+        "print_values",
+        InterpLaunch::new([4], [4]),
+        vec![buffer(vec![0.0f32; 4]), scalar(0.5f32)],
+    );
+    differential(
+        "tests/kernels/print.krn",
+        || test_kernel_bundle("print"),
+        false,
+        vec![case],
+    );
+}

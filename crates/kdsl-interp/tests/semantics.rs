@@ -3,7 +3,9 @@
 mod common;
 
 use common::{compile, compile_file, Random};
-use kdsl_interp::{f16, run_kernel, InterpArgument, InterpError, InterpLaunch};
+use kdsl_interp::{
+    f16, run_kernel, run_kernel_with_output, InterpArgument, InterpError, InterpLaunch,
+};
 
 /// Runs `kernel` from `source` and returns the arguments after the launch.
 fn run(
@@ -889,4 +891,55 @@ kernel k(pairs: global mut [Pair], sums: global mut [i64], at: u32) {
             "{error}"
         );
     }
+}
+
+#[test]
+fn print_writes_each_work_item_in_program_order() {
+    let module = compile_file("tests/kernels/print.krn");
+    let mut arguments = vec![
+        InterpArgument::buffer(vec![0.0f32; 4]),
+        InterpArgument::scalar(0.5f32),
+    ];
+    let launch = InterpLaunch::new([4], [2]);
+    let (result, output) = run_kernel_with_output(&module, "print_values", &launch, &mut arguments);
+    result.unwrap();
+    // The text the device suite expects from every device, in work-item order.
+    assert_eq!(output, include_str!("../../../tests/kernels/print.stdout"));
+}
+
+#[test]
+fn print_orders_by_work_item_across_barriers_and_keeps_output_before_an_error() {
+    let source = "
+kernel k(out: global mut [u32], bad: u32) {
+    let i = get_global_id(0);
+    print(\"{} before\", i);
+    barrier();
+    print(\"{} after\", i);
+    out[i + bad] = i;
+}";
+    let module = compile(source);
+    let launch = InterpLaunch::new([4, 2], [2, 2]);
+    let mut arguments = vec![
+        InterpArgument::buffer(vec![0u32; 4]),
+        InterpArgument::scalar(0u32),
+    ];
+    let (result, output) = run_kernel_with_output(&module, "k", &launch, &mut arguments);
+    result.unwrap();
+    let expected: String = (0..8)
+        .map(|linear| format!("{} before\n{} after\n", linear % 4, linear % 4))
+        .collect();
+    assert_eq!(output, expected);
+
+    // Work-item 3 writes out of bounds; what was printed before the error stays.
+    let mut arguments = vec![
+        InterpArgument::buffer(vec![0u32; 4]),
+        InterpArgument::scalar(1u32),
+    ];
+    let launch = InterpLaunch::new([4], [4]);
+    let (result, output) = run_kernel_with_output(&module, "k", &launch, &mut arguments);
+    assert!(
+        matches!(result, Err(InterpError::OutOfBounds { .. })),
+        "{result:?}"
+    );
+    assert!(output.starts_with("0 before\n0 after\n"), "{output}");
 }

@@ -20,6 +20,8 @@ pub enum Builtin {
     VectorLoad(u8),
     /// `vstoreN(buffer, index, value)`.
     VectorStore(u8),
+    /// `print("format", values...)`: a statement (`StatementKind::Print`).
+    Print,
 }
 
 /// One row of the table.
@@ -52,6 +54,9 @@ pub enum Operands {
     /// A buffer of a type from `types` and a vector index, then (to store) a vector of the
     /// buffer's element type.
     VectorMemory { store: bool, types: TypeSet },
+    /// A string literal with `{}` placeholders, then one value of a type from `types` per
+    /// placeholder (a vector counts its components), at most `max_values`.
+    Format { max_values: usize, types: TypeSet },
 }
 
 impl Operands {
@@ -65,6 +70,8 @@ impl Operands {
             Operands::ValueAndLane { .. } => 2,
             Operands::Memory { values, .. } => 1 + values,
             Operands::VectorMemory { store, .. } => 2 + usize::from(store),
+            // The format; the values vary with it.
+            Operands::Format { .. } => 1,
         }
     }
 
@@ -75,7 +82,8 @@ impl Operands {
             Operands::Values { types, .. }
             | Operands::ValueAndLane { types }
             | Operands::Memory { types, .. }
-            | Operands::VectorMemory { types, .. } => Some(types),
+            | Operands::VectorMemory { types, .. }
+            | Operands::Format { types, .. } => Some(types),
             Operands::Nothing | Operands::Dimension | Operands::Condition => None,
         }
     }
@@ -98,6 +106,8 @@ pub enum TypeSet {
     SubGroupValues,
     /// `bool`: the conditions of votes such as `sub_group_any`.
     Conditions,
+    /// Every scalar type: what `print` writes.
+    Scalars,
 }
 
 impl TypeSet {
@@ -112,6 +122,7 @@ impl TypeSet {
                 matches!(ty, I32 | U32 | I64 | U64 | F32 | F64)
             }
             TypeSet::Conditions => ty == Bool,
+            TypeSet::Scalars => true,
         }
     }
 
@@ -125,6 +136,7 @@ impl TypeSet {
             TypeSet::AtomicNumbers => "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`",
             TypeSet::SubGroupValues => "32- and 64-bit integers and floats",
             TypeSet::Conditions => "`bool` conditions",
+            TypeSet::Scalars => "integers, floats and `bool`",
         }
     }
 }
@@ -376,6 +388,16 @@ pub static BUILTINS: &[BuiltinRow] = &[
         "barrier",
         Builtin::Barrier,
         Operands::Nothing,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "print",
+        Builtin::Print,
+        Operands::Format {
+            max_values: crate::print_format::MAX_VALUES,
+            types: TypeSet::Scalars,
+        },
         ResultRule::Nothing,
         Requirement::Always,
     ),

@@ -69,6 +69,10 @@ pub enum ErrorCode {
     /// A vector where a scalar is expected or the reverse, vectors of different types in one
     /// operation, a component that does not exist, or a repeated operand with side effects.
     E0315,
+    /// `print` misuse: a format that is not a string literal, unbalanced braces, a placeholder
+    /// count that differs from the values, a value that cannot be printed; a string literal
+    /// anywhere else.
+    E0330,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -145,7 +149,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 65] = [
+    pub const ALL: [ErrorCode; 66] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -175,6 +179,7 @@ impl ErrorCode {
         ErrorCode::E0313,
         ErrorCode::E0314,
         ErrorCode::E0315,
+        ErrorCode::E0330,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -245,6 +250,7 @@ impl ErrorCode {
             ErrorCode::E0313 => "E0313",
             ErrorCode::E0314 => "E0314",
             ErrorCode::E0315 => "E0315",
+            ErrorCode::E0330 => "E0330",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

@@ -207,6 +207,13 @@ pub enum StatementKind {
     Evaluate {
         value: Expression,
     },
+    /// `print("x = {}", x)`: writes `text[0]`, the first argument's text, `text[1]`, ... to the
+    /// host's standard output (`text.len() == arguments.len() + 1`; the front end ends the last
+    /// piece with the newline). How a value reads: [`crate::print_format::display`].
+    Print {
+        text: Vec<String>,
+        arguments: Vec<Expression>,
+    },
 }
 
 /// How a loop asks to be unrolled (`for .. unroll`, `for .. unroll(4)`). Back ends pass it

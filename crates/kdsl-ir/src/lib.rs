@@ -10,6 +10,7 @@ pub mod codes;
 pub mod diagnostic;
 pub mod ir;
 pub mod print;
+pub mod print_format;
 pub mod records;
 mod render;
 pub mod scalar;

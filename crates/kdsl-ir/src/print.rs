@@ -99,6 +99,14 @@ impl Printer<'_> {
                 out.push_str(" = ");
                 self.expression(out, value)?;
             }
+            StatementKind::Print { text, arguments } => {
+                write!(out, "print({text:?}")?;
+                for argument in arguments {
+                    out.push_str(", ");
+                    self.expression(out, argument)?;
+                }
+                out.push(')');
+            }
             StatementKind::VectorStore { place, values } => {
                 write!(out, "vstore{}(", values.len())?;
                 self.place(out, place)?;

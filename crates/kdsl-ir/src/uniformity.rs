@@ -556,6 +556,11 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     self.expression(value, control);
                 }
             }
+            StatementKind::Print { arguments, .. } => {
+                for argument in arguments {
+                    self.expression(argument, control);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,

@@ -323,6 +323,24 @@ impl FunctionValidator<'_> {
                 }
             }
             StatementKind::Barrier { .. } => {}
+            StatementKind::Print { text, arguments } => {
+                if text.len() != arguments.len() + 1 {
+                    self.error(
+                        span,
+                        format!(
+                            "print has {} text pieces for {} values",
+                            text.len(),
+                            arguments.len()
+                        ),
+                    );
+                }
+                if arguments.len() > crate::print_format::MAX_VALUES {
+                    self.error(span, "print has too many values");
+                }
+                for argument in arguments {
+                    self.expression(argument);
+                }
+            }
             StatementKind::Evaluate { value } => {
                 if let ExpressionKind::Call { .. } = value.kind {
                     self.call(value, true);

@@ -25,6 +25,11 @@ pub fn walk_block(
                     walk_expression(value, visit, visit_place);
                 }
             }
+            StatementKind::Print { arguments, .. } => {
+                for argument in arguments {
+                    walk_expression(argument, visit, visit_place);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,

@@ -21,6 +21,11 @@ pub fn rewrite_block(block: &mut Block, visit: &mut impl FnMut(&mut Expression))
                     rewrite_expression(value, visit);
                 }
             }
+            StatementKind::Print { arguments, .. } => {
+                for argument in arguments {
+                    rewrite_expression(argument, visit);
+                }
+            }
             StatementKind::If {
                 condition,
                 accept,

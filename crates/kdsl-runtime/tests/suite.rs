@@ -14,6 +14,8 @@ use kdsl_runtime::{
 #[path = "suite/checked.rs"]
 mod checked;
 mod common;
+#[path = "suite/print.rs"]
+mod print;
 #[path = "suite/queues.rs"]
 mod queues;
 
@@ -77,6 +79,24 @@ device_tests! {
     buffers_past_4g_elements,
     axpby_f32,
     axpby_f64,
+}
+
+/// `print` output from every device reaches the process's standard output.
+#[test]
+fn print_reaches_stdout() {
+    print::print_reaches_stdout();
+}
+
+/// A million printing work-items end, where the device bounds what it prints.
+#[test]
+fn print_from_a_million_work_items_is_bounded() {
+    print::print_from_a_million_work_items_is_bounded();
+}
+
+/// The child process of the `print` tests; does nothing when run by itself.
+#[test]
+fn print_child() {
+    print::child();
 }
 
 macro_rules! queue_tests {

@@ -198,6 +198,11 @@ impl Walk<'_, '_> {
                     }
                     self.vector_place(place, values.len(), statement.span);
                 }
+                StatementKind::Print { arguments, .. } => {
+                    for argument in arguments {
+                        self.expression(argument);
+                    }
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -464,6 +469,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
                 place_indices(place, callees);
                 for value in values {
                     expression(value, callees);
+                }
+            }
+            StatementKind::Print { arguments, .. } => {
+                for argument in arguments {
+                    expression(argument, callees);
                 }
             }
             StatementKind::If {

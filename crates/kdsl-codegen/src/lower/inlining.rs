@@ -81,6 +81,11 @@ impl Sizes<'_> {
                     total.saturating_add(self.expression(value))
                 })
             }
+            StatementKind::Print { arguments, .. } => {
+                arguments.iter().fold(0usize, |total, value| {
+                    total.saturating_add(self.expression(value))
+                })
+            }
             StatementKind::If {
                 condition,
                 accept,

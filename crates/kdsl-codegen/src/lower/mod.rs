@@ -9,6 +9,7 @@
 //! - `collectives.rs`: sub-group and work-group collectives.
 //! - `checked.rs`: checked mode's hidden parameters, bounds and division checks.
 //! - `inlining.rs`: which device functions are inlined, within a size budget.
+//! - `print.rs`: `print` as the target's C `printf`.
 
 mod builtins;
 pub(crate) mod checked;
@@ -16,6 +17,7 @@ pub(crate) mod collectives;
 mod expression;
 mod inlining;
 mod memory;
+mod print;
 mod shaped;
 mod statement;
 

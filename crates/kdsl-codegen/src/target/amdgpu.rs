@@ -10,8 +10,8 @@
 
 use super::{
     calling_convention, AddressSpaces, AmdgpuLinker, BarrierLowering, FeatureSupport, LaneIdSource,
-    Legalization, OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
-    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    Legalization, OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive,
+    SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
     WorkItemLowering,
 };
 use crate::library::{libclc_file, LibraryNaming, MathLibrary};
@@ -121,6 +121,12 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             size: if is_wave32(arch) { 32 } else { 64 },
         },
         work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
+        printf: PrintfLowering::OpenClPrintf {
+            function: "printf",
+            strings: 4,
+            support: Some(PRINTF_ALLOC),
+            constant_strings_only: true,
+        },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: Some(libclc),
@@ -158,3 +164,52 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         output: OutputFormat::AmdgpuCodeObject { linker },
     })
 }
+
+/// `__printf_alloc(bytes)`, which LLVM's AMDGPU printf runtime binding calls for each `printf`
+/// to reserve its record in the printf buffer, as ROCm's device library (ockl) defines it: the
+/// buffer's address is the hidden `hidden_printf_buffer` kernel argument (offset 72 of the
+/// implicit arguments in code object version 5); the buffer starts with the bytes used (`u32`,
+/// advanced atomically) and its size (`u32`), records follow from byte 8. A record that does
+/// not fit gets null, and the binding then skips that `printf`.
+const PRINTF_ALLOC: &str = r#"
+declare ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+
+define ptr addrspace(1) @__printf_alloc(i32 %bytes) alwaysinline nounwind {
+entry:
+  %implicit = call ptr addrspace(4) @llvm.amdgcn.implicitarg.ptr()
+  %slot = getelementptr inbounds i8, ptr addrspace(4) %implicit, i64 72
+  %buffer = load ptr addrspace(1), ptr addrspace(4) %slot, align 8
+  %size_slot = getelementptr inbounds i8, ptr addrspace(1) %buffer, i64 4
+  %size = load i32, ptr addrspace(1) %size_slot, align 4
+  %size64 = zext i32 %size to i64
+  %bytes64 = zext i32 %bytes to i64
+  %start = load atomic i32, ptr addrspace(1) %buffer syncscope("agent") monotonic, align 4
+  br label %reserve
+
+reserve:
+  %offset = phi i32 [ %start, %entry ], [ %seen, %taken ]
+  %offset64 = zext i32 %offset to i64
+  %end64 = add i64 %offset64, %bytes64
+  %needed = add i64 %end64, 8
+  %fits = icmp ule i64 %needed, %size64
+  br i1 %fits, label %claim, label %full
+
+claim:
+  %end = trunc i64 %end64 to i32
+  %pair = cmpxchg ptr addrspace(1) %buffer, i32 %offset, i32 %end syncscope("agent") monotonic monotonic, align 4
+  %seen = extractvalue { i32, i1 } %pair, 0
+  %claimed = extractvalue { i32, i1 } %pair, 1
+  br i1 %claimed, label %done, label %taken
+
+taken:
+  br label %reserve
+
+done:
+  %records = getelementptr inbounds i8, ptr addrspace(1) %buffer, i64 8
+  %record = getelementptr inbounds i8, ptr addrspace(1) %records, i64 %offset64
+  ret ptr addrspace(1) %record
+
+full:
+  ret ptr addrspace(1) null
+}
+"#;

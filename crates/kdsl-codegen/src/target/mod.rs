@@ -128,6 +128,39 @@ pub(crate) enum SubGroupLowering {
     },
 }
 
+/// How `print` lowers: always a C `printf` format (`kdsl_ir::print_format::c_format`) with
+/// the arguments after C's default promotions (`f32` to `double`, small integers to `int`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PrintfLowering {
+    /// A call of the variadic OpenCL `printf(constant char *format, ...)` named `function`,
+    /// its strings in address space `strings`. The SPIR-V backend writes `OpExtInst printf`
+    /// of `OpenCL.std` for the mangled `_Z6printfPU3AS2Kcz` (for plain `printf` it passes the
+    /// format as a pointer to an array, which `spirv-val` rejects); AMDGPU's printf runtime
+    /// binding turns a plain `printf` into the buffered OpenCL printf, which the runtime
+    /// drains through the kernel's hidden printf-buffer argument.
+    OpenClPrintf {
+        function: &'static str,
+        strings: u16,
+        /// LLVM IR the calls need, linked into a module that prints (AMDGPU: the buffer
+        /// allocator `__printf_alloc` the printf binding calls, which ROCm's device library
+        /// would define).
+        support: Option<&'static str>,
+        /// `%s` arguments must be constant strings (AMDGPU's binding copies their text into
+        /// the record at compile time, and would store a chosen pointer's bits): a `bool`
+        /// value then branches to one call per combination of `true` and `false`, at most
+        /// [`MAX_BRANCHED_BOOLS`] of them per `print`.
+        constant_strings_only: bool,
+    },
+    /// CUDA's `vprintf(format, buffer)`: generic pointers to the format (a global in address
+    /// space `strings`) and to a private buffer holding the arguments, each at an offset
+    /// aligned to its size.
+    Vprintf { strings: u16 },
+}
+
+/// The most `bool` values one `print` may have where `%s` arguments must be constant strings
+/// (2^4 = 16 `printf` calls).
+pub(crate) const MAX_BRANCHED_BOOLS: usize = 4;
+
 /// How a math function lowers for one argument type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum MathStrategy {
@@ -273,6 +306,7 @@ pub(crate) struct TargetDescription {
     pub barrier: BarrierLowering,
     pub sub_groups: SubGroupLowering,
     pub work_groups: WorkGroupLowering,
+    pub printf: PrintfLowering,
     /// The math library and its naming scheme; `None` when math functions are builtins the
     /// driver provides (SPIR-V).
     pub math_library: MathLibrary,

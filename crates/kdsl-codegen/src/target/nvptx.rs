@@ -7,8 +7,9 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
-    OutputFormat, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
-    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
+    OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
+    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, libclc_file, LibraryNaming, MathLibrary,
@@ -74,6 +75,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             size: 32,
         },
         work_groups: WorkGroupLowering::SubGroupsAndLocalMemory,
+        printf: PrintfLowering::Vprintf { strings: 1 },
         math_library: math_library(options)?,
         sync_scopes: SyncScopes {
             device: "device",

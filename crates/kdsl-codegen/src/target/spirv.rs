@@ -14,8 +14,8 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization, OutputFormat,
-    RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription, WorkGroupLowering,
-    WorkItemLowering,
+    PrintfLowering, RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription,
+    WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -93,6 +93,12 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         barrier: BarrierLowering::OpenClBuiltin,
         sub_groups: SubGroupLowering::OpenClBuiltins,
         work_groups: WorkGroupLowering::OpenClBuiltins,
+        printf: PrintfLowering::OpenClPrintf {
+            function: "_Z6printfPU3AS2Kcz",
+            strings: 2,
+            support: None,
+            constant_strings_only: false,
+        },
         math_library: MathLibrary {
             naming: LibraryNaming::OpenCl,
             bitcode: None,

@@ -1198,7 +1198,7 @@ fn collect_calls_in_statement(statement: &ast::Statement, found: &mut Vec<(Strin
 fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) {
     use ast::ExpressionKind as E;
     match &expression.kind {
-        E::Literal(_) | E::Name(_) | E::AssociatedConstant { .. } | E::Error => {}
+        E::Literal(_) | E::String(_) | E::Name(_) | E::AssociatedConstant { .. } | E::Error => {}
         E::Unary { operand, .. } => collect_calls(operand, found),
         E::Binary { left, right, .. } => {
             collect_calls(left, found);

@@ -488,6 +488,21 @@ impl Checker<'_> {
         span: Span,
         expected: Option<ScalarType>,
     ) -> Option<Expression> {
+        if builtin == Builtin::Print {
+            for argument in arguments.iter().skip(1) {
+                let _ = self.expression_or_vector(argument);
+            }
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0513,
+                    "`print(...)` is a statement, not a value",
+                    span,
+                    "used as a value",
+                )
+                .with_hint("write `print(\"x = {}\", x);` on its own line"),
+            );
+            return None;
+        }
         let arity = builtin.arity();
         if arguments.len() != arity {
             self.arity_error(callee, arity, arguments.len(), span);
@@ -496,6 +511,7 @@ impl Checker<'_> {
         let arguments: Vec<&ast::Expression> = arguments.iter().collect();
         let make = |kind, ty| Some(Expression { kind, ty, span });
         match builtin {
+            Builtin::Print => None,
             Builtin::Barrier => {
                 self.report(
                     Diagnostic::error(

@@ -179,6 +179,18 @@ impl Checker<'_> {
                 );
                 None
             }
+            E::String(_) => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0330,
+                        "a string literal can only be `print`'s format",
+                        span,
+                        "not a value",
+                    )
+                    .with_hint("kdsl has no string values: `print(\"x = {}\", x);` writes text"),
+                );
+                None
+            }
             E::RecordLiteral { .. } => {
                 self.record_value_as_scalar(expression);
                 None

@@ -4,6 +4,7 @@
 mod calls;
 mod expressions;
 mod places;
+mod print;
 mod records;
 mod scopes;
 mod shaped;

@@ -876,6 +876,9 @@ impl Checker<'_> {
                     span,
                 ));
             }
+            E::Call { callee, arguments } if callee.name == "print" => {
+                self.print_statement(arguments, span, out);
+            }
             E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
                 let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }
