@@ -13,7 +13,10 @@ binary_dir=target/debug
 [ "$profile" = dev ] || binary_dir=target/$profile
 for source in examples/*.krn; do
   name=$(basename "$source" .krn)
-  "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100,gfx9-generic -o "$out/$name.kbundle"
+  arches=sm_75,sm_90,gfx90a,gfx1100,gfx9-generic
+  # tf32 matrix tiles need sm_80 or later.
+  case $name in *tf32*) arches=sm_90,gfx90a,gfx1100,gfx9-generic ;; esac
+  "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch "$arches" -o "$out/$name.kbundle"
 done
 # Two examples also as SYCLBIN files, which the device suite loads through the SYCLBIN path.
 for name in saxpy reduction; do
@@ -21,7 +24,9 @@ for name in saxpy reduction; do
 done
 for source in tests/kernels/*.krn; do
   name=$(basename "$source" .krn)
-  "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch sm_75,sm_90 -o "$out/tests/$name.kbundle"
+  arches=sm_75,sm_90
+  case $name in *tf32*) arches=sm_90 ;; esac
+  "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done
 # The kernel indexing past 2^32 elements, for the device suite's wide-buffer case.
 "$binary_dir/kdsl" compile tests/kernels/wide_indices.krn --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a -o "$out/wide_indices.kbundle"

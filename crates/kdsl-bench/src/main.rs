@@ -366,6 +366,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             target: TargetKind::Ptx,
             arch: "sm_90".to_string(),
             bytes: ptx.to_vec(),
+            matrix_units: false,
         }],
         constants: kdsl.constants.clone(),
         entry_point_prefix: String::new(),

@@ -95,6 +95,9 @@ pub struct Image {
     /// empty for SPIR-V, which the device driver finalizes.
     pub arch: String,
     pub bytes: Vec<u8>,
+    /// Whether the image runs matrix tiles on the processor's matrix units (tensor cores);
+    /// false where it has none or takes the plain lowering.
+    pub matrix_units: bool,
 }
 
 impl Image {
@@ -174,6 +177,9 @@ struct ImageEntry {
     /// `fnv1a64:<16 hex digits>` of the image bytes; absent in version 1 files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     checksum: Option<String>,
+    /// Absent (false) in files written before matrix tiles.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    matrix_units: bool,
 }
 
 /// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
@@ -240,6 +246,7 @@ impl Bundle {
                     offset,
                     length: image.bytes.len() as u64,
                     checksum: Some(image_checksum(&image.bytes)),
+                    matrix_units: image.matrix_units,
                 };
                 offset += image.bytes.len() as u64;
                 entry
@@ -330,6 +337,7 @@ impl Bundle {
                 target: entry.target,
                 arch: entry.arch,
                 bytes: bytes.to_vec(),
+                matrix_units: entry.matrix_units,
             });
         }
         Ok(Bundle {
@@ -404,11 +412,13 @@ mod tests {
                     target: TargetKind::Spirv,
                     arch: String::new(),
                     bytes: vec![3, 2, 0x23, 7],
+                    matrix_units: false,
                 },
                 Image {
                     target: TargetKind::Ptx,
                     arch: "sm_90".into(),
                     bytes: b".version 7.8".to_vec(),
+                    matrix_units: true,
                 },
             ],
             constants: vec![

@@ -120,7 +120,7 @@ fn entries(ptx: &str) -> Result<HashMap<String, Vec<PtxParameter>>, String> {
 
 /// The parameters the metadata gives a kernel at the PTX level: its own, then in checked mode
 /// one 64-bit length per buffer and the fault record's pointer. A buffer's pointee alignment is
-/// its element's size.
+/// its element's size (a record buffer's: the record's alignment).
 fn expected_parameters(kernel: &KernelInfo) -> Vec<PtxParameter> {
     let mut expected: Vec<PtxParameter> = kernel
         .parameters
@@ -132,14 +132,24 @@ fn expected_parameters(kernel: &KernelInfo) -> Vec<PtxParameter> {
                 pointee_alignment: None,
             },
             ParameterInfo::Buffer {
-                element, alignment, ..
-            } => PtxParameter {
-                size: 8,
-                pointer: true,
-                pointee_alignment: Some(
-                    u64::from(element.size_in_bytes()).max(u64::from(*alignment)),
-                ),
-            },
+                element,
+                alignment,
+                record,
+                ..
+            } => {
+                // A record buffer's elements are bytes, addressed at the record's alignment.
+                let element_alignment = match record {
+                    Some(record) => record.alignment,
+                    None => element.size_in_bytes(),
+                };
+                PtxParameter {
+                    size: 8,
+                    pointer: true,
+                    pointee_alignment: Some(
+                        u64::from(element_alignment).max(u64::from(*alignment)),
+                    ),
+                }
+            }
         })
         .collect();
     if kernel.checked {

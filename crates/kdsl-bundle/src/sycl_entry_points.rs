@@ -31,6 +31,7 @@ pub fn single_image_for_sycl(bundle: &Bundle, image: &Image) -> Result<Bundle, B
     Ok(Bundle {
         images: vec![Image {
             bytes,
+            matrix_units: false,
             ..image.clone()
         }],
         entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
@@ -108,6 +109,7 @@ mod tests {
                 target,
                 arch: "sm_90".into(),
                 bytes: bytes.as_bytes().to_vec(),
+                matrix_units: false,
             }],
             entry_point_prefix: String::new(),
         }

@@ -301,6 +301,7 @@ impl Syclbin {
                         target: TargetKind::Spirv,
                         arch: String::new(),
                         bytes: ir.bytes.clone(),
+                        matrix_units: false,
                     });
                 }
             }
@@ -314,6 +315,7 @@ impl Syclbin {
                     target,
                     arch: native.arch.clone(),
                     bytes: native.bytes.clone(),
+                    matrix_units: false,
                 });
             }
         }
@@ -981,16 +983,19 @@ mod tests {
                     target: TargetKind::Spirv,
                     arch: String::new(),
                     bytes: b"\x03\x02\x23\x07 OpEntryPoint __sycl_kernel_saxpy".to_vec(),
+                    matrix_units: false,
                 },
                 Image {
                     target: TargetKind::Ptx,
                     arch: "sm_90".into(),
                     bytes: b".entry __sycl_kernel_saxpy(".to_vec(),
+                    matrix_units: false,
                 },
                 Image {
                     target: TargetKind::Amdgpu,
                     arch: "gfx90a".into(),
                     bytes: b"\x7fELF __sycl_kernel_saxpy.kd".to_vec(),
+                    matrix_units: false,
                 },
             ],
             constants: Vec::new(),

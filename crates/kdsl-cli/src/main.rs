@@ -149,6 +149,15 @@ fn inspect(path: &Path) -> Result<(), String> {
     let bundle = kdsl::Bundle::from_bytes(&bytes).map_err(|e| format!("error: {e}"))?;
     println!("{} (from {})", path.display(), bundle.source_name);
     println!("images: {}", bundle.describe_images());
+    let on_matrix_units: Vec<String> = bundle
+        .images
+        .iter()
+        .filter(|image| image.matrix_units)
+        .map(|image| image.describe())
+        .collect();
+    if !on_matrix_units.is_empty() {
+        println!("matrix units: {}", on_matrix_units.join(", "));
+    }
     for kernel in &bundle.kernels {
         print_kernel(kernel);
     }

@@ -183,6 +183,10 @@ pub(crate) fn compile(
             target: target.kind,
             arch: target.arch.clone(),
             bytes,
+            // Checked mode takes the plain lowering everywhere (`lower_module`).
+            matrix_units: target.matrix_units.native()
+                && !options.checked
+                && kdsl_ir::matrix::uses_matrix(ir),
         },
         llvm_ir,
         requirements,

@@ -263,7 +263,11 @@ pub fn emit_llvm_ir(
 /// The bundle metadata of the module's kernels; checked kernels list their check sites (with
 /// byte spans only: [`Bundle::locate_check_sites`] adds lines and columns from the source).
 pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
-    let plan = checked.then(|| lower::checked::CheckPlan::new(module));
+    // Checked mode runs matrix tiles as plain loops on every target (`lower_module`), whose
+    // accesses are check sites too.
+    let expanded = (checked && kdsl_ir::matrix::uses_matrix(module))
+        .then(|| kdsl_ir::matrix::expand_plain(module));
+    let plan = checked.then(|| lower::checked::CheckPlan::new(expanded.as_ref().unwrap_or(module)));
     module
         .functions
         .iter()

@@ -100,6 +100,27 @@ impl Checker<'_> {
         }
     }
 
+    /// A matrix operation: its shape must be one the target's matrix units do (targets
+    /// without units, and checked mode, run every shape through the plain lowering).
+    fn matrix(&mut self, op: &MatrixOp, span: Span) {
+        // Checked mode runs every shape through the plain lowering.
+        if self.checked {
+            return;
+        }
+        let shape = op.shape();
+        if let Some(needed) = self.target.matrix_units.missing(shape) {
+            let feature = match shape {
+                MatrixShape::F16M16N16K16 => "an m16n16k16 `f16` matrix tile (tensor cores)",
+                MatrixShape::Tf32M16N16K8 => "an m16n16k8 tf32 matrix tile (tf32 tensor cores)",
+            };
+            self.unsupported(
+                feature,
+                span,
+                &format!("choose a newer processor ({needed} or later)"),
+            );
+        }
+    }
+
     fn scalar(&mut self, ty: ScalarType, span: Span) {
         let features = self.target.features;
         if ty == ScalarType::F16 && !features.half {
@@ -335,6 +356,12 @@ impl Checker<'_> {
                     self.block(continuing);
                 }
                 StatementKind::Return { value: Some(value) } => self.expression(value),
+                StatementKind::Matrix(op) => {
+                    for value in op.expressions() {
+                        self.expression(value);
+                    }
+                    self.matrix(op, statement.span);
+                }
                 StatementKind::Return { value: None }
                 | StatementKind::Break
                 | StatementKind::Continue

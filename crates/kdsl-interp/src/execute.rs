@@ -175,6 +175,9 @@ fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>
             expression_synchronizes(module, value, visiting)
         }
         StatementKind::Barrier { .. } => true,
+        // Expanded into plain IR before the interpreter runs (`kdsl_ir::matrix`); a sub-group
+        // operation, not a work-group one.
+        StatementKind::Matrix(_) => false,
         StatementKind::Break | StatementKind::Continue | StatementKind::Return { value: None } => {
             false
         }
@@ -676,6 +679,12 @@ impl<'g> WorkItem<'g> {
                         )
                         .map_err(|failure| self.rendezvous_failure(failure))?;
                 }
+            }
+            StatementKind::Matrix(op) => {
+                return Err(Fault::Error(Box::new(InterpError::InvalidModule(format!(
+                    "`{}` was not expanded into plain IR",
+                    op.name()
+                )))))
             }
             StatementKind::Evaluate { value } => {
                 self.expression(frame, value)?;

@@ -442,6 +442,15 @@ fn run_kernel_on_this_thread(
     arguments: &mut [InterpArgument],
     output: &mut String,
 ) -> Result<(), InterpError> {
+    // Matrix tiles run as their one definition in plain IR (`kdsl_ir::matrix`), the loops
+    // targets without matrix units compile.
+    let expanded;
+    let module = if kdsl_ir::matrix::uses_matrix(module) {
+        expanded = kdsl_ir::matrix::expand_plain(module);
+        &expanded
+    } else {
+        module
+    };
     kdsl_ir::validate(module).map_err(|errors| {
         let messages: Vec<String> = errors
             .iter()

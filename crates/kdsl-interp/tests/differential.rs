@@ -95,7 +95,14 @@ fn test_kernel_bundle(name: &str) -> Result<Bundle, String> {
     let status = std::process::Command::new(&cli)
         .arg("compile")
         .arg(workspace().join(format!("tests/kernels/{name}.krn")))
-        .args(["--target", "spirv,ptx", "--arch", "sm_75,sm_90", "-o"])
+        // tf32 tiles need sm_80 or later.
+        .args(["--target", "spirv,ptx", "--arch"])
+        .arg(if name.contains("tf32") {
+            "sm_90"
+        } else {
+            "sm_75,sm_90"
+        })
+        .arg("-o")
         .arg(&output)
         .output()
         .map_err(|e| format!("running {}: {e}", cli.display()))?;
@@ -1617,6 +1624,226 @@ fn shaped_buffers() {
         vec![
             contiguous, transposed, sliced, row_sums, add3d, layout, traces,
         ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix tiles. The interpreter and the plain lowering add each element's products in `k`
+// order in `f32`; tensor cores add in their own order (and, for f32, with their own internal
+// rounding), so results agree within 1e-4 relative to max(|d|, 1) for these sizes (inputs in
+// [-1, 1], K at most 64: the bound K * 2^-23 * sum |a b| is below that). `matrix_interpreter_*`
+// holds the interpreter to an f64 reference of the exact products of the rounded inputs.
+
+fn f16s(random: &mut Random, count: usize) -> Vec<kdsl_interp::f16> {
+    random
+        .f32s(count, -1.0, 1.0)
+        .into_iter()
+        .map(kdsl_interp::f16::from_f32)
+        .collect()
+}
+
+/// D = A x B + C in f64 from `f64` copies of the (already rounded) inputs.
+fn reference_mma(a: &[f64], b: &[f64], c: &[f64], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut d = c.to_vec();
+    for row in 0..m {
+        for column in 0..n {
+            for depth in 0..k {
+                d[row * n + column] += a[row * k + depth] * b[depth * n + column];
+            }
+        }
+    }
+    d
+}
+
+fn matrix_global_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
+    let mut random = Random::new(seed);
+    Case::new(
+        "mma_global",
+        InterpLaunch::new([32 * n as u32 / 16, m as u32 / 16], [32, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            buffer(random.f32s(m * n, -1.0, 1.0)),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4))
+}
+
+#[test]
+fn matrix_tiles() {
+    let (m, n, k) = (64usize, 64usize, 32usize);
+    let mut random = Random::new(91);
+    let local = Case::new(
+        "mma_local",
+        InterpLaunch::new([64 * n as u32 / 32, m as u32 / 32], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(n as u32),
+            scalar(k as u32),
+            scalar(0.5f32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    differential(
+        "tests/kernels/matrix.krn",
+        || test_kernel_bundle("matrix"),
+        examples_required(),
+        vec![matrix_global_case(90, 32, 48, 64), local],
+    );
+}
+
+#[test]
+fn matrix_interpreter_is_exact_products_summed_in_f32() {
+    let (m, n, k) = (32usize, 48usize, 64usize);
+    let module = compile_file("tests/kernels/matrix.krn");
+    let case = matrix_global_case(90, m, n, k);
+    let mut arguments = case.arguments.clone();
+    run_kernel(&module, "mma_global", &case.launch, &mut arguments).expect("interpreter");
+    let floats = |index: usize| as_f64s(&case.arguments[index]).expect("a float buffer");
+    let want = reference_mma(&floats(1), &floats(2), &floats(3), m, n, k);
+    let got = as_f64s(&arguments[0]).unwrap();
+    for (index, (want, got)) in want.iter().zip(&got).enumerate() {
+        // f16 products are exact in f32; only the 64 f32 additions round.
+        assert!(
+            (want - got).abs() <= 64.0 * f64::from(f32::EPSILON) * want.abs().max(1.0) * 8.0,
+            "element {index}: {want} against {got}"
+        );
+    }
+}
+
+fn tf32_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
+    let mut random = Random::new(seed);
+    Case::new(
+        "mma_tf32",
+        InterpLaunch::new([32 * n as u32 / 16, m as u32 / 16], [32, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            buffer(random.f32s(m * n, -1.0, 1.0)),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4))
+}
+
+#[test]
+fn matrix_tf32() {
+    // Ties (the dropped 13 bits exactly 0x1000) round away from zero, the largest values to
+    // infinity; infinities stay (NaNs too, but an exact comparison cannot hold NaNs equal).
+    let mut inputs: Vec<f32> = [
+        0x3f80_1000u32,
+        0xbf80_1000,
+        0x3f80_0fff,
+        0x3f80_3000,
+        0x7f7f_f000,
+        0x7f80_0000,
+        0xff80_0000,
+    ]
+    .into_iter()
+    .map(f32::from_bits)
+    .collect();
+    inputs.extend(Random::new(93).f32s(57, -1e3, 1e3));
+    let rounding = Case::new(
+        "round_to_tf32",
+        InterpLaunch::covering(inputs.len() as u32, 64),
+        vec![buffer(vec![0.0f32; inputs.len()]), buffer(inputs)],
+    )
+    .compare(0, Compare::Exact);
+    differential(
+        "tests/kernels/matrix_tf32.krn",
+        || test_kernel_bundle("matrix_tf32"),
+        examples_required(),
+        vec![tf32_case(92, 32, 32, 24), rounding],
+    );
+}
+
+#[test]
+fn matrix_interpreter_rounds_tf32_inputs() {
+    let (m, n, k) = (32usize, 32usize, 24usize);
+    let module = compile_file("tests/kernels/matrix_tf32.krn");
+    let case = tf32_case(92, m, n, k);
+    let mut arguments = case.arguments.clone();
+    run_kernel(&module, "mma_tf32", &case.launch, &mut arguments).expect("interpreter");
+    let rounded = |index: usize| -> Vec<f64> {
+        as_f64s(&case.arguments[index])
+            .unwrap()
+            .into_iter()
+            .map(|x| {
+                f64::from(f32::from_bits(kdsl_ir::scalar::round_tf32(
+                    (x as f32).to_bits(),
+                )))
+            })
+            .collect()
+    };
+    let c = as_f64s(&case.arguments[3]).unwrap();
+    let want = reference_mma(&rounded(1), &rounded(2), &c, m, n, k);
+    let got = as_f64s(&arguments[0]).unwrap();
+    for (index, (want, got)) in want.iter().zip(&got).enumerate() {
+        assert!(
+            (want - got).abs() <= 24.0 * f64::from(f32::EPSILON) * want.abs().max(1.0) * 8.0,
+            "element {index}: {want} against {got}"
+        );
+    }
+    // Unrounded inputs would differ far more than that somewhere.
+    let plain = reference_mma(
+        &as_f64s(&case.arguments[1]).unwrap(),
+        &as_f64s(&case.arguments[2]).unwrap(),
+        &c,
+        m,
+        n,
+        k,
+    );
+    assert!(plain.iter().zip(&got).any(|(p, g)| (p - g).abs() > 1e-4));
+}
+
+#[test]
+fn gemm_on_matrix_units() {
+    let (m, n, k) = (128usize, 256usize, 64usize);
+    let mut random = Random::new(94);
+    let half = Case::new(
+        "hgemm",
+        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    differential(
+        "examples/hgemm.krn",
+        || example_bundle("hgemm"),
+        examples_required(),
+        vec![half],
+    );
+    let tf32 = Case::new(
+        "sgemm_tf32",
+        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    differential(
+        "examples/sgemm_tf32.krn",
+        || example_bundle("sgemm_tf32"),
+        examples_required(),
+        vec![tf32],
     );
 }
 

@@ -106,6 +106,8 @@ pub enum TypeSet {
     SubGroupValues,
     /// `bool`: the conditions of votes such as `sub_group_any`.
     Conditions,
+    /// `f32` alone (`round_tf32`).
+    Single,
     /// Every scalar type: what `print` writes.
     Scalars,
 }
@@ -122,6 +124,7 @@ impl TypeSet {
                 matches!(ty, I32 | U32 | I64 | U64 | F32 | F64)
             }
             TypeSet::Conditions => ty == Bool,
+            TypeSet::Single => ty == F32,
             TypeSet::Scalars => true,
         }
     }
@@ -136,6 +139,7 @@ impl TypeSet {
             TypeSet::AtomicNumbers => "`i32`, `u32`, `i64`, `u64`, `f32` and `f64`",
             TypeSet::SubGroupValues => "32- and 64-bit integers and floats",
             TypeSet::Conditions => "`bool` conditions",
+            TypeSet::Single => "`f32`",
             TypeSet::Scalars => "integers, floats and `bool`",
         }
     }
@@ -467,6 +471,7 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("native_rsqrt", M::NativeRsqrt, 1, Floats),
     math("native_recip", M::NativeRecip, 1, Floats),
     math("native_divide", M::NativeDivide, 2, Floats),
+    math("round_tf32", M::RoundTf32, 1, TypeSet::Single),
     vector_memory("vload2", Builtin::VectorLoad(2)),
     vector_memory("vload3", Builtin::VectorLoad(3)),
     vector_memory("vload4", Builtin::VectorLoad(4)),
@@ -648,6 +653,7 @@ impl MathFunction {
                 | WrappingAdd
                 | WrappingSub
                 | WrappingMul
+                | RoundTf32
         )
     }
 

@@ -73,6 +73,8 @@ pub enum ErrorCode {
     /// count that differs from the values, a value that cannot be printed; a string literal
     /// anywhere else.
     E0330,
+    /// A matrix operation's tile or memory operand of a shape or type no matrix shape has.
+    E0340,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -149,7 +151,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 66] = [
+    pub const ALL: [ErrorCode; 67] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -180,6 +182,7 @@ impl ErrorCode {
         ErrorCode::E0314,
         ErrorCode::E0315,
         ErrorCode::E0330,
+        ErrorCode::E0340,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -251,6 +254,7 @@ impl ErrorCode {
             ErrorCode::E0314 => "E0314",
             ErrorCode::E0315 => "E0315",
             ErrorCode::E0330 => "E0330",
+            ErrorCode::E0340 => "E0340",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

@@ -207,6 +207,8 @@ pub enum StatementKind {
     Evaluate {
         value: Expression,
     },
+    /// A sub-group matrix operation (`matrix_mma`, ...): see [`crate::matrix`].
+    Matrix(crate::matrix::MatrixOp),
     /// `print("x = {}", x)`: writes `text[0]`, the first argument's text, `text[1]`, ... to the
     /// host's standard output (`text.len() == arguments.len() + 1`; the front end ends the last
     /// piece with the newline). How a value reads: [`crate::print_format::display`].
@@ -550,6 +552,9 @@ pub enum MathFunction {
     NativeRecip,
     /// `native_divide(x, y)`: `x / y`, fast.
     NativeDivide,
+    /// `round_tf32(x)`: `x` rounded to tf32's 10 mantissa bits, to nearest with ties away
+    /// from zero (`f32` only).
+    RoundTf32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,6 +9,7 @@ pub mod builtins;
 pub mod codes;
 pub mod diagnostic;
 pub mod ir;
+pub mod matrix;
 pub mod print;
 pub mod print_format;
 pub mod records;
@@ -28,6 +29,7 @@ pub use builtins::{
 pub use codes::ErrorCode;
 pub use diagnostic::{Diagnostic, Label, Severity, INTERNAL_ERROR_HINT};
 pub use ir::*;
+pub use matrix::{MatrixMemory, MatrixOp, MatrixRole, MatrixShape};
 pub use records::{RecordField, RecordType};
 pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};

@@ -170,6 +170,7 @@ impl Printer<'_> {
                     fence.local, fence.global
                 )?;
             }
+            StatementKind::Matrix(op) => self.matrix(out, op)?,
             StatementKind::Evaluate { value } => {
                 out.push_str("eval ");
                 self.expression(out, value)?;
@@ -193,6 +194,29 @@ impl Printer<'_> {
             write!(out, ".{field}")?;
         }
         Ok(())
+    }
+
+    fn matrix(&self, out: &mut String, op: &crate::matrix::MatrixOp) -> fmt::Result {
+        let base = |base: PlaceBase| match base {
+            PlaceBase::Parameter(id) => format!("%{}", id.0),
+            PlaceBase::Variable(id) => format!("${}", id.0),
+        };
+        let (written, read) = op.tiles();
+        let memory = match op {
+            crate::matrix::MatrixOp::Load { memory, .. }
+            | crate::matrix::MatrixOp::Store { memory, .. } => vec![base(memory.base)],
+            _ => Vec::new(),
+        };
+        let tiles: Vec<String> = written.into_iter().chain(read).map(base).collect();
+        write!(
+            out,
+            "{}<{}>[{}",
+            op.name(),
+            op.shape().name(),
+            [tiles, memory].concat().join(", ")
+        )?;
+        out.push(']');
+        self.list(out, "", &op.expressions())
     }
 
     fn list(&self, out: &mut String, name: &str, arguments: &[&Expression]) -> fmt::Result {

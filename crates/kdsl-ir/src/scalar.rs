@@ -458,6 +458,18 @@ fn f16_fma(x: u16, y: u16, z: u16) -> u16 {
     round_to_f16(sum < 0, sum.unsigned_abs(), -48)
 }
 
+/// The bits of the `f32` with bits `x` rounded to tf32 (10 mantissa bits), to nearest with
+/// ties away from zero, as NVIDIA's `cvt.rna.tf32.f32`; infinities and NaNs unchanged.
+pub fn round_tf32(x: u32) -> u32 {
+    if x & 0x7f80_0000 == 0x7f80_0000 {
+        return x;
+    }
+    // Adding half a tf32 unit to the magnitude carries into the kept bits exactly when the
+    // dropped 13 bits are at least half; a carry into the exponent rounds up to the next
+    // binade or to infinity, as it should.
+    (x.wrapping_add(0x1000)) & 0xffff_e000
+}
+
 /// A math function of the language on arguments of type `ty` (the result's type, or `bool`
 /// for the tests such as `isnan`).
 pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
@@ -472,6 +484,7 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
     match function {
         MathFunction::NativeRecip => float_unary(ty, x, |v| 1.0 / v, |v| 1.0 / v),
         MathFunction::NativeDivide => float_binary(ty, x, y(), |a, b| a / b, |a, b| a / b),
+        MathFunction::RoundTf32 => u64::from(round_tf32(x as u32)),
         MathFunction::Sqrt => float_unary(ty, x, f32::sqrt, f64::sqrt),
         MathFunction::Rsqrt => float_unary(ty, x, |v| 1.0 / v.sqrt(), |v| 1.0 / v.sqrt()),
         MathFunction::Exp => float_unary(ty, x, f32::exp, f64::exp),

@@ -610,6 +610,29 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 self.escaped_return = self.escaped_return.join(exit);
                 self.reachable = false;
             }
+            StatementKind::Matrix(op) => {
+                // A sub-group operation on operands the whole sub-group agrees on; the tiles
+                // it writes hold different elements in each work-item.
+                for value in op.expressions() {
+                    let level = self.expression(value, control);
+                    self.require_same_argument(op.name(), value, level, Uniformity::SubGroup);
+                }
+                let need = Need {
+                    allowed: Uniformity::SubGroup,
+                    operation: op.name(),
+                };
+                self.require(need, span, control, None);
+                let written = Value::new(Uniformity::Varying, Origin::Builtin(op.name()));
+                for tile in op.tiles().0 {
+                    let slot = match tile {
+                        PlaceBase::Variable(id) => self.values.get_mut(id.0 as usize),
+                        PlaceBase::Parameter(id) => self.array_stores.get_mut(id.0 as usize),
+                    };
+                    if let Some(slot) = slot {
+                        *slot = slot.join(written);
+                    }
+                }
+            }
             StatementKind::Barrier { .. } => {
                 let need = Need {
                     allowed: Uniformity::Uniform,

@@ -323,6 +323,7 @@ impl FunctionValidator<'_> {
                 }
             }
             StatementKind::Barrier { .. } => {}
+            StatementKind::Matrix(op) => self.matrix(op, span),
             StatementKind::Print { text, arguments } => {
                 if text.len() != arguments.len() + 1 {
                     self.error(
@@ -488,6 +489,94 @@ impl FunctionValidator<'_> {
                 return;
             };
             self.error(span, format!("writes to read-only array %{}", id.0));
+        }
+    }
+
+    /// A matrix statement: tiles are private arrays of the shape's length and element type,
+    /// memory is a buffer or a one-dimensional local array of the tile's element type, and
+    /// offsets and strides are `u32`.
+    fn matrix(&mut self, op: &crate::matrix::MatrixOp, span: Span) {
+        use crate::matrix::{MatrixOp, MatrixRole};
+        let shape = op.shape();
+        let tile = |checker: &mut Self, base: PlaceBase, role: MatrixRole, write: bool| {
+            let (rows, columns) = shape.dimensions(role);
+            match checker.array_of(base) {
+                Some((ty, AddressSpace::Private, writable))
+                    if ty.element == shape.element(role)
+                        && ty.element_count() == u64::from(rows * columns)
+                        && ty.dimensions.len() == 1
+                        && (writable || !write) => {}
+                _ => checker.error(
+                    span,
+                    format!(
+                        "{} tile of {} is not a private mut [{}; {}]",
+                        role.name(),
+                        shape.name(),
+                        shape.element(role),
+                        rows * columns
+                    ),
+                ),
+            }
+        };
+        let memory = |checker: &mut Self, memory: &crate::matrix::MatrixMemory, role, write| {
+            let place = Place {
+                base: memory.base,
+                indices: vec![Expression {
+                    kind: ExpressionKind::Literal(Literal::Integer(0)),
+                    ty: ScalarType::U32,
+                    span,
+                }],
+                element: memory.element,
+                space: memory.space,
+                field: None,
+            };
+            checker.place(&place, span, write);
+            if memory.element != shape.element(role)
+                || !matches!(
+                    memory.space,
+                    AddressSpace::Global | AddressSpace::Constant | AddressSpace::Local
+                )
+            {
+                checker.error(span, "matrix memory of the wrong element type or space");
+            }
+        };
+        for value in op.expressions() {
+            let expected = if matches!(op, MatrixOp::Fill { .. }) {
+                ScalarType::F32
+            } else {
+                ScalarType::U32
+            };
+            if self.expression(value).is_some_and(|ty| ty != expected) {
+                self.error(value.span, format!("matrix operand is not `{expected}`"));
+            }
+        }
+        match op {
+            MatrixOp::Load {
+                role,
+                tile: base,
+                memory: source,
+                ..
+            } => {
+                tile(self, *base, *role, true);
+                memory(self, source, *role, false);
+            }
+            MatrixOp::Store {
+                tile: base,
+                memory: destination,
+                ..
+            } => {
+                tile(self, *base, MatrixRole::Accumulator, false);
+                memory(self, destination, MatrixRole::Accumulator, true);
+            }
+            MatrixOp::Fill { tile: base, .. } => {
+                tile(self, *base, MatrixRole::Accumulator, true);
+            }
+            MatrixOp::MultiplyAdd { d, a, b, c, .. } => {
+                tile(self, *d, MatrixRole::Accumulator, true);
+                tile(self, *a, MatrixRole::A, false);
+                tile(self, *b, MatrixRole::B, false);
+                tile(self, *c, MatrixRole::Accumulator, false);
+            }
         }
     }
 

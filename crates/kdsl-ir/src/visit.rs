@@ -48,6 +48,13 @@ pub fn walk_block(
             StatementKind::Return { value: Some(value) } => {
                 walk_expression(value, visit, visit_place)
             }
+            // Tiles are whole arrays, not places; the memory operand is read or written at
+            // `offset + r * stride + c` for every element (r, c) of the tile.
+            StatementKind::Matrix(op) => {
+                for value in op.expressions() {
+                    walk_expression(value, visit, visit_place);
+                }
+            }
             StatementKind::Return { value: None }
             | StatementKind::Break
             | StatementKind::Continue

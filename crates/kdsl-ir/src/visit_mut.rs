@@ -26,6 +26,15 @@ pub fn rewrite_block(block: &mut Block, visit: &mut impl FnMut(&mut Expression))
                     rewrite_expression(argument, visit);
                 }
             }
+            StatementKind::Matrix(op) => match op {
+                crate::matrix::MatrixOp::Load { offset, stride, .. }
+                | crate::matrix::MatrixOp::Store { offset, stride, .. } => {
+                    rewrite_expression(offset, visit);
+                    rewrite_expression(stride, visit);
+                }
+                crate::matrix::MatrixOp::Fill { value, .. } => rewrite_expression(value, visit),
+                crate::matrix::MatrixOp::MultiplyAdd { .. } => {}
+            },
             StatementKind::If {
                 condition,
                 accept,

@@ -96,6 +96,7 @@ mod tests {
                     target: *target,
                     arch: arch.to_string(),
                     bytes: arch.as_bytes().to_vec(),
+                    matrix_units: false,
                 })
                 .collect(),
             entry_point_prefix: String::new(),

@@ -467,6 +467,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     )
                 }
                 MathFunction::Abs => Ok(values[0]),
+                MathFunction::RoundTf32 => self.round_tf32(values[0].into_float_value()),
                 MathFunction::WrappingAdd
                 | MathFunction::WrappingSub
                 | MathFunction::WrappingMul => {

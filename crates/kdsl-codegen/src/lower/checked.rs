@@ -198,6 +198,13 @@ impl Walk<'_, '_> {
                     }
                     self.vector_place(place, values.len(), statement.span);
                 }
+                // Checked modules reach here with matrix tiles expanded into plain loops
+                // (`lower_module`), whose loads and stores are checked.
+                StatementKind::Matrix(op) => {
+                    for value in op.expressions() {
+                        self.expression(value);
+                    }
+                }
                 StatementKind::Print { arguments, .. } => {
                     for argument in arguments {
                         self.expression(argument);
@@ -468,6 +475,11 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
             StatementKind::VectorStore { place, values } => {
                 place_indices(place, callees);
                 for value in values {
+                    expression(value, callees);
+                }
+            }
+            StatementKind::Matrix(op) => {
+                for value in op.expressions() {
                     expression(value, callees);
                 }
             }

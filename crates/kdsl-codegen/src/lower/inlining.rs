@@ -107,6 +107,12 @@ impl Sizes<'_> {
                 let once = self.block(body).saturating_add(self.block(continuing));
                 once.saturating_mul(copies.max(1))
             }
+            // A native matrix operation is a handful of intrinsics.
+            StatementKind::Matrix(op) => {
+                op.expressions().into_iter().fold(8usize, |total, value| {
+                    total.saturating_add(self.expression(value))
+                })
+            }
             StatementKind::Return { value: None }
             | StatementKind::Break
             | StatementKind::Continue

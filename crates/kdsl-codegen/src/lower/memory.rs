@@ -25,7 +25,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     /// The address of a place's element.
-    fn address(&mut self, place: &Place) -> Result<PointerValue<'ctx>> {
+    pub(super) fn address(&mut self, place: &Place) -> Result<PointerValue<'ctx>> {
         let mut indices = Vec::with_capacity(place.indices.len());
         for index in &place.indices {
             indices.push(self.index(index)?);

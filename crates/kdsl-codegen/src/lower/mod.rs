@@ -16,6 +16,7 @@ pub(crate) mod checked;
 pub(crate) mod collectives;
 mod expression;
 mod inlining;
+mod matrix;
 mod memory;
 mod print;
 mod shaped;
@@ -60,6 +61,15 @@ pub(crate) fn lower_module<'ctx>(
     entry_point_prefix: &str,
     checked: bool,
 ) -> Result<()> {
+    // Without matrix units, and in checked mode (whose check sites every image of a bundle
+    // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
+    let expanded;
+    let ir = if (checked || !target.matrix_units.native()) && kdsl_ir::matrix::uses_matrix(ir) {
+        expanded = kdsl_ir::matrix::expand_plain(ir);
+        &expanded
+    } else {
+        ir
+    };
     let types = Types { context };
     let plan = checked.then(|| checked::CheckPlan::new(ir));
     if plan.is_some() {
@@ -414,7 +424,13 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     );
                     global.set_linkage(Linkage::Internal);
                     global.set_initializer(&poison(ty));
-                    global.set_alignment(alignment_of(&variable.ty));
+                    // The tensor cores read and write tiles at 32-byte aligned addresses.
+                    let alignment = if kdsl_ir::matrix::function_uses_matrix(function) {
+                        alignment_of(&variable.ty).max(32)
+                    } else {
+                        alignment_of(&variable.ty)
+                    };
+                    global.set_alignment(alignment);
                     global.as_pointer_value()
                 }
                 _ => {

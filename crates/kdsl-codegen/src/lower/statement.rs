@@ -104,6 +104,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.continue_in_dead_block();
             }
             StatementKind::Barrier { fence } => self.barrier(*fence)?,
+            StatementKind::Matrix(op) => self.matrix(op)?,
             StatementKind::Print { text, arguments } => self.print(text, arguments)?,
             StatementKind::Evaluate { value } => {
                 self.evaluate(value)?;

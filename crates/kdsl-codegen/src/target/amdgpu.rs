@@ -162,6 +162,8 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             ..Legalization::default()
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
+        // MFMA and WMMA are not used yet: matrix tiles take the plain lowering.
+        matrix_units: crate::target::MatrixUnits::Plain,
     })
 }
 

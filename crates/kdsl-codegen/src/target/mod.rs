@@ -193,6 +193,36 @@ pub(crate) struct RequiredWorkGroupSize {
     pub attributes: Vec<(&'static str, SizeFormat)>,
 }
 
+/// How matrix tiles (`matrix_mma`, ...) lower: to the target's matrix units, or through the
+/// plain lowering (`kdsl_ir::matrix::expand_plain`), which every target can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatrixUnits {
+    /// No matrix units used: every shape through the plain lowering.
+    Plain,
+    /// NVIDIA tensor cores through `llvm.nvvm.wmma.*`: `f16` from sm_70, tf32 from sm_80.
+    NvvmWmma { capability: u32 },
+}
+
+impl MatrixUnits {
+    /// Whether statements reach the matrix units (they are not expanded).
+    pub fn native(self) -> bool {
+        matches!(self, MatrixUnits::NvvmWmma { .. })
+    }
+
+    /// `None` when the target can compile `shape`, else the processor it needs.
+    pub fn missing(self, shape: kdsl_ir::MatrixShape) -> Option<&'static str> {
+        match (self, shape) {
+            (MatrixUnits::Plain, _) => None,
+            (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::F16M16N16K16) => {
+                (capability < 70).then_some("sm_70")
+            }
+            (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::Tf32M16N16K8) => {
+                (capability < 80).then_some("sm_80")
+            }
+        }
+    }
+}
+
 /// What the target can do, for "unsupported on this target" diagnostics.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FeatureSupport {
@@ -323,6 +353,7 @@ pub(crate) struct TargetDescription {
     pub required_work_group_size: RequiredWorkGroupSize,
     pub legalization: Legalization,
     pub output: OutputFormat,
+    pub matrix_units: MatrixUnits,
 }
 
 impl TargetDescription {
@@ -362,9 +393,8 @@ impl TargetDescription {
             Min => MathStrategy::Intrinsic("llvm.minnum"),
             Max => MathStrategy::Intrinsic("llvm.maxnum"),
             // `fmod` is float `%`, lowered by the same code.
-            Clamp | Fmod | IsNan | IsInf | IsFinite | WrappingAdd | WrappingSub | WrappingMul => {
-                MathStrategy::Expanded
-            }
+            Clamp | Fmod | IsNan | IsInf | IsFinite | WrappingAdd | WrappingSub | WrappingMul
+            | RoundTf32 => MathStrategy::Expanded,
             Copysign => MathStrategy::Intrinsic("llvm.copysign"),
             // Operators with fast-math flags (`arcp`, `afn`): `div.approx` on NVIDIA.
             NativeRecip | NativeDivide => MathStrategy::Expanded,

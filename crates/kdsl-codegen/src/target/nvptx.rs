@@ -110,6 +110,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             ..Legalization::default()
         },
         output: OutputFormat::PtxAssembly,
+        matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
     })
 }
 

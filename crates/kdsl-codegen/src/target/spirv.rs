@@ -140,6 +140,8 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             llc,
             backend: options.backend,
         },
+        // SPV_KHR_cooperative_matrix is not used yet: matrix tiles take the plain lowering.
+        matrix_units: crate::target::MatrixUnits::Plain,
     })
 }
 

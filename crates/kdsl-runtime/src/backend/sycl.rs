@@ -823,6 +823,7 @@ mod tests {
             target,
             arch: arch.into(),
             bytes: Vec::new(),
+            matrix_units: false,
         };
         let bundle = Bundle {
             source_name: "k.krn".into(),

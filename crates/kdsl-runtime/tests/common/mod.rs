@@ -66,11 +66,13 @@ pub fn handmade_bundle() -> Bundle {
                 target: TargetKind::Spirv,
                 arch: String::new(),
                 bytes: include_bytes!("../data/handmade.spv").to_vec(),
+                matrix_units: false,
             },
             Image {
                 target: TargetKind::Ptx,
                 arch: "sm_90".into(),
                 bytes: include_bytes!("../data/handmade_sm_90.ptx").to_vec(),
+                matrix_units: false,
             },
         ],
         entry_point_prefix: String::new(),

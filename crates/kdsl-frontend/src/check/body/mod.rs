@@ -3,6 +3,7 @@
 
 mod calls;
 mod expressions;
+mod matrix;
 mod places;
 mod print;
 mod records;

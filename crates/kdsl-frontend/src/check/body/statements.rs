@@ -876,6 +876,11 @@ impl Checker<'_> {
                     span,
                 ));
             }
+            E::Call { callee, arguments }
+                if kdsl_ir::matrix::MATRIX_FUNCTIONS.contains(&callee.name.as_str()) =>
+            {
+                self.matrix_statement(callee, arguments, span, out);
+            }
             E::Call { callee, arguments } if callee.name == "print" => {
                 self.print_statement(arguments, span, out);
             }

@@ -1,0 +1,385 @@
+//! The matrix operations (`matrix_load_a`, `matrix_mma`, ...): statements whose operands are
+//! whole private arrays (tiles), a buffer or local array, and `u32` offsets and strides. The
+//! tile's element type and length choose the shape (`kdsl_ir::matrix`).
+
+use super::*;
+use kdsl_ir::matrix::{MatrixMemory, MatrixOp, MatrixRole, MatrixShape};
+
+/// A tile operand: the array, its type, and where it was declared.
+struct Tile {
+    base: PlaceBase,
+    ty: ArrayType,
+}
+
+impl Checker<'_> {
+    pub(super) fn matrix_statement(
+        &mut self,
+        callee: &ast::Identifier,
+        arguments: &[ast::Expression],
+        span: Span,
+        out: &mut Block,
+    ) {
+        let name = callee.name.as_str();
+        let arity = match name {
+            "matrix_fill" => 2,
+            _ => 4,
+        };
+        if arguments.len() != arity {
+            self.arity_error(callee, arity, arguments.len(), span);
+            return;
+        }
+        let op = match name {
+            "matrix_load_a" | "matrix_load_b" | "matrix_load_c" => {
+                let role = match name {
+                    "matrix_load_a" => MatrixRole::A,
+                    "matrix_load_b" => MatrixRole::B,
+                    _ => MatrixRole::Accumulator,
+                };
+                self.matrix_memory_op(name, role, arguments, true)
+            }
+            "matrix_store" => {
+                self.matrix_memory_op(name, MatrixRole::Accumulator, arguments, false)
+            }
+            "matrix_fill" => self.matrix_fill(name, arguments),
+            _ => self.matrix_mma(name, arguments),
+        };
+        if let Some(op) = op {
+            out.push(statement(StatementKind::Matrix(op), span));
+        }
+    }
+
+    fn matrix_fill(&mut self, name: &str, arguments: &[ast::Expression]) -> Option<MatrixOp> {
+        let tile = self.matrix_tile(name, &arguments[0], true);
+        let value = self.matrix_scalar(&arguments[1], ScalarType::F32);
+        let tile = tile?;
+        let shape = self.tile_shape(name, &arguments[0], &tile, MatrixRole::Accumulator)?;
+        Some(MatrixOp::Fill {
+            shape,
+            tile: tile.base,
+            value: value?,
+        })
+    }
+
+    fn matrix_mma(&mut self, name: &str, arguments: &[ast::Expression]) -> Option<MatrixOp> {
+        let roles = [
+            (MatrixRole::Accumulator, true),
+            (MatrixRole::A, false),
+            (MatrixRole::B, false),
+            (MatrixRole::Accumulator, false),
+        ];
+        let mut tiles = Vec::new();
+        for (argument, (role, write)) in arguments.iter().zip(roles) {
+            let tile = self.matrix_tile(name, argument, write);
+            let shape = tile
+                .as_ref()
+                .and_then(|tile| self.tile_shape(name, argument, tile, role));
+            tiles.push(tile.zip(shape));
+        }
+        let [Some(d), Some(a), Some(b), Some(c)] = <[_; 4]>::try_from(tiles).ok()? else {
+            return None;
+        };
+        // `A` and `B` name the shape; their K must agree, and the accumulators fit any.
+        let shape = a.1;
+        if b.1 != shape {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` multiplies an `A` tile of {} by a `B` tile of {}",
+                        shape.name(),
+                        b.1.name()
+                    ),
+                    arguments[2].span,
+                    format!("a `B` tile of {}", b.1.name()),
+                )
+                .with_label(
+                    arguments[1].span,
+                    format!("an `A` tile of {}", shape.name()),
+                )
+                .with_hint("`A` and `B` must have the same element type: both `f16` or both `f32`"),
+            );
+            return None;
+        }
+        Some(MatrixOp::MultiplyAdd {
+            shape,
+            d: d.0.base,
+            a: a.0.base,
+            b: b.0.base,
+            c: c.0.base,
+        })
+    }
+
+    fn matrix_memory_op(
+        &mut self,
+        name: &str,
+        role: MatrixRole,
+        arguments: &[ast::Expression],
+        load: bool,
+    ) -> Option<MatrixOp> {
+        let tile = self.matrix_tile(name, &arguments[0], load);
+        let shape = tile
+            .as_ref()
+            .and_then(|tile| self.tile_shape(name, &arguments[0], tile, role));
+        let memory = self.matrix_memory(name, &arguments[1], !load);
+        let offset = self.matrix_scalar(&arguments[2], ScalarType::U32);
+        let stride = self.matrix_scalar(&arguments[3], ScalarType::U32);
+        let (tile, shape, memory, offset, stride) = (tile?, shape?, memory?, offset?, stride?);
+        let element = shape.element(role);
+        if memory.element != element {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` moves `{element}` elements, but this memory holds `{}`",
+                        memory.element
+                    ),
+                    arguments[1].span,
+                    format!("`{}` elements", memory.element),
+                )
+                .with_hint(format!("the tile is a `{}`", tile.ty)),
+            );
+            return None;
+        }
+        Some(if load {
+            MatrixOp::Load {
+                shape,
+                role,
+                tile: tile.base,
+                memory,
+                offset,
+                stride,
+            }
+        } else {
+            MatrixOp::Store {
+                shape,
+                tile: tile.base,
+                memory,
+                offset,
+                stride,
+            }
+        })
+    }
+
+    fn matrix_scalar(&mut self, argument: &ast::Expression, ty: ScalarType) -> Option<Expression> {
+        let value = self.expression(argument, Some(ty))?;
+        if value.ty != ty {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0301,
+                    format!("expected `{ty}`, found `{}`", value.ty),
+                    argument.span,
+                    format!("a `{}`", value.ty),
+                )
+                .with_hint(format!("convert it: `({}) as {ty}`", "...")),
+            );
+            return None;
+        }
+        Some(value)
+    }
+
+    /// The shape a tile of `role` names, or E0340 listing the tiles there are.
+    fn tile_shape(
+        &mut self,
+        name: &str,
+        argument: &ast::Expression,
+        tile: &Tile,
+        role: MatrixRole,
+    ) -> Option<MatrixShape> {
+        let shape = (tile.ty.dimensions.len() == 1)
+            .then(|| MatrixShape::of_tile(role, tile.ty.element, tile.ty.element_count()))
+            .flatten();
+        if shape.is_none() {
+            let expected: Vec<String> = MatrixShape::ALL
+                .iter()
+                .map(|shape| {
+                    let (rows, columns) = shape.dimensions(role);
+                    format!(
+                        "`[{}; {}]` ({})",
+                        shape.element(role),
+                        rows * columns,
+                        shape.name()
+                    )
+                })
+                .collect();
+            let what = match role {
+                MatrixRole::A => "an `A` tile",
+                MatrixRole::B => "a `B` tile",
+                MatrixRole::Accumulator => "an accumulator tile",
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!("`{name}` needs {what}, found a `{}`", tile.ty),
+                    argument.span,
+                    "no matrix shape has this tile",
+                )
+                .with_hint(format!("{what} is one of {}", expected.join(", "))),
+            );
+        }
+        shape
+    }
+
+    /// A private array variable or private array parameter, writable when `write`.
+    fn matrix_tile(&mut self, name: &str, argument: &ast::Expression, write: bool) -> Option<Tile> {
+        let not_a_tile = |checker: &mut Self| {
+            checker.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!("`{name}` expects a tile, a private array, here"),
+                    argument.span,
+                    "not a private array",
+                )
+                .with_hint("declare the tile `let mut acc: [f32; 256];` and pass it by name"),
+            );
+        };
+        let E::Name(identifier) = &strip_parentheses(argument).kind else {
+            let _ = self.expression(argument, None);
+            not_a_tile(self);
+            return None;
+        };
+        let (base, ty, writable) = match self.lookup(&identifier.name) {
+            Resolved::Binding(Binding::Variable {
+                id,
+                ty: VariableType::Array { ty },
+                mutable,
+                space: AddressSpace::Private,
+                ..
+            }) => (PlaceBase::Variable(id), ty, mutable),
+            Resolved::Parameter(
+                id,
+                ParameterType::Array {
+                    ty,
+                    space: AddressSpace::Private,
+                    writable,
+                },
+                _,
+            ) => (PlaceBase::Parameter(id), ty, writable),
+            Resolved::Binding(Binding::Poisoned) => return None,
+            Resolved::Unknown => {
+                self.unknown_name(identifier);
+                return None;
+            }
+            _ => {
+                not_a_tile(self);
+                return None;
+            }
+        };
+        if write && !writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0401,
+                    format!(
+                        "`{name}` writes the tile `{}`, which is immutable",
+                        identifier.name
+                    ),
+                    argument.span,
+                    "immutable array",
+                )
+                .with_hint(format!("declare it `let mut {}`", identifier.name)),
+            );
+            return None;
+        }
+        Some(Tile { base, ty })
+    }
+
+    /// A buffer parameter or a one-dimensional local array, writable when `write`.
+    fn matrix_memory(
+        &mut self,
+        name: &str,
+        argument: &ast::Expression,
+        write: bool,
+    ) -> Option<MatrixMemory> {
+        let not_memory = |checker: &mut Self| {
+            checker.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!("`{name}` expects a buffer or a one-dimensional local array here"),
+                    argument.span,
+                    "not a buffer or local array",
+                )
+                .with_hint(
+                    "pass the buffer or local array by name; the offset says where the tile starts",
+                ),
+            );
+        };
+        let E::Name(identifier) = &strip_parentheses(argument).kind else {
+            let _ = self.expression(argument, None);
+            not_memory(self);
+            return None;
+        };
+        let (memory, writable) = match self.lookup(&identifier.name) {
+            Resolved::Parameter(
+                id,
+                // Buffers of scalars only: a buffer of records is not matrix memory.
+                ParameterType::Buffer {
+                    element,
+                    space,
+                    writable,
+                    record: None,
+                },
+                _,
+            ) => (
+                MatrixMemory {
+                    base: PlaceBase::Parameter(id),
+                    element,
+                    space,
+                },
+                writable,
+            ),
+            Resolved::Binding(Binding::Variable {
+                id,
+                ty: VariableType::Array { ty },
+                space: AddressSpace::Local,
+                ..
+            }) if ty.dimensions.len() == 1 => (
+                MatrixMemory {
+                    base: PlaceBase::Variable(id),
+                    element: ty.element,
+                    space: AddressSpace::Local,
+                },
+                true,
+            ),
+            Resolved::Parameter(
+                id,
+                ParameterType::Array {
+                    ty,
+                    space: AddressSpace::Local,
+                    writable,
+                },
+                _,
+            ) if ty.dimensions.len() == 1 => (
+                MatrixMemory {
+                    base: PlaceBase::Parameter(id),
+                    element: ty.element,
+                    space: AddressSpace::Local,
+                },
+                writable,
+            ),
+            Resolved::Binding(Binding::Poisoned) => return None,
+            Resolved::Unknown => {
+                self.unknown_name(identifier);
+                return None;
+            }
+            _ => {
+                not_memory(self);
+                return None;
+            }
+        };
+        if write && !writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0402,
+                    format!(
+                        "`{name}` writes to `{}`, which is read-only",
+                        identifier.name
+                    ),
+                    argument.span,
+                    "read-only",
+                )
+                .with_hint("declare the parameter `mut`"),
+            );
+            return None;
+        }
+        Some(memory)
+    }
+}

@@ -1,0 +1,650 @@
+//! Sub-group matrix tiles: the language's matrix operation (`matrix_load_a`, `matrix_mma`, ...)
+//! and its one definition as plain IR.
+//!
+//! A tile lives in a private array holding the whole tile (`[f16; 256]` for a 16×16 `A`); the
+//! sub-group holds it jointly and which of its elements a work-item's array holds is
+//! unspecified (see docs/language.md, "Matrix tiles"). Targets with matrix units lower the
+//! statements to them; every other target, and the interpreter, runs [`expand_plain`]'s
+//! loops, which define what the operation computes.
+
+use crate::ir::*;
+use crate::span::Span;
+use crate::types::{AddressSpace, ScalarType};
+use serde::{Deserialize, Serialize};
+
+/// The multiply-accumulate shapes and input types of the language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MatrixShape {
+    /// `f16` inputs, `f32` accumulator, M = N = K = 16.
+    F16M16N16K16,
+    /// `f32` inputs computed as tf32 (rounded to 10 mantissa bits), `f32` accumulator,
+    /// M = N = 16, K = 8.
+    Tf32M16N16K8,
+}
+
+impl MatrixShape {
+    pub const ALL: [MatrixShape; 2] = [MatrixShape::F16M16N16K16, MatrixShape::Tf32M16N16K8];
+
+    /// (M, N, K).
+    pub fn mnk(self) -> (u32, u32, u32) {
+        match self {
+            MatrixShape::F16M16N16K16 => (16, 16, 16),
+            MatrixShape::Tf32M16N16K8 => (16, 16, 8),
+        }
+    }
+
+    /// The element type of the `A` and `B` tiles.
+    pub fn input(self) -> ScalarType {
+        match self {
+            MatrixShape::F16M16N16K16 => ScalarType::F16,
+            MatrixShape::Tf32M16N16K8 => ScalarType::F32,
+        }
+    }
+
+    /// The shape as users read it: `m16n16k16 f16`.
+    pub fn name(self) -> &'static str {
+        match self {
+            MatrixShape::F16M16N16K16 => "m16n16k16 f16",
+            MatrixShape::Tf32M16N16K8 => "m16n16k8 tf32",
+        }
+    }
+
+    /// (rows, columns) of a tile of `role`.
+    pub fn dimensions(self, role: MatrixRole) -> (u32, u32) {
+        let (m, n, k) = self.mnk();
+        match role {
+            MatrixRole::A => (m, k),
+            MatrixRole::B => (k, n),
+            MatrixRole::Accumulator => (m, n),
+        }
+    }
+
+    /// The element type of a tile of `role`.
+    pub fn element(self, role: MatrixRole) -> ScalarType {
+        match role {
+            MatrixRole::A | MatrixRole::B => self.input(),
+            MatrixRole::Accumulator => ScalarType::F32,
+        }
+    }
+
+    /// The shape whose `role` tile is a private array of `length` `element`s: `A` and `B`
+    /// tiles name one shape; an accumulator (`f32`, 256) fits both, and gives the first.
+    pub fn of_tile(role: MatrixRole, element: ScalarType, length: u64) -> Option<MatrixShape> {
+        MatrixShape::ALL.into_iter().find(|shape| {
+            let (rows, columns) = shape.dimensions(role);
+            shape.element(role) == element && u64::from(rows * columns) == length
+        })
+    }
+}
+
+/// Which operand of `D = A × B + C` a tile is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MatrixRole {
+    /// M × K, row-major in memory.
+    A,
+    /// K × N, row-major in memory.
+    B,
+    /// M × N: `C` and `D`.
+    Accumulator,
+}
+
+impl MatrixRole {
+    pub fn name(self) -> &'static str {
+        match self {
+            MatrixRole::A => "a",
+            MatrixRole::B => "b",
+            MatrixRole::Accumulator => "accumulator",
+        }
+    }
+}
+
+/// A buffer parameter or a one-dimensional local array that a tile is loaded from or
+/// stored to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatrixMemory {
+    pub base: PlaceBase,
+    pub element: ScalarType,
+    pub space: AddressSpace,
+}
+
+/// One matrix statement. Every work-item of a sub-group reaches it together with the same
+/// operands (offsets, strides and fill values are sub-group uniform).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum MatrixOp {
+    /// `matrix_load_a(tile, memory, offset, stride)` (and `_b`, `_c`): element (r, c) of the
+    /// tile is `memory[offset + r * stride + c]`.
+    Load {
+        shape: MatrixShape,
+        role: MatrixRole,
+        tile: PlaceBase,
+        memory: MatrixMemory,
+        offset: Expression,
+        stride: Expression,
+    },
+    /// `matrix_store(tile, memory, offset, stride)`: an accumulator tile to memory.
+    Store {
+        shape: MatrixShape,
+        tile: PlaceBase,
+        memory: MatrixMemory,
+        offset: Expression,
+        stride: Expression,
+    },
+    /// `matrix_fill(tile, value)`: every element of an accumulator tile.
+    Fill {
+        shape: MatrixShape,
+        tile: PlaceBase,
+        value: Expression,
+    },
+    /// `matrix_mma(d, a, b, c)`: `D = A × B + C`; `d` may be `c`.
+    MultiplyAdd {
+        shape: MatrixShape,
+        d: PlaceBase,
+        a: PlaceBase,
+        b: PlaceBase,
+        c: PlaceBase,
+    },
+}
+
+impl MatrixOp {
+    pub fn shape(&self) -> MatrixShape {
+        match self {
+            MatrixOp::Load { shape, .. }
+            | MatrixOp::Store { shape, .. }
+            | MatrixOp::Fill { shape, .. }
+            | MatrixOp::MultiplyAdd { shape, .. } => *shape,
+        }
+    }
+
+    /// The source name of the operation.
+    pub fn name(&self) -> &'static str {
+        match self {
+            MatrixOp::Load {
+                role: MatrixRole::A,
+                ..
+            } => "matrix_load_a",
+            MatrixOp::Load {
+                role: MatrixRole::B,
+                ..
+            } => "matrix_load_b",
+            MatrixOp::Load {
+                role: MatrixRole::Accumulator,
+                ..
+            } => "matrix_load_c",
+            MatrixOp::Store { .. } => "matrix_store",
+            MatrixOp::Fill { .. } => "matrix_fill",
+            MatrixOp::MultiplyAdd { .. } => "matrix_mma",
+        }
+    }
+
+    /// The scalar operands.
+    pub fn expressions(&self) -> Vec<&Expression> {
+        match self {
+            MatrixOp::Load { offset, stride, .. } | MatrixOp::Store { offset, stride, .. } => {
+                vec![offset, stride]
+            }
+            MatrixOp::Fill { value, .. } => vec![value],
+            MatrixOp::MultiplyAdd { .. } => Vec::new(),
+        }
+    }
+
+    /// The tiles it writes and those it reads.
+    pub fn tiles(&self) -> (Vec<PlaceBase>, Vec<PlaceBase>) {
+        match self {
+            MatrixOp::Load { tile, .. } | MatrixOp::Fill { tile, .. } => (vec![*tile], vec![]),
+            MatrixOp::Store { tile, .. } => (vec![], vec![*tile]),
+            MatrixOp::MultiplyAdd { d, a, b, c, .. } => (vec![*d], vec![*a, *b, *c]),
+        }
+    }
+}
+
+/// The source names of the matrix operations, which the checker handles apart from the
+/// table of scalar built-ins (their operands are arrays).
+pub const MATRIX_FUNCTIONS: &[&str] = &[
+    "matrix_load_a",
+    "matrix_load_b",
+    "matrix_load_c",
+    "matrix_store",
+    "matrix_fill",
+    "matrix_mma",
+];
+
+/// Whether any function of `module` has a matrix statement.
+pub fn uses_matrix(module: &Module) -> bool {
+    module.functions.iter().any(|f| block_uses_matrix(&f.body))
+}
+
+/// Whether `function`'s own body has a matrix statement.
+pub fn function_uses_matrix(function: &Function) -> bool {
+    block_uses_matrix(&function.body)
+}
+
+fn block_uses_matrix(block: &Block) -> bool {
+    block.iter().any(|statement| match &statement.kind {
+        StatementKind::Matrix(_) => true,
+        StatementKind::If { accept, reject, .. } => {
+            block_uses_matrix(accept) || block_uses_matrix(reject)
+        }
+        StatementKind::Loop {
+            body, continuing, ..
+        } => block_uses_matrix(body) || block_uses_matrix(continuing),
+        _ => false,
+    })
+}
+
+/// `module` with every matrix statement replaced by its plain definition: loops over the
+/// tile in private memory and sub-group queries, for targets without matrix units and for
+/// the interpreter.
+///
+/// `A` and `B` tiles are held whole by every work-item; an accumulator element `i` is held
+/// by lane `i % sub_group_size()`, which loads, computes and stores it. Products of the
+/// (tf32-rounded) inputs are exact in `f32`; each element's sum runs over `k` in order, in
+/// `f32`, starting from `C`.
+pub fn expand_plain(module: &Module) -> Module {
+    let mut module = module.clone();
+    for function in &mut module.functions {
+        if !block_uses_matrix(&function.body) {
+            continue;
+        }
+        let mut expander = Expander {
+            variables: &mut function.variables,
+            scratch: None,
+        };
+        let body = std::mem::take(&mut function.body);
+        function.body = expander.block(body);
+    }
+    module
+}
+
+/// The private scalars the loops use, added to the function once.
+#[derive(Clone, Copy)]
+struct Scratch {
+    index: VariableId,
+    k: VariableId,
+    sum: VariableId,
+}
+
+struct Expander<'a> {
+    variables: &'a mut Vec<Variable>,
+    scratch: Option<Scratch>,
+}
+
+impl Expander<'_> {
+    fn block(&mut self, block: Block) -> Block {
+        let mut out = Vec::with_capacity(block.len());
+        for statement in block {
+            let span = statement.span;
+            match statement.kind {
+                StatementKind::Matrix(op) => out.extend(self.matrix(&op, span)),
+                StatementKind::If {
+                    condition,
+                    accept,
+                    reject,
+                } => out.push(Statement {
+                    kind: StatementKind::If {
+                        condition,
+                        accept: self.block(accept),
+                        reject: self.block(reject),
+                    },
+                    span,
+                }),
+                StatementKind::Loop {
+                    body,
+                    continuing,
+                    unroll,
+                } => out.push(Statement {
+                    kind: StatementKind::Loop {
+                        body: self.block(body),
+                        continuing: self.block(continuing),
+                        unroll,
+                    },
+                    span,
+                }),
+                kind => out.push(Statement { kind, span }),
+            }
+        }
+        out
+    }
+
+    fn scratch(&mut self, span: Span) -> Scratch {
+        if let Some(scratch) = self.scratch {
+            return scratch;
+        }
+        let mut add = |name: &str, ty: ScalarType| {
+            self.variables.push(Variable {
+                name: name.to_string(),
+                ty: VariableType::Scalar { ty },
+                space: AddressSpace::Private,
+                span,
+            });
+            VariableId(self.variables.len() as u32 - 1)
+        };
+        let scratch = Scratch {
+            index: add("matrix.i", ScalarType::U32),
+            k: add("matrix.k", ScalarType::U32),
+            sum: add("matrix.sum", ScalarType::F32),
+        };
+        self.scratch = Some(scratch);
+        scratch
+    }
+
+    fn matrix(&mut self, op: &MatrixOp, span: Span) -> Block {
+        let s = self.scratch(span);
+        let e = Build { span };
+        let i = || e.var(s.index, ScalarType::U32);
+        match op {
+            MatrixOp::Load {
+                shape,
+                role,
+                tile,
+                memory,
+                offset,
+                stride,
+            } => {
+                let (rows, columns) = shape.dimensions(*role);
+                let element = shape.element(*role);
+                let address = e.add(
+                    offset.clone(),
+                    e.add(
+                        e.mul(e.div(i(), e.u32(columns)), stride.clone()),
+                        e.rem(i(), e.u32(columns)),
+                    ),
+                );
+                let body = vec![e.store(
+                    e.array_place(*tile, element, i()),
+                    e.load(e.memory_place(memory, address)),
+                )];
+                if *role == MatrixRole::Accumulator {
+                    e.lane_loop(s.index, rows * columns, body)
+                } else {
+                    e.full_loop(s.index, rows * columns, body)
+                }
+            }
+            MatrixOp::Store {
+                shape,
+                tile,
+                memory,
+                offset,
+                stride,
+            } => {
+                let (rows, columns) = shape.dimensions(MatrixRole::Accumulator);
+                let address = e.add(
+                    offset.clone(),
+                    e.add(
+                        e.mul(e.div(i(), e.u32(columns)), stride.clone()),
+                        e.rem(i(), e.u32(columns)),
+                    ),
+                );
+                let body = vec![e.store(
+                    e.memory_place(memory, address),
+                    e.load(e.array_place(*tile, ScalarType::F32, i())),
+                )];
+                e.lane_loop(s.index, rows * columns, body)
+            }
+            MatrixOp::Fill { shape, tile, value } => {
+                // `value` is evaluated once, into `sum`.
+                let (rows, columns) = shape.dimensions(MatrixRole::Accumulator);
+                let body = vec![e.store(
+                    e.array_place(*tile, ScalarType::F32, i()),
+                    e.var(s.sum, ScalarType::F32),
+                )];
+                let mut out = vec![e.assign(s.sum, value.clone())];
+                out.extend(e.full_loop(s.index, rows * columns, body));
+                out
+            }
+            MatrixOp::MultiplyAdd { shape, d, a, b, c } => {
+                let (m, n, k) = shape.mnk();
+                let input = shape.input();
+                let kk = || e.var(s.k, ScalarType::U32);
+                let widen = |value: Expression| {
+                    if input == ScalarType::F16 {
+                        e.cast(value, ScalarType::F32)
+                    } else {
+                        e.math(MathFunction::RoundTf32, value)
+                    }
+                };
+                let a_element = e.load(e.array_place(
+                    *a,
+                    input,
+                    e.add(e.mul(e.div(i(), e.u32(n)), e.u32(k)), kk()),
+                ));
+                let b_element = e.load(e.array_place(
+                    *b,
+                    input,
+                    e.add(e.mul(kk(), e.u32(n)), e.rem(i(), e.u32(n))),
+                ));
+                let product = e.binary(BinaryOp::Multiply, widen(a_element), widen(b_element));
+                let accumulate = vec![e.assign(
+                    s.sum,
+                    e.binary(BinaryOp::Add, e.var(s.sum, ScalarType::F32), product),
+                )];
+                let mut body =
+                    vec![e.assign(s.sum, e.load(e.array_place(*c, ScalarType::F32, i())))];
+                body.extend(e.full_loop(s.k, k, accumulate));
+                body.push(e.store(
+                    e.array_place(*d, ScalarType::F32, i()),
+                    e.var(s.sum, ScalarType::F32),
+                ));
+                e.lane_loop(s.index, m * n, body)
+            }
+        }
+    }
+}
+
+/// Builds IR expressions and statements at one span.
+struct Build {
+    span: Span,
+}
+
+impl Build {
+    fn expression(&self, kind: ExpressionKind, ty: ScalarType) -> Expression {
+        Expression {
+            kind,
+            ty,
+            span: self.span,
+        }
+    }
+
+    fn statement(&self, kind: StatementKind) -> Statement {
+        Statement {
+            kind,
+            span: self.span,
+        }
+    }
+
+    fn u32(&self, value: u32) -> Expression {
+        self.expression(
+            ExpressionKind::Literal(Literal::Integer(u64::from(value))),
+            ScalarType::U32,
+        )
+    }
+
+    fn var(&self, id: VariableId, ty: ScalarType) -> Expression {
+        self.expression(ExpressionKind::Variable(id), ty)
+    }
+
+    fn binary(&self, op: BinaryOp, left: Expression, right: Expression) -> Expression {
+        let ty = if op.is_comparison() {
+            ScalarType::Bool
+        } else {
+            left.ty
+        };
+        self.expression(
+            ExpressionKind::Binary {
+                op,
+                left: Box::new(left),
+                right: Box::new(right),
+            },
+            ty,
+        )
+    }
+
+    /// `u32` arithmetic that wraps (addresses past 2^32 elements are out of the operation's
+    /// range, and a wrapped index is caught as out of bounds).
+    fn wrapping(&self, function: MathFunction, left: Expression, right: Expression) -> Expression {
+        self.expression(
+            ExpressionKind::Math {
+                function,
+                arguments: vec![left, right],
+            },
+            ScalarType::U32,
+        )
+    }
+
+    fn add(&self, left: Expression, right: Expression) -> Expression {
+        self.wrapping(MathFunction::WrappingAdd, left, right)
+    }
+
+    fn mul(&self, left: Expression, right: Expression) -> Expression {
+        self.wrapping(MathFunction::WrappingMul, left, right)
+    }
+
+    fn div(&self, left: Expression, right: Expression) -> Expression {
+        self.binary(BinaryOp::Divide, left, right)
+    }
+
+    fn rem(&self, left: Expression, right: Expression) -> Expression {
+        self.binary(BinaryOp::Remainder, left, right)
+    }
+
+    fn cast(&self, value: Expression, ty: ScalarType) -> Expression {
+        self.expression(
+            ExpressionKind::Cast {
+                value: Box::new(value),
+            },
+            ty,
+        )
+    }
+
+    fn math(&self, function: MathFunction, value: Expression) -> Expression {
+        let ty = value.ty;
+        self.expression(
+            ExpressionKind::Math {
+                function,
+                arguments: vec![value],
+            },
+            ty,
+        )
+    }
+
+    fn sub_group(&self, op: SubGroupOp) -> Expression {
+        self.expression(
+            ExpressionKind::SubGroup {
+                op,
+                arguments: Vec::new(),
+            },
+            ScalarType::U32,
+        )
+    }
+
+    fn array_place(&self, base: PlaceBase, element: ScalarType, index: Expression) -> Place {
+        Place {
+            base,
+            indices: vec![index],
+            element,
+            space: AddressSpace::Private,
+            field: None,
+        }
+    }
+
+    fn memory_place(&self, memory: &MatrixMemory, index: Expression) -> Place {
+        Place {
+            base: memory.base,
+            indices: vec![index],
+            element: memory.element,
+            space: memory.space,
+            field: None,
+        }
+    }
+
+    fn load(&self, place: Place) -> Expression {
+        let ty = place.element;
+        self.expression(ExpressionKind::Load(Box::new(place)), ty)
+    }
+
+    fn store(&self, place: Place, value: Expression) -> Statement {
+        self.statement(StatementKind::Store { place, value })
+    }
+
+    fn assign(&self, variable: VariableId, value: Expression) -> Statement {
+        self.statement(StatementKind::Assign { variable, value })
+    }
+
+    /// `index = start; loop { if index >= end { break } body; continuing { index += step } }`.
+    fn counted_loop(
+        &self,
+        index: VariableId,
+        start: Expression,
+        end: u32,
+        step: Expression,
+        body: Block,
+    ) -> Block {
+        let counter = || self.var(index, ScalarType::U32);
+        let mut loop_body = vec![self.statement(StatementKind::If {
+            condition: self.binary(BinaryOp::GreaterEqual, counter(), self.u32(end)),
+            accept: vec![self.statement(StatementKind::Break)],
+            reject: Vec::new(),
+        })];
+        loop_body.extend(body);
+        vec![
+            self.assign(index, start),
+            self.statement(StatementKind::Loop {
+                body: loop_body,
+                continuing: vec![self.assign(index, self.binary(BinaryOp::Add, counter(), step))],
+                // A correctness path: kept as loops, so code size and compile time stay small.
+                unroll: Unroll::Count(1),
+            }),
+        ]
+    }
+
+    /// Every element, in every work-item.
+    fn full_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+        self.counted_loop(index, self.u32(0), end, self.u32(1), body)
+    }
+
+    /// The elements `i` with `i % sub_group_size() == sub_group_local_id()`.
+    fn lane_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+        self.counted_loop(
+            index,
+            self.sub_group(SubGroupOp::LocalId),
+            end,
+            self.sub_group(SubGroupOp::Size),
+            body,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_follow_from_tiles() {
+        use MatrixRole::*;
+        use ScalarType::*;
+        assert_eq!(
+            MatrixShape::of_tile(A, F16, 256),
+            Some(MatrixShape::F16M16N16K16)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(B, F32, 128),
+            Some(MatrixShape::Tf32M16N16K8)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(Accumulator, F32, 256),
+            Some(MatrixShape::F16M16N16K16)
+        );
+        assert_eq!(MatrixShape::of_tile(A, F32, 256), None);
+        assert_eq!(MatrixShape::of_tile(Accumulator, F16, 256), None);
+    }
+
+    #[test]
+    fn tf32_rounding_is_to_nearest_ties_away() {
+        use crate::scalar::round_tf32;
+        assert_eq!(round_tf32(0x3f80_1000), 0x3f80_2000); // a tie rounds up in magnitude
+        assert_eq!(round_tf32(0xbf80_1000), 0xbf80_2000);
+        assert_eq!(round_tf32(0x3f80_0fff), 0x3f80_0000);
+        assert_eq!(round_tf32(0x3fff_f000), 0x4000_0000); // carries into the exponent
+        assert_eq!(round_tf32(0x7f7f_f000), 0x7f80_0000); // past the largest tf32: infinity
+        assert_eq!(round_tf32(0x7fc0_1234), 0x7fc0_1234); // NaNs unchanged
+    }
+}
