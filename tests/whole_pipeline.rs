@@ -10,5 +10,7 @@ mod checked;
 mod pipeline;
 #[path = "records.rs"]
 mod records;
+#[path = "shaped.rs"]
+mod shaped;
 #[path = "syclbin.rs"]
 mod syclbin;

@@ -28,17 +28,17 @@ GROUP = (16, 16)  # work-group: 16 columns (dimension 0, fastest) by 16 rows
 def pairwise_distance(module: kdsl.Module, backend: Backend, x: np.ndarray) -> tuple[np.ndarray, float]:
     """The n x n distance matrix of the rows of `x` computed by the kernel on `backend`'s
     arrays, and the seconds one launch took (after a warm-up launch)."""
-    n, d = x.shape
+    n = x.shape[0]
     points = backend.array(x.astype(np.float32))
     distances = backend.empty((n, n))
     # Dimension 0 is the column j of the result (the fastest), dimension 1 the row i; the
     # global size is rounded up to whole work-groups and the kernel skips what is past n.
     global_size = tuple(-(-n // group) * group for group in GROUP)
     launch = module.pairwise_distance[global_size, GROUP]
-    launch(distances, points, n, d)
+    launch(distances, points)
     backend.synchronize(distances)
     start = time.perf_counter()
-    launch(distances, points, n, d)
+    launch(distances, points)
     backend.synchronize(distances)
     seconds = time.perf_counter() - start
     return backend.to_numpy(distances), seconds

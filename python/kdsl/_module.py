@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple, Sequence, Union
 
-from . import _arrays, _records, _runtime
+from . import _arrays, _records, _runtime, _shaped
 from ._devices import Device, DeviceLike, resolve_device
 from ._errors import ArgumentError, BundleError, KernelNotFoundError, LaunchError
 
@@ -37,12 +37,15 @@ class Parameter(NamedTuple):
     record: dict[str, Any] | None = None
     """For a buffer of records (``type`` then ``u8``): the layout, ``{"name", "size",
     "alignment", "fields": [(name, type, offset), ...]}``."""
+    rank: int = 1
+    """The number of dimensions of a buffer: 2 for ``global [[f32]]``, 3 for ``[[[f32]]]``."""
 
     def __str__(self) -> str:
         if self.kind in ("buffer", "local"):
             mutability = "mut " if self.writable else ""
             element = self.record["name"] if self.record else self.type
-            return f"{self.name}: {self.space} {mutability}[{element}]"
+            element = "[" * self.rank + element + "]" * self.rank
+            return f"{self.name}: {self.space} {mutability}{element}"
         return f"{self.name}: {self.type}"
 
 
@@ -295,7 +298,18 @@ class Kernel:
     def __init__(self, module: Module, info: dict[str, Any]) -> None:
         self.module = module
         self.name: str = info["name"]
-        self.parameters: tuple[Parameter, ...] = tuple(Parameter(**p) for p in info["parameters"])
+        all_parameters = tuple(Parameter(**p) for p in info["parameters"])
+        # Multi-dimensional buffers: the launch fills their hidden shape and stride parameters.
+        self._shaped = {s["buffer"]: s for s in info.get("shaped_buffers", ())}
+        hidden = {index for s in self._shaped.values() for index in (*s["shape"], *s["strides"])}
+        self._visible = tuple(index for index in range(len(all_parameters)) if index not in hidden)
+        self._all_parameters = all_parameters
+        self.parameters: tuple[Parameter, ...] = tuple(
+            all_parameters[index]._replace(rank=self._shaped[index]["rank"])
+            if index in self._shaped
+            else all_parameters[index]
+            for index in self._visible
+        )
         self.local_memory_bytes: int = info["local_memory_bytes"]
         required = info.get("work_group_size")
         self.work_group_size: tuple[int, int, int] | None = tuple(required) if required else None
@@ -305,7 +319,7 @@ class Kernel:
         )
         self._buffer_parameters = tuple(
             (index, parameter)
-            for index, parameter in enumerate(self.parameters)
+            for index, parameter in enumerate(all_parameters)
             if parameter.kind == "buffer"
         )
         self._loaded: dict[Device, Any] = {}
@@ -313,7 +327,9 @@ class Kernel:
         # by `kernel[global, local]`, by their sizes.
         self._launcher = _runtime.Launcher(
             self.name,
-            [(parameter.kind, parameter.type, parameter.writable) for parameter in self.parameters],
+            # With multi-dimensional buffers the argument count never matches: all launches
+            # take the general path, which fills in shapes and strides.
+            [(parameter.kind, parameter.type, parameter.writable) for parameter in all_parameters],
             self._fast_target,
         )
         self._configured: dict[Any, Any] = {}
@@ -511,10 +527,14 @@ class Kernel:
                 f"were given: {self.signature}",
                 "ArgumentCount",
             )
+        if self._shaped:
+            args = self._with_layouts(args)
         prepared = list(args)
         arrays = []
         for index, parameter in self._buffer_parameters:
-            array = _arrays.describe(args[index], index, parameter, self.name)
+            # Messages number the arguments as the caller passed them.
+            position = self._visible.index(index) if self._shaped else index
+            array = _arrays.describe(args[index], position, parameter, self.name)
             arrays.append(array)
             prepared[index] = (array.memory, array.address, array.count, array.read_only)
         target, sycl_queue = self._choose_device(arrays, device, queue, stream, profile)
@@ -529,6 +549,25 @@ class Kernel:
         return _submit(
             kernel, tuple(prepared), global_dims, local_dims, sycl_queue, in_flight.in_order, keep_alive
         )
+
+    def _with_layouts(self, args: Sequence[Any]) -> list[Any]:
+        """The arguments of every parameter, hidden ones included: each multi-dimensional
+        array as a flat view of the memory it spans, followed by its shape and strides."""
+        full: list[Any] = [None] * len(self._all_parameters)
+        for index, argument in zip(self._visible, args):
+            shaped = self._shaped.get(index)
+            if shaped is None:
+                full[index] = argument
+                continue
+            parameter = self._all_parameters[index]
+            where = f"argument {self._visible.index(index)} (`{parameter.name}`) of kernel `{self.name}`"
+            flat, layout = _shaped.flatten(argument, shaped["rank"], parameter.writable, where)
+            full[index] = flat
+            for slot, extent in zip(shaped["shape"], layout.shape):
+                full[slot] = extent
+            for slot, stride in zip(shaped["strides"], layout.strides):
+                full[slot] = stride
+        return full
 
     def _choose_device(
         self,

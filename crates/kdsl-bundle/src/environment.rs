@@ -46,6 +46,10 @@ pub const TEST_EXAMPLES: &str = "KDSL_TEST_EXAMPLES";
 pub const WORKSPACE: &str = "KDSL_WORKSPACE";
 /// `1`: the `.krn` file tests write their expected outputs instead of comparing them.
 pub const BLESS: &str = "KDSL_BLESS";
+/// The device the device suite's printing child process runs on (set by the suite itself).
+pub const PRINT_CHILD_DEVICE: &str = "KDSL_PRINT_CHILD_DEVICE";
+/// How many work-items that child launches (set by the suite itself).
+pub const PRINT_CHILD_WORK_ITEMS: &str = "KDSL_PRINT_CHILD_WORK_ITEMS";
 /// How many modules the fuzzgen tests generate.
 pub const FUZZGEN_COUNT: &str = "KDSL_FUZZGEN_COUNT";
 /// The first seed of the fuzzgen tests.
@@ -92,6 +96,8 @@ pub const ALL: &[&str] = &[
     TEST_EXAMPLES,
     WORKSPACE,
     BLESS,
+    PRINT_CHILD_DEVICE,
+    PRINT_CHILD_WORK_ITEMS,
     FUZZGEN_COUNT,
     FUZZGEN_SEED,
     FUZZGEN_SHOW_UNDEFINED,

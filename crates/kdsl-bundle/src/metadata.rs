@@ -32,6 +32,37 @@ pub struct KernelInfo {
     /// a fault record names one by its `id`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub check_sites: Vec<CheckSite>,
+    /// The multi-dimensional buffer parameters (`global [[f32]]`): which scalar parameters
+    /// carry each one's shape and strides, which a host fills in from the array it passes.
+    /// Older bundles read as empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shaped_buffers: Vec<ShapedBufferInfo>,
+}
+
+/// A multi-dimensional buffer parameter: the index (in [`KernelInfo::parameters`]) of its
+/// buffer, and of the `u32` parameter holding each dimension's extent and the `u64` one
+/// holding each dimension's stride in elements, outermost dimension first.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapedBufferInfo {
+    pub buffer: usize,
+    /// The number of dimensions, 2 or 3.
+    pub rank: u8,
+    pub shape: Vec<usize>,
+    pub strides: Vec<usize>,
+}
+
+impl KernelInfo {
+    /// The shaped buffer whose buffer is parameter `index`.
+    pub fn shaped_buffer(&self, index: usize) -> Option<&ShapedBufferInfo> {
+        self.shaped_buffers.iter().find(|s| s.buffer == index)
+    }
+
+    /// Whether parameter `index` is a shape or stride that the host fills in from its buffer.
+    pub fn is_layout_parameter(&self, index: usize) -> bool {
+        self.shaped_buffers
+            .iter()
+            .any(|s| s.shape.contains(&index) || s.strides.contains(&index))
+    }
 }
 
 /// Bytes of a checked kernel's fault record: eight little-endian `u64` words (see
@@ -225,6 +256,16 @@ impl KernelInfo {
             work_group_size: kernel.work_group_size,
             checked: false,
             check_sites: Vec::new(),
+            shaped_buffers: kernel
+                .shaped_buffers
+                .iter()
+                .map(|shaped| ShapedBufferInfo {
+                    buffer: shaped.buffer.0 as usize,
+                    rank: shaped.rank() as u8,
+                    shape: shaped.shape.iter().map(|id| id.0 as usize).collect(),
+                    strides: shaped.strides.iter().map(|id| id.0 as usize).collect(),
+                })
+                .collect(),
         }
     }
 

@@ -387,7 +387,8 @@ impl Checker<'_> {
                 self.place(place)
             }
             ExpressionKind::Unary { operand, .. } => self.expression(operand),
-            ExpressionKind::Cast { value } => self.expression(value),
+            ExpressionKind::Cast { value }
+            | ExpressionKind::DimensionIndex { index: value, .. } => self.expression(value),
             ExpressionKind::Binary { left, right, .. }
             | ExpressionKind::ShortCircuit { left, right, .. } => {
                 self.expression(left);

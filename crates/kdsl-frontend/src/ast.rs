@@ -124,6 +124,15 @@ pub enum ParameterTypeExpression {
         element: TypeExpression,
         span: Span,
     },
+    /// `global [[T]]` (2 dimensions), `global mut [[[T]]]` (3): a buffer with a run-time shape
+    /// and strides.
+    ShapedBuffer {
+        space: BufferSpace,
+        writable: bool,
+        element: TypeExpression,
+        rank: u8,
+        span: Span,
+    },
     /// `local [T; N]`, `private mut [[T; N]; M]`: an array of the caller, by reference.
     Array {
         space: ArraySpace,
@@ -363,6 +372,12 @@ pub enum ExpressionKind {
     Field {
         base: Box<Expression>,
         field: Identifier,
+    },
+    /// `base.method(arguments)`: `a.shape(0)` of a multi-dimensional buffer.
+    MethodCall {
+        base: Box<Expression>,
+        method: Identifier,
+        arguments: Vec<Expression>,
     },
     /// A string literal as written, with its quotes and escapes: only `print`'s format.
     String(String),

@@ -34,6 +34,35 @@ pub struct ParseState<'input> {
 
 impl ParseState<'_> {
     /// Builds an expression node, replacing it by an error node when nested too deeply.
+    /// `base[first, rest...]` as the nested `base[first][rest]...`, each level spanning up to
+    /// its last index.
+    pub fn multi_index(
+        &mut self,
+        base: Expression,
+        first: Expression,
+        rest: Vec<Expression>,
+        span: Span,
+    ) -> Expression {
+        let mut expression = base;
+        for index in std::iter::once(first).chain(rest) {
+            let depth = expression.depth.max(index.depth);
+            let level = Span {
+                start: span.start,
+                end: index.span.end.max(span.start),
+            };
+            expression = self.node(
+                ExpressionKind::Index {
+                    base: Box::new(expression),
+                    index: Box::new(index),
+                },
+                level,
+                depth,
+            );
+        }
+        expression.span = span;
+        expression
+    }
+
     pub fn node(&mut self, kind: ExpressionKind, span: Span, children_depth: u32) -> Expression {
         let chain = match &kind {
             ExpressionKind::Binary { left, .. } => {

@@ -227,7 +227,9 @@ fn expression_synchronizes(
             place_synchronizes(module, place, visiting)
         }
         ExpressionKind::Unary { operand, .. } => any(&[operand]),
-        ExpressionKind::Cast { value } => any(&[value]),
+        ExpressionKind::Cast { value } | ExpressionKind::DimensionIndex { index: value, .. } => {
+            any(&[value])
+        }
         ExpressionKind::Binary { left, right, .. }
         | ExpressionKind::ShortCircuit { left, right, .. } => any(&[left, right]),
         ExpressionKind::Select {
@@ -995,6 +997,30 @@ impl<'g> WorkItem<'g> {
                 let from = value.ty;
                 let bits = self.expression(frame, value)?;
                 scalar::cast(bits, from, ty)
+            }
+            ExpressionKind::DimensionIndex {
+                index,
+                buffer,
+                dimension,
+                extent,
+            } => {
+                let bits = self.expression(frame, index)?;
+                let value = scalar::integer_as_i128(bits, index.ty);
+                let extent_value = match &frame.parameters[extent.0 as usize] {
+                    Binding::Scalar(bits) => i128::from(*bits as u32),
+                    _ => 0,
+                };
+                if !(0..extent_value).contains(&value) {
+                    let name = &frame.function.parameter(*buffer).name;
+                    return Err(self.error(|work_item| InterpError::OutOfBounds {
+                        span,
+                        work_item,
+                        message: format!(
+                            "index {value} in dimension {dimension} of buffer `{name}` of extent {extent_value}"
+                        ),
+                    }));
+                }
+                value as u64
             }
             ExpressionKind::Select {
                 condition,

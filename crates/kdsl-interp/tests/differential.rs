@@ -1553,6 +1553,81 @@ fn vectors() {
     );
 }
 
+/// A multi-dimensional buffer argument: the buffer, then its extents (`u32`) and strides (`u64`,
+/// in elements), as the kernel's parameter list holds them.
+fn shaped<T: kdsl_interp::HostElement>(
+    values: Vec<T>,
+    shape: &[u32],
+    strides: &[u64],
+) -> Vec<InterpArgument> {
+    let mut arguments = vec![buffer(values)];
+    arguments.extend(shape.iter().map(|&extent| scalar(extent)));
+    arguments.extend(strides.iter().map(|&stride| scalar(stride)));
+    arguments
+}
+
+#[test]
+fn shaped_buffers() {
+    let mut random = Random::new(61);
+    let (rows, cols) = (24u32, 40u32);
+    let count = (rows * cols) as usize;
+    let scale = |input: Vec<InterpArgument>, shape: [u32; 2]| {
+        let mut arguments = shaped(
+            vec![0.0f32; (shape[0] * shape[1]) as usize],
+            &shape,
+            &[u64::from(shape[1]), 1],
+        );
+        arguments.extend(input);
+        arguments.push(scalar(1.5f32));
+        Case::new("scale2d", InterpLaunch::new([48, 32], [16, 16]), arguments)
+    };
+    // Contiguous; the transpose of a 40 x 24 matrix; every third column of a 24 x 64 matrix.
+    let contiguous = scale(
+        shaped(random.f32s(count, -1.0, 1.0), &[rows, cols], &[40, 1]),
+        [rows, cols],
+    );
+    let transposed = scale(
+        shaped(random.f32s(count, -1.0, 1.0), &[rows, cols], &[1, 24]),
+        [rows, cols],
+    );
+    let sliced = scale(
+        shaped(random.f32s(24 * 64, -1.0, 1.0), &[rows, 20], &[64, 3]),
+        [rows, 20],
+    );
+    // Rows padded to 20 elements, 17 used.
+    let mut row_sums = vec![buffer(vec![0.0f32; 30])];
+    row_sums.extend(shaped(random.f32s(30 * 20, -1.0, 1.0), &[30, 17], &[20, 1]));
+    let row_sums = Case::new("row_sums", InterpLaunch::new([32], [16]), row_sums)
+        .compare(0, Compare::Close(1e-5));
+    // `b` stored with its dimensions reversed.
+    let ints = |random: &mut Random| -> Vec<i32> {
+        (0..120)
+            .map(|_| (random.next_u64() % 2001) as i32 - 1000)
+            .collect()
+    };
+    let mut add3d = shaped(vec![0i32; 120], &[4, 5, 6], &[30, 6, 1]);
+    add3d.extend(shaped(ints(&mut random), &[4, 5, 6], &[30, 6, 1]));
+    add3d.extend(shaped(ints(&mut random), &[4, 5, 6], &[1, 4, 20]));
+    let add3d = Case::new("add3d", InterpLaunch::new([8, 8, 4], [4, 4, 2]), add3d);
+    let mut layout = vec![buffer(vec![0u64; 7])];
+    let bytes: Vec<u8> = (0..121).map(|i| (i * 7 % 251) as u8).collect();
+    layout.extend(shaped(bytes, &[3, 4, 5], &[40, 10, 2]));
+    let layout = Case::new("layout", InterpLaunch::new([4], [4]), layout);
+    // Device functions given a contiguous output and a transposed input.
+    let mut traces = shaped(vec![0.0f32; 30], &[6, 5], &[5, 1]);
+    traces.extend(shaped(random.f32s(24, -1.0, 1.0), &[4, 6], &[1, 4]));
+    let traces =
+        Case::new("traces", InterpLaunch::new([8], [8]), traces).compare(0, Compare::Close(1e-6));
+    differential(
+        "tests/kernels/shaped_buffers.krn",
+        || test_kernel_bundle("shaped_buffers"),
+        false,
+        vec![
+            contiguous, transposed, sliced, row_sums, add3d, layout, traces,
+        ],
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Matrix tiles. The interpreter and the plain lowering add each element's products in `k`
 // order in `f32`; tensor cores add in their own order (and, for f32, with their own internal

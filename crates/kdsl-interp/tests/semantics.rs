@@ -791,6 +791,48 @@ kernel k(out: global mut [i32], zero: i32) {
 }
 
 #[test]
+fn multi_dimensional_buffers_are_bounds_checked_per_dimension() {
+    let source = "
+kernel k(out: global mut [f32], grid: global [[f32]], row: i32, column: u32) {
+    out[0] = grid[row, column];
+}";
+    // A 3 x 4 grid stored with rows of 5 elements: element [i, j] is grid[i * 5 + j].
+    let case = |row: i32, column: u32| {
+        run(
+            source,
+            "k",
+            one_item(),
+            vec![
+                InterpArgument::buffer(vec![0.0f32]),
+                InterpArgument::buffer((0..15).map(|i| i as f32).collect::<Vec<_>>()),
+                InterpArgument::scalar(3u32),
+                InterpArgument::scalar(4u32),
+                InterpArgument::scalar(5u64),
+                InterpArgument::scalar(1u64),
+                InterpArgument::scalar(row),
+                InterpArgument::scalar(column),
+            ],
+        )
+    };
+    assert_eq!(case(2, 3).unwrap()[0].as_slice::<f32>().unwrap(), &[13.0]);
+    // Column 4 of row 0 is element 4 of the buffer, but outside the row.
+    for (row, column, dimension, index, extent) in
+        [(0, 4, 1, 4, 4), (3, 0, 0, 3, 3), (-1, 0, 0, -1, 3)]
+    {
+        let error = case(row, column).unwrap_err();
+        let InterpError::OutOfBounds { message, .. } = &error else {
+            panic!("expected an out-of-bounds error, got {error}");
+        };
+        assert_eq!(
+            message,
+            &format!("index {index} in dimension {dimension} of buffer `grid` of extent {extent}")
+        );
+        let pointed = pointed_at(source, &error);
+        assert_eq!(pointed, if dimension == 0 { "row" } else { "column" });
+    }
+}
+
+#[test]
 fn records_are_read_and_written_at_their_c_offsets() {
     let source = "
 struct Pair { flag: bool, value: i64, small: u16 }

@@ -79,6 +79,29 @@ pub struct Function {
     /// dimensions 1; `None` when any size may be launched. Always `None` for device functions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work_group_size: Option<[u32; 3]>,
+    /// The multi-dimensional buffer parameters (`global [[f32]]`) and the hidden scalar
+    /// parameters that carry their shape and strides (see [`ShapedBuffer`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shaped_buffers: Vec<ShapedBuffer>,
+}
+
+/// A buffer parameter declared with two or three dimensions (`a: global [[f32]]`). The buffer
+/// itself is an ordinary [`ParameterType::Buffer`] parameter; `shape[k]` is a `u32` parameter
+/// holding dimension `k`'s extent and `strides[k]` a `u64` parameter holding the distance in
+/// elements between neighbours along dimension `k` (outermost first, as NumPy orders them).
+/// The front end turns `a[i, j]` into `a[i' * strides[0] + j' * strides[1]]`, where each index
+/// is checked against its extent by [`ExpressionKind::DimensionIndex`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShapedBuffer {
+    pub buffer: ParameterId,
+    pub shape: Vec<ParameterId>,
+    pub strides: Vec<ParameterId>,
+}
+
+impl ShapedBuffer {
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
 }
 
 impl Function {
@@ -337,6 +360,16 @@ pub enum ExpressionKind {
     WorkGroup {
         op: WorkGroupOp,
         arguments: Vec<Expression>,
+    },
+    /// The index `index` (any integer type) of dimension `dimension` of the multi-dimensional
+    /// buffer `buffer`, as a `u64` (the expression's type). An index outside
+    /// `0..extent` (`extent`: the `u32` shape parameter of that dimension) is out of bounds:
+    /// undefined behaviour that the interpreter reports and checked mode checks.
+    DimensionIndex {
+        index: Box<Expression>,
+        buffer: ParameterId,
+        dimension: u8,
+        extent: ParameterId,
     },
 }
 

@@ -21,6 +21,7 @@ pub mod types;
 pub mod uniformity;
 pub mod validate;
 pub mod visit;
+pub mod visit_mut;
 
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,

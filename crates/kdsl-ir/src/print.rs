@@ -284,6 +284,16 @@ impl Printer<'_> {
                 self.expression(out, reject)?;
                 out.push_str(" })");
             }
+            ExpressionKind::DimensionIndex {
+                index,
+                buffer,
+                dimension,
+                extent,
+            } => {
+                write!(out, "dimension_index(%{}, {dimension}, ", buffer.0)?;
+                self.expression(out, index)?;
+                write!(out, " < %{})", extent.0)?;
+            }
             ExpressionKind::Cast { value } => {
                 out.push('(');
                 self.expression(out, value)?;

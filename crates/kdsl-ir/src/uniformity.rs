@@ -918,6 +918,8 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 condition_value.join(accept).join(reject)
             }
             ExpressionKind::Cast { value } => self.expression(value, control),
+            // The extent is a kernel argument: uniform, like every parameter.
+            ExpressionKind::DimensionIndex { index, .. } => self.expression(index, control),
             ExpressionKind::Select {
                 condition,
                 accept,

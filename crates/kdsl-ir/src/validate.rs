@@ -56,6 +56,49 @@ impl FunctionValidator<'_> {
         });
     }
 
+    /// Each multi-dimensional buffer: a buffer parameter with 2 or 3 dimensions, a `u32`
+    /// extent and a `u64` stride parameter each.
+    fn shaped_buffers(&mut self) {
+        let function = self.function;
+        let scalar = |id: ParameterId| match function.parameters.get(id.0 as usize) {
+            Some(Parameter {
+                ty: ParameterType::Scalar { ty },
+                ..
+            }) => Some(*ty),
+            _ => None,
+        };
+        for shaped in &function.shaped_buffers {
+            let buffer = function.parameters.get(shaped.buffer.0 as usize);
+            let is_buffer = matches!(
+                buffer,
+                Some(Parameter {
+                    ty: ParameterType::Buffer { .. },
+                    ..
+                })
+            );
+            let well_formed = is_buffer
+                && (2..=3).contains(&shaped.rank())
+                && shaped.strides.len() == shaped.rank()
+                && shaped
+                    .shape
+                    .iter()
+                    .all(|&id| scalar(id) == Some(ScalarType::U32))
+                && shaped
+                    .strides
+                    .iter()
+                    .all(|&id| scalar(id) == Some(ScalarType::U64));
+            if !well_formed {
+                self.error(
+                    function.span,
+                    format!(
+                        "shaped buffer %{} lacks a buffer or 2 or 3 `u32` extents and `u64` strides",
+                        shaped.buffer.0
+                    ),
+                );
+            }
+        }
+    }
+
     fn function(&mut self) {
         let function = self.function;
         if function.kind == FunctionKind::Kernel && function.return_type.is_some() {
@@ -73,6 +116,7 @@ impl FunctionValidator<'_> {
                 );
             }
         }
+        self.shaped_buffers();
         for parameter in &function.parameters {
             if let ParameterType::Buffer {
                 space, writable, ..
@@ -839,6 +883,32 @@ impl FunctionValidator<'_> {
             ExpressionKind::Cast { value } => {
                 self.expression(value);
             }
+            ExpressionKind::DimensionIndex {
+                index,
+                buffer,
+                dimension,
+                extent,
+            } => {
+                if self.expression(index).is_some_and(|t| !t.is_integer()) {
+                    self.error(index.span, "a dimension index is not an integer");
+                }
+                if ty != ScalarType::U64 {
+                    self.error(span, format!("a dimension index typed `{ty}`"));
+                }
+                let declared = self.function.shaped_buffers.iter().any(|shaped| {
+                    shaped.buffer == *buffer
+                        && shaped.shape.get(usize::from(*dimension)) == Some(extent)
+                });
+                if !declared {
+                    self.error(
+                        span,
+                        format!(
+                            "%{} is not the extent of dimension {dimension} of buffer %{}",
+                            extent.0, buffer.0
+                        ),
+                    );
+                }
+            }
             ExpressionKind::Select {
                 condition,
                 accept,
@@ -1042,6 +1112,7 @@ mod tests {
             body,
             span: Span::default(),
             work_group_size: None,
+            shaped_buffers: Vec::new(),
         }
     }
 
@@ -1285,6 +1356,7 @@ mod tests {
             variables: vec![],
             body: vec![statement(StatementKind::Return { value: None })],
             span: Span::default(),
+            shaped_buffers: Vec::new(),
             work_group_size: None,
         };
         let module = Module {

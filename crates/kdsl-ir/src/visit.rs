@@ -96,6 +96,7 @@ pub fn walk_expression(
             walk_expression(right, visit, visit_place);
         }
         ExpressionKind::Cast { value } => walk_expression(value, visit, visit_place),
+        ExpressionKind::DimensionIndex { index, .. } => walk_expression(index, visit, visit_place),
         ExpressionKind::Select {
             condition,
             accept,

@@ -79,7 +79,25 @@ fn kernel_dict<'py>(py: Python<'py>, kernel: &KernelInfo) -> PyResult<Bound<'py,
         "work_group_size",
         kernel.work_group_size.map(|size| size.to_vec()),
     )?;
+    dict.set_item("shaped_buffers", shaped_buffers(py, kernel)?)?;
     Ok(dict)
+}
+
+/// The multi-dimensional buffers: `{"buffer", "rank", "shape", "strides"}` with parameter
+/// indices, for the launch to fill in the hidden shape and stride parameters.
+fn shaped_buffers<'py>(py: Python<'py>, kernel: &KernelInfo) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    kernel
+        .shaped_buffers
+        .iter()
+        .map(|shaped| {
+            let dict = PyDict::new(py);
+            dict.set_item("buffer", shaped.buffer)?;
+            dict.set_item("rank", shaped.rank)?;
+            dict.set_item("shape", shaped.shape.clone())?;
+            dict.set_item("strides", shaped.strides.clone())?;
+            Ok(dict)
+        })
+        .collect()
 }
 
 #[pymethods]

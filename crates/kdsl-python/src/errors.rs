@@ -20,6 +20,7 @@ fn classify(error: &RuntimeError) -> (&'static str, &'static str) {
         }
         RuntimeError::ForeignBuffer { .. } => ("ArgumentError", "ForeignBuffer"),
         RuntimeError::AliasedBuffers { .. } => ("ArgumentError", "AliasedBuffers"),
+        RuntimeError::ShapeOutsideBuffer { .. } => ("ArgumentError", "ShapeMismatch"),
         RuntimeError::BadLaunch { .. } => ("LaunchError", "BadLaunch"),
         RuntimeError::LocalMemoryExceeded { .. } => ("LaunchError", "LocalMemoryExceeded"),
         RuntimeError::OutOfMemory { .. } => ("OutOfMemoryError", "OutOfMemory"),

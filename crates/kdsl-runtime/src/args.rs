@@ -623,7 +623,7 @@ pub(crate) fn check_arguments(
             }
         }
     }
-    Ok(())
+    crate::shaped::check_shapes(kernel, arguments)
 }
 
 #[cfg(test)]

@@ -89,6 +89,16 @@ pub enum RuntimeError {
         address: u64,
     },
 
+    #[error("argument {index} (`{name}`) of kernel `{kernel}` is a buffer of {length} elements, but its shape {shape:?} with strides {strides:?} reaches past its end")]
+    ShapeOutsideBuffer {
+        kernel: String,
+        index: usize,
+        name: String,
+        shape: Vec<u64>,
+        strides: Vec<u64>,
+        length: u64,
+    },
+
     #[error("argument {index} (`{name}`) of kernel `{kernel}` is a buffer of `{record}` records ({record_size} bytes each, aligned to {record_alignment}), but {problem}")]
     RecordBufferMismatch {
         kernel: String,

@@ -50,6 +50,7 @@ mod memory;
 pub mod native_cache;
 mod program;
 mod queue;
+mod shaped;
 
 pub use args::{Argument, IntoArgument, ScalarValue};
 pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, PendingRead};
@@ -67,3 +68,4 @@ pub use local_memory::LOCAL_ALIGNMENT;
 pub use native_cache::NativeCacheStats;
 pub use program::{Event, Kernel, Program};
 pub use queue::Queue;
+pub use shaped::ShapedArgument;

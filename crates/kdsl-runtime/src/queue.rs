@@ -130,7 +130,10 @@ impl<'q> QueueRef<'q> {
             });
         }
         // The layout accepts correct arguments quickly; the full check reports any error.
-        if !kernel.layout.accepts(device.instance, arguments) {
+        if !kernel.layout.accepts(device.instance, arguments)
+            || (!kernel.info.shaped_buffers.is_empty()
+                && !crate::shaped::shapes_fit(&kernel.info, arguments))
+        {
             check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         }
         check_launch(&kernel.info, launch, &device.info.limits)?;

@@ -328,6 +328,24 @@ impl Walk<'_, '_> {
                 self.expression(right);
             }
             ExpressionKind::Cast { value } => self.expression(value),
+            ExpressionKind::DimensionIndex {
+                index,
+                buffer,
+                dimension,
+                ..
+            } => {
+                self.expression(index);
+                let shaped = self
+                    .function
+                    .shaped_buffers
+                    .iter()
+                    .find(|shaped| shaped.buffer == *buffer);
+                let rank = shaped.map_or(0, |shaped| shaped.rank());
+                let name = &self.function.parameter(*buffer).name;
+                let what = format!("buffer `{name}` (dimension {} of {rank})", dimension + 1);
+                let id = self.add(what, expression.span, index.ty.is_signed_integer());
+                self.plan.operations.insert(address_of(expression), id);
+            }
             ExpressionKind::Select {
                 condition,
                 accept,
@@ -407,7 +425,8 @@ fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
                 expression(left, callees);
                 expression(right, callees);
             }
-            ExpressionKind::Cast { value } => expression(value, callees),
+            ExpressionKind::Cast { value }
+            | ExpressionKind::DimensionIndex { index: value, .. } => expression(value, callees),
             ExpressionKind::Select {
                 condition,
                 accept,
@@ -831,6 +850,20 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .builder
             .build_int_unsigned_div(length, width, "vectors")?;
         self.guard_indices(site, &[index], &[vectors])
+    }
+
+    /// The 64-bit index `index` of one dimension of a multi-dimensional buffer, checked
+    /// against the dimension's `extent`: a failure reports the site and gives 0.
+    pub(super) fn checked_dimension_index(
+        &mut self,
+        expression: &Expression,
+        index: IntValue<'ctx>,
+        extent: IntValue<'ctx>,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let guard = self.guard_indices(site, &[index], &[extent])?;
+        self.finish_guard(guard, Some(index.into()))?
+            .ok_or_else(|| LowerError("a checked dimension index without a value".into()))
     }
 
     /// Checks each index against its extent, reporting sites from `first_site` on.

@@ -134,6 +134,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             } => self.atomic(*op, place, value, comparand.as_deref()),
             ExpressionKind::SubGroup { op, arguments } => self.sub_group(*op, arguments, ty),
             ExpressionKind::WorkGroup { op, arguments } => self.work_group(*op, arguments, ty),
+            ExpressionKind::DimensionIndex { index, extent, .. } => {
+                self.dimension_index(expression, index, *extent)
+            }
         }
     }
 

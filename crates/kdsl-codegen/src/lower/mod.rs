@@ -20,6 +20,7 @@ mod local_parameters;
 mod matrix;
 mod memory;
 mod print;
+mod shaped;
 mod statement;
 
 use crate::target::{SizeFormat, TargetDescription};

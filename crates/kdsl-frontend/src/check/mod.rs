@@ -105,6 +105,12 @@ pub enum ParameterShape {
     Single(ParameterType),
     Tuple(Vec<ScalarType>),
     Vector(VectorType),
+    /// A multi-dimensional buffer (`global [[T]]`): the buffer, then `rank` `u32` extents and
+    /// `rank` `u64` strides.
+    Shaped {
+        buffer: ParameterType,
+        rank: u8,
+    },
 }
 
 impl ParameterShape {
@@ -121,6 +127,14 @@ impl ParameterShape {
                 .into_iter()
                 .map(|ty| ParameterType::Scalar { ty })
                 .collect(),
+            ParameterShape::Shaped { buffer, rank } => std::iter::once(buffer.clone())
+                .chain((0..*rank).map(|_| ParameterType::Scalar {
+                    ty: ScalarType::U32,
+                }))
+                .chain((0..*rank).map(|_| ParameterType::Scalar {
+                    ty: ScalarType::U64,
+                }))
+                .collect(),
         }
     }
 
@@ -130,6 +144,7 @@ impl ParameterShape {
             ParameterShape::Single(_) => 1,
             ParameterShape::Tuple(elements) => elements.len(),
             ParameterShape::Vector(vector) => usize::from(vector.width),
+            ParameterShape::Shaped { rank, .. } => 1 + 2 * usize::from(*rank),
         }
     }
 }
@@ -552,6 +567,84 @@ impl<'file> Checker<'file> {
         }
     }
 
+    /// The IR type of a buffer parameter `space [mut] [element]`.
+    fn resolve_buffer(
+        &mut self,
+        space: ast::BufferSpace,
+        writable: bool,
+        element: &ast::TypeExpression,
+        span: Span,
+    ) -> Option<ParameterType> {
+        let record = self.record_element(element);
+        let element = match record {
+            Some(_) => ScalarType::U8,
+            None => self.resolve_scalar_type(element, "a buffer element")?,
+        };
+        let space = match space {
+            ast::BufferSpace::Global => AddressSpace::Global,
+            ast::BufferSpace::Constant => AddressSpace::Constant,
+            ast::BufferSpace::Local => AddressSpace::Local,
+            ast::BufferSpace::Private => {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0301,
+                        "private memory cannot be sized at launch",
+                        span,
+                        "`private [T]` has no length",
+                    )
+                    .with_hint(
+                        "give the length (`private mut [T; N]`, device functions only), or take work-group memory sized at launch: `local mut [T]`",
+                    ),
+                );
+                return None;
+            }
+        };
+        if space == AddressSpace::Local && record.is_some() {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0301,
+                    "records in local memory sized at launch are not supported",
+                    span,
+                    "a launch-sized local array of records",
+                )
+                .with_hint(
+                    "use one launch-sized local array per field, such as `starts: local mut [i32]`",
+                ),
+            );
+            return None;
+        }
+        if space == AddressSpace::Constant && writable {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0402,
+                    "`constant` buffers are read-only",
+                    span,
+                    "`constant mut` is not allowed",
+                )
+                .with_hint("use `global mut [T]` for a writable buffer"),
+            );
+            return None;
+        }
+        if element == ScalarType::Bool {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0301,
+                    "buffers of `bool` are not supported",
+                    span,
+                    "`bool` has no defined size on the host",
+                )
+                .with_hint("use a buffer of `u8`"),
+            );
+            return None;
+        }
+        Some(ParameterType::Buffer {
+            element,
+            space,
+            writable,
+            record,
+        })
+    }
+
     fn resolve_parameter(
         &mut self,
         parameter: &ast::Parameter,
@@ -599,82 +692,45 @@ impl<'file> Checker<'file> {
                 }
                 Some(ParameterShape::Single(ParameterType::Scalar { ty: scalar }))
             }
+            ast::ParameterTypeExpression::ShapedBuffer {
+                space,
+                writable,
+                element,
+                rank,
+                span,
+            } => {
+                let buffer = self.resolve_buffer(*space, *writable, element, *span)?;
+                if matches!(
+                    &buffer,
+                    ParameterType::Buffer {
+                        record: Some(_),
+                        ..
+                    }
+                ) {
+                    self.report(
+                        Diagnostic::error(
+                            ErrorCode::E0301,
+                            "multi-dimensional buffers of records are not supported",
+                            *span,
+                            "a record element type",
+                        )
+                        .with_hint("pass the records as a flat buffer (`global [Node]`) and index it with `row * n + col`"),
+                    );
+                    return None;
+                }
+                Some(ParameterShape::Shaped {
+                    buffer,
+                    rank: *rank,
+                })
+            }
             ast::ParameterTypeExpression::Buffer {
                 space,
                 writable,
                 element,
                 span,
-            } => {
-                let record = self.record_element(element);
-                let element = match record {
-                    Some(_) => ScalarType::U8,
-                    None => self.resolve_scalar_type(element, "a buffer element")?,
-                };
-                let space = match space {
-                    ast::BufferSpace::Global => AddressSpace::Global,
-                    ast::BufferSpace::Constant => AddressSpace::Constant,
-                    ast::BufferSpace::Local => AddressSpace::Local,
-                    ast::BufferSpace::Private => {
-                        self.report(
-                            Diagnostic::error(
-                                ErrorCode::E0301,
-                                format!(
-                                    "parameter `{}`: private memory cannot be sized at launch",
-                                    parameter.name.name
-                                ),
-                                *span,
-                                "`private [T]` has no length",
-                            )
-                            .with_hint(
-                                "give the length (`private mut [T; N]`, device functions only), or take work-group memory sized at launch: `local mut [T]`",
-                            ),
-                        );
-                        return None;
-                    }
-                };
-                if space == AddressSpace::Local && record.is_some() {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0301,
-                            "records in local memory sized at launch are not supported",
-                            *span,
-                            "a launch-sized local array of records",
-                        )
-                        .with_hint("use one launch-sized local array per field, such as `starts: local mut [i32]`"),
-                    );
-                    return None;
-                }
-                if space == AddressSpace::Constant && *writable {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0402,
-                            "`constant` buffers are read-only",
-                            *span,
-                            "`constant mut` is not allowed",
-                        )
-                        .with_hint("use `global mut [T]` for a writable buffer"),
-                    );
-                    return None;
-                }
-                if element == ScalarType::Bool {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0301,
-                            "buffers of `bool` are not supported",
-                            *span,
-                            "`bool` has no defined size on the host",
-                        )
-                        .with_hint("use a buffer of `u8`"),
-                    );
-                    return None;
-                }
-                Some(ParameterShape::Single(ParameterType::Buffer {
-                    element,
-                    space,
-                    writable: *writable,
-                    record,
-                }))
-            }
+            } => self
+                .resolve_buffer(*space, *writable, element, *span)
+                .map(ParameterShape::Single),
             ast::ParameterTypeExpression::Array {
                 space,
                 writable,
@@ -1203,6 +1259,14 @@ fn collect_calls(expression: &ast::Expression, found: &mut Vec<(String, Span)>) 
             }
         }
         E::Parenthesized(inner) | E::Field { base: inner, .. } => collect_calls(inner, found),
+        E::MethodCall {
+            base, arguments, ..
+        } => {
+            collect_calls(base, found);
+            for argument in arguments {
+                collect_calls(argument, found);
+            }
+        }
         E::Tuple(elements) => {
             for element in elements {
                 collect_calls(element, found);

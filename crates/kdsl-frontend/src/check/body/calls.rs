@@ -203,6 +203,13 @@ impl Checker<'_> {
                         None => ok = false,
                     }
                 }
+                ParameterShape::Shaped { buffer, rank } => {
+                    next_parameter += 1 + 2 * usize::from(*rank);
+                    match self.shaped_argument(argument, buffer, *rank, &callee.name) {
+                        Some(values) => lowered.extend(values),
+                        None => ok = false,
+                    }
+                }
             }
         }
         debug_assert!(next_parameter <= signature.parameters.len());
@@ -304,6 +311,10 @@ impl Checker<'_> {
                             declared_at,
                         ),
                     )) => {
+                        let what = format!("this parameter of `{callee}`");
+                        if self.refuse_shaped(id, argument.span, &what) {
+                            return None;
+                        }
                         if found_element != *element
                             || found_space != *space
                             || found_record != *record

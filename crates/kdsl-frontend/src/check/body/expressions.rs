@@ -157,6 +157,11 @@ impl Checker<'_> {
                 reject,
             } => self.if_expression(condition, accept, reject, span, expected),
             E::Field { base, field } => self.field_expression(base, field, span),
+            E::MethodCall {
+                base,
+                method,
+                arguments,
+            } => self.method_call(base, method, arguments, span, expected),
             E::Tuple(elements) => {
                 for element in elements {
                     let _ = self.expression(element, None);

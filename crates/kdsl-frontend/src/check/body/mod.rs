@@ -8,6 +8,7 @@ mod places;
 mod print;
 mod records;
 mod scopes;
+mod shaped;
 mod statements;
 mod tuples;
 mod vectors;
@@ -98,6 +99,8 @@ pub(crate) struct FunctionState {
     poisoned_parameters: Vec<String>,
     /// The kernel's `#[work_group_size]`, which gives its body `WORK_GROUP_SIZE_X` and friends.
     work_group_size: WorkGroupSize,
+    /// The multi-dimensional buffer parameters.
+    shaped_buffers: Vec<kdsl_ir::ShapedBuffer>,
 }
 
 /// What a name in an expression refers to.
@@ -229,6 +232,8 @@ fn is_untyped(expression: &ast::Expression) -> bool {
         E::Call { callee, .. } => {
             matches!(Builtin::from_name(&callee.name), Some(Builtin::WorkItem(_)))
         }
+        // So does a buffer's `shape(k)`.
+        E::MethodCall { method, .. } => method.name == "shape",
         _ => false,
     }
 }
@@ -298,6 +303,7 @@ impl Checker<'_> {
         let mut parameters: Vec<Parameter> = Vec::new();
         let mut poisoned_parameters = Vec::new();
         let mut tuple_parameters = Vec::new();
+        let mut shaped_buffers = Vec::new();
         let mut parameters_ok = true;
         let mut seen: Vec<&ast::Parameter> = Vec::new();
         for parameter in &item.parameters {
@@ -365,6 +371,15 @@ impl Checker<'_> {
                     };
                     tuple_parameters.push((parameter.name.name.clone(), binding));
                 }
+                Some(ParameterShape::Shaped { buffer, rank }) => {
+                    shaped_buffers.push(shaped::push_shaped_parameters(
+                        &mut parameters,
+                        &parameter.name.name,
+                        buffer,
+                        rank,
+                        parameter.span,
+                    ));
+                }
                 None => {
                     parameters_ok = false;
                     poisoned_parameters.push(parameter.name.name.clone());
@@ -401,6 +416,7 @@ impl Checker<'_> {
             loop_depth: 0,
             poisoned_parameters,
             work_group_size,
+            shaped_buffers,
         });
         let body = self.statements(&item.body.statements);
         let result_name = match (&tuple_result, return_type) {
@@ -430,6 +446,7 @@ impl Checker<'_> {
         }
         let state = self.function.take()?;
         self.suppress_unknown_names = saved_suppress;
+        let body = shaped::specialize_contiguous(body, &state.shaped_buffers, item.body.span);
         parameters_ok.then(|| Function {
             name: name.to_string(),
             kind,
@@ -439,6 +456,7 @@ impl Checker<'_> {
             body,
             span: item.span,
             work_group_size: work_group_size.required(),
+            shaped_buffers: state.shaped_buffers,
         })
     }
 

@@ -112,6 +112,7 @@ impl Checker<'_> {
             }
         };
         let mut lengths: Vec<u32> = Vec::new();
+        let mut shaped = None;
         let (place_base, element, space, dimensions, access) = match self.lookup(&name.name) {
             Resolved::Binding(Binding::Variable {
                 id,
@@ -160,7 +161,10 @@ impl Checker<'_> {
                 PlaceBase::Parameter(id),
                 element,
                 space,
-                1,
+                {
+                    shaped = self.shaped_buffer(id);
+                    shaped.as_ref().map_or(1, |s| s.rank())
+                },
                 PlaceAccess {
                     array_parameter: false,
                     writable,
@@ -287,6 +291,13 @@ impl Checker<'_> {
                 )
                 .with_hint(if dimensions == 1 {
                     format!("write `{}[i]`", name.name)
+                } else if shaped.is_some() {
+                    let names = ["i", "j", "k"];
+                    format!(
+                        "index every dimension: `{}[{}]`",
+                        name.name,
+                        names[..dimensions.min(3)].join(", ")
+                    )
                 } else {
                     format!(
                         "index every dimension: `{}{}`",
@@ -302,6 +313,9 @@ impl Checker<'_> {
         }
         if !self.constant_indices_in_bounds(&indices, &lengths, &name.name) {
             return None;
+        }
+        if let Some(shaped) = &shaped {
+            indices = vec![self.shaped_index(shaped, indices)];
         }
         Some((
             Place {

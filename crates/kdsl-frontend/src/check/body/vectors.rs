@@ -418,7 +418,12 @@ impl Checker<'_> {
                     },
                     declared_at,
                 ),
-            )) => (id, element, space, writable, declared_at, name.name.clone()),
+            )) => {
+                if self.refuse_shaped(id, buffer.span, &format!("`{}`", callee.name)) {
+                    return None;
+                }
+                (id, element, space, writable, declared_at, name.name.clone())
+            }
             Some((_, Resolved::Binding(Binding::Poisoned))) => return None,
             Some((name, Resolved::Unknown)) => {
                 self.unknown_name(name);
