@@ -48,23 +48,9 @@ fn tool(names: &[&str]) -> Result<PathBuf, String> {
     ))
 }
 
-/// `ptxas` from the prefix's `nvidia-cuda-nvcc` wheel.
+/// `ptxas` from the prefix's `nvidia-cuda-nvcc` wheel (`kdsl_testkit::tools`).
 fn ptxas() -> Result<PathBuf, String> {
-    let prefix = std::env::var_os("KDSL_PREFIX")
-        .map(PathBuf::from)
-        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
-        .ok_or("KDSL_PREFIX is not set; run scripts/setup.sh (or use cargo, which sets it)")?;
-    let lib = prefix.join("lib");
-    std::fs::read_dir(&lib)
-        .ok()
-        .and_then(|entries| {
-            entries
-                .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with("python3"))
-                .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
-                .find(|p| p.is_file())
-        })
-        .ok_or_else(|| format!("ptxas not found under {}/python3.*/site-packages/nvidia/cu13/bin; run scripts/setup.sh", lib.display()))
+    kdsl_testkit::tools::find_ptxas()
 }
 
 /// The validators, found once.

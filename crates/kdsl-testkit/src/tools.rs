@@ -22,10 +22,15 @@ pub fn tool(names: &[&str]) -> PathBuf {
 
 /// The CUDA assembler the set-up script installs into the prefix (PyPI `nvidia-cuda-nvcc`).
 pub fn ptxas() -> PathBuf {
+    find_ptxas().unwrap_or_else(|why| panic!("{why}"))
+}
+
+/// [`ptxas`], or why it is missing.
+pub fn find_ptxas() -> Result<PathBuf, String> {
     let prefix = std::env::var_os(kdsl_bundle::environment::PREFIX)
         .map(PathBuf::from)
         .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))
-        .expect("KDSL_PREFIX is not set; run scripts/setup.sh (or use cargo, which sets it)");
+        .ok_or("KDSL_PREFIX is not set; run scripts/setup.sh (or use cargo, which sets it)")?;
     let lib = prefix.join("lib");
     std::fs::read_dir(&lib)
         .ok()
@@ -36,8 +41,8 @@ pub fn ptxas() -> PathBuf {
                 .map(|e| e.path().join("site-packages/nvidia/cu13/bin/ptxas"))
                 .find(|p| p.is_file())
         })
-        .unwrap_or_else(|| {
-            panic!(
+        .ok_or_else(|| {
+            format!(
                 "ptxas not found under {}/python3.*/site-packages/nvidia/cu13/bin; run scripts/setup.sh",
                 lib.display()
             )
