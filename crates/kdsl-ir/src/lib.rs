@@ -8,6 +8,7 @@ pub mod buffer_access;
 pub mod builtins;
 pub mod codes;
 pub mod diagnostic;
+pub mod ids;
 pub mod ir;
 pub mod matrix;
 pub mod print;
