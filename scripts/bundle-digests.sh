@@ -3,15 +3,15 @@
 # KERNEL_FOLDERS): the bundle for the default targets, the checked-mode bundle, and the kdsl IR
 # text. Run it before and after a refactoring that must not change what the compiler emits and
 # diff the two outputs. A file that does not compile gets a digest of its diagnostics instead.
-# Usage: bash scripts/bundle-digests.sh [OUTPUT_FOLDER] > digests.txt (KDSL_BIN=path/to/kdsl uses
+# Usage: bash scripts/bundle-digests.sh [OUTPUT_FOLDER] > digests.txt (DIGESTS_BINARY=path/to/kdsl uses
 # that binary instead of building kdsl-cli).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$root/target/bundle-digests}
 profile=${KDSL_PROFILE:-dev}
 cd "$root"
-if [ -n "${KDSL_BIN:-}" ]; then
-  binary=$KDSL_BIN
+if [ -n "${DIGESTS_BINARY:-}" ]; then
+  binary=$DIGESTS_BINARY
 else
   cargo build --quiet --profile "$profile" -p kdsl-cli
   binary=target/debug/kdsl

@@ -264,30 +264,15 @@ pub fn emit_llvm_ir(
 /// byte spans only: [`Bundle::locate_check_sites`] adds lines and columns from the source).
 pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
     // Checked mode runs matrix tiles as plain loops on every target (`lower_module`), whose
-    // accesses are check sites too.
-    let expanded = (checked && kdsl_ir::matrix::uses_matrix(module))
-        .then(|| kdsl_ir::matrix::expand_plain(module));
-    let plan = checked.then(|| lower::checked::CheckPlan::new(expanded.as_ref().unwrap_or(module)));
+    // accesses are check sites too: `ModuleInfo` numbers the sites on that form.
+    let info = kdsl_ir::ModuleInfo::new(module, checked);
     module
         .functions
         .iter()
         .enumerate()
         .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
         .map(|(index, function)| {
-            let id = kdsl_ir::FunctionId(index as u32);
-            let mut info = KernelInfo::from_function(function);
-            info.wide_buffer_indices = module.indexes_buffers_with_64_bits(id);
-            let alignments = module.buffer_alignments(id);
-            for (parameter, needed) in info.parameters.iter_mut().zip(alignments) {
-                if let kdsl_bundle::ParameterInfo::Buffer { alignment, .. } = parameter {
-                    *alignment = needed;
-                }
-            }
-            if let Some(plan) = &plan {
-                info.checked = true;
-                info.check_sites = plan.sites_of_kernel(module, index);
-            }
-            info
+            KernelInfo::from_function(function, kdsl_ir::FunctionId(index as u32), &info)
         })
         .collect()
 }

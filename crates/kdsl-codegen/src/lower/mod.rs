@@ -72,7 +72,7 @@ pub(crate) fn lower_module<'ctx>(
         ir
     };
     let types = Types { context };
-    let plan = checked.then(|| checked::CheckPlan::new(ir));
+    let plan = checked.then(|| kdsl_ir::analysis::CheckSites::new(ir));
     if plan.is_some() {
         checked::define_report_function(context, module, &types, target)?;
     }
@@ -99,7 +99,7 @@ pub(crate) fn lower_module<'ctx>(
             },
         ));
     }
-    for (function, value) in ir.functions.iter().zip(&functions) {
+    for (index, (function, value)) in ir.functions.iter().zip(&functions).enumerate() {
         let builder = context.create_builder();
         let mut lowering = FunctionLowering::new(
             context, module, builder, target, &functions, function, *value,
@@ -107,6 +107,7 @@ pub(crate) fn lower_module<'ctx>(
         if let Some(plan) = &plan {
             lowering.checked = Some(checked::CheckedFunction::new(
                 plan,
+                kdsl_ir::FunctionId(index as u32),
                 module,
                 &lowering.builder,
                 function,
