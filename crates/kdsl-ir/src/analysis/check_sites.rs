@@ -282,3 +282,114 @@ impl Visitor for Walk<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::ScalarType;
+
+    fn expression(kind: ExpressionKind, ty: ScalarType) -> Expression {
+        Expression {
+            id: ExprId::UNNUMBERED,
+            kind,
+            ty,
+            span: Span::new(1, 2),
+        }
+    }
+
+    /// `out[i] = in[i] / d` in a kernel `k(out: global mut [i32], in: global [i32], d: i32)`.
+    fn module() -> Module {
+        let parameter =
+            |id| expression(ExpressionKind::Parameter(ParameterId(id)), ScalarType::I32);
+        let place = |buffer| Place {
+            id: PlaceId::UNNUMBERED,
+            base: PlaceBase::Parameter(ParameterId(buffer)),
+            indices: vec![expression(
+                ExpressionKind::Literal(Literal::Integer(0)),
+                ScalarType::U32,
+            )],
+            element: ScalarType::I32,
+            space: AddressSpace::Global,
+            field: None,
+        };
+        let quotient = expression(
+            ExpressionKind::Binary {
+                op: BinaryOp::Divide,
+                left: Box::new(expression(
+                    ExpressionKind::Load(Box::new(place(1))),
+                    ScalarType::I32,
+                )),
+                right: Box::new(parameter(2)),
+            },
+            ScalarType::I32,
+        );
+        let buffer = |name: &str, writable| crate::Parameter {
+            name: name.into(),
+            ty: ParameterType::Buffer {
+                element: ScalarType::I32,
+                space: AddressSpace::Global,
+                writable,
+                record: None,
+            },
+            span: Span::default(),
+        };
+        let mut function = Function {
+            name: "k".into(),
+            kind: FunctionKind::Kernel,
+            parameters: vec![
+                buffer("out", true),
+                buffer("in", false),
+                crate::Parameter {
+                    name: "d".into(),
+                    ty: ParameterType::Scalar {
+                        ty: ScalarType::I32,
+                    },
+                    span: Span::default(),
+                },
+            ],
+            return_type: None,
+            variables: Vec::new(),
+            body: vec![Statement {
+                kind: StatementKind::Store {
+                    place: place(0),
+                    value: quotient,
+                },
+                span: Span::new(0, 9),
+            }],
+            span: Span::default(),
+            work_group_size: None,
+            shaped_buffers: Vec::new(),
+        };
+        crate::ids::number_function(&mut function);
+        Module {
+            functions: vec![function],
+            constants: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn sites_are_numbered_in_evaluation_order_and_found_by_id_in_a_copy() {
+        let module = module();
+        let sites = CheckSites::new(&module);
+        let what: Vec<&str> = sites.sites.iter().map(|s| s.what.as_str()).collect();
+        // The value (its load, then the division) before the stored-to place.
+        assert_eq!(what, ["buffer `in`", "division", "buffer `out`"]);
+        assert_eq!(sites.sites_of_kernel(FunctionId(0)).len(), 3);
+        // A copy of the IR finds the same sites: they are keyed by id, not by address.
+        let copy = module.clone();
+        let StatementKind::Store { place, value } = &copy.functions[0].body[0].kind else {
+            unreachable!()
+        };
+        let kernel = FunctionId(0);
+        assert_eq!(sites.place_site(kernel, place), Some(2));
+        assert_eq!(sites.operation_site(kernel, value), Some(1));
+        let ExpressionKind::Binary { left, .. } = &value.kind else {
+            unreachable!()
+        };
+        let ExpressionKind::Load(loaded) = &left.kind else {
+            unreachable!()
+        };
+        assert_eq!(sites.place_site(kernel, loaded), Some(0));
+        assert!(!sites.synchronizes(&copy.functions[0].body));
+    }
+}
