@@ -18,6 +18,7 @@ mod expression;
 mod inlining;
 mod local_parameters;
 mod matrix;
+pub(crate) mod matrix_amdgpu;
 mod memory;
 mod print;
 mod shaped;
@@ -65,7 +66,8 @@ pub(crate) fn lower_module<'ctx>(
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
-    let ir = if (checked || !target.matrix_units.native()) && kdsl_ir::matrix::uses_matrix(ir) {
+    let ir = if (checked || !target.matrix_units.native_for(ir)) && kdsl_ir::matrix::uses_matrix(ir)
+    {
         expanded = kdsl_ir::matrix::expand_plain(ir);
         &expanded
     } else {
