@@ -8,6 +8,8 @@
 //!   Arithmetic Instructions" (7.1, the dependent-layout tables of the 16×16 instructions, as
 //!   AMD's Matrix Instruction Calculator prints them), and AMD's "Matrix cores" lab notes and
 //!   "Matrix Core Programming on CDNA3/CDNA4" (examples of `16x16x4f32` and `16x16x16f16`).
+//!   All three follow the calculator's rule for one-block 16×16 MFMA: with kl = k / 4 items per
+//!   lane, A[i][k] is in lane i + 16 (k / kl), item k % kl (xf32: kl = 2).
 //! - WMMA: "RDNA3 Instruction Set Architecture", 7.9 "Wave Matrix Multiply-Accumulate" and
 //!   GPUOpen's "How to accelerate AI applications on RDNA 3 using WMMA" (wave32: lanes 16-31
 //!   repeat `A` rows / `B` columns of lanes 0-15; `D` element (i, j) in lane j + 16 (i % 2),
