@@ -164,10 +164,59 @@ fn code_objects_contain_the_matrix_instructions() {
     }
 }
 
-/// `mma_global` uses whole tiles only through the matrix operations, so its fragments stay
-/// in registers: no scratch memory (the plain lowering needs some).
+/// Fragments stay in registers: no scratch memory in any matrix kernel (the plain lowering
+/// needs some), also where tiles are declared (and so zeroed) but filled later.
 #[test]
 fn fragments_stay_in_registers() {
+    for (name, arch) in [
+        ("matrix", "gfx90a"),
+        ("matrix", "gfx1100"),
+        ("matrix_tf32", "gfx90a"),
+        ("matrix_tf32", "gfx942"),
+    ] {
+        let spec = TargetSpec::amdgpu(Some(arch));
+        let artifact = artifact(name, &module(name), &spec, false).unwrap();
+        let notes = scratch_sizes(&artifact.image.bytes);
+        assert!(
+            !notes.is_empty() && notes.iter().all(|size| *size == 0),
+            "{name} {arch}: private segment sizes {notes:?}"
+        );
+    }
+    for arch in ["gfx90a", "gfx1100"] {
+        let path = kdsl_testkit::files::workspace_root().join("examples/hgemm.krn");
+        let source = std::fs::read_to_string(path).unwrap();
+        let module = kdsl_frontend::compile_to_ir(&source).unwrap();
+        let spec = TargetSpec::amdgpu(Some(arch));
+        let artifact = artifact("hgemm", &module, &spec, false).unwrap();
+        let sizes = scratch_sizes(&artifact.image.bytes);
+        assert_eq!(sizes, [0], "hgemm {arch}");
+    }
+}
+
+/// Each kernel's `.private_segment_fixed_size` (scratch bytes per work-item) in a code object.
+fn scratch_sizes(code_object: &[u8]) -> Vec<u64> {
+    let path = std::env::temp_dir().join(format!(
+        "kdsl-matrix-amdgpu-notes-{}-{:p}.hsaco",
+        std::process::id(),
+        code_object
+    ));
+    std::fs::write(&path, code_object).unwrap();
+    let output = Command::new(tool(&["llvm-readobj-22", "llvm-readobj"]))
+        .arg("--notes")
+        .arg(&path)
+        .output()
+        .expect("llvm-readobj runs");
+    let _ = std::fs::remove_file(&path);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix(".private_segment_fixed_size:"))
+        .map(|size| size.trim().parse().unwrap())
+        .collect()
+}
+
+/// `mma_global` in the disassembly: no scratch accesses where the matrix units are used.
+#[test]
+fn fragments_stay_in_registers_in_the_disassembly() {
     // gfx1030 (no matrix units) is the control: the plain lowering's tiles are in scratch.
     for (arch, native) in [
         ("gfx90a", true),

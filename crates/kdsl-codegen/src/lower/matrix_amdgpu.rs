@@ -408,6 +408,82 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 }
 
+/// `module` with the loops that zero a tile array (a declaration's zero-initialization: only
+/// stores of zero into the array, and a break) unrolled fully. A fragment uses only the array's
+/// first elements; unrolled, the zeroing becomes constant stores that SROA and DSE fold, and
+/// the array leaves scratch memory. Left to the optimizer, AMDGPU keeps a loop over the whole
+/// 1 KiB array (too large for its private-array unrolling bonus), which pins the array, and
+/// every fragment in it, to scratch.
+pub(crate) fn unroll_tile_zeroing(module: &kdsl_ir::Module) -> kdsl_ir::Module {
+    let mut module = module.clone();
+    for function in &mut module.functions {
+        let mut tiles = Vec::new();
+        tile_variables(&function.body, &mut tiles);
+        if !tiles.is_empty() {
+            unroll_zeroing(&mut function.body, &tiles);
+        }
+    }
+    module
+}
+
+fn tile_variables(block: &kdsl_ir::Block, tiles: &mut Vec<kdsl_ir::VariableId>) {
+    use kdsl_ir::StatementKind;
+    for statement in block {
+        match &statement.kind {
+            StatementKind::Matrix(op) => {
+                let (written, read) = op.tiles();
+                tiles.extend(
+                    written
+                        .into_iter()
+                        .chain(read)
+                        .filter_map(|tile| match tile {
+                            PlaceBase::Variable(id) => Some(id),
+                            PlaceBase::Parameter(_) => None,
+                        }),
+                );
+            }
+            StatementKind::If { accept, reject, .. } => {
+                tile_variables(accept, tiles);
+                tile_variables(reject, tiles);
+            }
+            StatementKind::Loop {
+                body, continuing, ..
+            } => {
+                tile_variables(body, tiles);
+                tile_variables(continuing, tiles);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn unroll_zeroing(block: &mut kdsl_ir::Block, tiles: &[kdsl_ir::VariableId]) {
+    use kdsl_ir::{ExpressionKind, Literal, StatementKind, Unroll};
+    for statement in block {
+        match &mut statement.kind {
+            StatementKind::Loop { body, unroll, .. } => {
+                let zeroes_a_tile = body.len() == 2
+                    && matches!(&body[0].kind, StatementKind::If { accept, reject, .. }
+                        if reject.is_empty()
+                            && matches!(accept.as_slice(), [s] if s.kind == StatementKind::Break))
+                    && matches!(&body[1].kind, StatementKind::Store { place, value }
+                        if matches!(place.base, PlaceBase::Variable(id) if tiles.contains(&id))
+                            && matches!(value.kind, ExpressionKind::Literal(Literal::Float(v)) if v == 0.0));
+                if zeroes_a_tile {
+                    *unroll = Unroll::Full;
+                } else {
+                    unroll_zeroing(body, tiles);
+                }
+            }
+            StatementKind::If { accept, reject, .. } => {
+                unroll_zeroing(accept, tiles);
+                unroll_zeroing(reject, tiles);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Gives a load of a tile or memory element its element's alignment.
 fn aligned(value: BasicValueEnum<'_>, element: ScalarType) -> Result<()> {
     if let Some(instruction) = value.as_instruction_value() {

@@ -70,6 +70,13 @@ pub(crate) fn lower_module<'ctx>(
     {
         expanded = kdsl_ir::matrix::expand_plain(ir);
         &expanded
+    } else if matches!(
+        target.matrix_units,
+        crate::target::MatrixUnits::Amdgpu { .. }
+    ) && kdsl_ir::matrix::uses_matrix(ir)
+    {
+        expanded = matrix_amdgpu::unroll_tile_zeroing(ir);
+        &expanded
     } else {
         ir
     };
