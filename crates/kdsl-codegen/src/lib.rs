@@ -224,18 +224,20 @@ pub fn compile(
     target: &TargetSpec,
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
-    compile_for(module, target, options, emit::LlvmIrText::Kept)
+    let info = kdsl_ir::ModuleInfo::new(module, options.checked);
+    compile_for(module, &info, target, options, emit::LlvmIrText::Kept)
 }
 
 fn compile_for(
     module: &Module,
+    info: &kdsl_ir::ModuleInfo,
     target: &TargetSpec,
     options: &Options,
     llvm_ir_text: emit::LlvmIrText,
 ) -> Result<Artifact, CodegenError> {
     let description = target::describe(target, options)?;
     support::check(module, &description, options.checked)?;
-    emit::compile(module, &description, options, llvm_ir_text)
+    emit::compile(module, info, &description, options, llvm_ir_text)
 }
 
 /// Whether `module` fits `target` (features, local memory, parameter bytes, work-group size),
@@ -257,7 +259,8 @@ pub fn emit_llvm_ir(
 ) -> Result<String, CodegenError> {
     let description = target::describe(target, options)?;
     support::check(module, &description, options.checked)?;
-    emit::llvm_ir(module, &description, options)
+    let info = kdsl_ir::ModuleInfo::new(module, options.checked);
+    emit::llvm_ir(module, &info, &description, options)
 }
 
 /// The bundle metadata of the module's kernels; checked kernels list their check sites (with
@@ -265,14 +268,18 @@ pub fn emit_llvm_ir(
 pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
     // Checked mode runs matrix tiles as plain loops on every target (`lower_module`), whose
     // accesses are check sites too: `ModuleInfo` numbers the sites on that form.
-    let info = kdsl_ir::ModuleInfo::new(module, checked);
+    kernel_infos_from(module, &kdsl_ir::ModuleInfo::new(module, checked))
+}
+
+/// [`kernel_infos`] from the module's analyses.
+fn kernel_infos_from(module: &Module, info: &kdsl_ir::ModuleInfo) -> Vec<KernelInfo> {
     module
         .functions
         .iter()
         .enumerate()
         .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
         .map(|(index, function)| {
-            KernelInfo::from_function(function, kdsl_ir::FunctionId(index as u32), &info)
+            KernelInfo::from_function(function, kdsl_ir::FunctionId(index as u32), info)
         })
         .collect()
 }
@@ -301,6 +308,8 @@ pub fn compile_bundle_timed(
     options: &Options,
 ) -> Result<(Bundle, Vec<TargetTimings>), CodegenError> {
     llvm::initialize();
+    // Analysed once, read by every target's lowering and by the kernels' metadata.
+    let info = &kdsl_ir::ModuleInfo::new(module, options.checked);
     let results: Vec<Result<Artifact, CodegenError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = targets
             .iter()
@@ -309,7 +318,7 @@ pub fn compile_bundle_timed(
                     .name(format!("kdsl-codegen-{target}"))
                     .stack_size(CODEGEN_STACK_BYTES)
                     .spawn_scoped(scope, move || {
-                        compile_for(module, target, options, emit::LlvmIrText::Dropped)
+                        compile_for(module, info, target, options, emit::LlvmIrText::Dropped)
                     })
             })
             .collect();
@@ -324,7 +333,7 @@ pub fn compile_bundle_timed(
                     })
                 }),
                 // No thread could start: compile here instead.
-                Err(_) => compile_for(module, target, options, emit::LlvmIrText::Dropped),
+                Err(_) => compile_for(module, info, target, options, emit::LlvmIrText::Dropped),
             })
             .collect()
     });
@@ -346,7 +355,7 @@ pub fn compile_bundle_timed(
     }
     let bundle = Bundle {
         source_name: source_name.to_string(),
-        kernels: kernel_infos(module, options.checked),
+        kernels: kernel_infos_from(module, info),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
         entry_point_prefix: options.entry_point_prefix.clone(),

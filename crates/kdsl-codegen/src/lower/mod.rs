@@ -54,15 +54,17 @@ fn device_function_name(name: &str) -> String {
 }
 
 /// Lowers every function of `ir` into `module`, whose triple and data layout are set. Kernel
-/// symbols are `entry_point_prefix` followed by the kernel's name.
+/// symbols are `entry_point_prefix` followed by the kernel's name. `check_sites`: checked
+/// mode's sites ([`kdsl_ir::ModuleInfo`], numbered once for all targets), `None` unchecked.
 pub(crate) fn lower_module<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     entry_point_prefix: &str,
-    checked: bool,
+    check_sites: Option<&kdsl_ir::analysis::CheckSites>,
 ) -> Result<()> {
+    let checked = check_sites.is_some();
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
@@ -81,7 +83,8 @@ pub(crate) fn lower_module<'ctx>(
         ir
     };
     let types = Types { context };
-    let plan = checked.then(|| kdsl_ir::analysis::CheckSites::new(ir));
+    // The sites were numbered on the same expansion, so the ids of its nodes find them.
+    let plan = check_sites;
     if plan.is_some() {
         checked::define_report_function(context, module, &types, target)?;
     }

@@ -1,8 +1,8 @@
-//! Facts about a module computed once, after the front end, and read by every consumer: the
-//! code generator, the bundle's kernel metadata (`KernelInfo::from_function` in kdsl-bundle)
-//! and the interpreter. Results are keyed by function and by node id ([`crate::ids`]), never by
-//! memory address, so a copy of the IR keeps them ([`ModuleInfo`], like naga's validator
-//! result).
+//! Facts about a module computed once and read by their consumers: the code generator (one
+//! `ModuleInfo` per bundle, shared by every target's lowering) and the bundle's kernel metadata
+//! (`KernelInfo::from_function` in kdsl-bundle). Results are keyed by function and by node id
+//! ([`crate::ids`]), never by memory address, so a copy of the IR keeps them ([`ModuleInfo`],
+//! like naga's validator result).
 //!
 //! - `check_sites.rs`: checked mode's check sites and which functions synchronize.
 //! - `buffer_access.rs`: index width and vector alignment of buffer accesses.
