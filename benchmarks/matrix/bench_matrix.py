@@ -2,8 +2,11 @@
 (fp16 inputs; f32 inputs with TF32 allowed) and Triton's tutorial matmul
 (python/tutorials/03-matrix-multiplication.py: its kernel and its CUDA autotune list, the
 autotuner's pick per shape), timed with CUDA events in one process on the same device.
-Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [kernel names...]
-(names default to hgemm and sgemm_tf32; a name containing "tf32" is an f32-input GEMM).
+Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNEL[@FILE] ...]
+(default hgemm and sgemm_tf32; KERNEL@FILE is kernel KERNEL of FILE.ptx; a name containing
+"tf32" is an f32-input GEMM). SIZES=1024,4096 picks the sizes; NO_TRITON=1 leaves Triton out.
+Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
+*_ms); docs/benchmarks.md takes each column's faster one.
 Each kernel takes (c f32, a, b, m, n, k), 256 work-items, one 128 x 128 block of C each."""
 import json, os, sys
 import numpy as np

@@ -1,4 +1,15 @@
-"""Generates the matrix-unit GEMM kernels (examples/hgemm.krn, examples/sgemm_tf32.krn) and variants."""
+"""Writes the matrix-tile GEMMs: the bodies of examples/hgemm.krn and examples/sgemm_tf32.krn
+(their header comments are kept by hand) and the variants measured in docs/benchmarks.md.
+
+Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn
+  KERNEL     the kernel's name (hgemm, sgemm_tf32)
+  TF32       1: f32 inputs computed as tf32 (m16n16k8 tiles); 0: f16 inputs (m16n16k16)
+  DEPTH      the k extent staged in local memory per step (a multiple of the tile's K)
+  BUFFERING  0: one local buffer, two barriers a step; 1: two buffers, one barrier a step;
+             2: two buffers with the step loop unrolled twice (k a multiple of 2 * DEPTH);
+             3: two buffers, the compute in an if/else on the buffer
+The examples: hgemm 0 64 0 and sgemm_tf32 1 16 0. Every kernel: 256 work-items, a 128 x 128
+block of C each, eight sub-groups of 2 x 4 accumulator tiles."""
 import sys
 
 def gen(kernel, tf32, bk, double):

@@ -18,6 +18,8 @@ mod image_checks;
 mod inlining;
 #[path = "limits.rs"]
 mod limits;
+#[path = "matrix_registers.rs"]
+mod matrix_registers;
 #[path = "records.rs"]
 mod records;
 #[path = "targets.rs"]
