@@ -146,6 +146,7 @@ impl PlaceOrigin {
 
 fn literal_expression(literal: Literal, ty: ScalarType, span: Span) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Literal(literal),
         ty,
         span,
@@ -166,6 +167,7 @@ fn zero_literal(ty: ScalarType, span: Span) -> Expression {
 fn not(condition: Expression) -> Expression {
     let span = condition.span;
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Unary {
             op: UnaryOp::Not,
             operand: Box::new(condition),
@@ -181,6 +183,7 @@ fn statement(kind: StatementKind, span: Span) -> Statement {
 
 fn variable_expression(id: VariableId, ty: ScalarType, span: Span) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Variable(id),
         ty,
         span,
@@ -482,6 +485,7 @@ fn binary_expression(
     span: Span,
 ) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Binary {
             op,
             left: Box::new(left),
