@@ -155,7 +155,7 @@ impl Generator<'_> {
         if !self.options.multi_dimensional_buffers || !self.percent(30) {
             return None;
         }
-        let divisors: Vec<u32> = (2..=16).filter(|c| length % c == 0).collect();
+        let divisors: Vec<u32> = (2..=16).filter(|c| length.is_multiple_of(*c)).collect();
         if divisors.is_empty() {
             return None;
         }
