@@ -108,10 +108,7 @@ def case_matmul(device, kernel, rng, warmup, runs):
     b = rng.random((k, n), dtype=np.float32)
     c = np.zeros((m, n), dtype=np.float32)
     c_memory, a_memory, b_memory = device.upload(c), device.upload(a), device.upload(b)
-    if kernel.num_args == 6:
-        args = [c_memory, a_memory, b_memory, ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
-    else:  # kdsl: 2-D buffers
-        args = [*shaped(c_memory, (m, n)), *shaped(a_memory, (m, k)), *shaped(b_memory, (k, n))]
+    args = [c_memory, a_memory, b_memory, ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
     median = device.time_kernel(kernel, args, [n, m], [16, 16], warmup, runs)
     result = device.download(c_memory, c)
     assert np.allclose(result, a.astype(np.float64) @ b, rtol=1e-4), "matmul result differs from the host"
