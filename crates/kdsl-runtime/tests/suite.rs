@@ -1074,13 +1074,7 @@ mod cases {
         kernel
             .launch(
                 &Launch::new([width, height], [16, 16]),
-                &[
-                    ShapedArgument::contiguous(&mut output, &[width as u32, height as u32])
-                        .arguments(),
-                    ShapedArgument::contiguous(&input_buffer, &[height as u32, width as u32])
-                        .arguments(),
-                ]
-                .concat(),
+                &args![&mut output, &input_buffer, width as u32, height as u32],
             )
             .map_err(fail)?
             .wait()
