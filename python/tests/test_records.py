@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import assert_still_usable, has_module, sycl_available
+from conftest import assert_still_usable, cuda_available, has_module, importable, sycl_available
 
 import kdsl
 
@@ -22,7 +22,7 @@ kernel heavier(input: global [Particle], out: global mut [Particle], n: u32) {
 }
 """
 
-needs_sycl = pytest.mark.skipif(not sycl_available(), reason="no SYCL device")
+needs_device = pytest.mark.skipif(not kdsl.devices(), reason="no device")
 C_LAYOUT = np.dtype(
     [("tag", "u1"), ("mass", "<f8"), ("charge", "<i2"), ("flag", "?")], align=True
 )
@@ -51,7 +51,7 @@ def test_the_record_dtype_is_the_c_layout():
     assert kernel.parameters[0].record["fields"][1] == ("mass", "f64", 8)
 
 
-@needs_sycl
+@needs_device
 def test_structured_numpy_arrays_round_trip():
     n = 100
     data = particles(n)
@@ -71,7 +71,7 @@ def test_structured_numpy_arrays_round_trip():
         ([("tag", "u1"), ("weight", "<f8"), ("charge", "<i2"), ("flag", "?")], "mass"),
     ],
 )
-@needs_sycl
+@needs_device
 def test_a_wrong_dtype_names_the_field(dtype, field):
     n = 8
     out = np.zeros(n, C_LAYOUT)
@@ -84,7 +84,7 @@ def test_a_wrong_dtype_names_the_field(dtype, field):
     assert_still_usable()
 
 
-@needs_sycl
+@needs_device
 def test_a_packed_dtype_is_refused():
     n = 8
     packed = np.zeros(n, np.dtype(C_LAYOUT.descr[:1] + [("mass", "<f8"), ("charge", "<i2"), ("flag", "?")]))
@@ -93,7 +93,7 @@ def test_a_packed_dtype_is_refused():
     assert raised.value.field == "mass" and "offset 1" in str(raised.value)
 
 
-@needs_sycl
+@needs_device
 def test_bytes_that_are_not_whole_records_are_refused():
     n = 8
     with pytest.raises(kdsl.ArgumentError) as raised:
@@ -115,3 +115,34 @@ def test_dpnp_arrays_pass_records_as_bytes():
     out = dpnp.asnumpy(device_out).view(C_LAYOUT)
     assert np.array_equal(out["mass"], data["mass"] * 2)
     assert np.array_equal(out["charge"], -data["charge"])
+
+
+@pytest.mark.skipif(not (cuda_available() and importable("cupy")), reason="CuPy or CUDA absent")
+def test_cupy_arrays_pass_records_as_bytes():
+    import cupy
+
+    n = 64
+    data = particles(n)
+    device_in = cupy.asarray(data.view(np.uint8))
+    device_out = cupy.zeros(n * 24, dtype=cupy.uint8)
+    module().heavier[64, 64](device_in, device_out, n).wait()
+    out = cupy.asnumpy(device_out).view(C_LAYOUT)
+    assert np.array_equal(out["tag"], data["tag"] + 1)
+    assert np.array_equal(out["mass"], data["mass"] * 2)
+    assert np.array_equal(out["flag"], ~data["flag"])
+
+
+@pytest.mark.skipif(not (cuda_available() and importable("torch")), reason="PyTorch or CUDA absent")
+def test_torch_tensors_pass_records_as_bytes():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    n = 64
+    data = particles(n)
+    device_in = torch.from_numpy(data.view(np.uint8).copy()).cuda()
+    device_out = torch.zeros(n * 24, dtype=torch.uint8, device="cuda")
+    module().heavier[64, 64](device_in, device_out, n).wait()
+    out = device_out.cpu().numpy().view(C_LAYOUT)
+    assert np.array_equal(out["charge"], -data["charge"])
+    assert np.array_equal(out["mass"], data["mass"] * 2)

@@ -30,6 +30,8 @@ pub const VENV_PYTHON: &str = "KDSL_VENV_PYTHON";
 pub const DEVICE: &str = "KDSL_DEVICE";
 /// The path of `libkdsl_sycl_shim.so`.
 pub const SYCL_SHIM: &str = "KDSL_SYCL_SHIM";
+/// MiB of CUDA's printf buffer in a context that loads a printing kernel (default 64).
+pub const CUDA_PRINTF_BUFFER_MB: &str = "KDSL_CUDA_PRINTF_BUFFER_MB";
 /// The AMD processor to assume instead of asking HIP.
 pub const HIP_ARCH: &str = "KDSL_HIP_ARCH";
 /// `1`: the long test runs (more fuzzgen seeds), as GPU and nightly runs do.

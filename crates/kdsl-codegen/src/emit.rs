@@ -184,7 +184,7 @@ pub(crate) fn compile(
             arch: target.arch.clone(),
             bytes,
             // Checked mode takes the plain lowering everywhere (`lower_module`).
-            matrix_units: target.matrix_units.native()
+            matrix_units: target.matrix_units.native_for(ir)
                 && !options.checked
                 && kdsl_ir::matrix::uses_matrix(ir),
         },

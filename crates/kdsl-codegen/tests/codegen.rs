@@ -1,5 +1,5 @@
 //! The code generator's integration tests, one module per file, in one test binary: each
-//! binary links LLVM statically, so one binary instead of eight saves most of their build time.
+//! binary links LLVM statically, so one binary instead of many saves most of their build time.
 //! `cargo test -p kdsl-codegen --test codegen targets::` runs one file's tests.
 
 /// The validators (`spirv-val`, `ptxas`, `llvm-readobj`) the modules check images with.
@@ -18,6 +18,8 @@ mod image_checks;
 mod inlining;
 #[path = "limits.rs"]
 mod limits;
+#[path = "matrix_amdgpu.rs"]
+mod matrix_amdgpu;
 #[path = "records.rs"]
 mod records;
 #[path = "targets.rs"]

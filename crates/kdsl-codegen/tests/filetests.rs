@@ -1,6 +1,6 @@
 //! The code generator's `.krn` file tests: `// test: llvm <targets>` and `// test: llvm-checked
 //! <targets>`, the optimized LLVM IR of a kernel file for one processor per target (spirv,
-//! ptx = sm_90, amdgpu = gfx90a), compared with `expected/` beside each file; `KDSL_BLESS=1`
+//! ptx = sm_90, amdgpu = gfx90a; amdgpu-gfx942, amdgpu-gfx1100), compared with `expected/` beside each file; `KDSL_BLESS=1`
 //! rewrites them (docs/testing.md).
 
 use kdsl_codegen::{emit_llvm_ir, Options, TargetSpec};
@@ -12,6 +12,8 @@ fn target_spec(target: &str) -> TargetSpec {
         "spirv" => TargetSpec::spirv(),
         "ptx" => TargetSpec::ptx(Some("sm_90")),
         "amdgpu" => TargetSpec::amdgpu(Some("gfx90a")),
+        "amdgpu-gfx942" => TargetSpec::amdgpu(Some("gfx942")),
+        "amdgpu-gfx1100" => TargetSpec::amdgpu(Some("gfx1100")),
         other => unreachable!("the header parser knows no target {other}"),
     }
 }

@@ -278,7 +278,11 @@ fn run_on_device(
     kernel
         .launch(&launch, &arguments)
         .and_then(|event| event.wait())
-        .map_err(|e| format!("launching `{}`: {e}", case.kernel))?;
+        .map_err(|e| match e {
+            // A documented refusal (local memory sized at launch in a SYCLBIN kernel).
+            RuntimeError::Unsupported { .. } => format!("skipped: {e}"),
+            _ => format!("launching `{}`: {e}", case.kernel),
+        })?;
     case.arguments
         .iter()
         .zip(&buffers)

@@ -218,6 +218,37 @@ pub fn function_uses_matrix(function: &Function) -> bool {
     block_uses_matrix(&function.body)
 }
 
+/// The shapes `module`'s matrix statements use, each once, in the order of [`MatrixShape::ALL`].
+pub fn shapes(module: &Module) -> Vec<MatrixShape> {
+    let mut used = Vec::new();
+    for function in &module.functions {
+        block_shapes(&function.body, &mut used);
+    }
+    MatrixShape::ALL
+        .into_iter()
+        .filter(|shape| used.contains(shape))
+        .collect()
+}
+
+fn block_shapes(block: &Block, used: &mut Vec<MatrixShape>) {
+    for statement in block {
+        match &statement.kind {
+            StatementKind::Matrix(op) => used.push(op.shape()),
+            StatementKind::If { accept, reject, .. } => {
+                block_shapes(accept, used);
+                block_shapes(reject, used);
+            }
+            StatementKind::Loop {
+                body, continuing, ..
+            } => {
+                block_shapes(body, used);
+                block_shapes(continuing, used);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn block_uses_matrix(block: &Block) -> bool {
     block.iter().any(|statement| match &statement.kind {
         StatementKind::Matrix(_) => true,

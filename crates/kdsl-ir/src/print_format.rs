@@ -87,6 +87,27 @@ pub fn c_format(text: &[String], arguments: &[ScalarType]) -> String {
     format
 }
 
+/// [`c_format`] with the first `bools.len()` `bool` arguments written into the text as `true` or
+/// `false` (those arguments are then not passed); later `bool` arguments keep `%s`. For
+/// printf implementations that must not read strings: CUDA's driver crashes the host process
+/// on `%s` records once its printf buffer overflows.
+pub fn c_format_with_bools(text: &[String], arguments: &[ScalarType], bools: &[bool]) -> String {
+    let mut format = String::new();
+    let mut written = 0;
+    for (index, piece) in text.iter().enumerate() {
+        format.push_str(&piece.replace('%', "%%"));
+        match arguments.get(index) {
+            Some(ScalarType::Bool) if written < bools.len() => {
+                format.push_str(if bools[written] { "true" } else { "false" });
+                written += 1;
+            }
+            Some(&ty) => format.push_str(PrintfArgument::of(ty).conversion()),
+            None => {}
+        }
+    }
+    format
+}
+
 /// C's `%g`: six significant digits, `%e` style when the exponent is below -4 or at least 6,
 /// trailing zeros removed; glibc's spelling of infinities and NaNs (with their sign).
 fn general(x: f64) -> String {
@@ -164,6 +185,17 @@ mod tests {
         assert_eq!(
             c_format(&text, &[ScalarType::I64, ScalarType::Bool]),
             "a = %ld%% %s\n"
+        );
+        let text: Vec<String> = ["", " ", "% ", " ", ""].map(String::from).into();
+        let types = [
+            ScalarType::Bool,
+            ScalarType::I32,
+            ScalarType::Bool,
+            ScalarType::Bool,
+        ];
+        assert_eq!(
+            c_format_with_bools(&text, &types, &[false, true]),
+            "false %d%% true %s"
         );
     }
 }

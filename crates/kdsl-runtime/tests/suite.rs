@@ -9,8 +9,8 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch, MemoryKind,
-    RuntimeError,
+    args, Argument, BackendKind, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch,
+    MemoryKind, RuntimeError,
 };
 #[path = "suite/checked.rs"]
 mod checked;
@@ -92,8 +92,8 @@ fn print_reaches_stdout() {
 
 /// A million printing work-items end, where the device bounds what it prints.
 #[test]
-fn print_from_a_million_work_items_is_bounded() {
-    print::print_from_a_million_work_items_is_bounded();
+fn print_from_many_work_items_arrives_whole() {
+    print::print_from_many_work_items_arrives_whole();
 }
 
 /// The child process of the `print` tests; does nothing when run by itself.

@@ -55,8 +55,10 @@ pub const CHECK_KINDS: &[CheckKind] = &[
     },
 ];
 
-/// The targets a per-target check names: `spirv`, `ptx` (sm_90) and `amdgpu` (gfx90a).
-pub const TARGETS: [&str; 3] = ["spirv", "ptx", "amdgpu"];
+/// The targets a per-target check names: `spirv`, `ptx` (sm_90), `amdgpu` (gfx90a), and the
+/// AMDGPU processors whose matrix units differ from gfx90a's: `amdgpu-gfx942` (xf32 MFMA) and
+/// `amdgpu-gfx1100` (WMMA, wave32).
+pub const TARGETS: [&str; 5] = ["spirv", "ptx", "amdgpu", "amdgpu-gfx942", "amdgpu-gfx1100"];
 
 /// One check of one file: a kind, and a target for the per-target kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]

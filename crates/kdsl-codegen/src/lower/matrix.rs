@@ -43,6 +43,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 op.name()
             )));
         }
+        if let Some(instruction) = self.target.matrix_units.amdgpu_instruction(op.shape()) {
+            return self.amdgpu_matrix(op, instruction);
+        }
         match op {
             MatrixOp::Load {
                 shape,

@@ -18,6 +18,7 @@ mod expression;
 mod inlining;
 mod local_parameters;
 mod matrix;
+pub(crate) mod matrix_amdgpu;
 mod memory;
 mod print;
 mod shaped;
@@ -65,8 +66,16 @@ pub(crate) fn lower_module<'ctx>(
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
-    let ir = if (checked || !target.matrix_units.native()) && kdsl_ir::matrix::uses_matrix(ir) {
+    let ir = if (checked || !target.matrix_units.native_for(ir)) && kdsl_ir::matrix::uses_matrix(ir)
+    {
         expanded = kdsl_ir::matrix::expand_plain(ir);
+        &expanded
+    } else if matches!(
+        target.matrix_units,
+        crate::target::MatrixUnits::Amdgpu { .. }
+    ) && kdsl_ir::matrix::uses_matrix(ir)
+    {
+        expanded = matrix_amdgpu::unroll_tile_zeroing(ir);
         &expanded
     } else {
         ir

@@ -11,8 +11,12 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FunctionValue, IntValue, PointerValue,
 };
 use inkwell::AddressSpace as LlvmAddressSpace;
-use kdsl_ir::print_format::{c_format, PrintfArgument};
+use kdsl_ir::print_format::{c_format, c_format_with_bools, PrintfArgument};
 use kdsl_ir::{Expression, ScalarType};
+
+/// How many `bool` arguments of one `print` `vprintf` gets written into its format (one format
+/// per combination of their values); later ones are passed as `%s` strings.
+const FORMAT_BOOLS: usize = 4;
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     pub(super) fn print(&mut self, text: &[String], arguments: &[Expression]) -> Result<()> {
@@ -30,16 +34,35 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         // Where `branch_bools`: each `bool` argument's position and value; its slot in
         // `values` is filled with a constant string in each branch.
         let mut bools = Vec::new();
+        // For `vprintf`: the first `bool` arguments, chosen between formats instead of passed.
+        let mut format_bools = Vec::new();
+        let vprintf = matches!(self.target.printf, PrintfLowering::Vprintf { .. });
         for argument in arguments {
             let value = self.expression(argument)?;
             if branch_bools && argument.ty == ScalarType::Bool {
                 bools.push((values.len(), value.into_int_value()));
                 values.push(value);
+            } else if vprintf
+                && argument.ty == ScalarType::Bool
+                && format_bools.len() < FORMAT_BOOLS
+            {
+                format_bools.push(value.into_int_value());
             } else {
                 values.push(self.printf_argument(value, argument.ty, strings, generic)?);
             }
         }
-        let format = self.string_constant("kdsl.print.format", &format, strings, generic)?;
+        let format = if format_bools.is_empty() {
+            self.string_constant("kdsl.print.format", &format, strings, generic)?
+        } else {
+            let (text, types) = (text, types.as_slice());
+            self.format_by_bools(
+                &mut Vec::new(),
+                &format_bools,
+                &|chosen: &[bool]| c_format_with_bools(text, types, chosen),
+                strings,
+                generic,
+            )?
+        };
         let i32_type = self.context.i32_type();
         match self.target.printf {
             PrintfLowering::OpenClPrintf {
@@ -119,6 +142,31 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
         self.builder.position_at_end(join);
         Ok(())
+    }
+
+    /// The format for the values of `conditions`: one constant format per combination (made
+    /// by `format_of` from the values chosen so far), picked by selects on the conditions.
+    fn format_by_bools(
+        &mut self,
+        chosen: &mut Vec<bool>,
+        conditions: &[IntValue<'ctx>],
+        format_of: &dyn Fn(&[bool]) -> String,
+        strings: u16,
+        generic: bool,
+    ) -> Result<PointerValue<'ctx>> {
+        let Some(&condition) = conditions.get(chosen.len()) else {
+            return self.string_constant("kdsl.print.format", &format_of(chosen), strings, generic);
+        };
+        chosen.push(true);
+        let yes = self.format_by_bools(chosen, conditions, format_of, strings, generic)?;
+        chosen.pop();
+        chosen.push(false);
+        let no = self.format_by_bools(chosen, conditions, format_of, strings, generic)?;
+        chosen.pop();
+        Ok(self
+            .builder
+            .build_select(condition, yes, no, "")?
+            .into_pointer_value())
     }
 
     /// Links `support` (LLVM IR text) into the module, once.

@@ -9,10 +9,10 @@
 //! buffers are device allocations, so native float atomics are correct (as in HIP).
 
 use super::{
-    calling_convention, AddressSpaces, AmdgpuLinker, BarrierLowering, FeatureSupport, LaneIdSource,
-    Legalization, LocalParameterLowering, OutputFormat, PrintfLowering, RequiredWorkGroupSize,
-    ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive,
-    WorkGroupLowering, WorkItemLowering,
+    calling_convention, AddressSpaces, AmdgpuLinker, AmdgpuMatrixInstruction, BarrierLowering,
+    FeatureSupport, LaneIdSource, Legalization, LocalParameterLowering, MatrixUnits, OutputFormat,
+    PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
+    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{libclc_file, LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -77,6 +77,32 @@ fn cpu_features(arch: &str) -> &'static str {
     } else {
         ""
     }
+}
+
+/// The matrix instructions of `arch`: MFMA on CDNA (gfx908, gfx90a, gfx94x, gfx950 and their
+/// generic `gfx9-4-generic`), WMMA on RDNA3 (gfx11, wave32). Other processors (gfx8 to gfx10,
+/// `gfx9-generic`, gfx12) and missing shapes take the plain lowering. tf32 tiles use xf32 MFMA
+/// where it exists (gfx942 only), else f32 MFMA on inputs rounded to tf32 (exact: the rounded
+/// products fit `f32`); RDNA3 has no tf32 or f32 unit.
+fn matrix_units(arch: &str) -> MatrixUnits {
+    use AmdgpuMatrixInstruction::*;
+    let cdna = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx9-4-generic"].contains(&arch);
+    let (f16, tf32) = if cdna {
+        let tf32 = if arch == "gfx942" {
+            Mfma16x16x8Xf32
+        } else {
+            Mfma16x16x4F32
+        };
+        (Some(Mfma16x16x16F16), Some(tf32))
+    } else if arch.starts_with("gfx11") {
+        (Some(Wmma16x16x16F16Wave32), None)
+    } else {
+        (None, None)
+    };
+    if f16.is_none() && tf32.is_none() {
+        return MatrixUnits::Plain;
+    }
+    MatrixUnits::Amdgpu { f16, tf32 }
 }
 
 pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
@@ -163,8 +189,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             ..Legalization::default()
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
-        // MFMA and WMMA are not used yet: matrix tiles take the plain lowering.
-        matrix_units: crate::target::MatrixUnits::Plain,
+        matrix_units: matrix_units(arch),
     })
 }
 

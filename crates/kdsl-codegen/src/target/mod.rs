@@ -213,18 +213,68 @@ pub(crate) enum MatrixUnits {
     Plain,
     /// NVIDIA tensor cores through `llvm.nvvm.wmma.*`: `f16` from sm_70, tf32 from sm_80.
     NvvmWmma { capability: u32 },
+    /// AMD matrix cores (MFMA on CDNA, WMMA on RDNA3): the instruction for each shape, where
+    /// the processor has one. A module using a shape without one takes the plain lowering
+    /// whole (tiles may pass between functions, so one module has one layout).
+    Amdgpu {
+        f16: Option<AmdgpuMatrixInstruction>,
+        tf32: Option<AmdgpuMatrixInstruction>,
+    },
+}
+
+/// The AMDGPU matrix instructions tiles lower to (layouts: `lower::matrix_amdgpu`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AmdgpuMatrixInstruction {
+    /// `v_mfma_f32_16x16x16_f16` (gfx908, gfx90a, gfx94x, gfx950; wave64).
+    Mfma16x16x16F16,
+    /// `v_mfma_f32_16x16x4_f32` twice per k8 tile, on inputs rounded to tf32 first.
+    Mfma16x16x4F32,
+    /// `v_mfma_f32_16x16x8_xf32` (gfx942 only; gfx950 dropped xf32), inputs rounded first.
+    Mfma16x16x8Xf32,
+    /// `v_wmma_f32_16x16x16_f16` in wave32 (gfx11).
+    Wmma16x16x16F16Wave32,
 }
 
 impl MatrixUnits {
-    /// Whether statements reach the matrix units (they are not expanded).
+    /// Whether the target has matrix units for some shape (modules may reach them).
     pub fn native(self) -> bool {
-        matches!(self, MatrixUnits::NvvmWmma { .. })
+        match self {
+            MatrixUnits::Plain => false,
+            MatrixUnits::NvvmWmma { .. } => true,
+            MatrixUnits::Amdgpu { f16, tf32 } => f16.is_some() || tf32.is_some(),
+        }
+    }
+
+    /// Whether `module`'s tiles reach the matrix units: the target has a unit for every
+    /// shape the module uses (else the whole module takes the plain lowering).
+    pub fn native_for(self, module: &kdsl_ir::Module) -> bool {
+        match self {
+            MatrixUnits::Plain => false,
+            // The checker refuses shapes the processor cannot do.
+            MatrixUnits::NvvmWmma { .. } => true,
+            MatrixUnits::Amdgpu { .. } => kdsl_ir::matrix::shapes(module)
+                .into_iter()
+                .all(|shape| self.amdgpu_instruction(shape).is_some()),
+        }
+    }
+
+    /// The AMDGPU instruction for `shape`, if the target has one.
+    pub fn amdgpu_instruction(
+        self,
+        shape: kdsl_ir::MatrixShape,
+    ) -> Option<AmdgpuMatrixInstruction> {
+        match (self, shape) {
+            (MatrixUnits::Amdgpu { f16, .. }, kdsl_ir::MatrixShape::F16M16N16K16) => f16,
+            (MatrixUnits::Amdgpu { tf32, .. }, kdsl_ir::MatrixShape::Tf32M16N16K8) => tf32,
+            _ => None,
+        }
     }
 
     /// `None` when the target can compile `shape`, else the processor it needs.
     pub fn missing(self, shape: kdsl_ir::MatrixShape) -> Option<&'static str> {
         match (self, shape) {
-            (MatrixUnits::Plain, _) => None,
+            // AMDGPU processors without a unit for a shape take the plain lowering.
+            (MatrixUnits::Plain | MatrixUnits::Amdgpu { .. }, _) => None,
             (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::F16M16N16K16) => {
                 (capability < 70).then_some("sm_70")
             }

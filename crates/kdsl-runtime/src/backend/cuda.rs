@@ -391,6 +391,9 @@ impl DeviceBackend for CudaDevice {
             backend: BackendKind::Cuda,
             message: "the PTX image is not text".into(),
         })?;
+        if source.as_bytes().windows(7).any(|w| w == b"vprintf") {
+            raise_printf_buffer();
+        }
         // SAFETY: `source` is a NUL-terminated PTX string that outlives the call.
         let module = unsafe { result::module::load_data(source.as_ptr() as *const c_void) }
             .map_err(driver_error)?;
@@ -398,6 +401,29 @@ impl DeviceBackend for CudaDevice {
             module,
             context: Arc::clone(&self.context),
         }))
+    }
+}
+
+/// Raises the printf buffer of the current context to `KDSL_CUDA_PRINTF_BUFFER_MB` (64 MiB by
+/// default; CUDA's 1 MiB holds a few thousand work-items' lines). Output past the buffer is
+/// lost, and driver 580 crashed the process on some overflowing output (docs/language.md,
+/// "print"). The driver refuses the change once a printing kernel ran in the context: then
+/// the buffer stays as it was.
+fn raise_printf_buffer() {
+    let megabytes = std::env::var(kdsl_bundle::environment::CUDA_PRINTF_BUFFER_MB)
+        .ok()
+        .and_then(|value| value.parse::<usize>().ok())
+        .unwrap_or(64);
+    let wanted = megabytes.saturating_mul(1 << 20);
+    let limit = sys::CUlimit::CU_LIMIT_PRINTF_FIFO_SIZE;
+    let mut current = 0usize;
+    // SAFETY: the context is bound to this thread; both calls only read or set a limit.
+    unsafe {
+        if sys::cuCtxGetLimit(&mut current, limit) == sys::CUresult::CUDA_SUCCESS
+            && current < wanted
+        {
+            let _ = sys::cuCtxSetLimit(limit, wanted);
+        }
     }
 }
 
