@@ -90,6 +90,7 @@ pub const ALL: &[&str] = &[
     WHEEL_PROFILE,
     DEVICE,
     SYCL_SHIM,
+    CUDA_PRINTF_BUFFER_MB,
     HIP_ARCH,
     LONG_TESTS,
     TEST_DEVICE,
