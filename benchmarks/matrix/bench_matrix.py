@@ -1,15 +1,93 @@
-"""kdsl's hgemm and sgemm_tf32 (examples/*.krn, PTX for sm_90 from `kdsl compile --emit ptx`)
-against cuBLAS through PyTorch (fp16 inputs; f32 inputs with TF32 allowed), timed with CUDA
-events on the same device. Usage: python3 bench_matrix.py <folder with hgemm.ptx and
-sgemm_tf32.ptx> <output json>."""
-import json, sys, time
+"""kdsl's GEMMs (PTX for sm_90 from `kdsl compile --emit ptx`) against cuBLAS through PyTorch
+(fp16 inputs; f32 inputs with TF32 allowed) and Triton's tutorial matmul
+(python/tutorials/03-matrix-multiplication.py: its kernel and its CUDA autotune list, the
+autotuner's pick per shape), timed with CUDA events in one process on the same device.
+Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNEL[@FILE] ...]
+(default hgemm and sgemm_tf32; KERNEL@FILE is kernel KERNEL of FILE.ptx; a name containing
+"tf32" is an f32-input GEMM). SIZES=1024,4096 picks the sizes; NO_TRITON=1 leaves Triton out.
+Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
+*_ms); docs/benchmarks.md takes each column's faster one.
+Each kernel takes (c f32, a, b, m, n, k), 256 work-items, one 128 x 128 block of C each."""
+import json, os, sys
 import numpy as np
 import cupy as cp
 import torch
 
 folder, output = sys.argv[1], sys.argv[2]
+names = sys.argv[3:] or ["hgemm", "sgemm_tf32"]
+sizes = [int(s) for s in os.environ.get("SIZES", "1024,4096,8192").split(",")]
 results = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
            "cupy": cp.__version__, "cuda": torch.version.cuda, "runs": []}
+
+try:
+    if os.environ.get("NO_TRITON"):
+        raise ImportError("NO_TRITON is set")
+    import triton
+    import triton.language as tl
+    results["triton"] = triton.__version__
+
+    def configs():
+        c = triton.Config
+        return [
+            c({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 64, 'GROUP_SIZE_M': 8}, num_stages=3, num_warps=8),
+            c({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 256, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+            c({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+            c({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+            c({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 128, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+            c({'BLOCK_SIZE_M': 128, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=4, num_warps=4),
+            c({'BLOCK_SIZE_M': 64, 'BLOCK_SIZE_N': 32, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5, num_warps=2),
+            c({'BLOCK_SIZE_M': 32, 'BLOCK_SIZE_N': 64, 'BLOCK_SIZE_K': 32, 'GROUP_SIZE_M': 8}, num_stages=5, num_warps=2),
+        ]
+
+    @triton.autotune(configs=configs(), key=['M', 'N', 'K', 'IN_F32'])
+    @triton.jit
+    def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                      stride_cm, stride_cn, IN_F32: tl.constexpr, BLOCK_SIZE_M: tl.constexpr,
+                      BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
+                      GROUP_SIZE_M: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
+        num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
+        num_pid_in_group = GROUP_SIZE_M * num_pid_n
+        group_id = pid // num_pid_in_group
+        first_pid_m = group_id * GROUP_SIZE_M
+        group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+        pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+        pid_n = (pid % num_pid_in_group) // group_size_m
+        offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
+        offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
+        offs_k = tl.arange(0, BLOCK_SIZE_K)
+        a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+        b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+        accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
+            a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
+            b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
+            accumulator = tl.dot(a, b, accumulator)
+            a_ptrs += BLOCK_SIZE_K * stride_ak
+            b_ptrs += BLOCK_SIZE_K * stride_bk
+        if IN_F32:
+            c = accumulator
+        else:
+            c = accumulator.to(tl.float16)
+        offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
+        offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
+        c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+        c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+        tl.store(c_ptrs, c, mask=c_mask)
+
+    def triton_matmul(a, b):
+        M, K = a.shape
+        _, N = b.shape
+        c = torch.empty((M, N), device=a.device, dtype=a.dtype)
+        grid = lambda META: (triton.cdiv(M, META['BLOCK_SIZE_M']) * triton.cdiv(N, META['BLOCK_SIZE_N']), )
+        matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1),
+                            c.stride(0), c.stride(1), IN_F32=a.dtype == torch.float32)
+        return c
+except Exception as error:  # noqa: BLE001 (recorded, the other columns still run)
+    results["triton_error"] = repr(error)
+    triton_matmul = None
+
 
 def time_it(launch, repeats):
     launch()
@@ -25,35 +103,87 @@ def time_it(launch, repeats):
         best = min(best, cp.cuda.get_elapsed_time(start, stop) / repeats)
     return best  # milliseconds
 
-modules = {name: cp.RawModule(path=f"{folder}/{name}.ptx") for name in ("hgemm", "sgemm_tf32")}
-for size in (1024, 4096, 8192):
+
+def time_graph(launch, repeats):
+    """`repeats` launches captured in one CUDA graph, replayed: no host launch cost in the
+    time (Triton's Python launcher costs more than a 1024^3 GEMM takes)."""
+    stream = torch.cuda.Stream()
+    with torch.cuda.stream(stream), cp.cuda.ExternalStream(stream.cuda_stream):
+        launch()
+        stream.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            with cp.cuda.ExternalStream(stream.cuda_stream):
+                for _ in range(repeats):
+                    launch()
+        graph.replay()
+        stream.synchronize()
+        best = float("inf")
+        for _ in range(3):
+            start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            graph.replay()
+            stop.record(stream)
+            stop.synchronize()
+            best = min(best, start.elapsed_time(stop) / repeats)
+    return best  # milliseconds
+
+
+def timed(launch, repeats):
+    """(graph time, plain time) in milliseconds; the graph one is None where capture failed."""
+    plain = time_it(launch, repeats)
+    try:
+        return time_graph(launch, repeats), plain
+    except Exception as error:  # noqa: BLE001 (recorded as a missing graph time)
+        print("graph capture failed:", repr(error), file=sys.stderr)
+        return None, plain
+
+
+modules = {name: cp.RawModule(path=f"{folder}/{name.split('@')[-1]}.ptx") for name in names}
+for size in sizes:
     m = n = k = size
     flops = 2.0 * m * n * k
     repeats = max(3, int(2e12 / flops * 4))
-    for name, dtype in (("hgemm", cp.float16), ("sgemm_tf32", cp.float32)):
+    for name in names:
+        tf32 = "tf32" in name
+        dtype = cp.float32 if tf32 else cp.float16
         a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
         b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
         c = cp.zeros((m, n), dtype=cp.float32)
-        kernel = modules[name].get_function(name)
+        kernel = modules[name].get_function(name.split("@")[0])
         args = (c, a, b, np.uint32(m), np.uint32(n), np.uint32(k))
         launch = lambda: kernel((n // 128, m // 128, 1), (256, 1, 1), args)
-        ms = time_it(launch, repeats)
+        graph_ms, plain_ms = timed(launch, repeats)
+        ms = graph_ms or plain_ms
         ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
-        torch.backends.cuda.matmul.allow_tf32 = name == "sgemm_tf32"
+        torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-        reference = ta.float() @ tb.float() if size <= 4096 else None
         error = None
-        if reference is not None:
-            torch.backends.cuda.matmul.allow_tf32 = False
-            exact = (ta.double() @ tb.double())
+        if size <= 4096:
+            exact = ta.double() @ tb.double()
             got = torch.as_tensor(c, device="cuda").double()
             error = float(((got - exact).abs().max() / exact.abs().max()).item())
-            torch.backends.cuda.matmul.allow_tf32 = name == "sgemm_tf32"
-        torch_ms = time_it(lambda: torch.matmul(ta, tb), repeats)
+        torch_graph_ms, torch_plain_ms = timed(lambda: torch.matmul(ta, tb), repeats)
+        torch_ms = torch_graph_ms or torch_plain_ms
         run = {"kernel": name, "size": size, "kdsl_ms": ms, "kdsl_tflops": flops / ms / 1e9,
                "cublas_ms": torch_ms, "cublas_tflops": flops / torch_ms / 1e9,
-               "ratio": torch_ms / ms, "max_error_vs_f64_relative_to_max": error,
-               "cublas": "torch.matmul fp16 (f16 output)" if name == "hgemm" else "torch.matmul f32, allow_tf32=True"}
+               "ratio": torch_ms / ms, "kdsl_plain_ms": plain_ms, "cublas_plain_ms": torch_plain_ms,
+               "graph": graph_ms is not None and torch_graph_ms is not None, "max_error_vs_f64_relative_to_max": error,
+               "cublas": "torch.matmul fp16 (f16 output)" if not tf32 else "torch.matmul f32, allow_tf32=True"}
+        if triton_matmul is not None:
+            try:
+                triton_matmul(ta, tb)  # autotunes on the first call per shape and type
+                best = matmul_kernel.best_config
+                triton_graph_ms, triton_plain_ms = timed(lambda: triton_matmul(ta, tb), repeats)
+                triton_ms = triton_graph_ms or triton_plain_ms
+                run.update({"triton_plain_ms": triton_plain_ms, "triton_graph": triton_graph_ms is not None})
+                run.update({"triton_ms": triton_ms, "triton_tflops": flops / triton_ms / 1e9,
+                            "ratio_to_triton": triton_ms / ms, "triton_config": str(best)})
+                if size <= 4096:
+                    got = triton_matmul(ta, tb).double()
+                    run["triton_max_error"] = float(((got - exact).abs().max() / exact.abs().max()).item())
+            except Exception as error:  # noqa: BLE001
+                run["triton_error"] = repr(error)
         print(json.dumps(run), flush=True)
         results["runs"].append(run)
         del a, b, c, ta, tb

@@ -20,6 +20,8 @@ mod inlining;
 mod limits;
 #[path = "matrix_amdgpu.rs"]
 mod matrix_amdgpu;
+#[path = "matrix_registers.rs"]
+mod matrix_registers;
 #[path = "records.rs"]
 mod records;
 #[path = "targets.rs"]

@@ -16,6 +16,7 @@ pub mod records;
 mod render;
 pub mod scalar;
 pub mod span;
+pub mod tile_registers;
 pub mod type_constants;
 pub mod types;
 pub mod uniformity;

@@ -66,19 +66,15 @@ pub(crate) fn lower_module<'ctx>(
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
-    let ir = if (checked || !target.matrix_units.native_for(ir)) && kdsl_ir::matrix::uses_matrix(ir)
-    {
+    // With them, tiles must stay in registers (`kdsl_ir::tile_registers`).
+    let ir = if !kdsl_ir::matrix::uses_matrix(ir) {
+        ir
+    } else if checked || !target.matrix_units.native_for(ir) {
         expanded = kdsl_ir::matrix::expand_plain(ir);
         &expanded
-    } else if matches!(
-        target.matrix_units,
-        crate::target::MatrixUnits::Amdgpu { .. }
-    ) && kdsl_ir::matrix::uses_matrix(ir)
-    {
-        expanded = matrix_amdgpu::unroll_tile_zeroing(ir);
-        &expanded
     } else {
-        ir
+        expanded = kdsl_ir::tile_registers::unroll_tile_zeroing(ir);
+        &expanded
     };
     let types = Types { context };
     let plan = checked.then(|| checked::CheckPlan::new(ir));

@@ -1,0 +1,187 @@
+"""Writes the matrix-tile GEMMs: the bodies of examples/hgemm.krn and examples/sgemm_tf32.krn
+(their header comments are kept by hand) and the variants measured in docs/benchmarks.md.
+
+Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn
+  KERNEL     the kernel's name (hgemm, sgemm_tf32)
+  TF32       1: f32 inputs computed as tf32 (m16n16k8 tiles); 0: f16 inputs (m16n16k16)
+  DEPTH      the k extent staged in local memory per step (a multiple of the tile's K)
+  BUFFERING  0: one local buffer, two barriers a step; 1: two buffers, one barrier a step;
+             2: two buffers with the step loop unrolled twice (k a multiple of 2 * DEPTH);
+             3: two buffers, the compute in an if/else on the buffer
+The examples: hgemm 0 64 0 and sgemm_tf32 1 16 0. Every kernel: 256 work-items, a 128 x 128
+block of C each, eight sub-groups of 2 x 4 accumulator tiles."""
+import sys
+
+def gen(kernel, tf32, bk, double):
+    ty = "f32" if tf32 else "f16"
+    kstep = 8 if tf32 else 16
+    pad = 4 if tf32 else 8
+    a_stride, b_stride = bk + pad, 128 + 8
+    a_size, b_size = 128 * a_stride, bk * b_stride
+    per = bk // 8  # 4-element chunks of A (and of B) per work-item and step
+    frag = 128 if tf32 else 256
+    bufs = 2 if double else 1
+    L = []
+    w = L.append
+    w(f"const A_STRIDE: u32 = {a_stride};")
+    w(f"const B_STRIDE: u32 = {b_stride};")
+    w("")
+    w("#[work_group_size(256)]")
+    w(f"kernel {kernel}(c: global mut [f32], a: global [{ty}], b: global [{ty}], m: u32, n: u32, k: u32) {{")
+    w(f"    local a_block: [{ty}; {a_size * bufs}];")
+    w(f"    local b_block: [{ty}; {b_size * bufs}];")
+    w("    let item = get_local_id(0);")
+    w("    let block_row = get_group_id(1) * 128;")
+    w("    let block_column = get_group_id(0) * 128;")
+    w("    let unit = get_sub_group_id();")
+    w("    let units = get_num_sub_groups();")
+    w("    let unit_row = unit / 2 * 32;")
+    w("    let unit_column = unit % 2 * 64;")
+    accs = [f"acc{i}{j}" for i in range(2) for j in range(4)]
+    for acc in accs:
+        w(f"    let mut {acc}: [f32; 256];")
+        w(f"    matrix_fill({acc}, 0.0);")
+    for t in ["a0", "a1", "b0", "b1", "b2", "b3"]:
+        w(f"    let mut {t}: [{ty}; {frag}];")
+    w(f"    // Work-item `item` copies the 4-element chunks item, item + 256, ... of each step's A")
+    w(f"    // ({bk // 4} chunks a row) and B (32 a row): a sub-group reads whole rows, coalesced.")
+    def chunk(j):
+        return f"(item + {j * 256})" if j else "item"
+    def a_row(j): return f"{chunk(j)} / {bk // 4}"
+    def a_col(j): return f"{chunk(j)} % {bk // 4} * 4"
+    def b_row(j): return f"{chunk(j)} / 32"
+    def b_col(j): return f"{chunk(j)} % 32 * 4"
+    def loads(depth, indent, decl):
+        out = []
+        let = "let mut " if decl else ""
+        for j in range(per):
+            out.append(f"{indent}{let}av{j} = vload4(a, ((block_row + {a_row(j)}) * k + {depth}{a_col(j)}) / 4);")
+        for j in range(per):
+            out.append(f"{indent}{let}bv{j} = vload4(b, (({depth}{b_row(j)}) * n + block_column + {b_col(j)}) / 4);")
+        return out
+    def stores(base_a, base_b, indent):
+        out = []
+        for j in range(per):
+            out.append(f"{indent}let a_at{j} = {base_a}({a_row(j)}) * A_STRIDE + {a_col(j)};")
+            for c, comp in enumerate("xyzw"):
+                off = f" + {c}" if c else ""
+                out.append(f"{indent}a_block[a_at{j}{off}] = av{j}.{comp};")
+        for j in range(per):
+            out.append(f"{indent}let b_at{j} = {base_b}({b_row(j)}) * B_STRIDE + {b_col(j)};")
+            for c, comp in enumerate("xyzw"):
+                off = f" + {c}" if c else ""
+                out.append(f"{indent}b_block[b_at{j}{off}] = bv{j}.{comp};")
+        return out
+    def compute(a_cur, b_cur, indent):
+        out = [f"{indent}if unit < 8 {{",
+               f"{indent}    for sub_step in 0u32..{bk // kstep} unroll {{",
+               f"{indent}        let kk = sub_step * {kstep};"]
+        i2 = indent + "        "
+        out.append(f"{i2}matrix_load_a(a0, a_block, {a_cur}(unit_row + 0) * A_STRIDE + kk, A_STRIDE);")
+        out.append(f"{i2}matrix_load_a(a1, a_block, {a_cur}(unit_row + 16) * A_STRIDE + kk, A_STRIDE);")
+        for j in range(4):
+            out.append(f"{i2}matrix_load_b(b{j}, b_block, {b_cur}kk * B_STRIDE + unit_column + {16 * j}, B_STRIDE);")
+        for i in range(2):
+            for j in range(4):
+                out.append(f"{i2}matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+        out += [f"{indent}    }}", f"{indent}}}"]
+        return out
+    if double == 2:
+        w("    // Step 0 goes to buffer 0; each step then computes on one buffer while the next")
+        w("    // step's A and B travel through registers into the other: one barrier a step.")
+        L.extend(loads("", "    ", True))
+        L.extend(stores("", "", "    "))
+        w("    barrier();")
+        w(f"    for depth in 0..k step {2 * bk} {{")
+        for half in range(2):
+            nxt = f"depth + {bk * (half + 1)}"
+            w(f"        if {nxt} < k {{")
+            L.extend(loads(f"{nxt} + ", "            ", False))
+            w("        }")
+            L.extend(compute(f"{half * a_size} + " if half else "", f"{half * b_size} + " if half else "", "        "))
+            w(f"        if {nxt} < k {{")
+            L.extend(stores(f"{(1 - half) * a_size} + " if half == 0 else "", f"{(1 - half) * b_size} + " if half == 0 else "", "            "))
+            w("        }")
+            w("        barrier();")
+        w("    }")
+    elif double == 3:
+        L.extend(loads("", "    ", True))
+        L.extend(stores("", "", "    "))
+        w("    barrier();")
+        w(f"    for depth in 0..k step {bk} {{")
+        w(f"        let current = depth / {bk} % 2;")
+        w("        let next = depth + %d;" % bk)
+        w("        if next < k {")
+        L.extend(loads("next + ", "            ", False))
+        w("        }")
+        w("        if current == 0 {")
+        L.extend(compute("", "", "            "))
+        w("        } else {")
+        L.extend(compute(f"{a_size} + ", f"{b_size} + ", "            "))
+        w("        }")
+        w("        if next < k {")
+        L.extend(stores(f"(1 - current) * {a_size} + ", f"(1 - current) * {b_size} + ", "            "))
+        w("        }")
+        w("        barrier();")
+        w("    }")
+    elif double:
+        w("    // Step 0 goes to buffer 0; each step then computes on one buffer while the next")
+        w("    // step's A and B travel through registers into the other: one barrier a step.")
+        L.extend(loads("", "    ", True))
+        L.extend(stores("", "", "    "))
+        w("    barrier();")
+        w(f"    for depth in 0..k step {bk} {{")
+        w(f"        let current = depth / {bk} % 2;")
+        w("        let next = depth + %d;" % bk)
+        w("        if next < k {")
+        L.extend(loads("next + ", "            ", False))
+        w("        }")
+        L.extend(compute(f"current * {a_size} + ", f"current * {b_size} + ", "        "))
+        w("        if next < k {")
+        L.extend(stores(f"(1 - current) * {a_size} + ", f"(1 - current) * {b_size} + ", "            "))
+        w("        }")
+        w("        barrier();")
+        w("    }")
+    else:
+        w("    // A and B of the next step are read into registers while this step computes.")
+        L.extend(loads("", "    ", True))
+        w(f"    for depth in 0..k step {bk} {{")
+        L.extend(stores("", "", "        "))
+        w("        let next = depth + %d;" % bk)
+        w("        if next < k {")
+        L.extend(loads("next + ", "            ", False))
+        w("        }")
+        w("        barrier();")
+        L.extend(compute("", "", "        "))
+        w("        barrier();")
+        w("    }")
+    w("    if unit < 8 {")
+    for i in range(2):
+        for j in range(4):
+            w(f"        matrix_store(acc{i}{j}, c, (block_row + unit_row + {16 * i}) * n + block_column + unit_column + {16 * j}, n);")
+    w("    }")
+    w("    // Units without a sub-group of their own (sub-groups wider than 32 lanes).")
+    w("    for extra in unit + units..8 step units {")
+    w("        let row = block_row + extra / 2 * 32;")
+    w("        let column = block_column + extra % 2 * 64;")
+    for acc in accs:
+        w(f"        matrix_fill({acc}, 0.0);")
+    w(f"        for depth in 0..k step {kstep} {{")
+    w("            matrix_load_a(a0, a, (row + 0) * k + depth, k);")
+    w("            matrix_load_a(a1, a, (row + 16) * k + depth, k);")
+    for j in range(4):
+        w(f"            matrix_load_b(b{j}, b, depth * n + column + {16 * j}, n);")
+    for i in range(2):
+        for j in range(4):
+            w(f"            matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+    w("        }")
+    for i in range(2):
+        for j in range(4):
+            w(f"        matrix_store(acc{i}{j}, c, (row + {16 * i}) * n + column + {16 * j}, n);")
+    w("    }")
+    w("}")
+    return "\n".join(L) + "\n"
+
+if __name__ == "__main__":
+    kernel, tf32, bk, double, out = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+    open(out, "w").write(gen(kernel, tf32, bk, double))
