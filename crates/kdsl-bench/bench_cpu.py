@@ -140,7 +140,7 @@ def case_stencil2d(device, kernel, rng, warmup, runs):
     return median, 2 * 4 * n * n, None
 
 
-KMEANS_COPIES = 8  # COPIES in examples/kmeans.krn (and KM_COPIES in reference/kernels.cl)
+KMEANS_COPIES = 8  # copies of the sums (KM_COPIES in reference/kernels.cl; kdsl reads the shape)
 KMEANS_GROUP = 256  # the kernel's work_group_size
 
 
@@ -159,6 +159,13 @@ def kmeans_inputs(n_samples=100_000, n_features=14, n_clusters=127):
     return x, centroids, half_norms, labels
 
 
+def shaped(memory, shape):
+    """A C-contiguous multi-dimensional buffer as a kdsl kernel takes it: the buffer, one
+    ``uint`` per extent, one ``ulong`` per stride (in elements)."""
+    strides = [int(np.prod(shape[k + 1 :])) for k in range(len(shape))]
+    return [memory, *(ctypes.c_uint32(e) for e in shape), *(ctypes.c_uint64(s) for s in strides)]
+
+
 def case_kmeans_assign(device, kernel, rng, warmup, runs):
     x, centroids, half_norms, host_labels = kmeans_inputs()
     n_samples, n_features = x.shape
@@ -170,10 +177,22 @@ def case_kmeans_assign(device, kernel, rng, warmup, runs):
     counts = np.zeros(KMEANS_COPIES * n_clusters, dtype=np.uint32)
     labels_memory, sums_memory, counts_memory = device.upload(labels), device.upload(sums), device.upload(counts)
     x_memory, centroids_memory, norms_memory = device.upload(x_t), device.upload(centroids_t), device.upload(half_norms)
-    args = [
-        labels_memory, sums_memory, counts_memory, x_memory, centroids_memory, norms_memory,
-        ctypes.c_uint32(n_samples), ctypes.c_uint32(n_features), ctypes.c_uint32(n_clusters),
-    ]
+    if kernel.num_args == 9:
+        # OpenCL C: flat buffers and the sizes.
+        args = [
+            labels_memory, sums_memory, counts_memory, x_memory, centroids_memory, norms_memory,
+            ctypes.c_uint32(n_samples), ctypes.c_uint32(n_features), ctypes.c_uint32(n_clusters),
+        ]
+    else:
+        # kdsl: multi-dimensional buffers, each followed by its extents and strides (in elements).
+        args = [
+            labels_memory,
+            *shaped(sums_memory, (KMEANS_COPIES, n_clusters, n_features)),
+            *shaped(counts_memory, (KMEANS_COPIES, n_clusters)),
+            *shaped(x_memory, (n_features, n_samples)),
+            *shaped(centroids_memory, (n_features, n_clusters)),
+            norms_memory,
+        ]
     global_range = [-(-n_samples // KMEANS_GROUP) * KMEANS_GROUP]
 
     def reset():

@@ -24,7 +24,7 @@ import kdsl
 
 KERNELS = Path(__file__).resolve().parent.parent / "kmeans.krn"
 GROUP = 256  # kmeans_assign's work-group size (WINDOW_FEATURES x WINDOW_CENTROIDS)
-COPIES = 8  # privatised copies of the sums, set at compile time
+COPIES = 8  # privatised copies of the sums (kmeans_assign reads them from the shape)
 
 
 def make_data(samples: int, features: int, clusters: int, seed: int = 0):
@@ -129,12 +129,13 @@ def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.nda
     # kmeans_assign requires work-groups of GROUP (#[work_group_size(GROUP)]), which a launch
     # without a local size gets.
     assert module.kmeans_assign.work_group_size == (GROUP, 1, 1)
+    # The kernels read the sizes from the arrays' shapes.
     assign = module.kmeans_assign[-(-samples // GROUP) * GROUP]
     update = module.kmeans_update[-(-clusters // 32) * 32, 32]
 
     def iteration():
-        assign(labels, sums, counts, x_t, centroids_t, half_norms, samples, features, clusters)
-        update(centroids_t, half_norms, sums, counts, features, clusters)
+        assign(labels, sums, counts, x_t, centroids_t, half_norms)
+        update(centroids_t, half_norms, sums, counts)
 
     iteration()  # loads the program on the device (once per queue or stream)
     backend.synchronize(labels)
@@ -194,7 +195,7 @@ def main() -> int:
     if arguments.quick:
         arguments.samples, arguments.features, arguments.clusters, arguments.iterations = 20_000, 16, 16, 5
     backends = available_backends() if arguments.backend == "all" else arguments.backend.split(",")
-    module = kdsl.compile(path=KERNELS, defines={"COPIES": COPIES})
+    module = kdsl.compile(path=KERNELS)
     x, start = make_data(arguments.samples, arguments.features, arguments.clusters)
     expected_centroids, expected_labels = lloyd_numpy(x, start, arguments.iterations)
     print(

@@ -327,14 +327,23 @@ class Kernel:
         # by `kernel[global, local]`, by their sizes.
         self._launcher = _runtime.Launcher(
             self.name,
-            # With multi-dimensional buffers the argument count never matches: all launches
-            # take the general path, which fills in shapes and strides.
-            [(parameter.kind, parameter.type, parameter.writable) for parameter in all_parameters],
+            self._fast_parameters(all_parameters),
             self._fast_target,
         )
         self._configured: dict[Any, Any] = {}
         self.__doc__ = self._docstring()
         self.__signature__ = self._call_signature()
+
+    def _fast_parameters(self, all_parameters: tuple[Parameter, ...]) -> list[tuple[str, str, bool, int]]:
+        """The fast path's view of the parameters: `(kind, type, writable, rank)` per argument.
+        It fills a multi-dimensional buffer's hidden extents and strides when they follow the
+        buffer (as the compiler lays them out); otherwise it gets every parameter, whose count
+        no call matches, so launches take the general path."""
+        for buffer, shaped in self._shaped.items():
+            rank = shaped["rank"]
+            if list(shaped["shape"]) + list(shaped["strides"]) != list(range(buffer + 1, buffer + 1 + 2 * rank)):
+                return [(p.kind, p.type, p.writable, 1) for p in all_parameters]
+        return [(p.kind, p.type, p.writable, p.rank) for p in self.parameters]
 
     def _docstring(self) -> str:
         """This kernel's own help text: its signature, parameters and how to launch it."""

@@ -126,7 +126,7 @@ class Launcher:
     def __init__(
         self,
         name: str,
-        parameters: list[tuple[str, str, bool]],
+        parameters: list[tuple[str, str, bool, int]],
         resolve: Callable[[str, Any], tuple[Kernel, Any | None] | None],
     ) -> None: ...
     def configure(self, global_size: list[int], local_size: list[int], fallback: Callable[..., Event]) -> Configured: ...

@@ -126,6 +126,32 @@ def test_dpnp_views_are_passed_without_a_copy(module):
     assert reversed_rows.value.kind == "BadStrides"
 
 
+@needs_dpnp
+def test_dpnp_contiguous_arrays_take_the_fast_path(module):
+    """C-contiguous dpnp arrays of the parameter's rank launch through the native fast path,
+    which fills in the extents and strides; views and other ranks go to the Python path."""
+    import dpnp
+
+    host = np.random.default_rng(12).standard_normal((16, 24)).astype(np.float32)
+    matrix = dpnp.asarray(host)
+    output = dpnp.zeros((16, 24), dtype=dpnp.float32, sycl_queue=matrix.sycl_queue)
+    launcher = module.scale2d._launcher
+    event = launcher.try_launch_sizes((output, matrix, np.float32(1.5)), [24, 16], [8, 8])
+    assert event is not None, "the fast path refused C-contiguous 2-D arrays"
+    event.wait()
+    np.testing.assert_allclose(dpnp.asnumpy(output), host * 1.5, rtol=1e-6)
+    a = np.arange(120, dtype=np.int32).reshape(4, 5, 6)
+    cube, twice = dpnp.asarray(a, sycl_queue=matrix.sycl_queue), dpnp.asarray(2 * a, sycl_queue=matrix.sycl_queue)
+    total = dpnp.zeros((4, 5, 6), dtype=dpnp.int32, sycl_queue=matrix.sycl_queue)
+    event = module.add3d._launcher.try_launch_sizes((total, cube, twice), [8, 8, 4], [4, 4, 2])
+    assert event is not None, "the fast path refused C-contiguous 3-D arrays"
+    event.wait()
+    np.testing.assert_array_equal(dpnp.asnumpy(total), 3 * a)
+    flat = dpnp.ones(16 * 24, dtype=dpnp.float32, sycl_queue=matrix.sycl_queue)
+    for refused in [(output, matrix.T, np.float32(1.5)), (output, flat, np.float32(1.5))]:
+        assert launcher.try_launch_sizes(refused, [24, 16], [8, 8]) is None
+
+
 @needs_cupy
 def test_cupy_views(module):
     import cupy

@@ -13,7 +13,7 @@
 //! Usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--versus FILTER] [--runs N] [--json OUT]
 
 use kdsl_bundle::{Bundle, Image, TargetKind};
-use kdsl_runtime::{args, Device, Kernel, Launch, RuntimeError};
+use kdsl_runtime::{args, Device, Kernel, Launch, RuntimeError, ShapedArgument};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -234,12 +234,11 @@ fn transpose(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult 
         .alloc::<f32>(width * height)
         .map_err(|e| e.to_string())?;
     let launch = Launch::new([width, height], [16, 16]);
-    let arguments = args![
-        &mut output_buffer,
-        &input_buffer,
-        width as u32,
-        height as u32
-    ];
+    let arguments = [
+        ShapedArgument::contiguous(&mut output_buffer, &[width as u32, height as u32]).arguments(),
+        ShapedArgument::contiguous(&input_buffer, &[height as u32, width as u32]).arguments(),
+    ]
+    .concat();
     let timing = time_launches(kernel, &launch, &arguments, options).map_err(|e| e.to_string())?;
     let output = output_buffer.read_to_vec().map_err(|e| e.to_string())?;
     for (index, &value) in output.iter().enumerate() {

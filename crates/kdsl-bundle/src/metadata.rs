@@ -1,6 +1,8 @@
 //! What a runtime must know about each kernel to check and pack its arguments.
 
-use kdsl_ir::{AddressSpace, Function, ParameterType, RecordType, ScalarType};
+use kdsl_ir::{
+    AddressSpace, Function, FunctionId, ModuleInfo, ParameterType, RecordType, ScalarType,
+};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,6 +93,20 @@ pub struct CheckSite {
 }
 
 impl CheckSite {
+    /// The metadata of a site numbered by the IR's analysis, without line and column
+    /// ([`CheckSite::locate`] adds them).
+    pub fn from_analysis(site: &kdsl_ir::analysis::CheckSite) -> CheckSite {
+        CheckSite {
+            id: site.id,
+            function: site.function.clone(),
+            what: site.what.clone(),
+            span: [site.span.start, site.span.end],
+            line: 0,
+            column: 0,
+            signed_index: site.signed_index,
+        }
+    }
+
     /// Fills `line` and `column` from the source text the spans point into.
     pub fn locate(&mut self, source: &str) {
         let start = (self.span[0] as usize).min(source.len());
@@ -221,12 +237,14 @@ impl ParameterInfo {
 
 impl KernelInfo {
     /// The metadata of a kernel of the IR.
-    pub fn from_function(kernel: &Function) -> KernelInfo {
+    pub fn from_function(kernel: &Function, id: FunctionId, info: &ModuleInfo) -> KernelInfo {
+        let facts = info.function(id);
         let parameters = kernel
             .parameters
             .iter()
             // Kernels take scalars and buffers only; the validator refuses array parameters.
-            .filter_map(|p| match &p.ty {
+            .enumerate()
+            .filter_map(|(index, p)| match &p.ty {
                 ParameterType::Scalar { ty } => Some(ParameterInfo::Scalar {
                     name: p.name.clone(),
                     ty: *ty,
@@ -241,7 +259,7 @@ impl KernelInfo {
                     element: *element,
                     space: *space,
                     writable: *writable,
-                    alignment: 0,
+                    alignment: facts.buffer_alignments.get(index).copied().unwrap_or(0),
                     record: record.as_deref().cloned(),
                 }),
                 ParameterType::Array { .. } => None,
@@ -252,10 +270,16 @@ impl KernelInfo {
             parameters,
             local_memory_bytes: kernel.local_memory_bytes(),
             ids_fit_in_31_bits: true,
-            wide_buffer_indices: false,
+            wide_buffer_indices: facts.wide_buffer_indices,
             work_group_size: kernel.work_group_size,
-            checked: false,
-            check_sites: Vec::new(),
+            checked: info.check_sites.is_some(),
+            check_sites: info.check_sites.as_ref().map_or_else(Vec::new, |sites| {
+                sites
+                    .sites_of_kernel(id)
+                    .into_iter()
+                    .map(CheckSite::from_analysis)
+                    .collect()
+            }),
             shaped_buffers: kernel
                 .shaped_buffers
                 .iter()

@@ -29,6 +29,7 @@ fn entry_points(ir: &kdsl_ir::Module, options: &Options) -> Vec<String> {
 fn optimized_module<'ctx>(
     context: &'ctx Context,
     ir: &kdsl_ir::Module,
+    info: &kdsl_ir::ModuleInfo,
     target: &TargetDescription,
     options: &Options,
     timings: &mut TargetTimings,
@@ -46,7 +47,7 @@ fn optimized_module<'ctx>(
         ir,
         target,
         &options.entry_point_prefix,
-        options.checked,
+        info.check_sites.as_ref(),
     )
     .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
@@ -73,12 +74,19 @@ fn optimized_module<'ctx>(
 
 pub(crate) fn llvm_ir(
     ir: &kdsl_ir::Module,
+    info: &kdsl_ir::ModuleInfo,
     target: &TargetDescription,
     options: &Options,
 ) -> Result<String, CodegenError> {
     let context = Context::create();
-    let (module, _) =
-        optimized_module(&context, ir, target, options, &mut TargetTimings::default())?;
+    let (module, _) = optimized_module(
+        &context,
+        ir,
+        info,
+        target,
+        options,
+        &mut TargetTimings::default(),
+    )?;
     Ok(module.print_to_string().to_string())
 }
 
@@ -92,6 +100,7 @@ pub(crate) enum LlvmIrText {
 
 pub(crate) fn compile(
     ir: &kdsl_ir::Module,
+    info: &kdsl_ir::ModuleInfo,
     target: &TargetDescription,
     options: &Options,
     llvm_ir_text: LlvmIrText,
@@ -110,7 +119,7 @@ pub(crate) fn compile(
     if let OutputFormat::SpirvBinary { .. } = target.output {
         spirv::backend_state::register_sync_scopes(&context);
     }
-    let (module, machine) = optimized_module(&context, ir, target, options, &mut timings)?;
+    let (module, machine) = optimized_module(&context, ir, info, target, options, &mut timings)?;
     let mut stopwatch = Stopwatch::start();
     let llvm_ir = match llvm_ir_text {
         LlvmIrText::Kept => module.print_to_string().to_string(),

@@ -224,18 +224,20 @@ pub fn compile(
     target: &TargetSpec,
     options: &Options,
 ) -> Result<Artifact, CodegenError> {
-    compile_for(module, target, options, emit::LlvmIrText::Kept)
+    let info = kdsl_ir::ModuleInfo::new(module, options.checked);
+    compile_for(module, &info, target, options, emit::LlvmIrText::Kept)
 }
 
 fn compile_for(
     module: &Module,
+    info: &kdsl_ir::ModuleInfo,
     target: &TargetSpec,
     options: &Options,
     llvm_ir_text: emit::LlvmIrText,
 ) -> Result<Artifact, CodegenError> {
     let description = target::describe(target, options)?;
     support::check(module, &description, options.checked)?;
-    emit::compile(module, &description, options, llvm_ir_text)
+    emit::compile(module, info, &description, options, llvm_ir_text)
 }
 
 /// Whether `module` fits `target` (features, local memory, parameter bytes, work-group size),
@@ -257,37 +259,27 @@ pub fn emit_llvm_ir(
 ) -> Result<String, CodegenError> {
     let description = target::describe(target, options)?;
     support::check(module, &description, options.checked)?;
-    emit::llvm_ir(module, &description, options)
+    let info = kdsl_ir::ModuleInfo::new(module, options.checked);
+    emit::llvm_ir(module, &info, &description, options)
 }
 
 /// The bundle metadata of the module's kernels; checked kernels list their check sites (with
 /// byte spans only: [`Bundle::locate_check_sites`] adds lines and columns from the source).
 pub fn kernel_infos(module: &Module, checked: bool) -> Vec<KernelInfo> {
     // Checked mode runs matrix tiles as plain loops on every target (`lower_module`), whose
-    // accesses are check sites too.
-    let expanded = (checked && kdsl_ir::matrix::uses_matrix(module))
-        .then(|| kdsl_ir::matrix::expand_plain(module));
-    let plan = checked.then(|| lower::checked::CheckPlan::new(expanded.as_ref().unwrap_or(module)));
+    // accesses are check sites too: `ModuleInfo` numbers the sites on that form.
+    kernel_infos_from(module, &kdsl_ir::ModuleInfo::new(module, checked))
+}
+
+/// [`kernel_infos`] from the module's analyses.
+fn kernel_infos_from(module: &Module, info: &kdsl_ir::ModuleInfo) -> Vec<KernelInfo> {
     module
         .functions
         .iter()
         .enumerate()
         .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
         .map(|(index, function)| {
-            let id = kdsl_ir::FunctionId(index as u32);
-            let mut info = KernelInfo::from_function(function);
-            info.wide_buffer_indices = module.indexes_buffers_with_64_bits(id);
-            let alignments = module.buffer_alignments(id);
-            for (parameter, needed) in info.parameters.iter_mut().zip(alignments) {
-                if let kdsl_bundle::ParameterInfo::Buffer { alignment, .. } = parameter {
-                    *alignment = needed;
-                }
-            }
-            if let Some(plan) = &plan {
-                info.checked = true;
-                info.check_sites = plan.sites_of_kernel(module, index);
-            }
-            info
+            KernelInfo::from_function(function, kdsl_ir::FunctionId(index as u32), info)
         })
         .collect()
 }
@@ -316,6 +308,8 @@ pub fn compile_bundle_timed(
     options: &Options,
 ) -> Result<(Bundle, Vec<TargetTimings>), CodegenError> {
     llvm::initialize();
+    // Analysed once, read by every target's lowering and by the kernels' metadata.
+    let info = &kdsl_ir::ModuleInfo::new(module, options.checked);
     let results: Vec<Result<Artifact, CodegenError>> = std::thread::scope(|scope| {
         let workers: Vec<_> = targets
             .iter()
@@ -324,7 +318,7 @@ pub fn compile_bundle_timed(
                     .name(format!("kdsl-codegen-{target}"))
                     .stack_size(CODEGEN_STACK_BYTES)
                     .spawn_scoped(scope, move || {
-                        compile_for(module, target, options, emit::LlvmIrText::Dropped)
+                        compile_for(module, info, target, options, emit::LlvmIrText::Dropped)
                     })
             })
             .collect();
@@ -339,7 +333,7 @@ pub fn compile_bundle_timed(
                     })
                 }),
                 // No thread could start: compile here instead.
-                Err(_) => compile_for(module, target, options, emit::LlvmIrText::Dropped),
+                Err(_) => compile_for(module, info, target, options, emit::LlvmIrText::Dropped),
             })
             .collect()
     });
@@ -361,7 +355,7 @@ pub fn compile_bundle_timed(
     }
     let bundle = Bundle {
         source_name: source_name.to_string(),
-        kernels: kernel_infos(module, options.checked),
+        kernels: kernel_infos_from(module, info),
         images,
         constants: module.constants.iter().map(ConstantInfo::from_ir).collect(),
         entry_point_prefix: options.entry_point_prefix.clone(),

@@ -191,6 +191,21 @@ impl Generator<'_> {
         if ty == ValueType::Scalar(ScalarType::U32) && self.place == Place::Kernel {
             reads.extend(self.work_item_reads(uniformity));
         }
+        // One extent of each 2-D buffer (at most 127, so any integer type holds it).
+        if let ValueType::Scalar(scalar) = ty {
+            if scalar.is_integer() {
+                for (index, buffer) in self.buffers.iter().enumerate() {
+                    let Some(shape) = buffer.shape else {
+                        continue;
+                    };
+                    let dimension = (index + self.buffers.len()) % 2;
+                    let extent = i128::from([shape.rows, shape.columns][dimension]);
+                    let text = format!("({}.shape({dimension}) as {})", buffer.name, scalar.name());
+                    let facts = interval_facts(Uniformity::WorkGroup, extent, extent);
+                    reads.push(Read::Named(text, facts));
+                }
+            }
+        }
         reads
     }
 
@@ -284,12 +299,23 @@ impl Generator<'_> {
                         };
                         Expr::new(format!("{}[{slot}]", buffer.name), ty, facts)
                     }
-                    _ => {
-                        self.note("buffer load");
-                        let index = self.index_into(buffer.length, uniformity, depth);
-                        let facts = Facts::new(index.uniformity(), buffer.data_facts);
-                        Expr::new(format!("{}[{}]", buffer.name, index.text), ty, facts)
-                    }
+                    _ => match buffer.shape {
+                        Some(shape) => {
+                            self.note("2-D buffer load");
+                            let row = self.index_into(shape.rows, uniformity, depth);
+                            let column = self.index_into(shape.columns, uniformity, depth);
+                            let both = row.uniformity().join(column.uniformity());
+                            let facts = Facts::new(both, buffer.data_facts);
+                            let text = format!("{}[{}, {}]", buffer.name, row.text, column.text);
+                            Expr::new(text, ty, facts)
+                        }
+                        None => {
+                            self.note("buffer load");
+                            let index = self.index_into(buffer.length, uniformity, depth);
+                            let facts = Facts::new(index.uniformity(), buffer.data_facts);
+                            Expr::new(format!("{}[{}]", buffer.name, index.text), ty, facts)
+                        }
+                    },
                 }
             }
             Read::PrivateArray(name) => {
@@ -2160,7 +2186,9 @@ impl Generator<'_> {
                 f.parameters.iter().all(|p| match p {
                     FunctionParameter::InputBuffer { element, .. } => {
                         self.buffers.iter().any(|b| {
-                            b.usage == BufferUse::Input && b.element == ValueType::Scalar(*element)
+                            b.usage == BufferUse::Input
+                                && b.shape.is_none()
+                                && b.element == ValueType::Scalar(*element)
                         })
                     }
                     FunctionParameter::Scalar { .. } | FunctionParameter::Pair { .. } => true,
@@ -2190,7 +2218,9 @@ impl Generator<'_> {
                         .buffers
                         .iter()
                         .filter(|b| {
-                            b.usage == BufferUse::Input && b.element == ValueType::Scalar(*element)
+                            b.usage == BufferUse::Input
+                                && b.shape.is_none()
+                                && b.element == ValueType::Scalar(*element)
                         })
                         .map(|b| b.name.clone())
                         .collect();

@@ -143,6 +143,7 @@ impl Generator<'_> {
                         length: model.length,
                         usage: BufferUse::Input,
                         data_facts: model.data_facts,
+                        shape: None,
                     });
                 }
                 FunctionParameter::OutputBuffer { name, element, .. } => {

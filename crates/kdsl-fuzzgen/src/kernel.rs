@@ -8,7 +8,7 @@ use crate::generator::{Accumulator, Generator, Geometry};
 use crate::run::{bytes_of, ArgumentValue, Comparison, KernelRun, RunArgument};
 use crate::scope::{
     BufferParameter, BufferUse, Constant, GrowthBudget, LocalArray, LocalUse, ScalarParameter,
-    Variable,
+    Shape, Variable,
 };
 use crate::types::{
     float_bits, float_literal, integer_bits, integer_literal, integer_range, GenericDomain,
@@ -149,6 +149,30 @@ impl Generator<'_> {
             .collect()
     }
 
+    /// Now and then a 2-D shape for an input of `length` elements: rows of 2 to 16 columns,
+    /// stored row-major (the contiguous fast path) or column-major (strided).
+    fn input_shape(&mut self, length: u32) -> Option<Shape> {
+        if !self.options.multi_dimensional_buffers || !self.percent(30) {
+            return None;
+        }
+        let divisors: Vec<u32> = (2..=16).filter(|c| length.is_multiple_of(*c)).collect();
+        if divisors.is_empty() {
+            return None;
+        }
+        let columns = *self.random.pick(&divisors);
+        let rows = length / columns;
+        let strides = if self.percent(60) {
+            [u64::from(columns), 1]
+        } else {
+            [1, u64::from(rows)]
+        };
+        Some(Shape {
+            rows,
+            columns,
+            strides,
+        })
+    }
+
     fn add_buffer(&mut self, buffer: BufferParameter, parameters: &mut Vec<Parameter>) -> usize {
         let data = self.buffer_data(&buffer);
         self.buffers.push(buffer);
@@ -246,6 +270,7 @@ impl Generator<'_> {
                 BufferUse::Input
             };
             let data_facts = Self::data_facts(ty, &self.generic);
+            let shape = self.input_shape(input_length);
             self.add_buffer(
                 BufferParameter {
                     name,
@@ -253,6 +278,7 @@ impl Generator<'_> {
                     length: input_length,
                     usage,
                     data_facts,
+                    shape,
                 },
                 &mut parameters,
             );
@@ -268,6 +294,7 @@ impl Generator<'_> {
                     length: input_length,
                     usage: BufferUse::Input,
                     data_facts,
+                    shape: None,
                 },
                 &mut parameters,
             );
@@ -335,6 +362,7 @@ impl Generator<'_> {
                         approximate: false,
                     },
                     data_facts,
+                    shape: None,
                 },
                 &mut parameters,
             );
@@ -357,6 +385,7 @@ impl Generator<'_> {
                         approximate: true,
                     },
                     data_facts: ValueFacts::exact(0.0, 0),
+                    shape: None,
                 },
                 &mut parameters,
             );
@@ -400,6 +429,7 @@ impl Generator<'_> {
                     length,
                     usage: BufferUse::Accumulator,
                     data_facts,
+                    shape: None,
                 },
                 &mut parameters,
             );
@@ -417,6 +447,7 @@ impl Generator<'_> {
                     length: 1,
                     usage: BufferUse::SubGroupProbe,
                     data_facts: ValueFacts::interval(0, 0),
+                    shape: None,
                 },
                 &mut parameters,
             );
@@ -565,7 +596,10 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
     let inputs: Vec<BufferParameter> = g
         .buffers
         .iter()
-        .filter(|b| b.usage == BufferUse::Input && b.element.scalar().is_some())
+        // Device functions take flat input buffers.
+        .filter(|b| {
+            b.usage == BufferUse::Input && b.shape.is_none() && b.element.scalar().is_some()
+        })
         .cloned()
         .collect();
     if options.device_functions {
@@ -684,10 +718,9 @@ fn kernel_run(
         ValueType::Generic => instance.expect("an instance type"),
     };
     let mut probe = None;
-    let arguments = parameters
-        .iter()
-        .enumerate()
-        .map(|(position, parameter)| match parameter {
+    let mut arguments: Vec<RunArgument> = Vec::new();
+    for parameter in parameters {
+        let argument = match parameter {
             Parameter::Scalar { index, value } => {
                 let scalar = &g.scalars[*index];
                 let ty = concrete(scalar.ty);
@@ -715,7 +748,7 @@ fn kernel_run(
                         approximate: true, ..
                     } => (true, Comparison::Within(tolerance)),
                     BufferUse::SubGroupProbe => {
-                        probe = Some(position);
+                        probe = Some(arguments.len());
                         (true, Comparison::Exact)
                     }
                     _ => (true, numbers),
@@ -731,8 +764,24 @@ fn kernel_run(
                     comparison,
                 }
             }
-        })
-        .collect();
+        };
+        arguments.push(argument);
+        // A 2-D buffer's hidden parameters follow it: its extents, then its strides.
+        if let Parameter::Buffer { index, .. } = parameter {
+            if let Some(shape) = g.buffers[*index].shape {
+                let name = &g.buffers[*index].name;
+                let scalar = |suffix: &str, ty: ScalarType, bits: u64| RunArgument {
+                    name: format!("{name}.{suffix}"),
+                    value: ArgumentValue::Scalar { ty, bits },
+                    comparison: Comparison::Ignored,
+                };
+                arguments.push(scalar("shape0", ScalarType::U32, u64::from(shape.rows)));
+                arguments.push(scalar("shape1", ScalarType::U32, u64::from(shape.columns)));
+                arguments.push(scalar("stride0", ScalarType::U64, shape.strides[0]));
+                arguments.push(scalar("stride1", ScalarType::U64, shape.strides[1]));
+            }
+        }
+    }
     KernelRun {
         kernel: name.to_string(),
         dimensions: g.geometry.dimensions,

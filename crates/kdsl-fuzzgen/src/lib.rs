@@ -80,6 +80,9 @@ pub struct GeneratorOptions {
     /// Local arrays and barriers.
     pub local_memory: bool,
     pub private_arrays: bool,
+    /// 2-D input buffers (`global [[T]]`, row- or column-major) read as `a[i, j]`, and their
+    /// `a.shape(k)`.
+    pub multi_dimensional_buffers: bool,
     /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
     pub vectors: bool,
     pub atomics: bool,
@@ -171,6 +174,7 @@ impl Default for GeneratorOptions {
             sub_groups: true,
             local_memory: true,
             private_arrays: true,
+            multi_dimensional_buffers: true,
             vectors: true,
             atomics: true,
             float_atomics: true,

@@ -134,6 +134,16 @@ pub struct BufferParameter {
     pub usage: BufferUse,
     /// What the initial contents are bounded by.
     pub data_facts: ValueFacts,
+    /// A 2-D input (`global [[T]]`): its shape and strides; `length` elements hold it.
+    pub shape: Option<Shape>,
+}
+
+/// The shape and strides (in elements) of a 2-D buffer argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    pub rows: u32,
+    pub columns: u32,
+    pub strides: [u64; 2],
 }
 
 impl BufferParameter {
@@ -143,7 +153,10 @@ impl BufferParameter {
             BufferUse::Constant => "constant",
             _ => "global mut",
         };
-        format!("{}: {access} [{}]", self.name, self.element.name())
+        match self.shape {
+            Some(_) => format!("{}: {access} [[{}]]", self.name, self.element.name()),
+            None => format!("{}: {access} [{}]", self.name, self.element.name()),
+        }
     }
 }
 

@@ -581,6 +581,7 @@ impl Generator<'_> {
     fn vector_inputs(&self) -> impl Iterator<Item = &BufferParameter> + '_ {
         self.buffers.iter().filter(|b| {
             matches!(b.usage, BufferUse::Input | BufferUse::Constant)
+                && b.shape.is_none()
                 && matches!(b.element, ValueType::Scalar(t) if t != ScalarType::Bool)
                 && b.length >= 4
         })
@@ -924,12 +925,22 @@ impl Generator<'_> {
             format!(" step {}", integer_literal(step, ty, &mut self.random))
         };
         let hint = self.unroll_hint(true);
-        self.note("for loop, constant bounds");
-        self.code.open(format!(
-            "for {name} in {}..{}{step_text}{hint} {{",
+        // A descending range visits `end - 1`, `end - 1 - step`, ... down to `start` or above.
+        let descending = self.percent(30);
+        let range = format!(
+            "{}..{}",
             integer_literal(start, ty, &mut self.random),
             integer_literal(end, ty, &mut self.random)
-        ));
+        );
+        let (range, low, high) = if descending {
+            self.note("for loop, constant bounds, descending");
+            (format!("({range}).rev()"), start, end - 1)
+        } else {
+            self.note("for loop, constant bounds");
+            (range, start, last)
+        };
+        self.code
+            .open(format!("for {name} in {range}{step_text}{hint} {{"));
         let control = self.loop_control(trips as u64, Uniformity::WorkGroup);
         let facts = Facts::new(
             if control.work_group_uniform {
@@ -937,7 +948,7 @@ impl Generator<'_> {
             } else {
                 Uniformity::Varying
             },
-            ValueFacts::interval(start, last),
+            ValueFacts::interval(low, high),
         );
         self.loop_body(control, Some((name, ValueType::Scalar(ty), facts)));
         self.code.close("}");
@@ -993,11 +1004,17 @@ impl Generator<'_> {
         let name = self.fresh("j");
         let step_text = step.map(|s| format!(" step {s}")).unwrap_or_default();
         let hint = self.unroll_hint(false);
-        self.note("for loop, data-dependent bounds");
-        self.code.open(format!(
-            "for {name} in {}..{end}{step_text}{hint} {{",
-            start.text
-        ));
+        // Descending, the end is evaluated once and the start before every iteration; the
+        // values visited stay in the same interval.
+        let range = if self.percent(25) {
+            self.note("for loop, data-dependent bounds, descending");
+            format!("({}..{end}).rev()", start.text)
+        } else {
+            self.note("for loop, data-dependent bounds");
+            format!("{}..{end}", start.text)
+        };
+        self.code
+            .open(format!("for {name} in {range}{step_text}{hint} {{"));
         let trips = (limit + 2) as u64;
         let control = self.loop_control(
             trips,
@@ -1337,7 +1354,9 @@ impl Generator<'_> {
                         .buffers
                         .iter()
                         .filter(|b| {
-                            b.usage == BufferUse::Input && b.element == ValueType::Scalar(*element)
+                            b.usage == BufferUse::Input
+                                && b.shape.is_none()
+                                && b.element == ValueType::Scalar(*element)
                         })
                         .map(|b| b.name.clone())
                         .collect();

@@ -77,3 +77,51 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
         "{sub_groups} with sub-group operations"
     );
 }
+
+/// The constructs of language v2 that the generator makes (descending ranges, `if`
+/// expressions, 2-D buffers with `a[i, j]` and `a.shape(k)`) appear in a fair share of the
+/// modules, and every module using them passes the front end.
+#[test]
+fn generated_modules_use_descending_ranges_if_expressions_and_2d_buffers() {
+    let count = environment_number("KDSL_FUZZGEN_COUNT", 400);
+    let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
+    let options = GeneratorOptions::default();
+    let constructs = [".rev()", "(if ", "[[", ".shape("];
+    let mut seen = [0usize; 4];
+    let mut rejected = Vec::new();
+    for seed in first_seed..first_seed + count {
+        let source = generate(seed, &options).source;
+        let uses: Vec<bool> = constructs.iter().map(|c| source.contains(c)).collect();
+        for (seen, used) in seen.iter_mut().zip(&uses) {
+            *seen += usize::from(*used);
+        }
+        if uses.iter().any(|&used| used) {
+            if let Err(diagnostics) = kdsl_frontend::compile_to_ir(&source) {
+                let name = format!("seed-{seed}.krn");
+                rejected.push(kdsl_frontend::render_diagnostics(
+                    &name,
+                    &source,
+                    &diagnostics,
+                    false,
+                ));
+            }
+        }
+    }
+    assert!(
+        rejected.is_empty(),
+        "{} generated modules rejected:\n{}",
+        rejected.len(),
+        rejected
+            .iter()
+            .take(3)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for (construct, seen) in constructs.iter().zip(seen) {
+        assert!(
+            seen * 10 >= count as usize,
+            "`{construct}` in only {seen} of {count} modules"
+        );
+    }
+}

@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::{compile_file, kmeans_blobs, workspace, Random};
+use common::{compile_file, contiguous, kmeans_blobs, shaped, workspace, Random};
 use kdsl_interp::{run_kernel, HostBuffer, InterpArgument, InterpLaunch, ScalarValue};
 use kdsl_ir::{Module, ParameterType, ScalarType};
 use kdsl_runtime::{Argument, Buffer, Bundle, Device, Launch, RuntimeError};
@@ -598,15 +598,13 @@ fn scan_sub_group_size(outputs: &[InterpArgument]) -> Option<u32> {
 fn transpose() {
     let mut random = Random::new(23);
     let (width, height) = (40usize, 24usize);
+    let (w, h) = (width as u32, height as u32);
+    let mut arguments = contiguous(vec![0.0f32; width * height], &[w, h]);
+    arguments.extend(contiguous(random.f32s(width * height, -1.0, 1.0), &[h, w]));
     let case = Case::new(
         "transpose",
         InterpLaunch::new([48, 32], [16, 16]),
-        vec![
-            buffer(vec![0.0f32; width * height]),
-            buffer(random.f32s(width * height, -1.0, 1.0)),
-            scalar(width as u32),
-            scalar(height as u32),
-        ],
+        arguments,
     );
     on_example("transpose", vec![case]);
 }
@@ -659,20 +657,28 @@ fn kmeans() {
                 .sum::<f32>()
         })
         .collect();
+    let (samples, features, clusters, copy_count) = (
+        n_samples as u32,
+        n_features as u32,
+        n_clusters as u32,
+        copies as u32,
+    );
+    let mut assign = vec![buffer(vec![0u32; n_samples])];
+    assign.extend(contiguous(
+        vec![0.0f32; copies * n_clusters * n_features],
+        &[copy_count, clusters, features],
+    ));
+    assign.extend(contiguous(
+        vec![0u32; copies * n_clusters],
+        &[copy_count, clusters],
+    ));
+    assign.extend(contiguous(x_t, &[features, samples]));
+    assign.extend(contiguous(centroids_t.clone(), &[features, clusters]));
+    assign.push(buffer(half_norms.clone()));
     let assign = Case::new(
         "kmeans_assign",
-        InterpLaunch::covering(n_samples as u32, 256),
-        vec![
-            buffer(vec![0u32; n_samples]),
-            buffer(vec![0.0f32; copies * n_clusters * n_features]),
-            buffer(vec![0u32; copies * n_clusters]),
-            buffer(x_t),
-            buffer(centroids_t.clone()),
-            buffer(half_norms.clone()),
-            scalar(n_samples as u32),
-            scalar(n_features as u32),
-            scalar(n_clusters as u32),
-        ],
+        InterpLaunch::covering(samples, 256),
+        assign,
     )
     // Atomic float sums add in the order work-items arrive.
     .compare(1, Compare::Close(1e-5));
@@ -680,20 +686,17 @@ fn kmeans() {
     let counts: Vec<u32> = (0..copies * n_clusters)
         .map(|_| (random.next_u64() % 4) as u32)
         .collect();
+    let mut update = contiguous(centroids_t, &[features, clusters]);
+    update.push(buffer(half_norms));
+    update.extend(contiguous(sums, &[copy_count, clusters, features]));
+    update.extend(contiguous(counts, &[copy_count, clusters]));
     let update = Case::new(
         "kmeans_update",
-        InterpLaunch::covering(n_clusters as u32, 64),
-        vec![
-            buffer(centroids_t),
-            buffer(half_norms),
-            buffer(sums),
-            buffer(counts),
-            scalar(n_features as u32),
-            scalar(n_clusters as u32),
-        ],
+        InterpLaunch::covering(clusters, 64),
+        update,
     )
     .compare(0, Compare::Close(1e-6))
-    .compare(1, Compare::Close(1e-6));
+    .compare(5, Compare::Close(1e-6));
     on_example("kmeans", vec![assign, update]);
 }
 
@@ -1463,19 +1466,6 @@ fn vectors() {
         "vectors",
         vec![saxpy4, operations("vector_ops"), operations("scalar_twin")],
     );
-}
-
-/// A multi-dimensional buffer argument: the buffer, then its extents (`u32`) and strides (`u64`,
-/// in elements), as the kernel's parameter list holds them.
-fn shaped<T: kdsl_interp::HostElement>(
-    values: Vec<T>,
-    shape: &[u32],
-    strides: &[u64],
-) -> Vec<InterpArgument> {
-    let mut arguments = vec![buffer(values)];
-    arguments.extend(shape.iter().map(|&extent| scalar(extent)));
-    arguments.extend(strides.iter().map(|&stride| scalar(stride)));
-    arguments
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{assert_close, compile_file, kmeans_blobs, Random};
+use common::{assert_close, compile_file, contiguous, kmeans_blobs, Random};
 use kdsl_interp::{run_kernel, InterpArgument, InterpLaunch};
 
 fn widen(values: &[f32]) -> Vec<f64> {
@@ -61,12 +61,9 @@ fn transpose() {
     let module = compile_file("examples/transpose.krn");
     let (width, height) = (40usize, 24usize);
     let input: Vec<f32> = (0..width * height).map(|v| v as f32).collect();
-    let mut arguments = [
-        InterpArgument::buffer(vec![-1.0f32; width * height]),
-        InterpArgument::buffer(input),
-        InterpArgument::scalar(width as u32),
-        InterpArgument::scalar(height as u32),
-    ];
+    let (w, h) = (width as u32, height as u32);
+    let mut arguments = contiguous(vec![-1.0f32; width * height], &[w, h]);
+    arguments.extend(contiguous(input, &[h, w]));
     let launch = InterpLaunch::new([48, 32], [16, 16]);
     run_kernel(&module, "transpose", &launch, &mut arguments).unwrap();
     let got = arguments[0].as_slice::<f32>().unwrap();
@@ -261,17 +258,21 @@ fn kmeans_lloyd_iteration() {
                 .sum::<f32>()
         })
         .collect();
-    let mut arguments = [
-        InterpArgument::buffer(vec![0u32; n_samples]),
-        InterpArgument::buffer(vec![0.0f32; copies * n_clusters * n_features]),
-        InterpArgument::buffer(vec![0u32; copies * n_clusters]),
-        InterpArgument::buffer(x_t.clone()),
-        InterpArgument::buffer(centroids_t.clone()),
-        InterpArgument::buffer(half_norms.clone()),
-        InterpArgument::scalar(n_samples as u32),
-        InterpArgument::scalar(n_features as u32),
-        InterpArgument::scalar(n_clusters as u32),
-    ];
+    let (samples, features, clusters, copy_count) = (
+        n_samples as u32,
+        n_features as u32,
+        n_clusters as u32,
+        copies as u32,
+    );
+    // Labels; sums, counts, samples and centroids as 3-D and 2-D arrays; half norms.
+    let mut arguments = vec![InterpArgument::buffer(vec![0u32; n_samples])];
+    let sums = vec![0.0f32; copies * n_clusters * n_features];
+    arguments.extend(contiguous(sums, &[copy_count, clusters, features]));
+    let counts = vec![0u32; copies * n_clusters];
+    arguments.extend(contiguous(counts, &[copy_count, clusters]));
+    arguments.extend(contiguous(x_t.clone(), &[features, samples]));
+    arguments.extend(contiguous(centroids_t.clone(), &[features, clusters]));
+    arguments.push(InterpArgument::buffer(half_norms.clone()));
     let launch = InterpLaunch::covering(n_samples as u32, 256);
     run_kernel(&module, "kmeans_assign", &launch, &mut arguments).unwrap();
     let labels = arguments[0].as_slice::<u32>().unwrap().to_vec();
@@ -291,15 +292,11 @@ fn kmeans_lloyd_iteration() {
         .collect();
     assert_eq!(labels, want_labels);
     let sums = arguments[1].as_slice::<f32>().unwrap().to_vec();
-    let counts = arguments[2].as_slice::<u32>().unwrap().to_vec();
-    let mut update = [
-        InterpArgument::buffer(centroids_t.clone()),
-        InterpArgument::buffer(half_norms.clone()),
-        InterpArgument::buffer(sums),
-        InterpArgument::buffer(counts),
-        InterpArgument::scalar(n_features as u32),
-        InterpArgument::scalar(n_clusters as u32),
-    ];
+    let counts = arguments[8].as_slice::<u32>().unwrap().to_vec();
+    let mut update = contiguous(centroids_t.clone(), &[features, clusters]);
+    update.push(InterpArgument::buffer(half_norms.clone()));
+    update.extend(contiguous(sums, &[copy_count, clusters, features]));
+    update.extend(contiguous(counts, &[copy_count, clusters]));
     let launch = InterpLaunch::covering(n_clusters as u32, 64);
     run_kernel(&module, "kmeans_update", &launch, &mut update).unwrap();
     let mut want_centroids = centroids_t.clone();
@@ -320,12 +317,16 @@ fn kmeans_lloyd_iteration() {
     }
     let got = widen(update[0].as_slice::<f32>().unwrap());
     assert_close("centroids", &got, &widen(&want_centroids), 1e-4);
-    assert!(update[2]
+    assert!(update[6]
         .as_slice::<f32>()
         .unwrap()
         .iter()
         .all(|&v| v == 0.0));
-    assert!(update[3].as_slice::<u32>().unwrap().iter().all(|&v| v == 0));
+    assert!(update[13]
+        .as_slice::<u32>()
+        .unwrap()
+        .iter()
+        .all(|&v| v == 0));
 }
 
 /// tests/kernels/functions.krn: arrays by reference and tuples, against the same values

@@ -54,6 +54,38 @@ pub struct ParameterId(pub u32);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct VariableId(pub u32);
 
+/// An [`Expression`]'s identity: dense within its function (`0..n` for its `n` expressions),
+/// assigned by [`crate::ids::number_function`] once a function is built and checked by
+/// [`crate::validate`]. Analyses ([`crate::analysis`]) key their results by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ExprId(pub u32);
+
+/// A [`Place`]'s identity: dense within its function, like [`ExprId`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PlaceId(pub u32);
+
+impl ExprId {
+    /// The id of a node not numbered yet: what builders write before numbering.
+    pub const UNNUMBERED: ExprId = ExprId(u32::MAX);
+}
+
+impl PlaceId {
+    /// The id of a place not numbered yet.
+    pub const UNNUMBERED: PlaceId = PlaceId(u32::MAX);
+}
+
+impl Default for ExprId {
+    fn default() -> Self {
+        ExprId::UNNUMBERED
+    }
+}
+
+impl Default for PlaceId {
+    fn default() -> Self {
+        PlaceId::UNNUMBERED
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FunctionKind {
@@ -241,6 +273,9 @@ pub struct FenceFlags {
 /// An element of memory: `buffer[i]`, `tile[y][x]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Place {
+    /// The place's identity within its function ([`crate::ids`]); not serialized.
+    #[serde(skip)]
+    pub id: PlaceId,
     pub base: PlaceBase,
     /// One index per dimension (one for buffers); each of integer type.
     pub indices: Vec<Expression>,
@@ -273,6 +308,9 @@ pub enum PlaceBase {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Expression {
+    /// The expression's identity within its function ([`crate::ids`]); not serialized.
+    #[serde(skip)]
+    pub id: ExprId,
     pub kind: ExpressionKind,
     /// The value's type.
     pub ty: ScalarType,

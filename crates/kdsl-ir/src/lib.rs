@@ -4,10 +4,11 @@
 //! (`kdsl-codegen`) and the runtime's metadata (`kdsl-bundle`). It depends on nothing
 //! that knows about LLVM or any device API.
 
-pub mod buffer_access;
+pub mod analysis;
 pub mod builtins;
 pub mod codes;
 pub mod diagnostic;
+pub mod ids;
 pub mod ir;
 pub mod matrix;
 pub mod print;
@@ -24,6 +25,7 @@ pub mod validate;
 pub mod visit;
 pub mod visit_mut;
 
+pub use analysis::ModuleInfo;
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
 };

@@ -282,6 +282,8 @@ pub fn expand_plain(module: &Module) -> Module {
         };
         let body = std::mem::take(&mut function.body);
         function.body = expander.block(body);
+        // The loops copy the operands; the function's nodes are numbered afresh.
+        crate::ids::number_function(function);
     }
     module
 }
@@ -469,6 +471,7 @@ struct Build {
 impl Build {
     fn expression(&self, kind: ExpressionKind, ty: ScalarType) -> Expression {
         Expression {
+            id: crate::ExprId::UNNUMBERED,
             kind,
             ty,
             span: self.span,
@@ -569,6 +572,7 @@ impl Build {
 
     fn array_place(&self, base: PlaceBase, element: ScalarType, index: Expression) -> Place {
         Place {
+            id: crate::PlaceId::UNNUMBERED,
             base,
             indices: vec![index],
             element,
@@ -579,6 +583,7 @@ impl Build {
 
     fn memory_place(&self, memory: &MatrixMemory, index: Expression) -> Place {
         Place {
+            id: crate::PlaceId::UNNUMBERED,
             base: memory.base,
             indices: vec![index],
             element: memory.element,

@@ -101,6 +101,9 @@ impl FunctionValidator<'_> {
 
     fn function(&mut self) {
         let function = self.function;
+        if let Err(problem) = crate::ids::check_function(function) {
+            self.error(function.span, format!("node ids: {problem}"));
+        }
         if function.kind == FunctionKind::Kernel && function.return_type.is_some() {
             self.error(function.span, "a kernel has a return type");
         }
@@ -520,8 +523,10 @@ impl FunctionValidator<'_> {
         };
         let memory = |checker: &mut Self, memory: &crate::matrix::MatrixMemory, role, write| {
             let place = Place {
+                id: crate::PlaceId::UNNUMBERED,
                 base: memory.base,
                 indices: vec![Expression {
+                    id: crate::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Literal(Literal::Integer(0)),
                     ty: ScalarType::U32,
                     span,
@@ -1077,6 +1082,7 @@ mod tests {
 
     fn expression(kind: ExpressionKind, ty: ScalarType) -> Expression {
         Expression {
+            id: crate::ExprId::UNNUMBERED,
             kind,
             ty,
             span: Span::default(),
@@ -1095,7 +1101,7 @@ mod tests {
     }
 
     fn kernel(parameters: Vec<ParameterType>, variables: Vec<Variable>, body: Block) -> Function {
-        Function {
+        let mut function = Function {
             name: "k".into(),
             kind: FunctionKind::Kernel,
             parameters: parameters
@@ -1113,7 +1119,9 @@ mod tests {
             span: Span::default(),
             work_group_size: None,
             shaped_buffers: Vec::new(),
-        }
+        };
+        crate::ids::number_function(&mut function);
+        function
     }
 
     fn scalar_variable(ty: ScalarType) -> Variable {
@@ -1145,6 +1153,7 @@ mod tests {
 
     fn buffer_place(element: ScalarType) -> Place {
         Place {
+            id: crate::PlaceId::UNNUMBERED,
             base: PlaceBase::Parameter(ParameterId(0)),
             indices: vec![literal(0, ScalarType::U32)],
             element,
@@ -1261,6 +1270,7 @@ mod tests {
         let store = |field: Option<u32>, element: ScalarType, parameter: u32| {
             statement(StatementKind::Store {
                 place: Place {
+                    id: crate::PlaceId::UNNUMBERED,
                     base: PlaceBase::Parameter(ParameterId(parameter)),
                     field,
                     ..buffer_place(element)
@@ -1398,6 +1408,7 @@ mod tests {
             span: Span::default(),
         };
         let place = Place {
+            id: crate::PlaceId::UNNUMBERED,
             base: PlaceBase::Variable(VariableId(0)),
             indices: vec![expression(
                 ExpressionKind::Literal(Literal::Float(0.0)),

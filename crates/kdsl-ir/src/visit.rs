@@ -1,102 +1,130 @@
-//! Walks over a function body's statements, expressions and places, for analyses that look
-//! at every one of them (`buffer_access.rs`, codegen's inlining budget and support check).
+//! The one walker over a function body's statements, expressions and places, in evaluation
+//! order, with hooks before and after each node ([`Visitor`]). Analyses ([`crate::analysis`],
+//! `buffer_access.rs`, codegen's inlining budget and support check) are visitors;
+//! [`walk_block`] is the short form for a pair of closures.
+//!
+//! Order: a statement's operands as the statement evaluates them (a store's value before its
+//! place, an atomic's place before its value), an expression's operands left to right, a
+//! place's indices before the place is accessed. `enter_*` runs before a node's children,
+//! `leave_*` after them.
 
 use crate::ir::*;
+use crate::span::Span;
 
-/// Calls `visit` on every expression of `block`, outer ones before those inside them, and
-/// `visit_place` on every place (stores, loads, atomics) before its index expressions.
-pub fn walk_block(
-    block: &Block,
-    visit: &mut impl FnMut(&Expression),
-    visit_place: &mut impl FnMut(&Place),
-) {
+/// How a place is accessed; the visitor's place hooks get it with the span of the access (the
+/// loading expression's, or the storing statement's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Load,
+    /// A vector load of `width` elements ([`ExpressionKind::VectorLoad`]).
+    VectorLoad(u8),
+    Store,
+    /// A vector store of `width` elements ([`StatementKind::VectorStore`]).
+    VectorStore(u8),
+    Atomic,
+}
+
+/// Hooks called by [`visit_block`]; each does nothing unless implemented.
+pub trait Visitor {
+    fn enter_statement(&mut self, _statement: &Statement) {}
+    fn leave_statement(&mut self, _statement: &Statement) {}
+    fn enter_expression(&mut self, _expression: &Expression) {}
+    fn leave_expression(&mut self, _expression: &Expression) {}
+    fn enter_place(&mut self, _place: &Place, _access: Access, _span: Span) {}
+    fn leave_place(&mut self, _place: &Place, _access: Access, _span: Span) {}
+}
+
+/// Walks every statement of `block` and everything inside it with `visitor`.
+pub fn visit_block(block: &Block, visitor: &mut impl Visitor) {
     for statement in block {
-        match &statement.kind {
-            StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
-                walk_expression(value, visit, visit_place)
-            }
-            StatementKind::Store { place, value } => {
-                walk_place(place, visit, visit_place);
-                walk_expression(value, visit, visit_place);
-            }
-            StatementKind::VectorStore { place, values } => {
-                walk_place(place, visit, visit_place);
-                for value in values {
-                    walk_expression(value, visit, visit_place);
-                }
-            }
-            StatementKind::Print { arguments, .. } => {
-                for argument in arguments {
-                    walk_expression(argument, visit, visit_place);
-                }
-            }
-            StatementKind::If {
-                condition,
-                accept,
-                reject,
-            } => {
-                walk_expression(condition, visit, visit_place);
-                walk_block(accept, visit, visit_place);
-                walk_block(reject, visit, visit_place);
-            }
-            StatementKind::Loop {
-                body, continuing, ..
-            } => {
-                walk_block(body, visit, visit_place);
-                walk_block(continuing, visit, visit_place);
-            }
-            StatementKind::Return { value: Some(value) } => {
-                walk_expression(value, visit, visit_place)
-            }
-            // Tiles are whole arrays, not places; the memory operand is read or written at
-            // `offset + r * stride + c` for every element (r, c) of the tile.
-            StatementKind::Matrix(op) => {
-                for value in op.expressions() {
-                    walk_expression(value, visit, visit_place);
-                }
-            }
-            StatementKind::Return { value: None }
-            | StatementKind::Break
-            | StatementKind::Continue
-            | StatementKind::Barrier { .. } => {}
+        visit_statement(statement, visitor);
+    }
+}
+
+/// [`visit_block`] for one statement.
+pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
+    visitor.enter_statement(statement);
+    let span = statement.span;
+    match &statement.kind {
+        StatementKind::Assign { value, .. }
+        | StatementKind::Evaluate { value }
+        | StatementKind::Return { value: Some(value) } => visit_expression(value, visitor),
+        StatementKind::Store { place, value } => {
+            visit_expression(value, visitor);
+            visit_place(place, Access::Store, span, visitor);
         }
+        StatementKind::VectorStore { place, values } => {
+            for value in values {
+                visit_expression(value, visitor);
+            }
+            let width = values.len() as u8;
+            visit_place(place, Access::VectorStore(width), span, visitor);
+        }
+        // Tiles are whole arrays, not places; the memory operand is read or written at
+        // `offset + r * stride + c` for every element (r, c) of the tile.
+        StatementKind::Matrix(op) => {
+            for value in op.expressions() {
+                visit_expression(value, visitor);
+            }
+        }
+        StatementKind::Print { arguments, .. } => {
+            for argument in arguments {
+                visit_expression(argument, visitor);
+            }
+        }
+        StatementKind::If {
+            condition,
+            accept,
+            reject,
+        } => {
+            visit_expression(condition, visitor);
+            visit_block(accept, visitor);
+            visit_block(reject, visitor);
+        }
+        StatementKind::Loop {
+            body, continuing, ..
+        } => {
+            visit_block(body, visitor);
+            visit_block(continuing, visitor);
+        }
+        StatementKind::Return { value: None }
+        | StatementKind::Break
+        | StatementKind::Continue
+        | StatementKind::Barrier { .. } => {}
     }
+    visitor.leave_statement(statement);
 }
 
-fn walk_place(
-    place: &Place,
-    visit: &mut impl FnMut(&Expression),
-    visit_place: &mut impl FnMut(&Place),
-) {
-    visit_place(place);
+fn visit_place(place: &Place, access: Access, span: Span, visitor: &mut impl Visitor) {
+    visitor.enter_place(place, access, span);
     for index in &place.indices {
-        walk_expression(index, visit, visit_place);
+        visit_expression(index, visitor);
     }
+    visitor.leave_place(place, access, span);
 }
 
-/// [`walk_block`] for one expression.
-pub fn walk_expression(
-    expression: &Expression,
-    visit: &mut impl FnMut(&Expression),
-    visit_place: &mut impl FnMut(&Place),
-) {
-    visit(expression);
+/// [`visit_block`] for one expression.
+pub fn visit_expression(expression: &Expression, visitor: &mut impl Visitor) {
+    visitor.enter_expression(expression);
+    let span = expression.span;
     match &expression.kind {
         ExpressionKind::Literal(_)
         | ExpressionKind::Parameter(_)
         | ExpressionKind::Variable(_)
         | ExpressionKind::WorkItem { .. } => {}
-        ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
-            walk_place(place, visit, visit_place)
+        ExpressionKind::Load(place) => visit_place(place, Access::Load, span, visitor),
+        ExpressionKind::VectorLoad { place, width, .. } => {
+            visit_place(place, Access::VectorLoad(*width), span, visitor)
         }
-        ExpressionKind::Unary { operand, .. } => walk_expression(operand, visit, visit_place),
+        ExpressionKind::Unary { operand, .. } => visit_expression(operand, visitor),
         ExpressionKind::Binary { left, right, .. }
         | ExpressionKind::ShortCircuit { left, right, .. } => {
-            walk_expression(left, visit, visit_place);
-            walk_expression(right, visit, visit_place);
+            visit_expression(left, visitor);
+            visit_expression(right, visitor);
         }
-        ExpressionKind::Cast { value } => walk_expression(value, visit, visit_place),
-        ExpressionKind::DimensionIndex { index, .. } => walk_expression(index, visit, visit_place),
+        ExpressionKind::Cast { value } | ExpressionKind::DimensionIndex { index: value, .. } => {
+            visit_expression(value, visitor)
+        }
         ExpressionKind::Select {
             condition,
             accept,
@@ -107,14 +135,14 @@ pub fn walk_expression(
             accept,
             reject,
         } => {
-            walk_expression(condition, visit, visit_place);
-            walk_expression(accept, visit, visit_place);
-            walk_expression(reject, visit, visit_place);
+            visit_expression(condition, visitor);
+            visit_expression(accept, visitor);
+            visit_expression(reject, visitor);
         }
         ExpressionKind::Call { arguments, .. } => {
             for argument in arguments {
                 if let Argument::Value(value) = argument {
-                    walk_expression(value, visit, visit_place);
+                    visit_expression(value, visitor);
                 }
             }
         }
@@ -122,7 +150,7 @@ pub fn walk_expression(
         | ExpressionKind::SubGroup { arguments, .. }
         | ExpressionKind::WorkGroup { arguments, .. } => {
             for argument in arguments {
-                walk_expression(argument, visit, visit_place);
+                visit_expression(argument, visitor);
             }
         }
         ExpressionKind::Atomic {
@@ -131,11 +159,60 @@ pub fn walk_expression(
             comparand,
             ..
         } => {
-            walk_place(place, visit, visit_place);
-            walk_expression(value, visit, visit_place);
+            visit_place(place, Access::Atomic, span, visitor);
+            visit_expression(value, visitor);
             if let Some(comparand) = comparand {
-                walk_expression(comparand, visit, visit_place);
+                visit_expression(comparand, visitor);
             }
         }
     }
+    visitor.leave_expression(expression);
+}
+
+/// A [`Visitor`] of two closures: one for every expression, one for every place, each before
+/// the nodes inside it.
+struct Closures<'a, E, P> {
+    expression: &'a mut E,
+    place: &'a mut P,
+}
+
+impl<E: FnMut(&Expression), P: FnMut(&Place)> Visitor for Closures<'_, E, P> {
+    fn enter_expression(&mut self, expression: &Expression) {
+        (self.expression)(expression)
+    }
+
+    fn enter_place(&mut self, place: &Place, _: Access, _: Span) {
+        (self.place)(place)
+    }
+}
+
+/// Calls `visit` on every expression of `block`, outer ones before those inside them, and
+/// `visit_place` on every place (stores, loads, atomics) before its index expressions.
+pub fn walk_block(
+    block: &Block,
+    visit: &mut impl FnMut(&Expression),
+    visit_place: &mut impl FnMut(&Place),
+) {
+    visit_block(
+        block,
+        &mut Closures {
+            expression: visit,
+            place: visit_place,
+        },
+    );
+}
+
+/// [`walk_block`] for one expression.
+pub fn walk_expression(
+    expression: &Expression,
+    visit: &mut impl FnMut(&Expression),
+    visit_place: &mut impl FnMut(&Place),
+) {
+    visit_expression(
+        expression,
+        &mut Closures {
+            expression: visit,
+            place: visit_place,
+        },
+    );
 }

@@ -1,38 +1,58 @@
-//! Rewrites every expression of a function body in place (the front end's specialization of
-//! kernels with multi-dimensional buffers for contiguous arrays).
+//! Rewrites every expression and place of a function body in place (the front end's
+//! specialization of kernels with multi-dimensional buffers for contiguous arrays, and the
+//! numbering of nodes in [`crate::ids`]).
 
 use crate::ir::*;
 
 /// Calls `visit` on every expression of `block`, inner ones before those holding them,
 /// including the indices of places and the values passed to calls.
 pub fn rewrite_block(block: &mut Block, visit: &mut impl FnMut(&mut Expression)) {
+    walk_block_mut(block, visit, &mut |_| {});
+}
+
+/// [`rewrite_block`] for one expression.
+pub fn rewrite_expression(expression: &mut Expression, visit: &mut impl FnMut(&mut Expression)) {
+    walk_expression_mut(expression, visit, &mut |_| {});
+}
+
+/// Calls `visit` on every expression of `block` as [`rewrite_block`] does, and `visit_place`
+/// on every place after its indices.
+pub fn walk_block_mut(
+    block: &mut Block,
+    visit: &mut impl FnMut(&mut Expression),
+    visit_place: &mut impl FnMut(&mut Place),
+) {
     for statement in block {
         match &mut statement.kind {
             StatementKind::Assign { value, .. }
             | StatementKind::Evaluate { value }
-            | StatementKind::Return { value: Some(value) } => rewrite_expression(value, visit),
+            | StatementKind::Return { value: Some(value) } => {
+                walk_expression_mut(value, visit, visit_place)
+            }
             StatementKind::Store { place, value } => {
-                rewrite_place(place, visit);
-                rewrite_expression(value, visit);
+                walk_place_mut(place, visit, visit_place);
+                walk_expression_mut(value, visit, visit_place);
             }
             StatementKind::VectorStore { place, values } => {
-                rewrite_place(place, visit);
+                walk_place_mut(place, visit, visit_place);
                 for value in values {
-                    rewrite_expression(value, visit);
+                    walk_expression_mut(value, visit, visit_place);
                 }
             }
             StatementKind::Print { arguments, .. } => {
                 for argument in arguments {
-                    rewrite_expression(argument, visit);
+                    walk_expression_mut(argument, visit, visit_place);
                 }
             }
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
                 | crate::matrix::MatrixOp::Store { offset, stride, .. } => {
-                    rewrite_expression(offset, visit);
-                    rewrite_expression(stride, visit);
+                    walk_expression_mut(offset, visit, visit_place);
+                    walk_expression_mut(stride, visit, visit_place);
                 }
-                crate::matrix::MatrixOp::Fill { value, .. } => rewrite_expression(value, visit),
+                crate::matrix::MatrixOp::Fill { value, .. } => {
+                    walk_expression_mut(value, visit, visit_place)
+                }
                 crate::matrix::MatrixOp::MultiplyAdd { .. } => {}
             },
             StatementKind::If {
@@ -40,15 +60,15 @@ pub fn rewrite_block(block: &mut Block, visit: &mut impl FnMut(&mut Expression))
                 accept,
                 reject,
             } => {
-                rewrite_expression(condition, visit);
-                rewrite_block(accept, visit);
-                rewrite_block(reject, visit);
+                walk_expression_mut(condition, visit, visit_place);
+                walk_block_mut(accept, visit, visit_place);
+                walk_block_mut(reject, visit, visit_place);
             }
             StatementKind::Loop {
                 body, continuing, ..
             } => {
-                rewrite_block(body, visit);
-                rewrite_block(continuing, visit);
+                walk_block_mut(body, visit, visit_place);
+                walk_block_mut(continuing, visit, visit_place);
             }
             StatementKind::Return { value: None }
             | StatementKind::Break
@@ -58,30 +78,39 @@ pub fn rewrite_block(block: &mut Block, visit: &mut impl FnMut(&mut Expression))
     }
 }
 
-fn rewrite_place(place: &mut Place, visit: &mut impl FnMut(&mut Expression)) {
+fn walk_place_mut(
+    place: &mut Place,
+    visit: &mut impl FnMut(&mut Expression),
+    visit_place: &mut impl FnMut(&mut Place),
+) {
     for index in &mut place.indices {
-        rewrite_expression(index, visit);
+        walk_expression_mut(index, visit, visit_place);
     }
+    visit_place(place);
 }
 
-/// [`rewrite_block`] for one expression.
-pub fn rewrite_expression(expression: &mut Expression, visit: &mut impl FnMut(&mut Expression)) {
+/// [`walk_block_mut`] for one expression.
+pub fn walk_expression_mut(
+    expression: &mut Expression,
+    visit: &mut impl FnMut(&mut Expression),
+    visit_place: &mut impl FnMut(&mut Place),
+) {
     match &mut expression.kind {
         ExpressionKind::Literal(_)
         | ExpressionKind::Parameter(_)
         | ExpressionKind::Variable(_)
         | ExpressionKind::WorkItem { .. } => {}
         ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
-            rewrite_place(place, visit)
+            walk_place_mut(place, visit, visit_place)
         }
-        ExpressionKind::Unary { operand, .. } => rewrite_expression(operand, visit),
+        ExpressionKind::Unary { operand, .. } => walk_expression_mut(operand, visit, visit_place),
         ExpressionKind::Cast { value } | ExpressionKind::DimensionIndex { index: value, .. } => {
-            rewrite_expression(value, visit)
+            walk_expression_mut(value, visit, visit_place)
         }
         ExpressionKind::Binary { left, right, .. }
         | ExpressionKind::ShortCircuit { left, right, .. } => {
-            rewrite_expression(left, visit);
-            rewrite_expression(right, visit);
+            walk_expression_mut(left, visit, visit_place);
+            walk_expression_mut(right, visit, visit_place);
         }
         ExpressionKind::Select {
             condition,
@@ -93,14 +122,14 @@ pub fn rewrite_expression(expression: &mut Expression, visit: &mut impl FnMut(&m
             accept,
             reject,
         } => {
-            rewrite_expression(condition, visit);
-            rewrite_expression(accept, visit);
-            rewrite_expression(reject, visit);
+            walk_expression_mut(condition, visit, visit_place);
+            walk_expression_mut(accept, visit, visit_place);
+            walk_expression_mut(reject, visit, visit_place);
         }
         ExpressionKind::Call { arguments, .. } => {
             for argument in arguments {
                 if let Argument::Value(value) = argument {
-                    rewrite_expression(value, visit);
+                    walk_expression_mut(value, visit, visit_place);
                 }
             }
         }
@@ -108,7 +137,7 @@ pub fn rewrite_expression(expression: &mut Expression, visit: &mut impl FnMut(&m
         | ExpressionKind::SubGroup { arguments, .. }
         | ExpressionKind::WorkGroup { arguments, .. } => {
             for argument in arguments {
-                rewrite_expression(argument, visit);
+                walk_expression_mut(argument, visit, visit_place);
             }
         }
         ExpressionKind::Atomic {
@@ -117,10 +146,10 @@ pub fn rewrite_expression(expression: &mut Expression, visit: &mut impl FnMut(&m
             comparand,
             ..
         } => {
-            rewrite_place(place, visit);
-            rewrite_expression(value, visit);
+            walk_place_mut(place, visit, visit_place);
+            walk_expression_mut(value, visit, visit_place);
             if let Some(comparand) = comparand {
-                rewrite_expression(comparand, visit);
+                walk_expression_mut(comparand, visit, visit_place);
             }
         }
     }

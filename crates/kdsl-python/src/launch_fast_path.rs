@@ -3,8 +3,9 @@
 //!
 //! Only the common case is taken: every array a device array of a kind known here, of the
 //! parameter's element type, C-contiguous, writable where the parameter is `mut`, all on one
-//! queue or stream. Anything else (NumPy arrays, keywords, and every misuse) goes to the
-//! Python path, which raises the precise error. On an out-of-order SYCL queue (dpnp's
+//! queue or stream; for a multi-dimensional parameter, an array of its rank, whose extents and
+//! (C-contiguous) strides fill the hidden parameters that follow it. Anything else (NumPy
+//! arrays, keywords, and every misuse) goes to the Python path, which raises the precise error. On an out-of-order SYCL queue (dpnp's
 //! default) a launch is ordered as dpnp orders its own operations: after the events of the
 //! queue's `SequentialOrderManager`, and recorded there. The checks that remain (scalars, aliasing, the launch geometry,
 //! the runtime's own) are the ones every launch gets.
@@ -15,7 +16,7 @@ use crate::launch::{
     Kernel, Memory, Prepared,
 };
 use kdsl_ir::ScalarType;
-use kdsl_runtime::Launch;
+use kdsl_runtime::{Launch, ScalarValue};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -29,6 +30,9 @@ enum Parameter {
     Buffer {
         element: ScalarType,
         writable: bool,
+        /// 1, or the dimensions of a multi-dimensional buffer (`global [[f32]]`), whose
+        /// hidden extents and strides follow it in the kernel's parameters.
+        rank: usize,
     },
     Scalar(ScalarType),
     /// A launch-sized local array (`kdsl.local(length, type)`).
@@ -455,7 +459,7 @@ impl Launcher {
         let mut place: Option<Place> = None;
         let mut sycl_queue: Option<Bound<'_, PyAny>> = None;
         for (parameter, value) in self.parameters.iter().zip(args.iter()) {
-            let (element, writable) = match *parameter {
+            let (element, writable, rank) = match *parameter {
                 Parameter::Scalar(ty) => {
                     // A scalar the signature refuses goes to the Python path, which raises.
                     match convert_scalar(&value, ty, &String::new) {
@@ -466,7 +470,11 @@ impl Launcher {
                         Err(_) => return Ok(None),
                     }
                 }
-                Parameter::Buffer { element, writable } => (element, writable),
+                Parameter::Buffer {
+                    element,
+                    writable,
+                    rank,
+                } => (element, writable, rank),
                 Parameter::Local(element) => match local_length(&value, element, &String::new) {
                     Ok(length) => {
                         prepared.push(Prepared::Local { element, length });
@@ -498,6 +506,13 @@ impl Launcher {
                 Some(first) if first != read.place => return Ok(None),
                 Some(_) => {}
             }
+            let shape = match rank {
+                1 => None,
+                _ => match c_contiguous_shape(&value, rank)? {
+                    Some(shape) => Some(shape),
+                    None => return Ok(None),
+                },
+            };
             prepared.push(Prepared::Array {
                 array: ArrayArgument {
                     memory: Memory::Device,
@@ -508,6 +523,9 @@ impl Launcher {
                 element,
                 writable,
             });
+            if let Some(shape) = shape {
+                prepared.extend(shape_arguments(&shape));
+            }
         }
         let Some(place) = place else {
             return Ok(None);
@@ -570,6 +588,41 @@ impl Launcher {
     }
 }
 
+/// The extents of an array of `rank` dimensions (each within `u32`), or None for the Python
+/// path (another rank, too large an extent, or no `shape`: dpctl's untyped memory).
+fn c_contiguous_shape(array: &Bound<'_, PyAny>, rank: usize) -> PyResult<Option<Vec<u32>>> {
+    let Ok(shape) = array.getattr(intern!(array.py(), "shape")) else {
+        return Ok(None);
+    };
+    let Ok(shape) = shape.extract::<Vec<u64>>() else {
+        return Ok(None);
+    };
+    if shape.len() != rank {
+        return Ok(None);
+    }
+    Ok(shape
+        .into_iter()
+        .map(|extent| u32::try_from(extent).ok())
+        .collect())
+}
+
+/// A C-contiguous array's hidden arguments: its extents (`u32`), then its strides in elements
+/// (`u64`; an extent of 0 counts as 1, as the Python path does).
+fn shape_arguments(shape: &[u32]) -> Vec<Prepared> {
+    let mut strides = vec![1u64; shape.len()];
+    for dimension in (0..shape.len() - 1).rev() {
+        strides[dimension] = strides[dimension + 1] * u64::from(shape[dimension + 1].max(1));
+    }
+    let extents = shape.iter().map(|&e| Prepared::Scalar(ScalarValue::U32(e)));
+    extents
+        .chain(
+            strides
+                .into_iter()
+                .map(|s| Prepared::Scalar(ScalarValue::U64(s))),
+        )
+        .collect()
+}
+
 /// The C-contiguous and writable bits of `usm_ndarray.flags.flags`, from the constants the
 /// array's module exports (`USM_ARRAY_C_CONTIGUOUS`, `USM_ARRAY_WRITABLE`).
 fn usm_flag_bits(ty: &Bound<'_, PyType>) -> PyResult<(i64, i64)> {
@@ -594,17 +647,19 @@ fn usm_flag_bits(ty: &Bound<'_, PyType>) -> PyResult<(i64, i64)> {
 
 #[pymethods]
 impl Launcher {
-    /// `parameters`: `(kind, type, writable)` per parameter, kind `"buffer"` or `"scalar"`.
+    /// `parameters`: `(kind, type, writable, rank)` per parameter the caller passes, kind
+    /// `"buffer"`, `"local"` or `"scalar"`; a buffer of rank 2 or more is followed in the
+    /// kernel by its hidden extents and strides.
     #[new]
     fn new(
         py: Python<'_>,
         name: String,
-        parameters: Vec<(String, String, bool)>,
+        parameters: Vec<(String, String, bool, usize)>,
         resolve: Py<PyAny>,
     ) -> PyResult<Launcher> {
         let parameters = parameters
             .into_iter()
-            .map(|(kind, ty, writable)| {
+            .map(|(kind, ty, writable, rank)| {
                 let ty = ScalarType::from_name(&ty).ok_or_else(|| {
                     argument_error(py, "ArgumentType", format!("unknown type `{ty}`"))
                 })?;
@@ -612,6 +667,7 @@ impl Launcher {
                     Parameter::Buffer {
                         element: ty,
                         writable,
+                        rank: rank.max(1),
                     }
                 } else if kind == "local" {
                     Parameter::Local(ty)

@@ -10,7 +10,7 @@
 
 use kdsl_runtime::{
     args, Argument, BackendKind, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch,
-    MemoryKind, RuntimeError,
+    MemoryKind, RuntimeError, ShapedArgument,
 };
 #[path = "suite/checked.rs"]
 mod checked;
@@ -840,37 +840,39 @@ mod cases {
         let mut counts = device
             .buffer_from(&vec![0u32; copies * n_clusters])
             .map_err(fail)?;
+        let (samples, features, clusters, copy_count) = (
+            n_samples as u32,
+            n_features as u32,
+            n_clusters as u32,
+            copies as u32,
+        );
         for iteration in 0..3 {
+            // The kernels read the sizes from the shapes of the 2-D and 3-D arrays.
+            let arguments = [
+                vec![(&mut labels).into_argument()],
+                ShapedArgument::contiguous(&mut sums, &[copy_count, clusters, features])
+                    .arguments(),
+                ShapedArgument::contiguous(&mut counts, &[copy_count, clusters]).arguments(),
+                ShapedArgument::contiguous(&x_buffer, &[features, samples]).arguments(),
+                ShapedArgument::contiguous(&centroids, &[features, clusters]).arguments(),
+                vec![(&half_norms).into_argument()],
+            ]
+            .concat();
             assign
-                .launch(
-                    &Launch::covering(n_samples, 256),
-                    &args![
-                        &mut labels,
-                        &mut sums,
-                        &mut counts,
-                        &x_buffer,
-                        &centroids,
-                        &half_norms,
-                        n_samples as u32,
-                        n_features as u32,
-                        n_clusters as u32
-                    ],
-                )
+                .launch(&Launch::covering(n_samples, 256), &arguments)
                 .map_err(fail)?
                 .wait()
                 .map_err(fail)?;
+            let arguments = [
+                ShapedArgument::contiguous(&mut centroids, &[features, clusters]).arguments(),
+                vec![(&mut half_norms).into_argument()],
+                ShapedArgument::contiguous(&mut sums, &[copy_count, clusters, features])
+                    .arguments(),
+                ShapedArgument::contiguous(&mut counts, &[copy_count, clusters]).arguments(),
+            ]
+            .concat();
             update
-                .launch(
-                    &Launch::covering(n_clusters, 64),
-                    &args![
-                        &mut centroids,
-                        &mut half_norms,
-                        &mut sums,
-                        &mut counts,
-                        n_features as u32,
-                        n_clusters as u32
-                    ],
-                )
+                .launch(&Launch::covering(n_clusters, 64), &arguments)
                 .map_err(fail)?
                 .wait()
                 .map_err(fail)?;
@@ -973,7 +975,13 @@ mod cases {
         kernel
             .launch(
                 &Launch::new([width, height], [16, 16]),
-                &args![&mut output, &input_buffer, width as u32, height as u32],
+                &[
+                    ShapedArgument::contiguous(&mut output, &[width as u32, height as u32])
+                        .arguments(),
+                    ShapedArgument::contiguous(&input_buffer, &[height as u32, width as u32])
+                        .arguments(),
+                ]
+                .concat(),
             )
             .map_err(fail)?
             .wait()
@@ -1066,7 +1074,13 @@ mod cases {
         kernel
             .launch(
                 &Launch::new([width, height], [16, 16]),
-                &args![&mut output, &input_buffer, width as u32, height as u32],
+                &[
+                    ShapedArgument::contiguous(&mut output, &[width as u32, height as u32])
+                        .arguments(),
+                    ShapedArgument::contiguous(&input_buffer, &[height as u32, width as u32])
+                        .arguments(),
+                ]
+                .concat(),
             )
             .map_err(fail)?
             .wait()

@@ -19,8 +19,9 @@
 //! work-item leaving them would make their barriers divergent. Other work-items are not
 //! affected: they compute on until their own fault.
 //!
-//! Check sites are numbered by a walk over the IR ([`CheckPlan`]), independent of the target,
-//! so every image of a bundle agrees with the site list in its metadata.
+//! Check sites are numbered by a walk over the IR in kdsl-ir
+//! ([`kdsl_ir::analysis::CheckSites`]), independent of the target, so every image of a bundle
+//! agrees with the site list in its metadata; the lowering finds them by node id.
 
 use super::{FunctionLowering, LowerError, Result, Types};
 use crate::llvm;
@@ -34,489 +35,28 @@ use inkwell::values::{
     BasicMetadataValueEnum, BasicValueEnum, FunctionValue, InstructionValue, IntValue, PointerValue,
 };
 use inkwell::IntPredicate;
-use kdsl_bundle::{CheckSite, FaultKind};
-use kdsl_ir::visit::walk_block;
+use kdsl_bundle::FaultKind;
+use kdsl_ir::analysis::CheckSites;
 use kdsl_ir::{
-    AddressSpace, Argument, BinaryOp, Block, Expression, ExpressionKind, Function, FunctionKind,
-    ParameterType, Place, PlaceBase, ScalarType, Span, StatementKind, UnaryOp, VariableType,
-    WorkItemQuery,
+    AddressSpace, Argument, BinaryOp, Block, Expression, Function, FunctionId, FunctionKind,
+    ParameterType, Place, PlaceBase, ScalarType, VariableType, WorkItemQuery,
 };
-use std::collections::{BTreeSet, HashMap};
 
 const REPORT_FUNCTION: &str = "kdsl.checked.report";
 
-/// The check sites of a module, numbered in a fixed walk over its functions.
-pub(crate) struct CheckPlan {
-    /// The first site of a place (one per dimension), by the place's address in the IR.
-    places: HashMap<usize, u32>,
-    /// The site of an integer division, remainder, or `+ - *` or negation that may overflow,
-    /// by the expression's address.
-    operations: HashMap<usize, u32>,
-    pub sites: Vec<CheckSite>,
-    /// For each function, the sites in it.
-    sites_of_function: Vec<Vec<u32>>,
-    /// For each function, whether it synchronizes with other work-items (a barrier, a
-    /// sub-group or work-group operation), itself or through the functions it calls.
-    synchronizing: Vec<bool>,
+pub(super) use kdsl_ir::analysis::check_sites::{
+    is_checked_arithmetic, is_checked_division, is_checked_negation,
+};
+
+/// The check site of `place` in `function`, or the internal error of a site the plan lacks.
+fn place_site(plan: &CheckSites, function: FunctionId, place: &Place) -> Result<u32> {
+    plan.place_site(function, place)
+        .ok_or_else(|| LowerError("a checked access has no check site".into()))
 }
 
-impl CheckPlan {
-    pub(crate) fn new(module: &kdsl_ir::Module) -> CheckPlan {
-        let mut plan = CheckPlan {
-            places: HashMap::new(),
-            operations: HashMap::new(),
-            sites: Vec::new(),
-            sites_of_function: Vec::new(),
-            synchronizing: Vec::new(),
-        };
-        for function in &module.functions {
-            // Functions come callees first, so every callee's answer is known here.
-            let synchronizing = plan.synchronizes(&function.body);
-            plan.synchronizing.push(synchronizing);
-            let first = plan.sites.len() as u32;
-            let mut walk = Walk {
-                plan: &mut plan,
-                function,
-            };
-            walk.block(&function.body);
-            let last = plan.sites.len() as u32;
-            plan.sites_of_function.push((first..last).collect());
-        }
-        plan
-    }
-
-    /// Whether `block` synchronizes with other work-items, itself or through a call.
-    fn synchronizes(&self, block: &Block) -> bool {
-        let mut found = false;
-        walk_block(
-            block,
-            &mut |expression| {
-                found |= match &expression.kind {
-                    ExpressionKind::SubGroup { .. } | ExpressionKind::WorkGroup { .. } => true,
-                    ExpressionKind::Call { function, .. } => self
-                        .synchronizing
-                        .get(function.0 as usize)
-                        .copied()
-                        .unwrap_or(true),
-                    _ => false,
-                };
-            },
-            &mut |_| {},
-        );
-        found || has_barrier(block)
-    }
-
-    /// The sites a kernel can report: its own and those of the device functions it calls.
-    pub(crate) fn sites_of_kernel(
-        &self,
-        module: &kdsl_ir::Module,
-        kernel: usize,
-    ) -> Vec<CheckSite> {
-        let mut reached = BTreeSet::new();
-        let mut pending = vec![kernel];
-        while let Some(index) = pending.pop() {
-            if reached.insert(index) {
-                let mut callees = Vec::new();
-                collect_calls(&module.functions[index].body, &mut callees);
-                pending.extend(callees);
-            }
-        }
-        reached
-            .into_iter()
-            .flat_map(|index| self.sites_of_function[index].iter())
-            .map(|&id| self.sites[id as usize].clone())
-            .collect()
-    }
-
-    fn place_site(&self, place: &Place) -> Result<u32> {
-        self.places
-            .get(&address_of(place))
-            .copied()
-            .ok_or_else(|| LowerError("a checked access has no check site".into()))
-    }
-
-    fn operation_site(&self, expression: &Expression) -> Result<u32> {
-        self.operations
-            .get(&address_of(expression))
-            .copied()
-            .ok_or_else(|| LowerError("a checked operation has no check site".into()))
-    }
-}
-
-fn address_of<T>(node: &T) -> usize {
-    node as *const T as usize
-}
-
-pub(super) fn is_checked_division(op: BinaryOp, ty: ScalarType) -> bool {
-    matches!(op, BinaryOp::Divide | BinaryOp::Remainder) && ty.is_integer()
-}
-
-/// Integer `+ - *`, whose overflow is undefined (docs/language.md, "Semantics").
-pub(super) fn is_checked_arithmetic(op: BinaryOp, ty: ScalarType) -> bool {
-    matches!(op, BinaryOp::Add | BinaryOp::Subtract | BinaryOp::Multiply) && ty.is_integer()
-}
-
-/// Unary `-` of a signed integer, which overflows at the type's minimum.
-pub(super) fn is_checked_negation(op: UnaryOp, ty: ScalarType) -> bool {
-    op == UnaryOp::Negate && ty.is_signed_integer()
-}
-
-/// Numbers the checks of one function in evaluation order.
-struct Walk<'p, 'm> {
-    plan: &'p mut CheckPlan,
-    function: &'m Function,
-}
-
-impl Walk<'_, '_> {
-    fn add(&mut self, what: String, span: Span, signed_index: bool) -> u32 {
-        let id = self.plan.sites.len() as u32;
-        self.plan.sites.push(CheckSite {
-            id,
-            function: self.function.name.clone(),
-            what,
-            span: [span.start, span.end],
-            line: 0,
-            column: 0,
-            signed_index,
-        });
-        id
-    }
-
-    fn block(&mut self, block: &Block) {
-        for statement in block {
-            match &statement.kind {
-                StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
-                    self.expression(value)
-                }
-                StatementKind::Store { place, value } => {
-                    self.expression(value);
-                    self.place(place, statement.span);
-                }
-                StatementKind::VectorStore { place, values } => {
-                    for value in values {
-                        self.expression(value);
-                    }
-                    self.vector_place(place, values.len(), statement.span);
-                }
-                // Checked modules reach here with matrix tiles expanded into plain loops
-                // (`lower_module`), whose loads and stores are checked.
-                StatementKind::Matrix(op) => {
-                    for value in op.expressions() {
-                        self.expression(value);
-                    }
-                }
-                StatementKind::Print { arguments, .. } => {
-                    for argument in arguments {
-                        self.expression(argument);
-                    }
-                }
-                StatementKind::If {
-                    condition,
-                    accept,
-                    reject,
-                } => {
-                    self.expression(condition);
-                    self.block(accept);
-                    self.block(reject);
-                }
-                StatementKind::Loop {
-                    body, continuing, ..
-                } => {
-                    self.block(body);
-                    self.block(continuing);
-                }
-                StatementKind::Return { value: Some(value) } => self.expression(value),
-                StatementKind::Return { value: None }
-                | StatementKind::Break
-                | StatementKind::Continue
-                | StatementKind::Barrier { .. } => {}
-            }
-        }
-    }
-
-    /// A vector access: one site, its index counting vectors.
-    fn vector_place(&mut self, place: &Place, width: usize, span: Span) {
-        for index in &place.indices {
-            self.expression(index);
-        }
-        if let (PlaceBase::Parameter(id), Some(index)) = (place.base, place.indices.first()) {
-            let name = &self.function.parameter(id).name;
-            let what = format!("buffer `{name}` (as vectors of {width})");
-            let site = self.add(what, span, index.ty.is_signed_integer());
-            self.plan.places.insert(address_of(place), site);
-        }
-    }
-
-    fn place(&mut self, place: &Place, span: Span) {
-        for index in &place.indices {
-            self.expression(index);
-        }
-        let (name, dimensions) = match place.base {
-            PlaceBase::Parameter(id) => {
-                let parameter = self.function.parameter(id);
-                let kind = match parameter.ty {
-                    ParameterType::Buffer {
-                        space: AddressSpace::Local,
-                        ..
-                    } => "local array",
-                    _ => "buffer",
-                };
-                (format!("{kind} `{}`", parameter.name), 1)
-            }
-            PlaceBase::Variable(id) => {
-                let variable = self.function.variable(id);
-                let kind = if variable.space == AddressSpace::Local {
-                    "local array"
-                } else {
-                    "array"
-                };
-                (format!("{kind} `{}`", variable.name), place.indices.len())
-            }
-        };
-        let mut first = None;
-        for (dimension, index) in place.indices.iter().enumerate() {
-            let what = if dimensions > 1 {
-                format!("{name} (dimension {} of {dimensions})", dimension + 1)
-            } else {
-                name.clone()
-            };
-            let id = self.add(what, span, index.ty.is_signed_integer());
-            first.get_or_insert(id);
-        }
-        if let Some(first) = first {
-            self.plan.places.insert(address_of(place), first);
-        }
-    }
-
-    fn expression(&mut self, expression: &Expression) {
-        match &expression.kind {
-            ExpressionKind::Literal(_)
-            | ExpressionKind::Parameter(_)
-            | ExpressionKind::Variable(_)
-            | ExpressionKind::WorkItem { .. } => {}
-            ExpressionKind::Load(place) => self.place(place, expression.span),
-            ExpressionKind::VectorLoad { place, width, .. } => {
-                self.vector_place(place, usize::from(*width), expression.span)
-            }
-            ExpressionKind::Unary { op, operand } => {
-                self.expression(operand);
-                if is_checked_negation(*op, operand.ty) {
-                    let what = format!("`-` on `{}`", operand.ty);
-                    let id = self.add(what, expression.span, false);
-                    self.plan.operations.insert(address_of(expression), id);
-                }
-            }
-            ExpressionKind::Binary { op, left, right } => {
-                self.expression(left);
-                self.expression(right);
-                if is_checked_division(*op, left.ty) {
-                    let what = if *op == BinaryOp::Divide {
-                        "division"
-                    } else {
-                        "remainder"
-                    };
-                    let id = self.add(what.to_string(), expression.span, false);
-                    self.plan.operations.insert(address_of(expression), id);
-                } else if is_checked_arithmetic(*op, left.ty) {
-                    let what = format!("`{}` on `{}`", op.symbol(), left.ty);
-                    let id = self.add(what, expression.span, false);
-                    self.plan.operations.insert(address_of(expression), id);
-                }
-            }
-            ExpressionKind::ShortCircuit { left, right, .. } => {
-                self.expression(left);
-                self.expression(right);
-            }
-            ExpressionKind::Cast { value } => self.expression(value),
-            ExpressionKind::DimensionIndex {
-                index,
-                buffer,
-                dimension,
-                ..
-            } => {
-                self.expression(index);
-                let shaped = self
-                    .function
-                    .shaped_buffers
-                    .iter()
-                    .find(|shaped| shaped.buffer == *buffer);
-                let rank = shaped.map_or(0, |shaped| shaped.rank());
-                let name = &self.function.parameter(*buffer).name;
-                let what = format!("buffer `{name}` (dimension {} of {rank})", dimension + 1);
-                let id = self.add(what, expression.span, index.ty.is_signed_integer());
-                self.plan.operations.insert(address_of(expression), id);
-            }
-            ExpressionKind::Select {
-                condition,
-                accept,
-                reject,
-            }
-            | ExpressionKind::Conditional {
-                condition,
-                accept,
-                reject,
-            } => {
-                self.expression(condition);
-                self.expression(accept);
-                self.expression(reject);
-            }
-            ExpressionKind::Call { arguments, .. } => {
-                for argument in arguments {
-                    if let Argument::Value(value) = argument {
-                        self.expression(value);
-                    }
-                }
-            }
-            ExpressionKind::Math { arguments, .. }
-            | ExpressionKind::SubGroup { arguments, .. }
-            | ExpressionKind::WorkGroup { arguments, .. } => {
-                for argument in arguments {
-                    self.expression(argument);
-                }
-            }
-            ExpressionKind::Atomic {
-                place,
-                value,
-                comparand,
-                ..
-            } => {
-                self.place(place, expression.span);
-                self.expression(value);
-                if let Some(comparand) = comparand {
-                    self.expression(comparand);
-                }
-            }
-        }
-    }
-}
-
-fn has_barrier(block: &Block) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::Barrier { .. } => true,
-        StatementKind::If { accept, reject, .. } => has_barrier(accept) || has_barrier(reject),
-        StatementKind::Loop {
-            body, continuing, ..
-        } => has_barrier(body) || has_barrier(continuing),
-        _ => false,
-    })
-}
-
-/// The functions `block` calls directly.
-fn collect_calls(block: &Block, callees: &mut Vec<usize>) {
-    fn expression(e: &Expression, callees: &mut Vec<usize>) {
-        match &e.kind {
-            ExpressionKind::Call {
-                function,
-                arguments,
-            } => {
-                callees.push(function.0 as usize);
-                for argument in arguments {
-                    if let Argument::Value(value) = argument {
-                        expression(value, callees);
-                    }
-                }
-            }
-            ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
-                place_indices(place, callees)
-            }
-            ExpressionKind::Unary { operand, .. } => expression(operand, callees),
-            ExpressionKind::Binary { left, right, .. }
-            | ExpressionKind::ShortCircuit { left, right, .. } => {
-                expression(left, callees);
-                expression(right, callees);
-            }
-            ExpressionKind::Cast { value }
-            | ExpressionKind::DimensionIndex { index: value, .. } => expression(value, callees),
-            ExpressionKind::Select {
-                condition,
-                accept,
-                reject,
-            }
-            | ExpressionKind::Conditional {
-                condition,
-                accept,
-                reject,
-            } => {
-                expression(condition, callees);
-                expression(accept, callees);
-                expression(reject, callees);
-            }
-            ExpressionKind::Math { arguments, .. }
-            | ExpressionKind::SubGroup { arguments, .. }
-            | ExpressionKind::WorkGroup { arguments, .. } => {
-                for argument in arguments {
-                    expression(argument, callees);
-                }
-            }
-            ExpressionKind::Atomic {
-                place,
-                value,
-                comparand,
-                ..
-            } => {
-                place_indices(place, callees);
-                expression(value, callees);
-                if let Some(comparand) = comparand {
-                    expression(comparand, callees);
-                }
-            }
-            ExpressionKind::Literal(_)
-            | ExpressionKind::Parameter(_)
-            | ExpressionKind::Variable(_)
-            | ExpressionKind::WorkItem { .. } => {}
-        }
-    }
-    fn place_indices(place: &Place, callees: &mut Vec<usize>) {
-        for index in &place.indices {
-            expression(index, callees);
-        }
-    }
-    for statement in block {
-        match &statement.kind {
-            StatementKind::Assign { value, .. }
-            | StatementKind::Evaluate { value }
-            | StatementKind::Return { value: Some(value) } => expression(value, callees),
-            StatementKind::Store { place, value } => {
-                place_indices(place, callees);
-                expression(value, callees);
-            }
-            StatementKind::VectorStore { place, values } => {
-                place_indices(place, callees);
-                for value in values {
-                    expression(value, callees);
-                }
-            }
-            StatementKind::Matrix(op) => {
-                for value in op.expressions() {
-                    expression(value, callees);
-                }
-            }
-            StatementKind::Print { arguments, .. } => {
-                for argument in arguments {
-                    expression(argument, callees);
-                }
-            }
-            StatementKind::If {
-                condition,
-                accept,
-                reject,
-            } => {
-                expression(condition, callees);
-                collect_calls(accept, callees);
-                collect_calls(reject, callees);
-            }
-            StatementKind::Loop {
-                body, continuing, ..
-            } => {
-                collect_calls(body, callees);
-                collect_calls(continuing, callees);
-            }
-            StatementKind::Return { value: None }
-            | StatementKind::Break
-            | StatementKind::Continue
-            | StatementKind::Barrier { .. } => {}
-        }
-    }
+fn operation_site(plan: &CheckSites, function: FunctionId, expression: &Expression) -> Result<u32> {
+    plan.operation_site(function, expression)
+        .ok_or_else(|| LowerError("a checked operation has no check site".into()))
 }
 
 /// The LLVM types of a function's hidden parameters: one `i64` per buffer parameter, then the
@@ -550,7 +90,9 @@ pub(super) fn hidden_parameter_types<'ctx>(
 
 /// The hidden parameters' values inside a function of a checked module.
 pub(crate) struct CheckedFunction<'a, 'ctx> {
-    pub plan: &'a CheckPlan,
+    pub plan: &'a CheckSites,
+    /// The function being lowered, whose sites the plan holds.
+    function: FunctionId,
     /// The element count of each buffer parameter, by parameter index.
     lengths: Vec<Option<IntValue<'ctx>>>,
     record: PointerValue<'ctx>,
@@ -563,7 +105,8 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
     /// Reads the hidden parameters of `value`, the LLVM function of `function`, and names them;
     /// a kernel's "faulted" byte is allocated and cleared at `builder`, in its entry block.
     pub(super) fn new(
-        plan: &'a CheckPlan,
+        plan: &'a CheckSites,
+        id: FunctionId,
         module: &Module<'ctx>,
         builder: &Builder<'ctx>,
         function: &Function,
@@ -605,6 +148,7 @@ impl<'a, 'ctx> CheckedFunction<'a, 'ctx> {
             .ok_or_else(|| LowerError(format!("{REPORT_FUNCTION} is not declared")))?;
         Ok(CheckedFunction {
             plan,
+            function: id,
             lengths,
             record: record.into_pointer_value(),
             faulted,
@@ -790,7 +334,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         place: &Place,
         indices: &[IntValue<'ctx>],
     ) -> Result<Guard<'ctx>> {
-        let first_site = self.checked_state()?.plan.place_site(place)?;
+        let first_site = {
+            let checked = self.checked_state()?;
+            place_site(checked.plan, checked.function, place)?
+        };
         let i64_type = self.context.i64_type();
         let constant_extents = |ty: &kdsl_ir::ArrayType| -> Vec<IntValue<'ctx>> {
             ty.dimensions
@@ -834,7 +381,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         width: u8,
         index: IntValue<'ctx>,
     ) -> Result<Guard<'ctx>> {
-        let site = self.checked_state()?.plan.place_site(place)?;
+        let site = {
+            let checked = self.checked_state()?;
+            place_site(checked.plan, checked.function, place)?
+        };
         let PlaceBase::Parameter(id) = place.base else {
             return Err(LowerError("a vector access of an array".into()));
         };
@@ -860,7 +410,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         index: IntValue<'ctx>,
         extent: IntValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let site = {
+            let checked = self.checked_state()?;
+            operation_site(checked.plan, checked.function, expression)?
+        };
         let guard = self.guard_indices(site, &[index], &[extent])?;
         self.finish_guard(guard, Some(index.into()))?
             .ok_or_else(|| LowerError("a checked dimension index without a value".into()))
@@ -929,7 +482,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         left: BasicValueEnum<'ctx>,
         right: BasicValueEnum<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let site = {
+            let checked = self.checked_state()?;
+            operation_site(checked.plan, checked.function, expression)?
+        };
         let left_int = left.into_int_value();
         let right_int = right.into_int_value();
         let int_type = left_int.get_type();
@@ -988,7 +544,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         left: IntValue<'ctx>,
         right: IntValue<'ctx>,
     ) -> Result<BasicValueEnum<'ctx>> {
-        let site = self.checked_state()?.plan.operation_site(expression)?;
+        let site = {
+            let checked = self.checked_state()?;
+            operation_site(checked.plan, checked.function, expression)?
+        };
         let (value, overflow) = self.overflowing(op, ty.is_signed_integer(), left, right)?;
         let fail = self.new_block("checked.overflow");
         let after = self.new_block("checked.after");

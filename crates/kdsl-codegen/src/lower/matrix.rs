@@ -170,6 +170,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         offset: &kdsl_ir::Expression,
     ) -> Result<PointerValue<'ctx>> {
         let place = Place {
+            id: kdsl_ir::PlaceId::UNNUMBERED,
             base: memory.base,
             indices: vec![offset.clone()],
             element: memory.element,

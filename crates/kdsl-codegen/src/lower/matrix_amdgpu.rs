@@ -273,6 +273,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let in_group = b.build_and(lane, self.i32_constant(15), "")?;
         let group = b.build_right_shift(lane, self.i32_constant(4), false, "")?;
         let place = Place {
+            id: kdsl_ir::PlaceId::UNNUMBERED,
             base: memory.base,
             indices: Vec::new(),
             element: memory.element,

@@ -54,15 +54,17 @@ fn device_function_name(name: &str) -> String {
 }
 
 /// Lowers every function of `ir` into `module`, whose triple and data layout are set. Kernel
-/// symbols are `entry_point_prefix` followed by the kernel's name.
+/// symbols are `entry_point_prefix` followed by the kernel's name. `check_sites`: checked
+/// mode's sites ([`kdsl_ir::ModuleInfo`], numbered once for all targets), `None` unchecked.
 pub(crate) fn lower_module<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     entry_point_prefix: &str,
-    checked: bool,
+    check_sites: Option<&kdsl_ir::analysis::CheckSites>,
 ) -> Result<()> {
+    let checked = check_sites.is_some();
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
@@ -77,7 +79,8 @@ pub(crate) fn lower_module<'ctx>(
         &expanded
     };
     let types = Types { context };
-    let plan = checked.then(|| checked::CheckPlan::new(ir));
+    // The sites were numbered on the same expansion, so the ids of its nodes find them.
+    let plan = check_sites;
     if plan.is_some() {
         checked::define_report_function(context, module, &types, target)?;
     }
@@ -104,7 +107,7 @@ pub(crate) fn lower_module<'ctx>(
             },
         ));
     }
-    for (function, value) in ir.functions.iter().zip(&functions) {
+    for (index, (function, value)) in ir.functions.iter().zip(&functions).enumerate() {
         let builder = context.create_builder();
         let mut lowering = FunctionLowering::new(
             context, module, builder, target, &functions, function, *value,
@@ -112,6 +115,7 @@ pub(crate) fn lower_module<'ctx>(
         if let Some(plan) = &plan {
             lowering.checked = Some(checked::CheckedFunction::new(
                 plan,
+                kdsl_ir::FunctionId(index as u32),
                 module,
                 &lowering.builder,
                 function,

@@ -28,6 +28,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
         let extent = self
             .expression(&Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: kdsl_ir::ExpressionKind::Parameter(extent),
                 ty: kdsl_ir::ScalarType::U32,
                 span: expression.span,

@@ -123,6 +123,7 @@ mod tests {
 
     fn literal(literal: Literal, ty: ScalarType) -> Expression {
         Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Literal(literal),
             ty,
             span: Span::new(0, 0),
@@ -141,6 +142,7 @@ mod tests {
     fn short_circuit_skips_the_right_side() {
         let zero = literal(Literal::Integer(0), ScalarType::I32);
         let divide = Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Binary {
                 op: BinaryOp::Divide,
                 left: Box::new(literal(Literal::Integer(1), ScalarType::I32)),
@@ -150,6 +152,7 @@ mod tests {
             span: Span::new(0, 0),
         };
         let undefined = Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Binary {
                 op: BinaryOp::Equal,
                 left: Box::new(divide.clone()),
@@ -159,6 +162,7 @@ mod tests {
             span: Span::new(0, 0),
         };
         let and = Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::ShortCircuit {
                 op: LogicalOp::And,
                 left: Box::new(literal(Literal::Bool(false), ScalarType::Bool)),

@@ -287,6 +287,7 @@ impl<'file> Checker<'file> {
             }
         }
         module.constants = self.folded_constants();
+        kdsl_ir::ids::number_module(&mut module);
         (module, self.diagnostics)
     }
 

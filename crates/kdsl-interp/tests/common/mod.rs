@@ -1,6 +1,7 @@
 //! Helpers shared by the interpreter's tests.
 #![allow(dead_code)]
 
+use kdsl_interp::{HostElement, InterpArgument};
 use kdsl_ir::Module;
 
 pub use kdsl_testkit::files::workspace_root as workspace;
@@ -93,4 +94,26 @@ pub fn kmeans_blobs(
         }
     }
     (x_t, centres)
+}
+
+/// A multi-dimensional buffer argument: the buffer, then its extents (`u32`) and strides (`u64`,
+/// in elements), as the kernel's parameter list holds them.
+pub fn shaped<T: HostElement>(
+    values: Vec<T>,
+    shape: &[u32],
+    strides: &[u64],
+) -> Vec<InterpArgument> {
+    let mut arguments = vec![InterpArgument::buffer(values)];
+    arguments.extend(shape.iter().map(|&extent| InterpArgument::scalar(extent)));
+    arguments.extend(strides.iter().map(|&stride| InterpArgument::scalar(stride)));
+    arguments
+}
+
+/// [`shaped`] for a C-contiguous (row-major) array.
+pub fn contiguous<T: HostElement>(values: Vec<T>, shape: &[u32]) -> Vec<InterpArgument> {
+    let mut strides = vec![1u64; shape.len()];
+    for dimension in (0..shape.len().saturating_sub(1)).rev() {
+        strides[dimension] = strides[dimension + 1] * u64::from(shape[dimension + 1]);
+    }
+    shaped(values, shape, &strides)
 }

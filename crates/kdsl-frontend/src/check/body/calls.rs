@@ -107,6 +107,7 @@ impl Checker<'_> {
                     }
                 };
                 Some(Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Call {
                         function: signature.id,
                         arguments: lowered,
@@ -509,7 +510,14 @@ impl Checker<'_> {
             return None;
         }
         let arguments: Vec<&ast::Expression> = arguments.iter().collect();
-        let make = |kind, ty| Some(Expression { kind, ty, span });
+        let make = |kind, ty| {
+            Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
+                kind,
+                ty,
+                span,
+            })
+        };
         match builtin {
             Builtin::Print => None,
             Builtin::Barrier => {
@@ -556,6 +564,7 @@ impl Checker<'_> {
                 // (`y * n + x` with `n: i32`), converting as `as` does; `u32` otherwise.
                 match expected {
                     Some(ty) if ty.is_integer() && ty != ScalarType::U32 => Some(Expression {
+                        id: kdsl_ir::ExprId::UNNUMBERED,
                         kind: ExpressionKind::Cast {
                             value: Box::new(id),
                         },
@@ -655,7 +664,12 @@ impl Checker<'_> {
                 Builtin::SubGroup(op) => ExpressionKind::SubGroup { op, arguments },
                 _ => return None,
             };
-            Some(Expression { kind, ty, span })
+            Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
+                kind,
+                ty,
+                span,
+            })
         };
         let value_hint = (row.result == ResultRule::Operand)
             .then_some(expected)
@@ -777,6 +791,7 @@ impl Checker<'_> {
             (values.pop()?, None)
         };
         Some(Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Atomic {
                 op,
                 place: Box::new(place),

@@ -134,6 +134,7 @@ impl Checker<'_> {
                     return Some(Expression { span, ..value });
                 }
                 Some(Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Cast {
                         value: Box::new(value),
                     },
@@ -145,6 +146,7 @@ impl Checker<'_> {
                 let (place, _) = self.place(expression)?;
                 let ty = place.element;
                 Some(Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Load(Box::new(place)),
                     ty,
                     span,
@@ -273,6 +275,7 @@ impl Checker<'_> {
             }
             Resolved::Binding(Binding::Poisoned) => None,
             Resolved::Parameter(id, ParameterType::Scalar { ty }, _) => Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Parameter(id),
                 ty,
                 span,
@@ -540,6 +543,7 @@ impl Checker<'_> {
             return None;
         }
         Some(Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Unary {
                 op,
                 operand: Box::new(value),
@@ -566,6 +570,7 @@ impl Checker<'_> {
                 LogicalOp::Or
             };
             return Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::ShortCircuit {
                     op,
                     left: Box::new(l?),
@@ -742,6 +747,7 @@ impl Checker<'_> {
         let (arms, ty) = self.unify(&[accept, reject], expected, "both arms of `if`")?;
         let [accept, reject]: [Expression; 2] = arms.try_into().ok()?;
         Some(Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Conditional {
                 condition: Box::new(condition?),
                 accept: Box::new(accept),

@@ -147,6 +147,7 @@ impl PlaceOrigin {
 
 fn literal_expression(literal: Literal, ty: ScalarType, span: Span) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Literal(literal),
         ty,
         span,
@@ -167,6 +168,7 @@ fn zero_literal(ty: ScalarType, span: Span) -> Expression {
 fn not(condition: Expression) -> Expression {
     let span = condition.span;
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Unary {
             op: UnaryOp::Not,
             operand: Box::new(condition),
@@ -182,6 +184,7 @@ fn statement(kind: StatementKind, span: Span) -> Statement {
 
 fn variable_expression(id: VariableId, ty: ScalarType, span: Span) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Variable(id),
         ty,
         span,
@@ -483,6 +486,7 @@ fn binary_expression(
     span: Span,
 ) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Binary {
             op,
             left: Box::new(left),

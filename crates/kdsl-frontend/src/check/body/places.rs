@@ -319,6 +319,7 @@ impl Checker<'_> {
         }
         Some((
             Place {
+                id: kdsl_ir::PlaceId::UNNUMBERED,
                 base: place_base,
                 indices,
                 element,

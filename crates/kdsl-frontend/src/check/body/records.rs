@@ -139,6 +139,7 @@ impl Checker<'_> {
             origin: PlaceOrigin::Buffer,
         };
         let place = Place {
+            id: kdsl_ir::PlaceId::UNNUMBERED,
             base: PlaceBase::Parameter(id),
             indices: vec![index?],
             element: found.ty,
@@ -200,7 +201,9 @@ impl Checker<'_> {
                     .iter()
                     .enumerate()
                     .map(|(position, field)| Expression {
+                        id: kdsl_ir::ExprId::UNNUMBERED,
                         kind: ExpressionKind::Load(Box::new(Place {
+                            id: kdsl_ir::PlaceId::UNNUMBERED,
                             base: PlaceBase::Parameter(id),
                             indices: vec![index.clone()],
                             element: field.ty,

@@ -87,6 +87,7 @@ impl Checker<'_> {
         indices: Vec<Expression>,
     ) -> Expression {
         let u64_expression = |kind, span| Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind,
             ty: ScalarType::U64,
             span,
@@ -236,6 +237,7 @@ impl Checker<'_> {
         }
         let value = |id: ParameterId, ty: ScalarType| {
             Argument::Value(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Parameter(id),
                 ty,
                 span: argument.span,
@@ -346,12 +348,14 @@ impl Checker<'_> {
         let dimension = dimension as usize;
         if is_shape {
             let extent = Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Parameter(shaped.shape[dimension]),
                 ty: ScalarType::U32,
                 span,
             };
             Some(match expected {
                 Some(ty) if ty.is_integer() && ty != ScalarType::U32 => Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Cast {
                         value: Box::new(extent),
                     },
@@ -362,6 +366,7 @@ impl Checker<'_> {
             })
         } else {
             Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Parameter(shaped.strides[dimension]),
                 ty: ScalarType::U64,
                 span,
@@ -383,9 +388,11 @@ pub(super) fn specialize_contiguous(body: Block, shaped: &[ShapedBuffer], span: 
     let Some(condition) = innermost
         .iter()
         .map(|&stride| Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Binary {
                 op: BinaryOp::Equal,
                 left: Box::new(Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Parameter(stride),
                     ty: ScalarType::U64,
                     span,
@@ -396,6 +403,7 @@ pub(super) fn specialize_contiguous(body: Block, shaped: &[ShapedBuffer], span: 
             span,
         })
         .reduce(|all, next| Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::ShortCircuit {
                 op: LogicalOp::And,
                 left: Box::new(all),
@@ -425,6 +433,7 @@ pub(super) fn specialize_contiguous(body: Block, shaped: &[ShapedBuffer], span: 
 
 fn unit_stride(span: Span) -> Expression {
     Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
         kind: ExpressionKind::Literal(Literal::Integer(1)),
         ty: ScalarType::U64,
         span,

@@ -301,6 +301,7 @@ impl Checker<'_> {
             }
         }
         let place = Place {
+            id: kdsl_ir::PlaceId::UNNUMBERED,
             base: PlaceBase::Variable(id),
             indices: counters
                 .iter()
@@ -593,6 +594,7 @@ impl Checker<'_> {
                     return;
                 }
                 let current = Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Load(Box::new(place.clone())),
                     ty: place.element,
                     span: target.span,
@@ -974,6 +976,7 @@ impl DescendingLoop {
         loop_body.extend(body);
         let distance = binary_expression(BinaryOp::Subtract, cursor(), start.clone(), ty, span);
         let next = Expression {
+            id: kdsl_ir::ExprId::UNNUMBERED,
             kind: ExpressionKind::Conditional {
                 condition: Box::new(binary_expression(
                     BinaryOp::Greater,

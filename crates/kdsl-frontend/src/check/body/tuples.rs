@@ -173,6 +173,7 @@ impl Checker<'_> {
                     )?;
                     lowered.push(Argument::Array(PlaceBase::Variable(id)));
                     value.push(Expression {
+                        id: kdsl_ir::ExprId::UNNUMBERED,
                         kind: ExpressionKind::Load(Box::new(result_place(
                             PlaceBase::Variable(id),
                             ty,
@@ -187,6 +188,7 @@ impl Checker<'_> {
         out.push(statement(
             StatementKind::Evaluate {
                 value: Expression {
+                    id: kdsl_ir::ExprId::UNNUMBERED,
                     kind: ExpressionKind::Call {
                         function: signature.id,
                         arguments: lowered,
@@ -512,6 +514,7 @@ impl Checker<'_> {
             let (place, _) = self.record_field_place(base, field)?;
             let ty = place.element;
             return Some(Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Load(Box::new(place)),
                 ty,
                 span,
@@ -548,6 +551,7 @@ impl Checker<'_> {
                 return;
             }
             let current = Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Load(Box::new(place.clone())),
                 ty: place.element,
                 span: target.span,
@@ -607,12 +611,18 @@ pub(super) fn tuple_element_expression(
         TupleElement::Variable(id) => ExpressionKind::Variable(id),
         TupleElement::Parameter(id) => ExpressionKind::Parameter(id),
     };
-    Expression { kind, ty, span }
+    Expression {
+        id: kdsl_ir::ExprId::UNNUMBERED,
+        kind,
+        ty,
+        span,
+    }
 }
 
 /// Element 0 of a hidden `private [T; 1]` result array.
 fn result_place(base: PlaceBase, ty: ScalarType, span: Span) -> Place {
     Place {
+        id: kdsl_ir::PlaceId::UNNUMBERED,
         base,
         indices: vec![literal_expression(
             Literal::Integer(0),

@@ -466,6 +466,7 @@ impl Checker<'_> {
         let span = index.span;
         let index = self.integer_index(index, span)?;
         Some(Place {
+            id: kdsl_ir::PlaceId::UNNUMBERED,
             base: PlaceBase::Parameter(id),
             indices: vec![index],
             element,
@@ -495,6 +496,7 @@ impl Checker<'_> {
         };
         let components = (0..width)
             .map(|component| Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::VectorLoad {
                     place: Box::new(place.clone()),
                     width,
@@ -575,6 +577,7 @@ impl Checker<'_> {
         }
         let components = (0..usize::from(ty.width))
             .map(|component| Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Math {
                     function,
                     arguments: operands.iter().map(|o| o.component(component)).collect(),
@@ -604,6 +607,7 @@ impl Checker<'_> {
         let ty = operands[0].vector_type(shape);
         let components = (0..usize::from(ty.width))
             .map(|component| Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Select {
                     condition: Box::new(condition.clone()),
                     accept: Box::new(operands[0].component(component)),
@@ -733,6 +737,7 @@ impl Checker<'_> {
             .components
             .into_iter()
             .map(|component| Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Unary {
                     op,
                     operand: Box::new(component),
@@ -800,6 +805,7 @@ impl Checker<'_> {
             .components
             .into_iter()
             .map(|component| Expression {
+                id: kdsl_ir::ExprId::UNNUMBERED,
                 kind: ExpressionKind::Cast {
                     value: Box::new(component),
                 },

@@ -3,7 +3,8 @@
 //! accesses need, which the runtime checks at launch.
 
 use crate::ir::*;
-use crate::visit::walk_block;
+use crate::span::Span;
+use crate::visit::{visit_block, walk_block, Access, Visitor};
 
 impl Module {
     /// Whether `function`, or a device function it calls, indexes a buffer with a 64-bit
@@ -41,39 +42,36 @@ impl Module {
     /// (`vload4`, `vstore4`), and those of the device functions it passes the buffer to, need
     /// beyond the element's own; 0 where there are none.
     pub fn buffer_alignments(&self, function: FunctionId) -> Vec<u32> {
-        // Functions come callees first: each one's callees are in the table before it, so
-        // every function is walked once however often it is called.
         let last = (function.0 as usize).min(self.functions.len());
-        let mut table: Vec<Vec<u32>> = Vec::with_capacity(last + 1);
-        for body in self.functions.iter().take(last + 1) {
-            let own = own_buffer_alignments(body, &table);
-            table.push(own);
-        }
+        let functions = &self.functions[..(last + 1).min(self.functions.len())];
+        let table = alignment_table(functions);
         table.get(function.0 as usize).cloned().unwrap_or_default()
     }
 }
 
+/// [`Module::buffer_alignments`] of every function of `functions` (a module's, callees first).
+pub(crate) fn alignment_table(functions: &[Function]) -> Vec<Vec<u32>> {
+    // Functions come callees first: each one's callees are in the table before it, so
+    // every function is walked once however often it is called.
+    let mut table: Vec<Vec<u32>> = Vec::with_capacity(functions.len());
+    for body in functions {
+        let own = own_buffer_alignments(body, &table);
+        table.push(own);
+    }
+    table
+}
+
 /// [`Module::buffer_alignments`] of `body`, given those of the functions before it.
 fn own_buffer_alignments(body: &Function, callees: &[Vec<u32>]) -> Vec<u32> {
-    let mut alignments = vec![0u32; body.parameters.len()];
-    let mut calls = Vec::new();
-    walk_block(
-        &body.body,
-        &mut |expression| match &expression.kind {
-            ExpressionKind::VectorLoad { place, width, .. } => {
-                require(&mut alignments, place, usize::from(*width));
-            }
-            ExpressionKind::Call {
-                function,
-                arguments,
-            } => calls.push((*function, arguments.clone())),
-            _ => {}
-        },
-        &mut |_| {},
-    );
-    visit_vector_stores(&body.body, &mut |place, width| {
-        require(&mut alignments, place, width)
-    });
+    let mut accesses = VectorAccesses {
+        alignments: vec![0u32; body.parameters.len()],
+        calls: Vec::new(),
+    };
+    visit_block(&body.body, &mut accesses);
+    let VectorAccesses {
+        mut alignments,
+        calls,
+    } = accesses;
     for (callee, arguments) in calls {
         let Some(needed) = callees.get(callee.0 as usize) else {
             continue;
@@ -89,6 +87,30 @@ fn own_buffer_alignments(body: &Function, callees: &[Vec<u32>]) -> Vec<u32> {
     alignments
 }
 
+/// The alignments a function's own vector accesses need, and its calls.
+struct VectorAccesses {
+    alignments: Vec<u32>,
+    calls: Vec<(FunctionId, Vec<Argument>)>,
+}
+
+impl Visitor for VectorAccesses {
+    fn enter_expression(&mut self, expression: &Expression) {
+        if let ExpressionKind::Call {
+            function,
+            arguments,
+        } = &expression.kind
+        {
+            self.calls.push((*function, arguments.clone()));
+        }
+    }
+
+    fn enter_place(&mut self, place: &Place, access: Access, _: Span) {
+        if let Access::VectorLoad(width) | Access::VectorStore(width) = access {
+            require(&mut self.alignments, place, usize::from(width));
+        }
+    }
+}
+
 fn require(alignments: &mut [u32], place: &Place, width: usize) {
     if let PlaceBase::Parameter(id) = place.base {
         if let Some(slot) = alignments.get_mut(id.0 as usize) {
@@ -96,26 +118,6 @@ fn require(alignments: &mut [u32], place: &Place, width: usize) {
             if needed > place.element.size_in_bytes() {
                 *slot = (*slot).max(needed);
             }
-        }
-    }
-}
-
-/// Calls `visit` with the place and width of every `VectorStore` in `block`.
-fn visit_vector_stores(block: &Block, visit: &mut impl FnMut(&Place, usize)) {
-    for statement in block {
-        match &statement.kind {
-            StatementKind::VectorStore { place, values } => visit(place, values.len()),
-            StatementKind::If { accept, reject, .. } => {
-                visit_vector_stores(accept, visit);
-                visit_vector_stores(reject, visit);
-            }
-            StatementKind::Loop {
-                body, continuing, ..
-            } => {
-                visit_vector_stores(body, visit);
-                visit_vector_stores(continuing, visit);
-            }
-            _ => {}
         }
     }
 }
