@@ -378,7 +378,7 @@ fn first_difference(want: &InterpArgument, got: &InterpArgument) -> (String, Str
 /// Runs every case of one source file on every device.
 fn differential(
     source: &str,
-    bundle: fn() -> Result<Bundle, String>,
+    bundle: impl FnOnce() -> Result<Bundle, String>,
     required: bool,
     cases: Vec<Case>,
 ) {
@@ -451,12 +451,48 @@ fn examples_required() -> bool {
     kdsl_testkit::devices::bundle_folder().1
 }
 
+/// Runs `cases` of `examples/<name>.krn` on every device; its bundle must be in the bundle
+/// folder when `KDSL_TEST_BUNDLES` is set.
+fn on_example(name: &str, cases: Vec<Case>) {
+    differential(
+        &format!("examples/{name}.krn"),
+        || example_bundle(name),
+        examples_required(),
+        cases,
+    );
+}
+
+/// Runs `cases` of `tests/kernels/<name>.krn` on every device; skipped, saying why, without
+/// its bundle.
+fn on_test_kernel(name: &str, cases: Vec<Case>) {
+    differential(
+        &format!("tests/kernels/{name}.krn"),
+        || test_kernel_bundle(name),
+        false,
+        cases,
+    );
+}
+
 fn buffer<T: kdsl_interp::HostElement>(values: Vec<T>) -> InterpArgument {
     InterpArgument::buffer(values)
 }
 
 fn scalar(value: impl Into<ScalarValue>) -> InterpArgument {
     InterpArgument::scalar(value)
+}
+
+/// A case of a kernel `(out: global mut [T], input: global [T])`: `outputs` zeros, then `input`.
+fn output_then_input<T: kdsl_interp::HostElement + Default>(
+    kernel: &'static str,
+    launch: InterpLaunch,
+    outputs: usize,
+    input: Vec<T>,
+) -> Case {
+    Case::new(
+        kernel,
+        launch,
+        vec![buffer(vec![T::default(); outputs]), buffer(input)],
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -478,12 +514,7 @@ fn saxpy() {
     )
     // Devices may contract `a * x + y` into an fma.
     .compare(0, Compare::Close(1e-6));
-    differential(
-        "examples/saxpy.krn",
-        || example_bundle("saxpy"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("saxpy", vec![case]);
 }
 
 #[test]
@@ -500,12 +531,7 @@ fn reduce_sum() {
         ],
     )
     .compare(0, Compare::Close(1e-5));
-    differential(
-        "examples/reduction.krn",
-        || example_bundle("reduction"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("reduction", vec![case]);
 }
 
 #[test]
@@ -555,12 +581,7 @@ fn scan() {
         ),
         lanes,
     ];
-    differential(
-        "examples/scan.krn",
-        || example_bundle("scan"),
-        examples_required(),
-        cases,
-    );
+    on_example("scan", cases);
 }
 
 /// The sub-group size a device used for `scan_lanes`: the first lane past 0 whose exclusive
@@ -585,12 +606,7 @@ fn transpose() {
         InterpLaunch::new([48, 32], [16, 16]),
         arguments,
     );
-    differential(
-        "examples/transpose.krn",
-        || example_bundle("transpose"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("transpose", vec![case]);
 }
 
 #[test]
@@ -610,12 +626,7 @@ fn matmul() {
         ],
     )
     .compare(0, Compare::Close(1e-5));
-    differential(
-        "examples/matmul.krn",
-        || example_bundle("matmul"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("matmul", vec![case]);
 }
 
 #[test]
@@ -628,12 +639,7 @@ fn histogram() {
         InterpLaunch::covering(n as u32, 128),
         vec![buffer(vec![3u32; 256]), buffer(data), scalar(n as u32)],
     );
-    differential(
-        "examples/histogram.krn",
-        || example_bundle("histogram"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("histogram", vec![case]);
 }
 
 #[test]
@@ -691,12 +697,7 @@ fn kmeans() {
     )
     .compare(0, Compare::Close(1e-6))
     .compare(5, Compare::Close(1e-6));
-    differential(
-        "examples/kmeans.krn",
-        || example_bundle("kmeans"),
-        examples_required(),
-        vec![assign, update],
-    );
+    on_example("kmeans", vec![assign, update]);
 }
 
 #[test]
@@ -711,12 +712,7 @@ fn arrays_by_reference_and_tuples() {
         InterpLaunch::new([n as u32], [64]),
         vec![buffer(vec![0i32; n * 12]), buffer(input)],
     );
-    differential(
-        "tests/kernels/functions.krn",
-        || test_kernel_bundle("functions"),
-        false,
-        vec![case],
-    );
+    on_test_kernel("functions", vec![case]);
 }
 
 #[test]
@@ -747,12 +743,7 @@ fn backend_regressions() {
             buffer(vec![half::f16::from_f32(0.0); n]),
         ],
     );
-    differential(
-        "tests/kernels/backend_regressions.krn",
-        || test_kernel_bundle("backend_regressions"),
-        false,
-        vec![case, signed_bool_to_float],
-    );
+    on_test_kernel("backend_regressions", vec![case, signed_bool_to_float]);
 }
 
 #[test]
@@ -770,12 +761,7 @@ fn stencil() {
         ],
     )
     .compare(0, Compare::Close(1e-6));
-    differential(
-        "examples/stencil.krn",
-        || example_bundle("stencil"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("stencil", vec![case]);
 }
 
 #[test]
@@ -793,12 +779,7 @@ fn softmax() {
         ],
     )
     .compare(0, Compare::Close(1e-5));
-    differential(
-        "examples/softmax.krn",
-        || example_bundle("softmax"),
-        examples_required(),
-        vec![case],
-    );
+    on_example("softmax", vec![case]);
 }
 
 #[test]
@@ -831,12 +812,7 @@ fn axpby() {
         )
         .compare(0, Compare::Close(1e-14)),
     ];
-    differential(
-        "examples/generic.krn",
-        || example_bundle("generic"),
-        examples_required(),
-        cases,
-    );
+    on_example("generic", cases);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -850,33 +826,15 @@ fn math() {
     // Positive inputs keep sqrt, log and pow real. `exp`, `pow`, `tan` and friends may differ by
     // a few ULP between libraries; the sum of 20 terms is compared relatively.
     let mut cases = vec![
-        Case::new(
-            "math_f32",
-            launch,
-            vec![
-                buffer(vec![0.0f32; items]),
-                buffer(random.f32s(items + 1, 0.25, 3.0)),
-            ],
-        )
-        .compare(0, Compare::Close(1e-5)),
-        Case::new(
-            "math_f64",
-            launch,
-            vec![
-                buffer(vec![0.0f64; items]),
-                buffer(random.f64s(items + 1, 0.25, 3.0)),
-            ],
-        )
-        .compare(0, Compare::Close(1e-12)),
+        output_then_input("math_f32", launch, items, random.f32s(items + 1, 0.25, 3.0))
+            .compare(0, Compare::Close(1e-5)),
+        output_then_input("math_f64", launch, items, random.f64s(items + 1, 0.25, 3.0))
+            .compare(0, Compare::Close(1e-12)),
     ];
     macro_rules! integer_case {
         ($name:literal, $ty:ty) => {{
             let input: Vec<$ty> = (0..=items).map(|_| random.next_u64() as $ty).collect();
-            cases.push(Case::new(
-                $name,
-                launch,
-                vec![buffer(vec![0 as $ty; items]), buffer(input)],
-            ));
+            cases.push(output_then_input($name, launch, items, input));
         }};
     }
     integer_case!("math_i8", i8);
@@ -893,13 +851,11 @@ fn math() {
         values.into_iter().map(half::f16::from_f32).collect()
     };
     cases.push(
-        Case::new(
+        output_then_input(
             "math_f16",
             launch,
-            vec![
-                buffer(halves(vec![0.0; items])),
-                buffer(halves(random.f32s(items + 1, 0.25, 3.0))),
-            ],
+            items,
+            halves(random.f32s(items + 1, 0.25, 3.0)),
         )
         .compare(0, Compare::Close(2e-2)),
     );
@@ -933,24 +889,20 @@ fn math() {
     // The native functions' accuracy is the target's (docs/language.md): a sum of 14 terms
     // within 1e-3 of the accurate one; on f64 they are the accurate functions.
     cases.push(
-        Case::new(
+        output_then_input(
             "native_math_f32",
             launch,
-            vec![
-                buffer(vec![0.0f32; items]),
-                buffer(random.f32s(items + 1, 0.25, 3.0)),
-            ],
+            items,
+            random.f32s(items + 1, 0.25, 3.0),
         )
         .compare(0, Compare::Close(1e-3)),
     );
     cases.push(
-        Case::new(
+        output_then_input(
             "native_math_f64",
             launch,
-            vec![
-                buffer(vec![0.0f64; items]),
-                buffer(random.f64s(items + 1, 0.25, 3.0)),
-            ],
+            items,
+            random.f64s(items + 1, 0.25, 3.0),
         )
         .compare(0, Compare::Close(1e-12)),
     );
@@ -966,12 +918,7 @@ fn math() {
         )
         .compare(0, Compare::Close(2e-2)),
     );
-    differential(
-        "tests/kernels/math.krn",
-        || test_kernel_bundle("math"),
-        false,
-        cases,
-    );
+    on_test_kernel("math", cases);
 }
 
 #[test]
@@ -1069,10 +1016,8 @@ fn operators() {
         InterpLaunch::new([24, 5], [8, 1]),
         vec![buffer(vec![0i32; 24 * 5]), scalar(24i32)],
     );
-    differential(
-        "tests/kernels/language.krn",
-        || test_kernel_bundle("language"),
-        false,
+    on_test_kernel(
+        "language",
         vec![
             case,
             casts,
@@ -1124,12 +1069,7 @@ fn semantics() {
     )
     // The input holds NaN, which never equals itself; it is read-only, so it is not compared.
     .compare(4, Compare::Racy);
-    differential(
-        "tests/kernels/semantics.krn",
-        || test_kernel_bundle("semantics"),
-        false,
-        vec![case],
-    );
+    on_test_kernel("semantics", vec![case]);
 }
 
 /// `float_atomics`: `results[i] = old_global + old_local + shared[lid % 64]`; only the old
@@ -1243,12 +1183,7 @@ fn atomics() {
         )
         .compare(1, Compare::Close(0.0)),
     );
-    differential(
-        "tests/kernels/atomics.krn",
-        || test_kernel_bundle("atomics"),
-        false,
-        cases,
-    );
+    on_test_kernel("atomics", cases);
 }
 
 /// `lanes[i] = lane * 1000 + size`: work-item 0 is lane 0, so `lanes[0]` is the size.
@@ -1324,12 +1259,7 @@ fn sub_groups() {
         random.f64s(items, -1.0, 1.0),
         Compare::Close(1e-12)
     );
-    differential(
-        "tests/kernels/sub_groups.krn",
-        || test_kernel_bundle("sub_groups"),
-        false,
-        cases,
-    );
+    on_test_kernel("sub_groups", cases);
 }
 
 #[test]
@@ -1417,12 +1347,7 @@ fn collectives() {
         random.f64s(items, -1.0, 1.0),
         Compare::Close(1e-12)
     );
-    differential(
-        "tests/kernels/collectives.krn",
-        || test_kernel_bundle("collectives"),
-        false,
-        cases,
-    );
+    on_test_kernel("collectives", cases);
 }
 
 #[test]
@@ -1432,12 +1357,7 @@ fn work_items() {
         InterpLaunch::new([4, 6, 2], [2, 3, 1]),
         vec![buffer(vec![u32::MAX; 4 * 6 * 2 * 18])],
     );
-    differential(
-        "tests/kernels/work_items.krn",
-        || test_kernel_bundle("work_items"),
-        false,
-        vec![case],
-    );
+    on_test_kernel("work_items", vec![case]);
 }
 
 #[test]
@@ -1468,12 +1388,7 @@ fn work_group_size() {
         InterpLaunch::new([8, 4, 4], [4, 2, 2]),
         vec![buffer(vec![0u32; 8 * 4 * 4 * 2])],
     );
-    differential(
-        "tests/kernels/work_group_size.krn",
-        || test_kernel_bundle("work_group_size"),
-        false,
-        vec![sums, tiles, shape],
-    );
+    on_test_kernel("work_group_size", vec![sums, tiles, shape]);
 }
 
 /// Unroll requests change how a loop is compiled, never what it computes.
@@ -1511,12 +1426,7 @@ fn unroll() {
             buffer((0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect()),
         ],
     );
-    differential(
-        "tests/kernels/unroll.krn",
-        || test_kernel_bundle("unroll"),
-        false,
-        vec![full, partial, rolled],
-    );
+    on_test_kernel("unroll", vec![full, partial, rolled]);
 }
 
 #[test]
@@ -1552,10 +1462,8 @@ fn vectors() {
         ],
     )
     .compare(0, Compare::Close(1e-6));
-    differential(
-        "tests/kernels/vectors.krn",
-        || test_kernel_bundle("vectors"),
-        false,
+    on_test_kernel(
+        "vectors",
         vec![saxpy4, operations("vector_ops"), operations("scalar_twin")],
     );
 }
@@ -1612,10 +1520,8 @@ fn shaped_buffers() {
     traces.extend(shaped(random.f32s(24, -1.0, 1.0), &[4, 6], &[1, 4]));
     let traces =
         Case::new("traces", InterpLaunch::new([8], [8]), traces).compare(0, Compare::Close(1e-6));
-    differential(
-        "tests/kernels/shaped_buffers.krn",
-        || test_kernel_bundle("shaped_buffers"),
-        false,
+    on_test_kernel(
+        "shaped_buffers",
         vec![
             contiguous, transposed, sliced, row_sums, add3d, layout, traces,
         ],
@@ -1815,12 +1721,7 @@ fn gemm_on_matrix_units() {
         ],
     )
     .compare(0, Compare::Close(1e-4));
-    differential(
-        "examples/hgemm.krn",
-        || example_bundle("hgemm"),
-        examples_required(),
-        vec![half],
-    );
+    on_example("hgemm", vec![half]);
     let tf32 = Case::new(
         "sgemm_tf32",
         InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
@@ -1834,12 +1735,7 @@ fn gemm_on_matrix_units() {
         ],
     )
     .compare(0, Compare::Close(1e-4));
-    differential(
-        "examples/sgemm_tf32.krn",
-        || example_bundle("sgemm_tf32"),
-        examples_required(),
-        vec![tf32],
-    );
+    on_example("sgemm_tf32", vec![tf32]);
 }
 
 /// The bytes of `Node { start: i32, edges: i32 }` records (C layout: 8 bytes).
@@ -1919,10 +1815,8 @@ fn records() {
             scalar(n as u32),
         ],
     );
-    differential(
-        "tests/kernels/records.krn",
-        || test_kernel_bundle("records"),
-        false,
+    on_test_kernel(
+        "records",
         vec![
             degrees,
             node_case("swap_fields"),
@@ -1977,12 +1871,7 @@ fn bfs() {
             scalar(n as u32),
         ],
     );
-    differential(
-        "examples/bfs.krn",
-        || example_bundle("bfs"),
-        examples_required(),
-        vec![visit, advance],
-    );
+    on_example("bfs", vec![visit, advance]);
 }
 
 /// The buffer a printing kernel writes; the printed text itself is compared by the device
@@ -1994,12 +1883,7 @@ fn print() {
         InterpLaunch::new([4], [4]),
         vec![buffer(vec![0.0f32; 4]), scalar(0.5f32)],
     );
-    differential(
-        "tests/kernels/print.krn",
-        || test_kernel_bundle("print"),
-        false,
-        vec![case],
-    );
+    on_test_kernel("print", vec![case]);
 }
 
 #[test]
@@ -2045,10 +1929,8 @@ fn local_parameters() {
             scalar(items),
         ],
     );
-    differential(
-        "tests/kernels/local_parameters.krn",
-        || test_kernel_bundle("local_parameters"),
-        false,
+    on_test_kernel(
+        "local_parameters",
         vec![local_sum, local_mixed, local_histogram],
     );
 }

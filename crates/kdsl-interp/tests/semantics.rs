@@ -894,6 +894,43 @@ kernel k(pairs: global mut [Pair], sums: global mut [i64], at: u32) {
     }
 }
 
+/// A whole-record assignment to a record binding reads every field before writing any, as
+/// tuple and vector assignments do, so fields can be swapped in one assignment.
+#[test]
+fn a_record_assignment_reads_every_field_before_writing() {
+    let source = "
+struct Pair { a: u32, b: u32 }
+
+kernel swap(pairs: global mut [Pair]) {
+    let i = get_global_id(0);
+    let mut r = pairs[i];
+    r = Pair { a: r.b, b: r.a };
+    let mut s = r;
+    s = Pair { b: s.a + 10u32, a: s.b };
+    pairs[i] = s;
+}";
+    let mut bytes = Vec::new();
+    for (a, b) in [(1u32, 2u32), (3, 4)] {
+        bytes.extend(a.to_le_bytes());
+        bytes.extend(b.to_le_bytes());
+    }
+    let done = run(
+        source,
+        "swap",
+        InterpLaunch::new([2], [2]),
+        vec![InterpArgument::buffer(bytes)],
+    )
+    .unwrap();
+    let words: Vec<u32> = done[0]
+        .as_slice::<u8>()
+        .unwrap()
+        .chunks_exact(4)
+        .map(|word| u32::from_le_bytes(word.try_into().unwrap()))
+        .collect();
+    // r = (b, a), then s = (r.b, r.a + 10) = (a, b + 10).
+    assert_eq!(words, [1, 12, 3, 14]);
+}
+
 #[test]
 fn print_writes_each_work_item_in_program_order() {
     let module = compile_file("tests/kernels/print.krn");

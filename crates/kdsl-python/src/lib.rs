@@ -8,9 +8,9 @@ mod device;
 mod dlpack;
 mod errors;
 mod exit;
-mod fast;
 mod host;
 mod launch;
+mod launch_fast_path;
 mod wait;
 
 use pyo3::prelude::*;
@@ -39,7 +39,7 @@ fn _runtime(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<launch::Program>()?;
     module.add_class::<launch::Kernel>()?;
     module.add_class::<launch::Event>()?;
-    module.add_class::<fast::Launcher>()?;
-    module.add_class::<fast::Configured>()?;
+    module.add_class::<launch_fast_path::Launcher>()?;
+    module.add_class::<launch_fast_path::Configured>()?;
     Ok(())
 }

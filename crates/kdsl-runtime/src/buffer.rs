@@ -4,8 +4,8 @@
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Result, RuntimeError};
+use crate::event::Event;
 use crate::memory::{Memory, Retired};
-use crate::program::Event;
 use kdsl_ir::ScalarType;
 use std::fmt;
 use std::marker::PhantomData;

@@ -35,11 +35,12 @@ mod buffer;
 mod device;
 mod element;
 mod error;
+mod event;
 mod fault;
 pub mod filter;
 pub mod image;
 mod image_check;
-mod inline;
+mod inline_vec;
 mod launch;
 #[cfg(test)]
 mod launch_cost;
@@ -60,12 +61,13 @@ pub use device::{
 };
 pub use element::{Element, F16};
 pub use error::{Result, RuntimeError};
+pub use event::Event;
 pub use fault::KernelFault;
 pub use filter::DeviceFilter;
 pub use kdsl_bundle::{Bundle, CheckSite, FaultKind, Image, KernelInfo, ParameterInfo, TargetKind};
 pub use launch::{Launch, MAX_WORK_ITEMS};
 pub use local_memory::LOCAL_ALIGNMENT;
 pub use native_cache::NativeCacheStats;
-pub use program::{Event, Kernel, Program};
+pub use program::{Kernel, Program};
 pub use queue::Queue;
 pub use shaped::ShapedArgument;

@@ -17,7 +17,7 @@ use super::{
 use crate::buffer::MemoryKind;
 use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
-use crate::inline::{InlineVec, INLINE_ARGUMENTS};
+use crate::inline_vec::{InlineVec, INLINE_ARGUMENTS};
 use crate::launch::{DeviceLimits, Launch};
 use cudarc::driver::sys::CUdevice_attribute as Attribute;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};

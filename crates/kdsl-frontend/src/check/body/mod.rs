@@ -1,6 +1,7 @@
 //! Checking and lowering of function bodies, split by concern: scopes, statements (with
 //! their desugaring), expressions, places, and calls with the built-ins.
 
+mod aggregates;
 mod calls;
 mod expressions;
 mod matrix;

@@ -354,14 +354,10 @@ impl Checker<'_> {
             self.bind(&name.name, Binding::Poisoned);
             return;
         };
-        let mut fields = Vec::new();
-        for (field, value) in record.fields.iter().zip(values) {
-            let variable = format!("{}.{}", name.name, field.name);
-            match self.assigned_variable(&variable, value, (name.span, span), out) {
-                Some(id) => fields.push(id),
-                None => return,
-            }
-        }
+        let variable = |index: usize| format!("{}.{}", name.name, record.fields[index].name);
+        let Some(fields) = self.element_variables(values, variable, (name.span, span), out) else {
+            return;
+        };
         self.bind(
             &name.name,
             Binding::Record {
@@ -439,26 +435,16 @@ impl Checker<'_> {
                     return;
                 };
                 if !mutable {
-                    self.report(
-                        Diagnostic::error(
-                            ErrorCode::E0401,
-                            format!("cannot assign to immutable binding `{}`", name.name),
-                            target.span,
-                            "cannot assign",
-                        )
-                        .with_label(declared_at, "declared immutable here")
-                        .with_hint(format!("declare it `let mut {}`", name.name)),
-                    );
+                    let hint = format!("declare it `let mut {}`", name.name);
+                    self.assigned_immutable(&name.name, target.span, declared_at, hint);
                     return;
                 }
-                // Read every field before writing any, so `r = Node { a: r.b, b: r.a }` swaps.
-                let values: Option<Vec<Expression>> = values
-                    .into_iter()
-                    .map(|value| self.evaluated_once(value, "value", out))
-                    .collect();
-                for (variable, value) in fields.into_iter().zip(values.unwrap_or_default()) {
-                    out.push(statement(StatementKind::Assign { variable, value }, span));
-                }
+                // Every field is read before any is written, so `r = Node { a: r.b, b: r.a }`
+                // swaps.
+                let temporary =
+                    |index: usize| format!("{}.new.{}", name.name, record.fields[index].name);
+                let targets = fields.into_iter().map(TupleElement::Variable);
+                self.assign_elements(targets, values, temporary, span, out);
             }
             _ => {
                 let first = &record.fields[0].name;

@@ -491,16 +491,7 @@ impl Checker<'_> {
                         } else {
                             format!("declare it `let mut {}`", name.name)
                         };
-                        self.report(
-                            Diagnostic::error(
-                                ErrorCode::E0401,
-                                format!("cannot assign to immutable binding `{}`", name.name),
-                                target.span,
-                                "cannot assign",
-                            )
-                            .with_label(declared_at, "declared immutable here")
-                            .with_hint(hint),
-                        );
+                        self.assigned_immutable(&name.name, target.span, declared_at, hint);
                         let _ = self.expression(value, Some(ty));
                         return;
                     }

@@ -229,22 +229,16 @@ impl Checker<'_> {
             self.bind(&name.name, Binding::Poisoned);
             return;
         };
-        let names: Vec<String> = (0..values.len())
-            .map(|index| format!("{}.{index}", name.name))
-            .collect();
         let types: Vec<ScalarType> = values.iter().map(|v| v.ty).collect();
-        let mut elements = Vec::with_capacity(values.len());
-        for (value, element_name) in values.into_iter().zip(&names) {
-            let Some(id) = self.assigned_variable(element_name, value, (name.span, span), out)
-            else {
-                return;
-            };
-            elements.push(TupleElement::Variable(id));
-        }
+        let element_name = |index| format!("{}.{index}", name.name);
+        let Some(variables) = self.element_variables(values, element_name, (name.span, span), out)
+        else {
+            return;
+        };
         self.bind(
             &name.name,
             Binding::Tuple {
-                elements,
+                elements: variables.into_iter().map(TupleElement::Variable).collect(),
                 types,
                 mutable,
                 span: name.span,
@@ -349,16 +343,8 @@ impl Checker<'_> {
             return;
         };
         if !mutable {
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0401,
-                    format!("cannot assign to immutable binding `{}`", name.name),
-                    name.span,
-                    "cannot assign",
-                )
-                .with_label(declared_at, "declared immutable here")
-                .with_hint(format!("declare it `let mut {}`", name.name)),
-            );
+            let hint = format!("declare it `let mut {}`", name.name);
+            self.assigned_immutable(&name.name, name.span, declared_at, hint);
             return;
         }
         if operator != AssignOperator::Assign {
@@ -373,20 +359,8 @@ impl Checker<'_> {
         let Some(values) = self.tuple_value(value, Some(&types), Some(out)) else {
             return;
         };
-        let mut temporaries = Vec::with_capacity(values.len());
-        for (index, value) in values.into_iter().enumerate() {
-            let ty = value.ty;
-            let temporary = format!("{}.new{index}", name.name);
-            let Some(id) = self.assigned_variable(&temporary, value, (span, span), out) else {
-                return;
-            };
-            temporaries.push(variable_expression(id, ty, span));
-        }
-        for (element, value) in elements.into_iter().zip(temporaries) {
-            if let TupleElement::Variable(variable) = element {
-                out.push(statement(StatementKind::Assign { variable, value }, span));
-            }
-        }
+        let temporary = |index| format!("{}.new{index}", name.name);
+        self.assign_elements(elements, values, temporary, span, out);
     }
 
     /// `return value;` in a function returning a tuple: writes each element to its hidden

@@ -844,20 +844,16 @@ impl Checker<'_> {
             self.bind(&name.name, Binding::Poisoned);
             return;
         };
-        let mut components = Vec::with_capacity(value.components.len());
-        for (index, component) in value.components.into_iter().enumerate() {
-            let variable_name = format!("{}.{}", name.name, component_name(index as u8));
-            let Some(id) =
-                self.assigned_variable(&variable_name, component, (name.span, span), out)
-            else {
-                return;
-            };
-            components.push(TupleElement::Variable(id));
-        }
+        let variable_name = |index| format!("{}.{}", name.name, component_name(index as u8));
+        let Some(variables) =
+            self.element_variables(value.components, variable_name, (name.span, span), out)
+        else {
+            return;
+        };
         self.bind(
             &name.name,
             Binding::Vector {
-                components,
+                components: variables.into_iter().map(TupleElement::Variable).collect(),
                 ty: value.ty,
                 mutable,
                 span: name.span,
@@ -897,16 +893,7 @@ impl Checker<'_> {
             } else {
                 format!("declare it `let mut {}`", name.name)
             };
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0401,
-                    format!("cannot assign to immutable binding `{}`", name.name),
-                    name.span,
-                    "cannot assign",
-                )
-                .with_label(declared_at, "declared immutable here")
-                .with_hint(hint),
-            );
+            self.assigned_immutable(&name.name, name.span, declared_at, hint);
             return;
         }
         let current = VectorValue {
@@ -940,19 +927,8 @@ impl Checker<'_> {
             }
         };
         let Some(new) = new else { return };
-        let mut temporaries = Vec::with_capacity(new.components.len());
-        for (index, component) in new.components.into_iter().enumerate() {
-            let temporary = format!("{}.new.{}", name.name, component_name(index as u8));
-            let Some(id) = self.assigned_variable(&temporary, component, (span, span), out) else {
-                return;
-            };
-            temporaries.push(variable_expression(id, ty.element, span));
-        }
-        for (component, value) in components.into_iter().zip(temporaries) {
-            if let TupleElement::Variable(variable) = component {
-                out.push(statement(StatementKind::Assign { variable, value }, span));
-            }
-        }
+        let temporary = |index| format!("{}.new.{}", name.name, component_name(index as u8));
+        self.assign_elements(components, new.components, temporary, span, out);
     }
 
     /// `v.x` of a vector that is not a variable or parameter, such as `vload4(a, i).x`.
