@@ -297,10 +297,15 @@ def test_to_dpctl_runs_with_reversed_ranges(queue_filter):
     input_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
     input_memory.copy_from_host(source.view(np.uint8).reshape(-1))
     output_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
+    # A 2-D array parameter is its memory followed by the hidden shape (u32 per dimension) and
+    # strides (u64, in elements), which kdsl's own launches supply and a dpctl caller passes.
+    def shaped(memory, rows, columns):
+        return [memory, ctypes.c_uint32(rows), ctypes.c_uint32(columns), ctypes.c_uint64(columns), ctypes.c_uint64(1)]
+
     # kdsl's launch is [(width, height), (16, 16)]: dpctl takes it slowest dimension first.
     queue.submit(
         kernels["transpose"],
-        [output_memory, input_memory, ctypes.c_uint32(width), ctypes.c_uint32(height)],
+        shaped(output_memory, width, height) + shaped(input_memory, height, width),
         [height, width],
         [16, 16],
     ).wait()
