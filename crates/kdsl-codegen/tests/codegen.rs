@@ -24,6 +24,8 @@ mod matrix_amdgpu;
 mod matrix_registers;
 #[path = "records.rs"]
 mod records;
+#[path = "shaped.rs"]
+mod shaped;
 #[path = "targets.rs"]
 mod targets;
 #[path = "unroll.rs"]

@@ -1520,10 +1520,36 @@ fn shaped_buffers() {
     traces.extend(shaped(random.f32s(24, -1.0, 1.0), &[4, 6], &[1, 4]));
     let traces =
         Case::new("traces", InterpLaunch::new([8], [8]), traces).compare(0, Compare::Close(1e-6));
+    // The stencil on a contiguous input (the unit-stride copy of the body) and on a
+    // transposed one (the strided copy).
+    let stencil = |input: Vec<InterpArgument>| {
+        let mut arguments = shaped(vec![0.0f32; count], &[rows, cols], &[u64::from(cols), 1]);
+        arguments.extend(input);
+        Case::new("stencil", InterpLaunch::new([48, 32], [16, 16]), arguments)
+            .compare(0, Compare::Close(1e-6))
+    };
+    let stencil_contiguous = stencil(shaped(
+        random.f32s(count, -1.0, 1.0),
+        &[rows, cols],
+        &[u64::from(cols), 1],
+    ));
+    let stencil_transposed = stencil(shaped(
+        random.f32s(count, -1.0, 1.0),
+        &[rows, cols],
+        &[1, u64::from(rows)],
+    ));
     on_test_kernel(
         "shaped_buffers",
         vec![
-            contiguous, transposed, sliced, row_sums, add3d, layout, traces,
+            contiguous,
+            transposed,
+            sliced,
+            row_sums,
+            add3d,
+            layout,
+            traces,
+            stencil_contiguous,
+            stencil_transposed,
         ],
     );
 }
