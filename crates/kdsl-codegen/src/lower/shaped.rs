@@ -1,11 +1,10 @@
-//! Multi-dimensional buffers: the index of one dimension (`a[i, j]`,
-//! [`ExpressionKind::DimensionIndex`]), widened to 64 bits and in checked mode compared with
-//! the dimension's extent (a failure reports the site and gives index 0); and the version of
-//! a body for contiguous rows, kept apart from the strided one.
+//! The index of one dimension of a multi-dimensional buffer (`a[i, j]`,
+//! [`ExpressionKind::DimensionIndex`]): widened to 64 bits, and in checked mode compared with
+//! the dimension's extent (a failure reports the site and gives index 0).
 
 use super::{FunctionLowering, Result};
 use inkwell::values::IntValue;
-use kdsl_ir::{BinaryOp, Expression, ExpressionKind, Literal, LogicalOp, ParameterId};
+use kdsl_ir::{BinaryOp, Expression, ExpressionKind, Literal, ParameterId};
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     pub(super) fn dimension_index(
@@ -87,49 +86,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         } else {
             self.builder.build_int_z_extend(value, i64_type, "")?
         })
-    }
-
-    /// Whether `condition` tests that innermost strides of this function's multi-dimensional
-    /// buffers are 1 (`a.stride(1) == 1 && ...`): the test choosing the front end's copy of the
-    /// body for contiguous rows, or one written by hand.
-    pub(super) fn is_unit_stride_test(&self, condition: &Expression) -> bool {
-        match &condition.kind {
-            ExpressionKind::ShortCircuit {
-                op: LogicalOp::And,
-                left,
-                right,
-            } => self.is_unit_stride_test(left) && self.is_unit_stride_test(right),
-            ExpressionKind::Binary {
-                op: BinaryOp::Equal,
-                left,
-                right,
-            } => {
-                let is_innermost_stride = |id: &ParameterId| {
-                    self.function
-                        .shaped_buffers
-                        .iter()
-                        .any(|shaped| shaped.strides.last() == Some(id))
-                };
-                matches!(&left.kind, ExpressionKind::Parameter(id) if is_innermost_stride(id))
-                    && matches!(right.kind, ExpressionKind::Literal(Literal::Integer(1)))
-            }
-            _ => false,
-        }
-    }
-
-    /// Ends the contiguous version of a body, where it joins the strided one, with a fence that
-    /// orders nothing (single-thread scope). Without it, LLVM's code sinking (SimplifyCFG,
-    /// MergedLoadStoreMotion), and the device compiler's after it, merge the two versions'
-    /// accesses into one whose address is a phi of the unit-stride and the strided one, which
-    /// the CPU device vectorizes as a gather; the fence makes the versions' ends differ.
-    pub(super) fn end_contiguous_version(&mut self) -> Result<()> {
-        crate::llvm::fence(
-            self.context,
-            &self.builder,
-            inkwell::AtomicOrdering::Acquire,
-            "singlethread",
-        )?;
-        Ok(())
     }
 }
 

@@ -34,24 +34,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 accept,
                 reject,
             } => {
-                let keep_apart = self.target.keep_contiguous_version_apart
-                    && self.is_unit_stride_test(condition);
                 let condition = self.expression(condition)?.into_int_value();
                 let then_block = self.new_block("then");
                 let else_block = self.new_block("else");
                 let join = self.new_block("endif");
                 self.builder
                     .build_conditional_branch(condition, then_block, else_block)?;
-                for (block, statements, is_contiguous_version) in [
-                    (then_block, accept, keep_apart),
-                    (else_block, reject, false),
-                ] {
+                for (block, statements) in [(then_block, accept), (else_block, reject)] {
                     self.builder.position_at_end(block);
                     self.block(statements)?;
                     if !self.is_terminated() {
-                        if is_contiguous_version {
-                            self.end_contiguous_version()?;
-                        }
                         self.builder.build_unconditional_branch(join)?;
                     }
                 }

@@ -188,7 +188,6 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             widen_narrow_division: true,
             ..Legalization::default()
         },
-        keep_contiguous_version_apart: false,
         output: OutputFormat::AmdgpuCodeObject { linker },
         matrix_units: matrix_units(arch),
     })

@@ -415,11 +415,6 @@ pub(crate) struct TargetDescription {
     /// How a kernel's `#[work_group_size]` is passed on.
     pub required_work_group_size: RequiredWorkGroupSize,
     pub legalization: Legalization,
-    /// Whether the copy of a body for contiguous rows (a multi-dimensional buffer's innermost
-    /// stride 1) ends in a fence that keeps it apart from the strided copy (`lower/shaped.rs`):
-    /// on SPIR-V, whose CPU device vectorizes only the contiguous copy's accesses as unit-stride
-    /// loads. NVPTX rejects a single-thread fence, and GPUs load either copy alike.
-    pub keep_contiguous_version_apart: bool,
     pub output: OutputFormat,
     pub matrix_units: MatrixUnits,
 }

@@ -110,7 +110,6 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
             narrow_abs_behind_copy: Some("mov.b32 $0, $1;"),
             ..Legalization::default()
         },
-        keep_contiguous_version_apart: false,
         output: OutputFormat::PtxAssembly,
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
     })

@@ -137,7 +137,6 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             expand_signed_bool_to_float: true,
             ..Legalization::default()
         },
-        keep_contiguous_version_apart: true,
         output: OutputFormat::SpirvBinary {
             llc,
             backend: options.backend,
