@@ -329,5 +329,5 @@ def test_kernels_with_local_memory_keep_a_power_of_two_group_without_a_local_siz
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     c = kind.to_device(np.zeros((m, n), np.float32))
-    example("matmul").matmul[(n, m), None](c, kind.to_device(a), kind.to_device(b), m, n, k)
+    example("matmul").matmul[(n, m), None](c, kind.to_device(a), kind.to_device(b))
     np.testing.assert_allclose(kind.to_numpy(c), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -613,19 +613,12 @@ fn transpose() {
 fn matmul() {
     let mut random = Random::new(24);
     let (m, n, k) = (20usize, 18usize, 37usize);
-    let case = Case::new(
-        "matmul",
-        InterpLaunch::new([32, 32], [16, 16]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(random.f32s(m * k, -1.0, 1.0)),
-            buffer(random.f32s(k * n, -1.0, 1.0)),
-            scalar(m as u32),
-            scalar(n as u32),
-            scalar(k as u32),
-        ],
-    )
-    .compare(0, Compare::Close(1e-5));
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let mut arguments = contiguous(vec![0.0f32; m * n], &[m32, n32]);
+    arguments.extend(contiguous(random.f32s(m * k, -1.0, 1.0), &[m32, k32]));
+    arguments.extend(contiguous(random.f32s(k * n, -1.0, 1.0), &[k32, n32]));
+    let case = Case::new("matmul", InterpLaunch::new([32, 32], [16, 16]), arguments)
+        .compare(0, Compare::Close(1e-5));
     on_example("matmul", vec![case]);
 }
 

@@ -1007,7 +1007,12 @@ mod cases {
         kernel
             .launch(
                 &Launch::new([n, m], [16, 16]),
-                &args![&mut c, &a_buffer, &b_buffer, m as u32, n as u32, k as u32],
+                &[
+                    ShapedArgument::contiguous(&mut c, &[m as u32, n as u32]).arguments(),
+                    ShapedArgument::contiguous(&a_buffer, &[m as u32, k as u32]).arguments(),
+                    ShapedArgument::contiguous(&b_buffer, &[k as u32, n as u32]).arguments(),
+                ]
+                .concat(),
             )
             .map_err(fail)?
             .wait()
