@@ -907,4 +907,23 @@ mod tests {
             assert_eq!(image.describe(), chosen, "{backend} {version}");
         }
     }
+
+    #[test]
+    fn launch_sized_arrays_are_local_arguments_for_spirv_and_offsets_for_ptx() {
+        let local = RawArgument::Local {
+            offset: 48,
+            bytes: 256,
+        };
+        let spirv = argument(&local, LocalArrays::of(TargetKind::Spirv));
+        assert_eq!((spirv.kind, spirv.bits), (13, 256));
+        // The shim's `u32` kind: the offset, a plain scalar argument.
+        let ptx = argument(&local, LocalArrays::of(TargetKind::Ptx));
+        assert_eq!((ptx.kind, ptx.bits), (7, 48));
+        let scalar = argument(
+            &RawArgument::Scalar(ScalarValue::U32(5)),
+            LocalArrays::Offsets,
+        );
+        assert_eq!((scalar.kind, scalar.bits), (7, 5));
+        assert_eq!(LocalArrays::of(TargetKind::Amdgpu), LocalArrays::Refused);
+    }
 }
