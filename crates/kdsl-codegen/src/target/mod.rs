@@ -132,7 +132,7 @@ pub(crate) enum SubGroupLowering {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LocalParameterLowering {
     /// A pointer parameter in the local address space; the runtime sets a local argument of
-    /// the array's size (OpenCL's `clSetKernelArg(index, size, NULL)`, SYCL's local accessor).
+    /// the array's size (OpenCL's `clSetKernelArg(index, size, NULL)`, SYCL's work-group memory).
     Pointer,
     /// A `u32` byte offset into the launch's dynamic shared memory (an external, zero-length
     /// local array `kdsl_dynamic_local`), whose size the launch gives (CUDA's and HIP's
