@@ -6,9 +6,13 @@
 //!
 //! - `check_sites.rs`: checked mode's check sites and which functions synchronize.
 //! - `buffer_access.rs`: index width and vector alignment of buffer accesses.
+//! - `uniformity/`: the uniformity analysis the front end runs after validation (E0518,
+//!   E0519); flow-sensitive, so a walk of its own rather than a visitor, and a checker whose
+//!   result is diagnostics rather than a part of `ModuleInfo`.
 
 pub mod buffer_access;
 pub mod check_sites;
+pub mod uniformity;
 
 pub use check_sites::{CheckSite, CheckSites};
 
