@@ -912,4 +912,34 @@ mod tests {
         );
         assert_eq!((scalar.kind, scalar.bits), (7, 5));
     }
+
+    /// The offsets SYCL's CUDA and HIP adapters give local arguments of these sizes, one after
+    /// the other, each at a multiple of min(128, its size) (unified-runtime eb58ab8,
+    /// `calcAlignedLocalArgument` in `source/adapters/cuda/kernel.hpp`).
+    fn adapter_offsets(sizes: &[u64]) -> Vec<u64> {
+        let mut end = 0u64;
+        sizes
+            .iter()
+            .map(|&size| {
+                let offset = end.next_multiple_of(size.min(128));
+                end = offset + size;
+                offset
+            })
+            .collect()
+    }
+
+    #[test]
+    fn padded_local_arguments_start_128_byte_aligned_where_the_adapter_puts_them() {
+        // Unpadded, a 40-byte array after a 3-byte one would start at byte 40.
+        assert_eq!(adapter_offsets(&[3, 40]), [0, 40]);
+        let padding = LocalArguments::of(TargetKind::Ptx);
+        for bytes in [[3, 40, 200], [1, 65536, 24], [128, 129, 4]] {
+            let padded: Vec<u64> = bytes.iter().map(|&b| padding.bytes(b)).collect();
+            let offsets = adapter_offsets(&padded);
+            assert!(
+                offsets.iter().all(|o| o % 128 == 0),
+                "{bytes:?}: {offsets:?}"
+            );
+        }
+    }
 }
