@@ -147,6 +147,12 @@ pub(crate) trait KernelBackend: Send + Sync {
     fn occupancy_group_size(&self) -> Option<u64> {
         None
     }
+    /// What the driver rounds each launch-sized local array's size up to and aligns it to, in
+    /// bytes (SYCL's CUDA and HIP adapters: 128, see `backend/sycl.rs`); 1 where kdsl places
+    /// the arrays itself.
+    fn local_argument_granule(&self) -> u64 {
+        1
+    }
 }
 
 /// The completion of one submission.

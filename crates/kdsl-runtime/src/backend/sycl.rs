@@ -354,8 +354,6 @@ enum LocalArguments {
 }
 
 impl LocalArguments {
-    const PADDING: u64 = 128;
-
     fn of(target: TargetKind) -> LocalArguments {
         match target {
             TargetKind::Spirv => LocalArguments::Exact,
@@ -363,11 +361,19 @@ impl LocalArguments {
         }
     }
 
-    fn bytes(self, bytes: u64) -> u64 {
+    /// The multiple of bytes each array's size is rounded up to (and, by the adapter, its
+    /// offset aligned to).
+    fn granule(self) -> u64 {
         match self {
-            LocalArguments::Exact => bytes,
-            LocalArguments::PaddedTo128 => bytes.next_multiple_of(Self::PADDING),
+            LocalArguments::Exact => 1,
+            LocalArguments::PaddedTo128 => 128,
         }
+    }
+
+    /// The size of the local argument for an array of `bytes` (checked against the device's
+    /// local memory with the same rounding, so it does not overflow).
+    fn bytes(self, bytes: u64) -> u64 {
+        bytes.next_multiple_of(self.granule())
     }
 }
 
@@ -689,6 +695,10 @@ impl KernelBackend for SyclKernel {
     fn sycl_kernel_address(&self) -> Result<Option<u64>> {
         let native = ffi::kernel_native(&self.kernel).map_err(backend_error)?;
         Ok(Some(native))
+    }
+
+    fn local_argument_granule(&self) -> u64 {
+        self._module.local_arguments.granule()
     }
 }
 
