@@ -40,7 +40,9 @@ enum ArgumentKind : std::uint8_t {
   kF16 = 10,
   kF32 = 11,
   kF64 = 12,
-  // Local memory of `bits` bytes for a Workgroup pointer parameter (`local mut [T]`).
+  // Local memory of `bits` bytes for a `local mut [T]` parameter: a Workgroup pointer in
+  // SPIR-V; on SYCL's CUDA and HIP devices the adapter passes its byte offset into the launch's
+  // dynamic local memory, which kdsl's PTX and AMDGPU kernels take.
   kLocal = 13,
 };
 
@@ -293,12 +295,16 @@ void set_argument(sycl::handler &handler, int index, const kdsl_sycl_kernel_argu
     case kF64:
       handler.set_arg(index, value_from_bits<double>(argument.bits));
       break;
-    case kLocal:
-      // For a kernel built from SPIR-V, a local accessor is one local argument of its size
-      // (clSetKernelArg(index, size, NULL) on OpenCL).
-      handler.set_arg(index, sycl::local_accessor<std::uint8_t, 1>(
-                                 sycl::range<1>(std::max<std::uint64_t>(argument.bits, 1)), handler));
+    case kLocal: {
+      // Work-group memory is one local argument of its size (clSetKernelArg(index, size, NULL)
+      // on OpenCL) in every kernel. A local_accessor is that only in a kernel SYCL built from
+      // source; in one from a SYCLBIN it adds three range arguments (handler::processArg).
+      // Devices refuse local arguments of 0 bytes.
+      syclex::work_group_memory<std::uint8_t[]> memory(
+          std::max<std::uint64_t>(argument.bits, 1), handler);
+      handler.set_arg(index, memory);
       break;
+    }
     default:
       throw std::runtime_error("unknown kernel argument kind " + std::to_string(argument.kind));
   }

@@ -20,11 +20,11 @@ pub mod span;
 pub mod tile_registers;
 pub mod type_constants;
 pub mod types;
-pub mod uniformity;
 pub mod validate;
 pub mod visit;
 pub mod visit_mut;
 
+pub use analysis::uniformity::check_uniformity;
 pub use analysis::ModuleInfo;
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
@@ -38,5 +38,4 @@ pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::Span;
 pub use types::{AddressSpace, ArrayType, ParameterType, ScalarType};
-pub use uniformity::check_uniformity;
 pub use validate::{validate, ValidationError};

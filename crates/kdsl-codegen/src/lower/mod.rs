@@ -54,24 +54,26 @@ fn device_function_name(name: &str) -> String {
 }
 
 /// Lowers every function of `ir` into `module`, whose triple and data layout are set. Kernel
-/// symbols are `entry_point_prefix` followed by the kernel's name. `check_sites`: checked
-/// mode's sites ([`kdsl_ir::ModuleInfo`], numbered once for all targets), `None` unchecked.
+/// symbols are `entry_point_prefix` followed by the kernel's name. `info`: the module's
+/// analyses, read by every target ([`kdsl_ir::ModuleInfo`]), with checked mode's sites
+/// (numbered once for all targets) where the module is compiled checked.
 pub(crate) fn lower_module<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     entry_point_prefix: &str,
-    check_sites: Option<&kdsl_ir::analysis::CheckSites>,
+    info: &kdsl_ir::ModuleInfo,
 ) -> Result<()> {
+    let check_sites = info.check_sites.as_ref();
     let checked = check_sites.is_some();
     // Without matrix units, and in checked mode (whose check sites every image of a bundle
     // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
     let expanded;
     // With them, tiles must stay in registers (`kdsl_ir::tile_registers`).
-    let ir = if !kdsl_ir::matrix::uses_matrix(ir) {
+    let ir = if !info.features.uses_matrix() {
         ir
-    } else if checked || !target.matrix_units.native_for(ir) {
+    } else if checked || !target.matrix_units.native_for(&info.features) {
         expanded = kdsl_ir::matrix::expand_plain(ir);
         &expanded
     } else {
@@ -91,7 +93,7 @@ pub(crate) fn lower_module<'ctx>(
             context.i32_type().const_int(u64::from(*value), false),
         );
     }
-    let inlined = inlining::inlined_functions(ir);
+    let inlined = inlining::inlined_functions(ir, &info.features);
     let mut functions = Vec::with_capacity(ir.functions.len());
     for (function, &inline) in ir.functions.iter().zip(&inlined) {
         functions.push(declare_function(
@@ -436,6 +438,8 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                 ParameterType::Array { .. } => ParameterValue::Array(llvm.into_pointer_value()),
             });
         }
+        // Tiles left to the matrix units (not expanded into plain loops).
+        let native_tiles = kdsl_ir::analysis::FunctionFeatures::new(function).uses_matrix();
         let mut variables = Vec::with_capacity(function.variables.len());
         for variable in &function.variables {
             let ty = match &variable.ty {
@@ -453,7 +457,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     global.set_linkage(Linkage::Internal);
                     global.set_initializer(&poison(ty));
                     // The tensor cores read and write tiles at 32-byte aligned addresses.
-                    let alignment = if kdsl_ir::matrix::function_uses_matrix(function) {
+                    let alignment = if native_tiles {
                         alignment_of(&variable.ty).max(32)
                     } else {
                         alignment_of(&variable.ty)

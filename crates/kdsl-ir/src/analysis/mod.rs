@@ -1,16 +1,26 @@
 //! Facts about a module computed once and read by their consumers: the code generator (one
-//! `ModuleInfo` per bundle, shared by every target's lowering) and the bundle's kernel metadata
-//! (`KernelInfo::from_function` in kdsl-bundle). Results are keyed by function and by node id
-//! ([`crate::ids`]), never by memory address, so a copy of the IR keeps them ([`ModuleInfo`],
-//! like naga's validator result).
+//! `ModuleInfo` per bundle, shared by every target's support check and lowering), the bundle's
+//! kernel metadata (`KernelInfo::from_function` in kdsl-bundle) and the interpreter. Results
+//! are keyed by function and by node id ([`crate::ids`]), never by memory address, so a copy of
+//! the IR keeps them ([`ModuleInfo`], like naga's validator result). The analyses walk the IR
+//! with [`crate::visit`].
 //!
+//! - `features.rs`: what each function uses (scalar types, built-ins on their operand types,
+//!   matrix shapes, `print`s, barriers) at its first use, and its calls; whether a kernel
+//!   synchronizes its work-items.
 //! - `check_sites.rs`: checked mode's check sites and which functions synchronize.
 //! - `buffer_access.rs`: index width and vector alignment of buffer accesses.
+//! - `uniformity/`: the uniformity analysis the front end runs after validation (E0518,
+//!   E0519); flow-sensitive, so a walk of its own rather than a visitor, and a checker whose
+//!   result is diagnostics rather than a part of `ModuleInfo`.
 
 pub mod buffer_access;
 pub mod check_sites;
+pub mod features;
+pub mod uniformity;
 
 pub use check_sites::{CheckSite, CheckSites};
+pub use features::{FirstUse, FunctionFeatures, ModuleFeatures, Use};
 
 use crate::ir::{FunctionId, Module};
 
@@ -19,6 +29,8 @@ use crate::ir::{FunctionId, Module};
 pub struct ModuleInfo {
     /// Per function (indexed by [`FunctionId`]).
     pub functions: Vec<FunctionInfo>,
+    /// What each function uses, for the target's feature table and the matrix lowering.
+    pub features: ModuleFeatures,
     /// Checked mode's sites, numbered on the module as checked mode compiles it (matrix tiles
     /// expanded into plain loops, [`crate::matrix::expand_plain`]); `None` when the module is
     /// not compiled in checked mode.
@@ -48,8 +60,9 @@ impl ModuleInfo {
                 buffer_alignments,
             })
             .collect();
+        let features = ModuleFeatures::new(module);
         let check_sites = checked.then(|| {
-            if crate::matrix::uses_matrix(module) {
+            if features.uses_matrix() {
                 CheckSites::new(&crate::matrix::expand_plain(module))
             } else {
                 CheckSites::new(module)
@@ -57,6 +70,7 @@ impl ModuleInfo {
         });
         ModuleInfo {
             functions,
+            features,
             check_sites,
         }
     }
