@@ -15,7 +15,8 @@ results on every side in every round; the script stops with an error if they dif
 
 BUNDLE_DIR holds the examples' bundles (scripts/compile-examples.sh) and, for the index-form
 and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn and inputs/matmul_flat.krn
-compiled to NAME.kbundle beside them.
+compiled to NAME.kbundle beside them. Use a folder of its own, not the device tests' (they find
+example kernels by name, and the inputs reuse `matmul` and `stencil`).
 
 Usage: python bench_cpu.py BUNDLE_DIR [--runs N] [--rounds N] [--cases NAME,...] [--json OUT]
 """
