@@ -116,6 +116,12 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
     ),
     (
         "matrix_i8",
+        "gfx9-4-generic",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x32.i8(i64 %"),
+        Some("v_mfma_i32_16x16x32_i8 "),
+    ),
+    (
+        "matrix_i8",
         "gfx1100",
         Some("call <8 x i32> @llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v4i32(i1 true, <4 x i32> %"),
         Some("v_wmma_i32_16x16x16_iu8 "),
