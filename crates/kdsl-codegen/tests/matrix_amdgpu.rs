@@ -89,6 +89,53 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
     ),
     // RDNA3 has no tf32 unit: the plain lowering.
     ("matrix_tf32", "gfx1100", None, None),
+    (
+        "matrix_i8",
+        "gfx90a",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x16i8(i32 %"),
+        Some("v_mfma_i32_16x16x16i8 "),
+    ),
+    (
+        "matrix_i8",
+        "gfx908",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x16i8(i32 %"),
+        Some("v_mfma_i32_16x16x16i8 "),
+    ),
+    // gfx94x dropped the k16 instruction: the k32 one, half of each lane's bytes zero.
+    (
+        "matrix_i8",
+        "gfx942",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x32.i8(i64 %"),
+        Some("v_mfma_i32_16x16x32_i8 "),
+    ),
+    (
+        "matrix_i8",
+        "gfx950",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x32.i8(i64 %"),
+        Some("v_mfma_i32_16x16x32_i8 "),
+    ),
+    (
+        "matrix_i8",
+        "gfx9-4-generic",
+        Some("call <4 x i32> @llvm.amdgcn.mfma.i32.16x16x32.i8(i64 %"),
+        Some("v_mfma_i32_16x16x32_i8 "),
+    ),
+    (
+        "matrix_i8",
+        "gfx1100",
+        Some("call <8 x i32> @llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v4i32(i1 true, <4 x i32> %"),
+        Some("v_wmma_i32_16x16x16_iu8 "),
+    ),
+    ("matrix_i8", "gfx1030", None, None),
+    // MFMA has no u8: the plain lowering; RDNA3's WMMA takes unsigned bytes.
+    ("matrix_u8", "gfx90a", None, None),
+    ("matrix_u8", "gfx942", None, None),
+    (
+        "matrix_u8",
+        "gfx1100",
+        Some("call <8 x i32> @llvm.amdgcn.wmma.i32.16x16x16.iu8.v8i32.v4i32(i1 false, <4 x i32> %"),
+        Some("v_wmma_i32_16x16x16_iu8 "),
+    ),
 ];
 
 #[test]
@@ -103,14 +150,12 @@ fn llvm_ir_calls_the_matrix_intrinsics_with_fragments_of_their_types() {
         match call {
             Some(call) => {
                 assert!(ir.contains(call), "{name} {arch}: no `{call}`:\n{ir}");
-                // The accumulator operand and the MFMA immediates (no broadcast).
+                // The accumulator operand, of the result's type, and the MFMA immediates (no
+                // broadcast).
                 let line = ir.lines().find(|line| line.contains(call)).unwrap();
-                let accumulator = if call.contains("wmma") {
-                    "<8 x float> %"
-                } else {
-                    "<4 x float> %"
-                };
-                assert!(line.contains(accumulator), "{arch}: {line}");
+                let result = call["call ".len()..].split(" @").next().unwrap();
+                let accumulator = format!(", {result} %");
+                assert!(line.contains(&accumulator), "{arch}: {line}");
                 assert_eq!(
                     line.ends_with("i32 0, i32 0, i32 0)"),
                     call.contains("mfma"),
@@ -173,6 +218,10 @@ fn fragments_stay_in_registers() {
         ("matrix", "gfx1100"),
         ("matrix_tf32", "gfx90a"),
         ("matrix_tf32", "gfx942"),
+        ("matrix_i8", "gfx90a"),
+        ("matrix_i8", "gfx942"),
+        ("matrix_i8", "gfx1100"),
+        ("matrix_u8", "gfx1100"),
     ] {
         let spec = TargetSpec::amdgpu(Some(arch));
         let artifact = artifact(name, &module(name), &spec, false).unwrap();
@@ -244,6 +293,8 @@ fn bundles_record_the_images_on_matrix_units() {
     for (name, expected) in [
         ("matrix", [false, true, true, false]),
         ("matrix_tf32", [false, true, false, false]),
+        ("matrix_i8", [false, true, true, false]),
+        ("matrix_u8", [false, false, true, false]),
     ] {
         let bundle = compile_bundle(name, &module(name), &targets, &Options::default()).unwrap();
         let flags: Vec<bool> = bundle.images.iter().map(|i| i.matrix_units).collect();

@@ -96,7 +96,7 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
 /// and every other target, or an NVIDIA processor without the shape, is told apart.
 #[test]
 fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
-    for name in ["matrix", "matrix_tf32"] {
+    for name in ["matrix", "matrix_tf32", "matrix_i8", "matrix_u8"] {
         let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
         let module = module_of(name, &std::fs::read_to_string(path).unwrap());
         let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90")));
@@ -129,6 +129,30 @@ fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
         ..Options::default()
     };
     compile(&module, &TargetSpec::ptx(Some("sm_75")), &checked).expect("checked tf32 on sm_75");
+    // Integer tiles need sm_72: sm_70 has only the `f16` tensor cores.
+    for name in ["matrix_i8", "matrix_u8"] {
+        let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
+        let module = module_of(name, &std::fs::read_to_string(path).unwrap());
+        refused_naming_the_target(name, &module, &TargetSpec::ptx(Some("sm_70")));
+        // sm_72's PTX is raised to 6.3, the first with integer `wmma`, which ptxas accepts
+        // (CUDA 13's ptxas no longer targets sm_72: it reads the PTX and builds it for sm_75).
+        let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_72")));
+        let text = String::from_utf8(ptx.image.bytes).unwrap();
+        assert!(
+            text.contains(".version 6.3") && text.contains("wmma.mma.sync"),
+            "{text}"
+        );
+        let file = scratch_file(&format!("{name}-sm_72.ptx"), text.as_bytes());
+        run(
+            Command::new(ptxas())
+                .arg("-arch=sm_75")
+                .arg(&file)
+                .arg("-o")
+                .arg("/dev/null"),
+            &format!("ptxas -arch=sm_72 on {name}"),
+        );
+        let _ = std::fs::remove_file(file);
+    }
 }
 
 #[test]

@@ -148,6 +148,18 @@ fn matrix_statements_and_their_shapes() {
         ModuleFeatures::new(&tf32).matrix_shapes(),
         [MatrixShape::F16M16N16K16, MatrixShape::Tf32M16N16K8]
     );
+    // Likewise `[i32; 256]` accumulators name the `i8` shape, so `u8` tiles use both (and
+    // AMDGPU's MFMA, which has no `u8`, takes the plain lowering for the whole module).
+    let i8 = module(include_str!("../../../tests/kernels/matrix_i8.krn"));
+    assert_eq!(
+        ModuleFeatures::new(&i8).matrix_shapes(),
+        [MatrixShape::I8M16N16K16]
+    );
+    let u8 = module(include_str!("../../../tests/kernels/matrix_u8.krn"));
+    assert_eq!(
+        ModuleFeatures::new(&u8).matrix_shapes(),
+        [MatrixShape::I8M16N16K16, MatrixShape::U8M16N16K16]
+    );
     let plain = module(include_str!("../../../examples/saxpy.krn"));
     let features = ModuleFeatures::new(&plain);
     assert!(!features.uses_matrix() && features.matrix_shapes().is_empty());

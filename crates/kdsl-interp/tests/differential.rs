@@ -1738,6 +1738,141 @@ fn matrix_interpreter_rounds_tf32_inputs() {
     assert!(plain.iter().zip(&got).any(|(p, g)| (p - g).abs() > 1e-4));
 }
 
+// Integer tiles are exact everywhere: the device must match the interpreter bit for bit, and
+// the interpreter an exact `i64` reference of the products summed (wrapped to `i32`).
+
+/// `count` values of every 8-bit pattern the generator gives, as `T` (`i8` or `u8`).
+fn bytes<T>(random: &mut Random, count: usize, convert: fn(u8) -> T) -> Vec<T> {
+    (0..count)
+        .map(|_| convert(random.next_u64() as u8))
+        .collect()
+}
+
+/// `mma_i8` or `mma_u8`: D = A x B + C, with C near the `i32` limits so some sums wrap.
+fn integer_case<T: kdsl_interp::HostElement>(
+    kernel: &'static str,
+    convert: fn(u8) -> T,
+    seed: u64,
+    (m, n, k): (usize, usize, usize),
+) -> Case {
+    let mut random = Random::new(seed);
+    let a = bytes(&mut random, m * k, convert);
+    let b = bytes(&mut random, k * n, convert);
+    let c: Vec<i32> = (0..m * n)
+        .map(|index| match index % 4 {
+            0 => i32::MAX - random.i64_in(0, 1000) as i32,
+            1 => i32::MIN + random.i64_in(0, 1000) as i32,
+            _ => random.i64_in(-100_000, 100_000) as i32,
+        })
+        .collect();
+    Case::new(
+        kernel,
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0i32; m * n]),
+            buffer(a),
+            buffer(b),
+            buffer(c),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Exact)
+}
+
+fn i8_case(seed: u64) -> Case {
+    integer_case("mma_i8", |byte| byte as i8, seed, (32, 48, 64))
+}
+
+fn u8_case(seed: u64) -> Case {
+    integer_case("mma_u8", |byte| byte, seed, (32, 32, 48))
+}
+
+#[test]
+fn matrix_i8() {
+    let (m, n, k) = (32usize, 32usize, 48usize);
+    let mut random = Random::new(96);
+    let bias = Case::new(
+        "mma_i8_bias",
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0i32; m * n]),
+            buffer(bytes(&mut random, m * k, |byte| byte as i8)),
+            buffer(bytes(&mut random, k * n, |byte| byte as i8)),
+            scalar(n as u32),
+            scalar(k as u32),
+            scalar(-12_345i32),
+        ],
+    )
+    .compare(0, Compare::Exact);
+    differential(
+        "tests/kernels/matrix_i8.krn",
+        || test_kernel_bundle("matrix_i8"),
+        examples_required(),
+        vec![i8_case(95), bias],
+    );
+}
+
+#[test]
+fn matrix_u8() {
+    differential(
+        "tests/kernels/matrix_u8.krn",
+        || test_kernel_bundle("matrix_u8"),
+        examples_required(),
+        vec![u8_case(97)],
+    );
+}
+
+/// D = A x B + C exactly, in `i64`.
+fn reference_integer_mma(
+    a: &[i64],
+    b: &[i64],
+    c: &[i32],
+    (m, n, k): (usize, usize, usize),
+) -> Vec<i64> {
+    let mut d: Vec<i64> = c.iter().map(|&x| x.into()).collect();
+    for row in 0..m {
+        for column in 0..n {
+            for depth in 0..k {
+                d[row * n + column] += a[row * k + depth] * b[depth * n + column];
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn matrix_interpreter_is_exact_on_integer_tiles() {
+    for (file, kernel, case, shape) in [
+        ("matrix_i8", "mma_i8", i8_case(95), (32, 48, 64)),
+        ("matrix_u8", "mma_u8", u8_case(97), (32, 32, 48)),
+    ] {
+        let module = compile_file(&format!("tests/kernels/{file}.krn"));
+        let mut arguments = case.arguments.clone();
+        run_kernel(&module, kernel, &case.launch, &mut arguments).expect("interpreter");
+        let widen = |index: usize| -> Vec<i64> {
+            match &case.arguments[index] {
+                InterpArgument::Buffer(HostBuffer::I8(v)) => v.iter().map(|&x| x.into()).collect(),
+                InterpArgument::Buffer(HostBuffer::U8(v)) => v.iter().map(|&x| x.into()).collect(),
+                other => panic!("not a byte buffer: {other:?}"),
+            }
+        };
+        let InterpArgument::Buffer(HostBuffer::I32(c)) = &case.arguments[3] else {
+            panic!("C is an i32 buffer");
+        };
+        let exact = reference_integer_mma(&widen(1), &widen(2), c, shape);
+        // The sums wrap to i32 (two's complement), as `wrapping_add` does.
+        let want: Vec<i32> = exact.iter().map(|&x| x as i32).collect();
+        let InterpArgument::Buffer(HostBuffer::I32(got)) = &arguments[0] else {
+            panic!("D is an i32 buffer");
+        };
+        assert_eq!(&want, got, "{kernel}");
+        // C near the limits makes some sums leave the i32 range, so wrapping is tested.
+        let outside = |x: &&i64| i32::try_from(**x).is_err();
+        assert!(exact.iter().filter(outside).count() > 10, "{kernel}");
+    }
+}
+
 #[test]
 fn gemm_on_matrix_units() {
     let (m, n, k) = (128usize, 256usize, 64usize);

@@ -21,16 +21,27 @@ pub enum MatrixShape {
     /// `f32` inputs computed as tf32 (rounded to 10 mantissa bits), `f32` accumulator,
     /// M = N = 16, K = 8.
     Tf32M16N16K8,
+    /// `i8` inputs, `i32` accumulator, M = N = K = 16.
+    I8M16N16K16,
+    /// `u8` inputs, `i32` accumulator, M = N = K = 16.
+    U8M16N16K16,
 }
 
 impl MatrixShape {
-    pub const ALL: [MatrixShape; 2] = [MatrixShape::F16M16N16K16, MatrixShape::Tf32M16N16K8];
+    pub const ALL: [MatrixShape; 4] = [
+        MatrixShape::F16M16N16K16,
+        MatrixShape::Tf32M16N16K8,
+        MatrixShape::I8M16N16K16,
+        MatrixShape::U8M16N16K16,
+    ];
 
     /// (M, N, K).
     pub fn mnk(self) -> (u32, u32, u32) {
         match self {
-            MatrixShape::F16M16N16K16 => (16, 16, 16),
             MatrixShape::Tf32M16N16K8 => (16, 16, 8),
+            MatrixShape::F16M16N16K16 | MatrixShape::I8M16N16K16 | MatrixShape::U8M16N16K16 => {
+                (16, 16, 16)
+            }
         }
     }
 
@@ -39,6 +50,17 @@ impl MatrixShape {
         match self {
             MatrixShape::F16M16N16K16 => ScalarType::F16,
             MatrixShape::Tf32M16N16K8 => ScalarType::F32,
+            MatrixShape::I8M16N16K16 => ScalarType::I8,
+            MatrixShape::U8M16N16K16 => ScalarType::U8,
+        }
+    }
+
+    /// The element type of the accumulator (`C` and `D`): `i32` for integer inputs, else `f32`.
+    pub fn accumulator(self) -> ScalarType {
+        if self.input().is_integer() {
+            ScalarType::I32
+        } else {
+            ScalarType::F32
         }
     }
 
@@ -47,6 +69,8 @@ impl MatrixShape {
         match self {
             MatrixShape::F16M16N16K16 => "m16n16k16 f16",
             MatrixShape::Tf32M16N16K8 => "m16n16k8 tf32",
+            MatrixShape::I8M16N16K16 => "m16n16k16 i8",
+            MatrixShape::U8M16N16K16 => "m16n16k16 u8",
         }
     }
 
@@ -64,12 +88,13 @@ impl MatrixShape {
     pub fn element(self, role: MatrixRole) -> ScalarType {
         match role {
             MatrixRole::A | MatrixRole::B => self.input(),
-            MatrixRole::Accumulator => ScalarType::F32,
+            MatrixRole::Accumulator => self.accumulator(),
         }
     }
 
     /// The shape whose `role` tile is a private array of `length` `element`s: `A` and `B`
-    /// tiles name one shape; an accumulator (`f32`, 256) fits both, and gives the first.
+    /// tiles name one shape; an accumulator fits every shape of its element type (`f32`:
+    /// `f16` and tf32; `i32`: `i8` and `u8`), and gives the first.
     pub fn of_tile(role: MatrixRole, element: ScalarType, length: u64) -> Option<MatrixShape> {
         MatrixShape::ALL.into_iter().find(|shape| {
             let (rows, columns) = shape.dimensions(role);
@@ -216,7 +241,8 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
 /// `A` and `B` tiles are held whole by every work-item; an accumulator element `i` is held
 /// by lane `i % sub_group_size()`, which loads, computes and stores it. Products of the
 /// (tf32-rounded) inputs are exact in `f32`; each element's sum runs over `k` in order, in
-/// `f32`, starting from `C`.
+/// `f32`, starting from `C`. Integer inputs are widened to `i32`, whose products are exact,
+/// and summed from `C` with wrapping `i32` additions.
 pub fn expand_plain(module: &Module) -> Module {
     let mut module = module.clone();
     for function in &mut module.functions {
@@ -226,6 +252,7 @@ pub fn expand_plain(module: &Module) -> Module {
         let mut expander = Expander {
             variables: &mut function.variables,
             scratch: None,
+            integer_sum: None,
         };
         let body = std::mem::take(&mut function.body);
         function.body = expander.block(body);
@@ -246,6 +273,8 @@ struct Scratch {
 struct Expander<'a> {
     variables: &'a mut Vec<Variable>,
     scratch: Option<Scratch>,
+    /// The `i32` sum of integer tiles, added when first needed.
+    integer_sum: Option<VariableId>,
 }
 
 impl Expander<'_> {
@@ -289,26 +318,45 @@ impl Expander<'_> {
         if let Some(scratch) = self.scratch {
             return scratch;
         }
-        let mut add = |name: &str, ty: ScalarType| {
-            self.variables.push(Variable {
-                name: name.to_string(),
-                ty: VariableType::Scalar { ty },
-                space: AddressSpace::Private,
-                span,
-            });
-            VariableId(self.variables.len() as u32 - 1)
-        };
         let scratch = Scratch {
-            index: add("matrix.i", ScalarType::U32),
-            k: add("matrix.k", ScalarType::U32),
-            sum: add("matrix.sum", ScalarType::F32),
+            index: self.add("matrix.i", ScalarType::U32, span),
+            k: self.add("matrix.k", ScalarType::U32, span),
+            sum: self.add("matrix.sum", ScalarType::F32, span),
         };
         self.scratch = Some(scratch);
         scratch
     }
 
+    fn add(&mut self, name: &str, ty: ScalarType, span: Span) -> VariableId {
+        self.variables.push(Variable {
+            name: name.to_string(),
+            ty: VariableType::Scalar { ty },
+            space: AddressSpace::Private,
+            span,
+        });
+        VariableId(self.variables.len() as u32 - 1)
+    }
+
+    /// The running sum of `shape`'s accumulator elements, and its type.
+    fn sum(&mut self, shape: MatrixShape, span: Span) -> (VariableId, ScalarType) {
+        let ty = shape.accumulator();
+        if ty == ScalarType::F32 {
+            return (self.scratch(span).sum, ty);
+        }
+        let sum = match self.integer_sum {
+            Some(sum) => sum,
+            None => {
+                let sum = self.add("matrix.isum", ty, span);
+                self.integer_sum = Some(sum);
+                sum
+            }
+        };
+        (sum, ty)
+    }
+
     fn matrix(&mut self, op: &MatrixOp, span: Span) -> Block {
         let s = self.scratch(span);
+        let (sum, ty) = self.sum(op.shape(), span);
         let e = Build { span };
         let i = || e.var(s.index, ScalarType::U32);
         match op {
@@ -356,18 +404,15 @@ impl Expander<'_> {
                 );
                 let body = vec![e.store(
                     e.memory_place(memory, address),
-                    e.load(e.array_place(*tile, ScalarType::F32, i())),
+                    e.load(e.array_place(*tile, shape.accumulator(), i())),
                 )];
                 e.lane_loop(s.index, rows * columns, body)
             }
             MatrixOp::Fill { shape, tile, value } => {
-                // `value` is evaluated once, into `sum`.
+                // `value` is evaluated once, into the sum.
                 let (rows, columns) = shape.dimensions(MatrixRole::Accumulator);
-                let body = vec![e.store(
-                    e.array_place(*tile, ScalarType::F32, i()),
-                    e.var(s.sum, ScalarType::F32),
-                )];
-                let mut out = vec![e.assign(s.sum, value.clone())];
+                let body = vec![e.store(e.array_place(*tile, ty, i()), e.var(sum, ty))];
+                let mut out = vec![e.assign(sum, value.clone())];
                 out.extend(e.full_loop(s.index, rows * columns, body));
                 out
             }
@@ -375,12 +420,9 @@ impl Expander<'_> {
                 let (m, n, k) = shape.mnk();
                 let input = shape.input();
                 let kk = || e.var(s.k, ScalarType::U32);
-                let widen = |value: Expression| {
-                    if input == ScalarType::F16 {
-                        e.cast(value, ScalarType::F32)
-                    } else {
-                        e.math(MathFunction::RoundTf32, value)
-                    }
+                let widen = |value: Expression| match input {
+                    ScalarType::F32 => e.math(MathFunction::RoundTf32, value),
+                    _ => e.cast(value, ty),
                 };
                 let a_element = e.load(e.array_place(
                     *a,
@@ -392,18 +434,19 @@ impl Expander<'_> {
                     input,
                     e.add(e.mul(kk(), e.u32(n)), e.rem(i(), e.u32(n))),
                 ));
-                let product = e.binary(BinaryOp::Multiply, widen(a_element), widen(b_element));
-                let accumulate = vec![e.assign(
-                    s.sum,
-                    e.binary(BinaryOp::Add, e.var(s.sum, ScalarType::F32), product),
-                )];
-                let mut body =
-                    vec![e.assign(s.sum, e.load(e.array_place(*c, ScalarType::F32, i())))];
+                let (a_element, b_element) = (widen(a_element), widen(b_element));
+                let total = if ty == ScalarType::F32 {
+                    let product = e.binary(BinaryOp::Multiply, a_element, b_element);
+                    e.binary(BinaryOp::Add, e.var(sum, ty), product)
+                } else {
+                    // Products (below 2^16 in magnitude) are exact; the sum wraps (docs/language.md).
+                    let product = e.wrapping(MathFunction::WrappingMul, a_element, b_element);
+                    e.wrapping(MathFunction::WrappingAdd, e.var(sum, ty), product)
+                };
+                let accumulate = vec![e.assign(sum, total)];
+                let mut body = vec![e.assign(sum, e.load(e.array_place(*c, ty, i())))];
                 body.extend(e.full_loop(s.k, k, accumulate));
-                body.push(e.store(
-                    e.array_place(*d, ScalarType::F32, i()),
-                    e.var(s.sum, ScalarType::F32),
-                ));
+                body.push(e.store(e.array_place(*d, ty, i()), e.var(sum, ty)));
                 e.lane_loop(s.index, m * n, body)
             }
         }
@@ -459,15 +502,17 @@ impl Build {
         )
     }
 
-    /// `u32` arithmetic that wraps (addresses past 2^32 elements are out of the operation's
-    /// range, and a wrapped index is caught as out of bounds).
+    /// Integer arithmetic that wraps, of `left`'s type: `u32` addresses (past 2^32 elements
+    /// are out of the operation's range, and a wrapped index is caught as out of bounds) and
+    /// integer sums.
     fn wrapping(&self, function: MathFunction, left: Expression, right: Expression) -> Expression {
+        let ty = left.ty;
         self.expression(
             ExpressionKind::Math {
                 function,
                 arguments: vec![left, right],
             },
-            ScalarType::U32,
+            ty,
         )
     }
 
@@ -616,6 +661,20 @@ mod tests {
             MatrixShape::of_tile(Accumulator, F32, 256),
             Some(MatrixShape::F16M16N16K16)
         );
+        assert_eq!(
+            MatrixShape::of_tile(A, I8, 256),
+            Some(MatrixShape::I8M16N16K16)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(B, U8, 256),
+            Some(MatrixShape::U8M16N16K16)
+        );
+        assert_eq!(
+            MatrixShape::of_tile(Accumulator, I32, 256),
+            Some(MatrixShape::I8M16N16K16)
+        );
+        assert_eq!(MatrixShape::of_tile(A, I32, 256), None);
+        assert_eq!(MatrixShape::of_tile(Accumulator, U32, 256), None);
         assert_eq!(MatrixShape::of_tile(A, F32, 256), None);
         assert_eq!(MatrixShape::of_tile(Accumulator, F16, 256), None);
     }

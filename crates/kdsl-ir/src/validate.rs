@@ -547,7 +547,7 @@ impl FunctionValidator<'_> {
         };
         for value in op.expressions() {
             let expected = if matches!(op, MatrixOp::Fill { .. }) {
-                ScalarType::F32
+                shape.accumulator()
             } else {
                 ScalarType::U32
             };

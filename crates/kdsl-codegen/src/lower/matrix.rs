@@ -1,8 +1,8 @@
 //! Matrix tiles on NVIDIA tensor cores through `llvm.nvvm.wmma.*` (row-major tiles, an explicit
-//! stride). A tile's private array holds the work-item's fragment registers in its first
-//! elements (8 `<2 x half>` of an `f16` tile, 4 tf32 words of a tf32 one, 8 `f32` of an
-//! accumulator); the rest of the array is never touched, so SROA keeps the fragment in
-//! registers. Targets without matrix units never get here: their statements were expanded
+//! stride). A tile's private array holds the work-item's 32-bit fragment registers in its first
+//! elements (8 `<2 x half>` of an `f16` tile, 4 tf32 words of a tf32 one, 2 words of four `i8`
+//! or `u8` of an integer one, 8 `f32` or `i32` of an accumulator); the rest of the array is
+//! never touched, so SROA keeps the fragment in registers. Targets without matrix units never get here: their statements were expanded
 //! into plain IR (`kdsl_ir::matrix::expand_plain`).
 
 use super::{FunctionLowering, LowerError, ParameterValue, Result};
@@ -56,56 +56,69 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 stride,
             } => self.wmma_load(*shape, *role, *tile, memory, offset, stride),
             MatrixOp::Store {
+                shape,
                 tile,
                 memory,
                 offset,
                 stride,
-                ..
             } => {
                 let pointer = self.matrix_address(memory, offset)?;
                 let stride = self.expression(stride)?;
-                let f32_type = self.context.f32_type();
-                let values = self.fragment_values(*tile, f32_type.into(), 8)?;
+                let (name, element) = match shape.accumulator() {
+                    ScalarType::F32 => (
+                        "llvm.nvvm.wmma.m16n16k16.store.d.row.stride.f32",
+                        ScalarType::F32,
+                    ),
+                    _ => (
+                        "llvm.nvvm.wmma.m16n16k16.store.d.row.stride.s32",
+                        ScalarType::I32,
+                    ),
+                };
+                let values = self.fragment_values(*tile, element, self.types.memory(element), 8)?;
                 let mut arguments = vec![pointer.into()];
                 arguments.extend(values);
                 arguments.push(stride);
-                let function = self.intrinsic(
-                    "llvm.nvvm.wmma.m16n16k16.store.d.row.stride.f32",
-                    &[pointer.get_type().into()],
-                )?;
+                let function = self.intrinsic(name, &[pointer.get_type().into()])?;
                 let arguments: Vec<_> = arguments.into_iter().map(Into::into).collect();
                 self.builder.build_call(function, &arguments, "")?;
                 Ok(())
             }
-            MatrixOp::Fill { tile, value, .. } => {
+            MatrixOp::Fill { shape, tile, value } => {
                 let value = self.expression(value)?;
                 let values = vec![value; 8];
-                self.set_fragment(*tile, ScalarType::F32, &values)
+                self.set_fragment(*tile, shape.accumulator(), &values)
             }
             MatrixOp::MultiplyAdd { shape, d, a, b, c } => {
+                let i32_type = self.context.i32_type().into();
                 let (name, input_type, count) = match shape {
                     MatrixShape::F16M16N16K16 => (
                         "llvm.nvvm.wmma.m16n16k16.mma.row.row.f32.f32",
                         self.context.f16_type().vec_type(2).into(),
                         8,
                     ),
-                    MatrixShape::Tf32M16N16K8 => (
-                        "llvm.nvvm.wmma.m16n16k8.mma.row.row.tf32",
-                        self.context.i32_type().into(),
-                        4,
-                    ),
+                    MatrixShape::Tf32M16N16K8 => {
+                        ("llvm.nvvm.wmma.m16n16k8.mma.row.row.tf32", i32_type, 4)
+                    }
+                    // No `.satfinite`: the sum wraps.
+                    MatrixShape::I8M16N16K16 => {
+                        ("llvm.nvvm.wmma.m16n16k16.mma.row.row.s8", i32_type, 2)
+                    }
+                    MatrixShape::U8M16N16K16 => {
+                        ("llvm.nvvm.wmma.m16n16k16.mma.row.row.u8", i32_type, 2)
+                    }
                 };
-                let f32_type = self.context.f32_type().into();
-                let mut arguments = self.fragment_values(*a, input_type, count)?;
-                arguments.extend(self.fragment_values(*b, input_type, count)?);
-                arguments.extend(self.fragment_values(*c, f32_type, 8)?);
+                let (input, accumulator) = (shape.input(), shape.accumulator());
+                let accumulator_type = self.types.memory(accumulator);
+                let mut arguments = self.fragment_values(*a, input, input_type, count)?;
+                arguments.extend(self.fragment_values(*b, input, input_type, count)?);
+                arguments.extend(self.fragment_values(*c, accumulator, accumulator_type, 8)?);
                 let function = self.intrinsic(name, &[])?;
                 let result = self.call_value(function, &arguments)?.into_struct_value();
                 let mut values = Vec::with_capacity(8);
                 for index in 0..8 {
                     values.push(self.builder.build_extract_value(result, index, "")?);
                 }
-                self.set_fragment(*d, ScalarType::F32, &values)
+                self.set_fragment(*d, accumulator, &values)
             }
         }
     }
@@ -120,7 +133,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         stride: &kdsl_ir::Expression,
     ) -> Result<()> {
         let name = match (shape, role) {
-            (_, MatrixRole::Accumulator) => "llvm.nvvm.wmma.m16n16k16.load.c.row.stride.f32",
+            (_, MatrixRole::Accumulator) => match shape.accumulator() {
+                ScalarType::F32 => "llvm.nvvm.wmma.m16n16k16.load.c.row.stride.f32",
+                _ => "llvm.nvvm.wmma.m16n16k16.load.c.row.stride.s32",
+            },
+            (MatrixShape::I8M16N16K16, MatrixRole::A) => {
+                "llvm.nvvm.wmma.m16n16k16.load.a.row.stride.s8"
+            }
+            (MatrixShape::I8M16N16K16, MatrixRole::B) => {
+                "llvm.nvvm.wmma.m16n16k16.load.b.row.stride.s8"
+            }
+            (MatrixShape::U8M16N16K16, MatrixRole::A) => {
+                "llvm.nvvm.wmma.m16n16k16.load.a.row.stride.u8"
+            }
+            (MatrixShape::U8M16N16K16, MatrixRole::B) => {
+                "llvm.nvvm.wmma.m16n16k16.load.b.row.stride.u8"
+            }
             (MatrixShape::F16M16N16K16, MatrixRole::A) => {
                 "llvm.nvvm.wmma.m16n16k16.load.a.row.stride.f16"
             }
@@ -200,8 +228,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
     }
 
-    /// Writes a fragment's registers into the first elements of the tile's array (a
-    /// `<2 x half>` takes two `f16` elements, a tf32 word one `f32` element).
+    /// Writes a fragment's 32-bit registers into the first elements of the tile's array (a
+    /// `<2 x half>` takes two `f16` elements, a tf32 word one `f32` element, a word of
+    /// integer inputs four `i8`).
     fn set_fragment(
         &mut self,
         tile: PlaceBase,
@@ -222,25 +251,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             store
                 .set_alignment(element.size_in_bytes())
                 .map_err(|e| LowerError(e.to_string()))?;
-            index += if value.is_vector_value() { 2 } else { 1 };
+            index += u64::from(4 / element.size_in_bytes());
         }
         Ok(())
     }
 
-    /// Reads `count` fragment registers of type `ty` back from the tile's array.
+    /// Reads `count` 32-bit fragment registers of type `ty` back from the array of a tile of
+    /// `element`s (as `set_fragment` wrote them).
     fn fragment_values(
         &mut self,
         tile: PlaceBase,
+        element: ScalarType,
         ty: BasicTypeEnum<'ctx>,
         count: u32,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
         let base = self.tile_pointer(tile)?;
-        let (element_type, step, alignment) = if ty.is_vector_type() {
-            (self.context.f16_type().into(), 2, 2)
-        } else {
-            (self.context.f32_type().into(), 1, 4)
-        };
-        let element_type: BasicTypeEnum = element_type;
+        let element_type = self.types.memory(element);
+        let alignment = element.size_in_bytes();
+        let step = u64::from(4 / alignment);
         let mut values = Vec::with_capacity(count as usize);
         for index in 0..u64::from(count) {
             let offset = self.context.i64_type().const_int(index * step, false);

@@ -50,6 +50,9 @@ pub(crate) struct Layout {
     /// Instructions per `matrix_mma`; call `s` takes items `s * per_call..` of `A` and `B`
     /// (`per_call = items / calls`) and chains the accumulator.
     pub calls: u32,
+    /// Items of the instruction's `A` and `B` operands per lane: `per_call`, or more when
+    /// the instruction's k is larger than the tile's and the rest are zeros.
+    pub operand_items: u32,
     pub intrinsic: &'static str,
 }
 
@@ -87,6 +90,7 @@ impl AmdgpuMatrixInstruction {
                 },
                 accumulator: MFMA_ACCUMULATOR,
                 calls: 1,
+                operand_items: 4,
                 intrinsic: "llvm.amdgcn.mfma.f32.16x16x16f16",
             },
             // One k per lane and instruction: k = l / 16 for the first, 4 + l / 16 for the
@@ -105,6 +109,7 @@ impl AmdgpuMatrixInstruction {
                 },
                 accumulator: MFMA_ACCUMULATOR,
                 calls: 2,
+                operand_items: 1,
                 intrinsic: "llvm.amdgcn.mfma.f32.16x16x4f32",
             },
             // Two consecutive k per lane.
@@ -122,6 +127,7 @@ impl AmdgpuMatrixInstruction {
                 },
                 accumulator: MFMA_ACCUMULATOR,
                 calls: 1,
+                operand_items: 2,
                 intrinsic: "llvm.amdgcn.mfma.f32.16x16x8.xf32",
             },
             // A lane holds a whole row of A and column of B (lanes 16-31 repeat lanes 0-15, as
@@ -144,14 +150,36 @@ impl AmdgpuMatrixInstruction {
                     column: LANE,
                 },
                 calls: 1,
+                operand_items: 16,
                 intrinsic: "llvm.amdgcn.wmma.f32.16x16x16.f16",
+            },
+            // As `f16`: 4 consecutive k of `i8` per lane, one 32-bit register.
+            Mfma16x16x16I8 => Layout {
+                intrinsic: "llvm.amdgcn.mfma.i32.16x16x16i8",
+                ..Mfma16x16x16F16.layout()
+            },
+            // The k32 instruction takes 8 consecutive k per lane: items 0-3 are the tile's k
+            // 4 (l / 16) + v, items 4-7 zeros (k 8 (l / 16) + 4.. of the instruction).
+            Mfma16x16x32I8 => Layout {
+                operand_items: 8,
+                intrinsic: "llvm.amdgcn.mfma.i32.16x16x32.i8",
+                ..Mfma16x16x16F16.layout()
+            },
+            // As `f16`: a whole row of `A` and column of `B` per lane, 16 `i8` in 4 registers.
+            Wmma16x16x16Iu8Wave32 => Layout {
+                intrinsic: "llvm.amdgcn.wmma.i32.16x16x16.iu8",
+                ..Wmma16x16x16F16Wave32.layout()
             },
         }
     }
 
     /// MFMA takes three immediate operands (`cbsz`, `abid`, `blgp`: no broadcast), WMMA none.
     fn is_mfma(self) -> bool {
-        !matches!(self, AmdgpuMatrixInstruction::Wmma16x16x16F16Wave32)
+        !matches!(
+            self,
+            AmdgpuMatrixInstruction::Wmma16x16x16F16Wave32
+                | AmdgpuMatrixInstruction::Wmma16x16x16Iu8Wave32
+        )
     }
 }
 
@@ -201,17 +229,17 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 Ok(())
             }
             MatrixOp::Store {
+                shape,
                 tile,
                 memory,
                 offset,
                 stride,
-                ..
             } => {
                 let fragment = layout.accumulator;
                 let addresses =
                     self.fragment_addresses(&layout, fragment, memory, offset, stride)?;
                 for (item, address) in addresses.into_iter().enumerate() {
-                    let value = self.load_item(*tile, ScalarType::F32, item as u32)?;
+                    let value = self.load_item(*tile, shape.accumulator(), item as u32)?;
                     let store = self.builder.build_store(address, value)?;
                     store
                         .set_alignment(4)
@@ -219,36 +247,48 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 Ok(())
             }
-            MatrixOp::Fill { tile, value, .. } => {
+            MatrixOp::Fill { shape, tile, value } => {
                 let value = self.expression(value)?;
                 for item in 0..layout.accumulator.items {
-                    self.store_item(*tile, ScalarType::F32, item, value)?;
+                    self.store_item(*tile, shape.accumulator(), item, value)?;
                 }
                 Ok(())
             }
             MatrixOp::MultiplyAdd { shape, d, a, b, c } => {
-                let input = shape.input();
+                let (input, accumulator_element) = (shape.input(), shape.accumulator());
                 let per_call = layout.a.items / layout.calls;
                 let mut accumulator =
-                    self.fragment_vector(*c, ScalarType::F32, 0, layout.accumulator.items)?;
+                    self.fragment_vector(*c, accumulator_element, 0, layout.accumulator.items)?;
                 for call in 0..layout.calls {
-                    let a = self.fragment_vector(*a, input, call * per_call, per_call)?;
-                    let b = self.fragment_vector(*b, input, call * per_call, per_call)?;
-                    let mut arguments = vec![a, b, accumulator];
-                    let overloads: Vec<BasicTypeEnum> = if instruction.is_mfma() {
-                        let zero: BasicValueEnum = self.i32_constant(0).into();
-                        arguments.extend([zero; 3]);
-                        Vec::new()
-                    } else {
-                        vec![accumulator.get_type(), a.get_type()]
-                    };
+                    let first = call * per_call;
+                    let a = self.operand(*a, input, first, per_call, layout.operand_items)?;
+                    let b = self.operand(*b, input, first, per_call, layout.operand_items)?;
+                    let (arguments, overloads): (Vec<BasicValueEnum>, Vec<BasicTypeEnum>) =
+                        if instruction.is_mfma() {
+                            let zero: BasicValueEnum = self.i32_constant(0).into();
+                            (vec![a, b, accumulator, zero, zero, zero], Vec::new())
+                        } else if input.is_integer() {
+                            // Signedness of `A` and `B`, and no clamping: the sum wraps.
+                            let bool_type = self.context.bool_type();
+                            let signed = bool_type
+                                .const_int(u64::from(input.is_signed_integer()), false)
+                                .into();
+                            let clamp = bool_type.const_zero().into();
+                            let arguments = vec![signed, a, signed, b, accumulator, clamp];
+                            (arguments, vec![accumulator.get_type(), a.get_type()])
+                        } else {
+                            (
+                                vec![a, b, accumulator],
+                                vec![accumulator.get_type(), a.get_type()],
+                            )
+                        };
                     accumulator = self.call_intrinsic(layout.intrinsic, &overloads, &arguments)?;
                 }
                 let accumulator = accumulator.into_vector_value();
                 for item in 0..layout.accumulator.items {
                     let index = self.i32_constant(u64::from(item));
                     let value = self.builder.build_extract_element(accumulator, index, "")?;
-                    self.store_item(*d, ScalarType::F32, item, value)?;
+                    self.store_item(*d, accumulator_element, item, value)?;
                 }
                 Ok(())
             }
@@ -406,6 +446,37 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 .build_insert_element(vector, value, position, "")?;
         }
         Ok(vector.into())
+    }
+
+    /// Items `first..first + count` of an `A` or `B` fragment as the instruction's operand of
+    /// `items` elements (zeros after `count`): floats as the fragment vector, 8-bit integers
+    /// packed into a 32- or 64-bit integer or a vector of 32-bit ones.
+    fn operand(
+        &self,
+        tile: PlaceBase,
+        element: ScalarType,
+        first: u32,
+        count: u32,
+        items: u32,
+    ) -> Result<BasicValueEnum<'ctx>> {
+        if !element.is_integer() {
+            return self.fragment_vector(tile, element, first, count);
+        }
+        let element_type = self.types.memory(element).into_int_type();
+        let mut vector = element_type.vec_type(items).const_zero();
+        for index in 0..count {
+            let value = self.load_item(tile, element, first + index)?;
+            let position = self.i32_constant(u64::from(index));
+            vector = self
+                .builder
+                .build_insert_element(vector, value, position, "")?;
+        }
+        let packed: BasicTypeEnum = match items {
+            4 => self.context.i32_type().into(),
+            8 => self.context.i64_type().into(),
+            _ => self.context.i32_type().vec_type(items / 4).into(),
+        };
+        Ok(self.builder.build_bit_cast(vector, packed, "")?)
     }
 }
 

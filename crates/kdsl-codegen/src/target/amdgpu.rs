@@ -83,26 +83,39 @@ fn cpu_features(arch: &str) -> &'static str {
 /// generic `gfx9-4-generic`), WMMA on RDNA3 (gfx11, wave32). Other processors (gfx8 to gfx10,
 /// `gfx9-generic`, gfx12) and missing shapes take the plain lowering. tf32 tiles use xf32 MFMA
 /// where it exists (gfx942 only), else f32 MFMA on inputs rounded to tf32 (exact: the rounded
-/// products fit `f32`); RDNA3 has no tf32 or f32 unit.
+/// products fit `f32`); RDNA3 has no tf32 or f32 unit. `i8` tiles use the k16 integer MFMA
+/// where it exists (gfx908, gfx90a), else the k32 one half filled; MFMA has no `u8`, RDNA3's
+/// WMMA does both.
 fn matrix_units(arch: &str) -> MatrixUnits {
     use AmdgpuMatrixInstruction::*;
     let cdna = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx9-4-generic"].contains(&arch);
-    let (f16, tf32) = if cdna {
+    if cdna {
         let tf32 = if arch == "gfx942" {
             Mfma16x16x8Xf32
         } else {
             Mfma16x16x4F32
         };
-        (Some(Mfma16x16x16F16), Some(tf32))
+        let i8 = if ["gfx908", "gfx90a"].contains(&arch) {
+            Mfma16x16x16I8
+        } else {
+            Mfma16x16x32I8
+        };
+        MatrixUnits::Amdgpu {
+            f16: Some(Mfma16x16x16F16),
+            tf32: Some(tf32),
+            i8: Some(i8),
+            u8: None,
+        }
     } else if arch.starts_with("gfx11") {
-        (Some(Wmma16x16x16F16Wave32), None)
+        MatrixUnits::Amdgpu {
+            f16: Some(Wmma16x16x16F16Wave32),
+            tf32: None,
+            i8: Some(Wmma16x16x16Iu8Wave32),
+            u8: Some(Wmma16x16x16Iu8Wave32),
+        }
     } else {
-        (None, None)
-    };
-    if f16.is_none() && tf32.is_none() {
-        return MatrixUnits::Plain;
+        MatrixUnits::Plain
     }
-    MatrixUnits::Amdgpu { f16, tf32 }
 }
 
 pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {

@@ -211,7 +211,8 @@ pub(crate) struct RequiredWorkGroupSize {
 pub(crate) enum MatrixUnits {
     /// No matrix units used: every shape through the plain lowering.
     Plain,
-    /// NVIDIA tensor cores through `llvm.nvvm.wmma.*`: `f16` from sm_70, tf32 from sm_80.
+    /// NVIDIA tensor cores through `llvm.nvvm.wmma.*`: `f16` from sm_70, `i8`/`u8` from
+    /// sm_72, tf32 from sm_80.
     NvvmWmma { capability: u32 },
     /// AMD matrix cores (MFMA on CDNA, WMMA on RDNA3): the instruction for each shape, where
     /// the processor has one. A module using a shape without one takes the plain lowering
@@ -219,6 +220,8 @@ pub(crate) enum MatrixUnits {
     Amdgpu {
         f16: Option<AmdgpuMatrixInstruction>,
         tf32: Option<AmdgpuMatrixInstruction>,
+        i8: Option<AmdgpuMatrixInstruction>,
+        u8: Option<AmdgpuMatrixInstruction>,
     },
 }
 
@@ -233,6 +236,13 @@ pub(crate) enum AmdgpuMatrixInstruction {
     Mfma16x16x8Xf32,
     /// `v_wmma_f32_16x16x16_f16` in wave32 (gfx11).
     Wmma16x16x16F16Wave32,
+    /// `v_mfma_i32_16x16x16_i8` (gfx908, gfx90a; signed only).
+    Mfma16x16x16I8,
+    /// `v_mfma_i32_16x16x32_i8` with the upper half of each lane's k zero (gfx94x, gfx950,
+    /// which dropped the k16 instruction; signed only).
+    Mfma16x16x32I8,
+    /// `v_wmma_i32_16x16x16_iu8` in wave32 (gfx11), signed or unsigned inputs.
+    Wmma16x16x16Iu8Wave32,
 }
 
 impl MatrixUnits {
@@ -241,7 +251,9 @@ impl MatrixUnits {
         match self {
             MatrixUnits::Plain => false,
             MatrixUnits::NvvmWmma { .. } => true,
-            MatrixUnits::Amdgpu { f16, tf32 } => f16.is_some() || tf32.is_some(),
+            MatrixUnits::Amdgpu { f16, tf32, i8, u8 } => {
+                [f16, tf32, i8, u8].iter().any(Option::is_some)
+            }
         }
     }
 
@@ -268,6 +280,8 @@ impl MatrixUnits {
         match (self, shape) {
             (MatrixUnits::Amdgpu { f16, .. }, kdsl_ir::MatrixShape::F16M16N16K16) => f16,
             (MatrixUnits::Amdgpu { tf32, .. }, kdsl_ir::MatrixShape::Tf32M16N16K8) => tf32,
+            (MatrixUnits::Amdgpu { i8, .. }, kdsl_ir::MatrixShape::I8M16N16K16) => i8,
+            (MatrixUnits::Amdgpu { u8, .. }, kdsl_ir::MatrixShape::U8M16N16K16) => u8,
             _ => None,
         }
     }
@@ -283,6 +297,10 @@ impl MatrixUnits {
             (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::Tf32M16N16K8) => {
                 (capability < 80).then_some("sm_80")
             }
+            (
+                MatrixUnits::NvvmWmma { capability },
+                kdsl_ir::MatrixShape::I8M16N16K16 | kdsl_ir::MatrixShape::U8M16N16K16,
+            ) => (capability < 72).then_some("sm_72"),
         }
     }
 }

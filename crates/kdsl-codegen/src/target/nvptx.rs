@@ -47,6 +47,16 @@ fn compute_capability(arch: &str) -> Option<u32> {
     kdsl_bundle::processors::NvidiaArch::parse(arch).map(|arch| arch.capability())
 }
 
+/// PTX features beyond the processor's default PTX version: LLVM gives sm_72 PTX 6.1, whose
+/// `wmma` lacks the integer shapes sm_72 introduced (PTX 6.3 has them; sm_75 defaults to it).
+fn ptx_features(capability: u32) -> &'static str {
+    if capability == 72 {
+        "+ptx63"
+    } else {
+        ""
+    }
+}
+
 pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescription, Error> {
     if !KNOWN_ARCHES.contains(&arch) {
         return Err(Error::UnknownArch(arch.to_string()));
@@ -57,7 +67,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         arch: arch.to_string(),
         triple: "nvptx64-nvidia-cuda",
         cpu: arch.to_string(),
-        cpu_features: String::new(),
+        cpu_features: ptx_features(capability).to_string(),
         address_spaces: AddressSpaces {
             global: 1,
             constant: 1,

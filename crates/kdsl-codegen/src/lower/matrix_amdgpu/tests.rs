@@ -9,11 +9,13 @@
 //!   AMD's Matrix Instruction Calculator prints them), and AMD's "Matrix cores" lab notes and
 //!   "Matrix Core Programming on CDNA3/CDNA4" (examples of `16x16x4f32` and `16x16x16f16`).
 //!   All three follow the calculator's rule for one-block 16×16 MFMA: with kl = k / 4 items per
-//!   lane, A[i][k] is in lane i + 16 (k / kl), item k % kl (xf32: kl = 2).
+//!   lane, A[i][k] is in lane i + 16 (k / kl), item k % kl (xf32: kl = 2; `16x16x16i8`: kl = 4
+//!   bytes in one register; `16x16x32_i8`: kl = 8 bytes in two).
 //! - WMMA: "RDNA3 Instruction Set Architecture", 7.9 "Wave Matrix Multiply-Accumulate" and
 //!   GPUOpen's "How to accelerate AI applications on RDNA 3 using WMMA" (wave32: lanes 16-31
 //!   repeat `A` rows / `B` columns of lanes 0-15; `D` element (i, j) in lane j + 16 (i % 2),
-//!   VGPR i / 2).
+//!   VGPR i / 2). `iu8` packs the same 16 k per lane as bytes, and its `i32` `D` lies as the
+//!   `f32` one.
 
 use super::{AmdgpuMatrixInstruction, Layout};
 use AmdgpuMatrixInstruction::*;
@@ -42,7 +44,7 @@ fn isa(instruction: AmdgpuMatrixInstruction) -> Isa {
     }
     match instruction {
         // A[i][k]: lane i + 16 (k / 4), item k % 4; B[k][j]: lane j + 16 (k / 4), item k % 4.
-        Mfma16x16x16F16 => Isa {
+        Mfma16x16x16F16 | Mfma16x16x16I8 => Isa {
             lanes: 64,
             k: 16,
             items: 4,
@@ -70,7 +72,16 @@ fn isa(instruction: AmdgpuMatrixInstruction) -> Isa {
         },
         // A[i][k]: lanes i and i + 16, item k; B[k][j]: lanes j and j + 16, item k;
         // D[i][j]: lane j + 16 (i % 2), item i / 2.
-        Wmma16x16x16F16Wave32 => Isa {
+        // A[i][k]: lane i + 16 (k / 8), item k % 8; B likewise.
+        Mfma16x16x32I8 => Isa {
+            lanes: 64,
+            k: 32,
+            items: 8,
+            a: |i, k| vec![(i + 16 * (k / 8), k % 8)],
+            b: |k, j| vec![(j + 16 * (k / 8), k % 8)],
+            d: mfma_d,
+        },
+        Wmma16x16x16F16Wave32 | Wmma16x16x16Iu8Wave32 => Isa {
             lanes: 32,
             k: 16,
             items: 16,
@@ -174,12 +185,25 @@ fn multiply_add(a: &[Vec<f32>], b: &[Vec<f32>], c: &[Vec<f32>]) -> Vec<Vec<f32>>
         .collect()
 }
 
-const ALL: [AmdgpuMatrixInstruction; 4] = [
+const ALL: [AmdgpuMatrixInstruction; 7] = [
     Mfma16x16x16F16,
     Mfma16x16x4F32,
     Mfma16x16x8Xf32,
     Wmma16x16x16F16Wave32,
+    Mfma16x16x16I8,
+    Mfma16x16x32I8,
+    Wmma16x16x16Iu8Wave32,
 ];
+
+/// The tile's K: one more than the largest column of `A` any lane holds.
+fn tile_k(layout: &Layout) -> u32 {
+    let a = layout.a;
+    (0..layout.lanes)
+        .flat_map(|lane| (0..a.items).map(move |item| a.column.at(lane, item)))
+        .max()
+        .expect("a fragment")
+        + 1
+}
 
 #[test]
 fn loading_multiplying_and_storing_per_the_layout_computes_a_times_b_plus_c() {
@@ -188,9 +212,14 @@ fn loading_multiplying_and_storing_per_the_layout_computes_a_times_b_plus_c() {
         let layout = instruction.layout();
         let isa = isa(instruction);
         assert_eq!(layout.lanes, isa.lanes, "{instruction:?}");
-        assert_eq!(layout.a.items, isa.items * layout.calls, "{instruction:?}");
+        assert_eq!(layout.operand_items, isa.items, "{instruction:?}");
+        assert!(
+            layout.a.items <= isa.items * layout.calls,
+            "{instruction:?}"
+        );
         assert_eq!(layout.b.items, layout.a.items, "{instruction:?}");
-        let k = isa.k * layout.calls;
+        let k = tile_k(&layout);
+        assert!(k <= isa.k * layout.calls, "{instruction:?}");
         for _ in 0..20 {
             let (a, b, c) = (
                 numbers.matrix(16, k),
@@ -200,12 +229,17 @@ fn loading_multiplying_and_storing_per_the_layout_computes_a_times_b_plus_c() {
             let a_registers = load(&layout, layout.a, &a);
             let b_registers = load(&layout, layout.b, &b);
             let mut accumulator = load(&layout, layout.accumulator, &c);
-            let per_call = isa.items as usize;
+            let per_call = (layout.a.items / layout.calls) as usize;
             for call in 0..layout.calls as usize {
+                // The lowering's operand: the call's items, then zeros up to the instruction's.
                 let operand = |registers: &[Vec<f32>]| -> Vec<Vec<f32>> {
                     registers
                         .iter()
-                        .map(|items| items[call * per_call..][..per_call].to_vec())
+                        .map(|items| {
+                            let mut operand = items[call * per_call..][..per_call].to_vec();
+                            operand.resize(isa.items as usize, 0.0);
+                            operand
+                        })
                         .collect()
                 };
                 accumulator = execute(

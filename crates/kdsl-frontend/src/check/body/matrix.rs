@@ -50,12 +50,15 @@ impl Checker<'_> {
 
     fn matrix_fill(&mut self, name: &str, arguments: &[ast::Expression]) -> Option<MatrixOp> {
         let tile = self.matrix_tile(name, &arguments[0], true);
-        let value = self.matrix_scalar(&arguments[1], ScalarType::F32);
-        let tile = tile?;
-        let shape = self.tile_shape(name, &arguments[0], &tile, MatrixRole::Accumulator)?;
+        let shape = tile
+            .as_ref()
+            .and_then(|tile| self.tile_shape(name, &arguments[0], tile, MatrixRole::Accumulator));
+        // The value has the accumulator's element type (`f32` when the tile is unknown).
+        let element = shape.map_or(ScalarType::F32, MatrixShape::accumulator);
+        let value = self.matrix_scalar(&arguments[1], element);
         Some(MatrixOp::Fill {
-            shape,
-            tile: tile.base,
+            shape: shape?,
+            tile: tile?.base,
             value: value?,
         })
     }
@@ -78,7 +81,8 @@ impl Checker<'_> {
         let [Some(d), Some(a), Some(b), Some(c)] = <[_; 4]>::try_from(tiles).ok()? else {
             return None;
         };
-        // `A` and `B` name the shape; their K must agree, and the accumulators fit any.
+        // `A` and `B` name the shape; their K must agree, and the accumulators' element type
+        // must be the shape's.
         let shape = a.1;
         if b.1 != shape {
             self.report(
@@ -96,9 +100,35 @@ impl Checker<'_> {
                     arguments[1].span,
                     format!("an `A` tile of {}", shape.name()),
                 )
-                .with_hint("`A` and `B` must have the same element type: both `f16` or both `f32`"),
+                .with_hint(
+                    "`A` and `B` must have the same element type: both `f16`, `f32`, `i8` or `u8`",
+                ),
             );
             return None;
+        }
+        // The accumulators hold the shape's sums: `f32` for float inputs, `i32` for integers.
+        for (index, (tile, _)) in [(0, &d), (3, &c)] {
+            let element = tile.ty.element;
+            if element != shape.accumulator() {
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0340,
+                        format!(
+                            "`{name}` of {} accumulates in `{}`, but this accumulator holds `{element}`",
+                            shape.name(),
+                            shape.accumulator()
+                        ),
+                        arguments[index].span,
+                        format!("a `{}`", tile.ty),
+                    )
+                    .with_label(arguments[1].span, format!("an `A` tile of {}", shape.name()))
+                    .with_hint(format!(
+                        "declare the accumulator `[{}; 256]`",
+                        shape.accumulator()
+                    )),
+                );
+                return None;
+            }
         }
         Some(MatrixOp::MultiplyAdd {
             shape,
