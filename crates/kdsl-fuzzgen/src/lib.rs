@@ -22,9 +22,11 @@
 //!   error bound carried along; only a dedicated float output receives them, compared within
 //!   four times the bound.
 //!
-//! Integers wrap, shifts mask their amount and float-to-integer conversions saturate, so only
-//! division, remainder and indexing can be undefined; the generator guards them (`x / ((y &
-//! 127) | 1)`, `% len`). With [`GeneratorOptions::possibly_undefined_percent`] some kernels
+//! Integer `+ - *` and negation must not overflow: the generator writes them where the
+//! operands' intervals keep the result in range and `wrapping_add`/`_sub`/`_mul` elsewhere.
+//! Shifts mask their amount and float-to-integer conversions saturate, so only division,
+//! remainder and indexing can be undefined; the generator guards them (`x / ((y & 127) | 1)`,
+//! `% len`). With [`GeneratorOptions::possibly_undefined_percent`] some kernels
 //! keep a few unguarded divisions and indices, which the interpreter reports; such runs are
 //! skipped in the differential comparison and counted.
 //!
@@ -83,6 +85,18 @@ pub struct GeneratorOptions {
     /// 2-D input buffers (`global [[T]]`, row- or column-major) read as `a[i, j]`, and their
     /// `a.shape(k)`.
     pub multi_dimensional_buffers: bool,
+    /// 3-D buffers (`global [[[T]]]`, read, and written where outputs are multi-dimensional).
+    pub three_dimensional_buffers: bool,
+    /// Writable multi-dimensional outputs (`global mut [[T]]`): each work-item writes and reads
+    /// its own row, column or plane, in row-major, strided or padded layouts.
+    pub multi_dimensional_outputs: bool,
+    /// A module `struct` of 2 to 4 scalar fields as a buffer element: input records read by
+    /// field or whole, output records written by field, whole, by copy and with atomics.
+    pub record_buffers: bool,
+    /// Launch-sized local arrays (`local mut [T]` kernel parameters, length given at launch).
+    pub launch_sized_local_arrays: bool,
+    /// 2-D local arrays (`local tile: [[T; C]; R]`), exchanged like the flat ones.
+    pub two_dimensional_local_arrays: bool,
     /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
     pub vectors: bool,
     pub atomics: bool,
@@ -175,6 +189,11 @@ impl Default for GeneratorOptions {
             local_memory: true,
             private_arrays: true,
             multi_dimensional_buffers: true,
+            three_dimensional_buffers: true,
+            multi_dimensional_outputs: true,
+            record_buffers: true,
+            launch_sized_local_arrays: true,
+            two_dimensional_local_arrays: true,
             vectors: true,
             atomics: true,
             float_atomics: true,
