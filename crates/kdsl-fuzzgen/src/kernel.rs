@@ -238,7 +238,7 @@ impl Generator<'_> {
     /// row (`out[gid, j]`), one column or one plane, in any layout, sometimes with gaps of
     /// elements no work-item writes. `slots` becomes the number of own elements.
     fn output_shape(&mut self, slots: &mut u32) -> Option<Shape> {
-        if !self.options.multi_dimensional_outputs || !self.percent(25) {
+        if !self.options.multi_dimensional_outputs || !self.percent(10) {
             return None;
         }
         let total = self.geometry.total_items();

@@ -147,7 +147,7 @@ fn generated_records_outputs_and_local_arrays_run_on_the_interpreter() {
     use kdsl_fuzzgen::reference::{front_end, interpret, ReferenceFailure};
     use kdsl_fuzzgen::run::ArgumentValue;
     // The interpreter is slow in debug builds: fewer modules than the checks above.
-    let count = environment_number("KDSL_FUZZGEN_COUNT", 120);
+    let count = environment_number("KDSL_FUZZGEN_COUNT", 40);
     let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
     let options = GeneratorOptions::default();
     let (mut ran, mut records) = (0, 0);
