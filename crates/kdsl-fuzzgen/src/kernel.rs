@@ -497,9 +497,15 @@ impl Generator<'_> {
                 ValueType::Scalar(self.parameter_type())
             };
             let mut slots = 1 + self.random.below(3) as u32;
+            let avoided = self.barriers
+                && ty == ValueType::Scalar(ScalarType::F16)
+                && self
+                    .options
+                    .known_bugs
+                    .avoid_intel_cpu_f16_multi_dimensional_output_with_barrier;
             let shape = match ty {
-                ValueType::Scalar(_) => self.output_shape(&mut slots),
-                ValueType::Generic => None,
+                ValueType::Scalar(_) if !avoided => self.output_shape(&mut slots),
+                _ => None,
             };
             let length = shape.as_ref().map_or(total * slots, |shape| {
                 u32::try_from(shape.span()).expect("a small output")

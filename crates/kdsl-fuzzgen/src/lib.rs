@@ -142,6 +142,11 @@ pub struct KnownBugs {
     /// benchmarks/results/2026-12-02-long-run/reduced/); any non-zero store to it
     /// avoids it. The generator stores a 1 to element 0 of every array it does not fill.
     pub avoid_intel_cpu_never_written_private_array: bool,
+    /// Intel's OpenCL CPU device (SPIR-V input, -O3): its compiler crashes (SIGSEGV in
+    /// `instcombine`) on a kernel that stores an `f16` into a 2-D output, passes a barrier and
+    /// compares a negated `f16` load (docs/fuzzgen.md). Kernels with barriers get no `f16`
+    /// multi-dimensional outputs.
+    pub avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: bool,
 }
 
 impl KnownBugs {
@@ -151,6 +156,7 @@ impl KnownBugs {
             avoid_intel_cpu_minimum_index_across_barrier: true,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: true,
             avoid_intel_cpu_never_written_private_array: true,
+            avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: true,
         }
     }
 
@@ -160,6 +166,7 @@ impl KnownBugs {
             avoid_intel_cpu_minimum_index_across_barrier: false,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: false,
             avoid_intel_cpu_never_written_private_array: false,
+            avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: false,
         }
     }
 }
