@@ -8,7 +8,7 @@
 //!   type) would let a kernel read and write past the buffers it was given.
 
 use crate::{KernelInfo, ParameterInfo};
-use kdsl_ir::{AddressSpace, ScalarType};
+use kdsl_ir::{AddressSpace, RecordType, ScalarType};
 use std::collections::HashMap;
 
 const MAGIC: u32 = 0x0723_0203;
@@ -168,9 +168,12 @@ fn scalar_matches(expected: ScalarType, found: SpirvType) -> bool {
 /// Whether a buffer of `element`s in `space` is passed as `found`: a pointer of the space's
 /// storage class (cross-work-group for `global`, uniform-constant for `constant`) whose scalar
 /// pointee has the element's width, or is a byte (LLVM's pointee where it knows none):
-/// metadata claiming narrower elements than the kernel accesses is what must be refused.
+/// metadata claiming narrower elements than the kernel accesses is what must be refused. A
+/// buffer of records is bytes in the metadata, and LLVM types its pointer by the fields the
+/// kernel accesses, so there the pointee may have any field's width.
 fn buffer_matches(
     element: ScalarType,
+    record: Option<&RecordType>,
     space: AddressSpace,
     found: SpirvType,
     types: &HashMap<u32, SpirvType>,
@@ -191,9 +194,13 @@ fn buffer_matches(
     if storage_class != expected_class {
         return false;
     }
+    let widths: Vec<u32> = match record {
+        Some(record) => record.fields.iter().map(|field| bits(field.ty)).collect(),
+        None => vec![bits(element)],
+    };
     match types.get(&pointee) {
         Some(SpirvType::Int(8)) => true,
-        Some(SpirvType::Int(width) | SpirvType::Float(width)) => *width == bits(element),
+        Some(SpirvType::Int(width) | SpirvType::Float(width)) => widths.contains(width),
         // Vectors, structures: the width is not compared.
         _ => true,
     }
@@ -234,9 +241,12 @@ pub fn check_spirv_kernels(
         for (parameter, &ty) in kernel.parameters.iter().zip(found) {
             let matches = match parameter {
                 ParameterInfo::Scalar { ty: expected, .. } => scalar_matches(*expected, ty),
-                ParameterInfo::Buffer { element, space, .. } => {
-                    buffer_matches(*element, *space, ty, &types)
-                }
+                ParameterInfo::Buffer {
+                    element,
+                    space,
+                    record,
+                    ..
+                } => buffer_matches(*element, record.as_ref(), *space, ty, &types),
             };
             if !matches {
                 return Err(format!(
@@ -367,6 +377,31 @@ mod tests {
             ty: ScalarType::U64,
         };
         assert!(check_spirv_kernels(&image, &[scalar_changed], "").is_err());
+    }
+
+    /// A buffer of records is `u8` in the metadata, and LLVM types its pointer by the fields
+    /// accessed: a record of `f32` fields arrives as a pointer to 32-bit floats (found by the
+    /// fuzz generator, seed 2070: `struct Rec { start: u16, edges: f16, mass: u16 }`).
+    #[test]
+    fn record_buffers_may_point_to_any_field_width() {
+        let with_record = |fields: &[(&str, ScalarType)]| {
+            let mut info = kernel(ScalarType::U8, false);
+            let fields: Vec<(String, ScalarType)> = fields
+                .iter()
+                .map(|(name, ty)| (name.to_string(), *ty))
+                .collect();
+            if let ParameterInfo::Buffer { record, .. } = &mut info.parameters[0] {
+                *record = Some(RecordType::new("Rec", &fields));
+            }
+            info
+        };
+        let image = module(false);
+        let floats = with_record(&[("a", ScalarType::U8), ("b", ScalarType::F32)]);
+        check_spirv_kernels(&image, &[floats], "").unwrap();
+        // No field is 32 bits wide: the kernel accesses more than the records hold.
+        let narrow = with_record(&[("a", ScalarType::U16), ("b", ScalarType::F16)]);
+        let refused = check_spirv_kernels(&image, &[narrow], "").unwrap_err();
+        assert!(refused.contains("parameter `y`"), "{refused}");
     }
 
     #[test]

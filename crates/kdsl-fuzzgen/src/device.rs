@@ -52,7 +52,7 @@ pub fn run_on_device(
                     .map_err(|e| format!("writing `{}`: {e}", argument.name))?;
                 Some(buffer)
             }
-            ArgumentValue::Scalar { .. } => None,
+            ArgumentValue::Scalar { .. } | ArgumentValue::Local { .. } => None,
         });
     }
     let arguments: Vec<Argument> = run
@@ -61,6 +61,7 @@ pub fn run_on_device(
         .zip(&buffers)
         .map(|(argument, buffer)| match (&argument.value, buffer) {
             (ArgumentValue::Scalar { ty, bits }, _) => Argument::scalar(runtime_scalar(*ty, *bits)),
+            (ArgumentValue::Local { element, length }, _) => Argument::local(*element, *length),
             (ArgumentValue::Buffer { writable, .. }, Some(buffer)) => {
                 Argument::buffer(buffer, *writable)
             }

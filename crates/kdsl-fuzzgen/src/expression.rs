@@ -7,7 +7,7 @@ use crate::facts::{
     Uniformity, ValueFacts,
 };
 use crate::generator::{Expr, Generator, Place};
-use crate::scope::{BufferUse, FunctionParameter, LocalUse};
+use crate::scope::{BufferUse, FunctionParameter, LocalShape, LocalUse};
 use crate::types::{
     float_literal, integer_literal, integer_range, plain_integer_literal, precision_bits,
     unit_in_last_place, ValueType, INTEGER_TYPES, SUB_GROUP_TYPES,
@@ -60,6 +60,8 @@ enum Read {
     /// A variable, parameter or constant: its name and facts.
     Named(String, Facts),
     Buffer(usize),
+    /// A field of a record buffer: the buffer's index and the field's.
+    RecordField(usize, usize),
     PrivateArray(String),
     LocalArray(usize),
     /// `get_global_id(d)` and friends, with their facts.
@@ -171,6 +173,20 @@ impl Generator<'_> {
                 reads.push(Read::Buffer(index));
             }
         }
+        for (index, buffer) in self.record_buffers.iter().enumerate() {
+            let readable = if buffer.output {
+                uniformity == Uniformity::Varying
+                    && self.place == Place::Kernel
+                    && !self.output_reads_avoided()
+            } else {
+                self.place == Place::Kernel
+            };
+            for (field, (_, field_type)) in self.record_fields.iter().enumerate() {
+                if readable && ValueType::Scalar(*field_type) == ty {
+                    reads.push(Read::RecordField(index, field));
+                }
+            }
+        }
         if uniformity == Uniformity::Varying {
             for array in self.scope.arrays() {
                 if ValueType::Scalar(array.element) == ty {
@@ -191,15 +207,18 @@ impl Generator<'_> {
         if ty == ValueType::Scalar(ScalarType::U32) && self.place == Place::Kernel {
             reads.extend(self.work_item_reads(uniformity));
         }
-        // One extent of each 2-D buffer (at most 127, so any integer type holds it).
+        // One extent of each multi-dimensional buffer, where the type holds it.
         if let ValueType::Scalar(scalar) = ty {
             if scalar.is_integer() {
                 for (index, buffer) in self.buffers.iter().enumerate() {
-                    let Some(shape) = buffer.shape else {
+                    let Some(shape) = &buffer.shape else {
                         continue;
                     };
-                    let dimension = (index + self.buffers.len()) % 2;
-                    let extent = i128::from([shape.rows, shape.columns][dimension]);
+                    let dimension = (index + self.buffers.len()) % shape.rank();
+                    let extent = i128::from(shape.extents[dimension]);
+                    if extent > integer_range(scalar).1 {
+                        continue;
+                    }
                     let text = format!("({}.shape({dimension}) as {})", buffer.name, scalar.name());
                     let facts = interval_facts(Uniformity::WorkGroup, extent, extent);
                     reads.push(Read::Named(text, facts));
@@ -286,9 +305,9 @@ impl Generator<'_> {
             Read::Buffer(index) => {
                 let buffer = self.buffers[index].clone();
                 match buffer.usage {
-                    BufferUse::Output { slots, .. } => {
+                    BufferUse::Output { .. } => {
                         self.note("read own output slot");
-                        let slot = self.own_slot(slots);
+                        let place = self.own_place(index, None);
                         let facts = match ty {
                             ValueType::Scalar(scalar) => {
                                 Facts::anything(scalar, Uniformity::Varying)
@@ -297,16 +316,24 @@ impl Generator<'_> {
                                 Facts::new(Uniformity::Varying, buffer.data_facts)
                             }
                         };
-                        Expr::new(format!("{}[{slot}]", buffer.name), ty, facts)
+                        Expr::new(place, ty, facts)
                     }
-                    _ => match buffer.shape {
+                    _ => match &buffer.shape {
                         Some(shape) => {
-                            self.note("2-D buffer load");
-                            let row = self.index_into(shape.rows, uniformity, depth);
-                            let column = self.index_into(shape.columns, uniformity, depth);
-                            let both = row.uniformity().join(column.uniformity());
-                            let facts = Facts::new(both, buffer.data_facts);
-                            let text = format!("{}[{}, {}]", buffer.name, row.text, column.text);
+                            self.note(if shape.rank() == 2 {
+                                "2-D buffer load"
+                            } else {
+                                "3-D buffer load"
+                            });
+                            let mut indices = Vec::new();
+                            let mut joined = Uniformity::WorkGroup;
+                            for &extent in &shape.extents {
+                                let index = self.index_into(extent, uniformity, depth);
+                                joined = joined.join(index.uniformity());
+                                indices.push(index.text);
+                            }
+                            let facts = Facts::new(joined, buffer.data_facts);
+                            let text = format!("{}[{}]", buffer.name, indices.join(", "));
                             Expr::new(text, ty, facts)
                         }
                         None => {
@@ -338,10 +365,43 @@ impl Generator<'_> {
                 };
                 Expr::new(text, ty, Facts::new(Uniformity::Varying, value))
             }
+            Read::RecordField(index, field) => {
+                let buffer = self.record_buffers[index].clone();
+                let (field_name, field_type) = self.record_fields[field].clone();
+                if buffer.output {
+                    self.note("read own record field");
+                    return Expr::new(
+                        format!("{}[gid].{field_name}", buffer.name),
+                        ty,
+                        Facts::anything(field_type, Uniformity::Varying),
+                    );
+                }
+                self.note("record field load");
+                let position = self.index_into(buffer.length, uniformity, depth);
+                let facts = Facts::new(
+                    position.uniformity(),
+                    crate::kernel::field_facts(field_type),
+                );
+                Expr::new(
+                    format!("{}[{}].{field_name}", buffer.name, position.text),
+                    ty,
+                    facts,
+                )
+            }
             Read::LocalArray(index) => {
                 self.note("local array load");
                 let local = self.locals[index].clone();
-                let position = self.index_into(local.length, Uniformity::Varying, depth);
+                let place = match local.shape {
+                    LocalShape::Grid { rows, columns, .. } => {
+                        let row = self.index_into(rows, Uniformity::Varying, depth);
+                        let column = self.index_into(columns, Uniformity::Varying, depth);
+                        format!("{}[{}][{}]", local.name, row.text, column.text)
+                    }
+                    _ => {
+                        let position = self.index_into(local.length, Uniformity::Varying, depth);
+                        format!("{}[{}]", local.name, position.text)
+                    }
+                };
                 let value = match local.usage {
                     LocalUse::Exchange => local.element_facts,
                     LocalUse::Atomics if local.element.is_float() => {
@@ -349,13 +409,69 @@ impl Generator<'_> {
                     }
                     LocalUse::Atomics => ValueFacts::anything(local.element),
                 };
-                Expr::new(
-                    format!("{}[{}]", local.name, position.text),
-                    ty,
-                    Facts::new(Uniformity::Varying, value),
-                )
+                Expr::new(place, ty, Facts::new(Uniformity::Varying, value))
             }
         }
+    }
+
+    /// One of this work-item's own elements of output buffer `index`, as a place: the one
+    /// numbered `slot` (in `0..slots`) or any.
+    pub fn own_place(&mut self, index: usize, slot: Option<u32>) -> String {
+        let buffer = self.buffers[index].clone();
+        let BufferUse::Output { slots, .. } = buffer.usage else {
+            unreachable!("an output buffer")
+        };
+        let Some(shape) = &buffer.shape else {
+            let position = match slot {
+                Some(slot) if slots > 1 => format!("((gid * {slots}u32) + {slot}u32)"),
+                Some(_) => "gid".to_string(),
+                None => self.own_slot(slots),
+            };
+            return format!("{}[{position}]", buffer.name);
+        };
+        // The slot's index in each of the work-item's own dimensions, the last fastest.
+        let owner = shape.owner.expect("an output's shape has an owner");
+        let mut rest = slot;
+        let mut indices = vec![String::new(); shape.rank()];
+        for dimension in (0..shape.rank()).rev() {
+            let extent = shape.extents[dimension];
+            indices[dimension] = if dimension == owner {
+                "gid".to_string()
+            } else if let Some(number) = rest {
+                rest = Some(number / extent);
+                format!("{}u32", number % extent)
+            } else if extent > 1 && self.percent(30) {
+                let depth = self.expression_depth_for_index();
+                self.index_into(extent, Uniformity::Varying, depth).text
+            } else {
+                let value = self.random.below(u64::from(extent)) as i128;
+                let ty = self.random_integer_type();
+                integer_literal(value, ty, &mut self.random)
+            };
+        }
+        self.note(if shape.rank() == 2 {
+            "2-D output element"
+        } else {
+            "3-D output element"
+        });
+        format!("{}[{}]", buffer.name, indices.join(", "))
+    }
+
+    fn expression_depth_for_index(&mut self) -> u32 {
+        1 + self.random.below(2) as u32
+    }
+
+    /// A shift amount of any integer type for a shifted value of type `ty`. One of another
+    /// type is cast to its own type: the front end types a work-item query (`get_group_id(0)`)
+    /// by its use, which for an amount is the shifted value's type, not the `u32` generated.
+    pub fn shift_amount(&mut self, ty: ScalarType, uniformity: Uniformity, depth: u32) -> Expr {
+        let amount_type = self.random_integer_type();
+        let amount = self.integer_value(amount_type, uniformity, depth);
+        if amount_type == ty {
+            return amount;
+        }
+        let text = format!("({} as {})", amount.text, amount_type.name());
+        Expr::new(text, amount.ty, amount.facts)
     }
 
     /// The index of one of this work-item's own output slots.
@@ -618,8 +734,7 @@ impl Generator<'_> {
             }
             7 => {
                 let a = self.integer_value(ty, uniformity, inner);
-                let amount_type = self.random_integer_type();
-                let amount = self.integer_value(amount_type, uniformity, inner);
+                let amount = self.shift_amount(ty, uniformity, inner);
                 let op = *self.random.pick(&["<<", ">>"]);
                 self.note("shift");
                 let value = match (op, a.facts.integer_interval()) {

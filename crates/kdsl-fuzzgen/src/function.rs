@@ -48,6 +48,7 @@ impl Generator<'_> {
                         ..
                     }
                 ) && b.element.scalar().is_some()
+                    && b.shape.is_none()
             })
             .cloned()
             .collect();

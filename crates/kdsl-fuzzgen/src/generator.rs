@@ -4,7 +4,7 @@
 use crate::facts::{Facts, Uniformity};
 use crate::random::Random;
 use crate::scope::{
-    BufferParameter, Constant, Control, FunctionSignature, GrowthBudget, LocalArray,
+    BufferParameter, Constant, Control, FunctionSignature, GrowthBudget, LocalArray, RecordBuffer,
     ScalarParameter, Scope,
 };
 use crate::types::{GenericDomain, ValueType};
@@ -122,6 +122,9 @@ pub struct Generator<'a> {
     /// statement (not so in an `else if` condition).
     pub tuple_bindings: bool,
     pub buffers: Vec<BufferParameter>,
+    /// The fields of the module's record type `Rec` (empty when it has none).
+    pub record_fields: Vec<(String, ScalarType)>,
+    pub record_buffers: Vec<RecordBuffer>,
     pub scalars: Vec<ScalarParameter>,
     pub locals: Vec<LocalArray>,
     pub accumulators: Vec<Accumulator>,
@@ -167,6 +170,8 @@ impl<'a> Generator<'a> {
             function_tuple_result: false,
             tuple_bindings: true,
             buffers: Vec::new(),
+            record_fields: Vec::new(),
+            record_buffers: Vec::new(),
             scalars: Vec::new(),
             locals: Vec::new(),
             accumulators: Vec::new(),

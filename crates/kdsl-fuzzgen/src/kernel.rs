@@ -5,10 +5,10 @@
 use crate::expression::{default_exact_need, FloatNeed};
 use crate::facts::{Facts, FloatFacts, Uniformity, ValueFacts};
 use crate::generator::{Accumulator, Generator, Geometry};
-use crate::run::{bytes_of, ArgumentValue, Comparison, KernelRun, RunArgument};
+use crate::run::{bytes_of, ArgumentValue, Comparison, KernelRun, RecordLayout, RunArgument};
 use crate::scope::{
-    BufferParameter, BufferUse, Constant, GrowthBudget, LocalArray, LocalUse, ScalarParameter,
-    Shape, Variable,
+    BufferParameter, BufferUse, Constant, GrowthBudget, LocalArray, LocalShape, LocalUse,
+    RecordBuffer, ScalarParameter, Shape, Variable,
 };
 use crate::types::{
     float_bits, float_literal, integer_bits, integer_literal, integer_range, GenericDomain,
@@ -28,11 +28,33 @@ enum Datum {
 /// A kernel parameter in declaration order, with its launch data.
 #[derive(Clone, Debug)]
 enum Parameter {
-    Buffer { index: usize, data: Vec<Datum> },
-    Scalar { index: usize, value: Datum },
+    Buffer {
+        index: usize,
+        data: Vec<Datum>,
+    },
+    /// A buffer of records: each record's fields in order.
+    Records {
+        index: usize,
+        data: Vec<Datum>,
+    },
+    Scalar {
+        index: usize,
+        value: Datum,
+    },
+    /// A launch-sized local array (index into the locals) and the length the launch gives.
+    Local {
+        index: usize,
+        length: u32,
+    },
 }
 
+/// Names the record fields take (a few of them, in random order).
+const FIELD_NAMES: [&str; 8] = [
+    "start", "edges", "mass", "tag", "flag", "speed", "weight", "count",
+];
+
 const KERNEL_NAME: &str = "fuzz";
+const RECORD_NAME: &str = "Rec";
 
 impl Generator<'_> {
     fn choose_geometry(&mut self, synchronizes: bool) -> Geometry {
@@ -149,27 +171,93 @@ impl Generator<'_> {
             .collect()
     }
 
-    /// Now and then a 2-D shape for an input of `length` elements: rows of 2 to 16 columns,
-    /// stored row-major (the contiguous fast path) or column-major (strided).
+    /// Now and then a 2-D or 3-D shape for an input of `length` elements: rows of 2 to 16
+    /// columns (or planes of 2 to 8 by 2 to 8), stored row-major (the contiguous fast path) or
+    /// in another order of the dimensions (strided).
     fn input_shape(&mut self, length: u32) -> Option<Shape> {
         if !self.options.multi_dimensional_buffers || !self.percent(30) {
             return None;
         }
-        let divisors: Vec<u32> = (2..=16).filter(|c| length.is_multiple_of(*c)).collect();
-        if divisors.is_empty() {
+        let divisors = |n: u32, most: u32| -> Vec<u32> {
+            (2..=most).filter(|c| n.is_multiple_of(*c)).collect()
+        };
+        let three = self.options.three_dimensional_buffers && self.percent(35);
+        let columns = divisors(length, if three { 8 } else { 16 });
+        if columns.is_empty() {
             return None;
         }
-        let columns = *self.random.pick(&divisors);
-        let rows = length / columns;
-        let strides = if self.percent(60) {
-            [u64::from(columns), 1]
-        } else {
-            [1, u64::from(rows)]
-        };
+        let inner = *self.random.pick(&columns);
+        let mut extents = vec![length / inner, inner];
+        if three {
+            let middle = divisors(length / inner, 8);
+            if !middle.is_empty() {
+                let middle = *self.random.pick(&middle);
+                extents = vec![length / inner / middle, middle, inner];
+            }
+        }
+        let strides = self.layout(&extents, false);
         Some(Shape {
-            rows,
-            columns,
+            extents,
             strides,
+            owner: None,
+        })
+    }
+
+    /// Strides for `extents`: row-major (60%), the dimensions in reverse order (column-major)
+    /// or in a random order; with `padding`, a dimension's stride may leave a gap of elements
+    /// that no index reaches.
+    fn layout(&mut self, extents: &[u32], padding: bool) -> Vec<u64> {
+        let rank = extents.len();
+        // Dimensions from the fastest-varying to the slowest.
+        let mut order: Vec<usize> = (0..rank).rev().collect();
+        match self.random.weighted(&[6, 3, 1]) {
+            0 => {}
+            1 => order.reverse(),
+            _ => {
+                for position in (1..rank).rev() {
+                    let other = self.random.below(position as u64 + 1) as usize;
+                    order.swap(position, other);
+                }
+            }
+        }
+        let mut strides = vec![0u64; rank];
+        let mut next = 1u64;
+        for &dimension in &order {
+            strides[dimension] = next;
+            let gap = if padding && self.percent(25) {
+                1 + self.random.below(3)
+            } else {
+                0
+            };
+            next = next * u64::from(extents[dimension]) + gap;
+        }
+        strides
+    }
+
+    /// Now and then a 2-D or 3-D shape for an output: the work-item's own elements are one
+    /// row (`out[gid, j]`), one column or one plane, in any layout, sometimes with gaps of
+    /// elements no work-item writes. `slots` becomes the number of own elements.
+    fn output_shape(&mut self, slots: &mut u32) -> Option<Shape> {
+        if !self.options.multi_dimensional_outputs || !self.percent(10) {
+            return None;
+        }
+        let total = self.geometry.total_items();
+        let mut own: Vec<u32> = vec![*slots];
+        if self.options.three_dimensional_buffers && self.percent(40) {
+            own = vec![
+                1 + self.random.below(2) as u32,
+                1 + self.random.below(2) as u32,
+            ];
+        }
+        *slots = own.iter().product();
+        let owner = self.random.below(own.len() as u64 + 1) as usize;
+        let mut extents = own;
+        extents.insert(owner, total);
+        let strides = self.layout(&extents, true);
+        Some(Shape {
+            extents,
+            strides,
+            owner: Some(owner),
         })
     }
 
@@ -179,6 +267,65 @@ impl Generator<'_> {
         let index = self.buffers.len() - 1;
         parameters.push(Parameter::Buffer { index, data });
         index
+    }
+
+    /// The module's record type and its buffers: an input read anywhere, an output holding
+    /// one record per work-item, or both.
+    fn record_buffers(&mut self, parameters: &mut Vec<Parameter>) {
+        let mut names = FIELD_NAMES.to_vec();
+        for position in (1..names.len()).rev() {
+            let other = self.random.below(position as u64 + 1) as usize;
+            names.swap(position, other);
+        }
+        let count = 2 + self.random.below(3) as usize;
+        self.record_fields = names[..count]
+            .iter()
+            .map(|name| {
+                let ty = if self.percent(12) {
+                    ScalarType::Bool
+                } else {
+                    self.parameter_type()
+                };
+                (name.to_string(), ty)
+            })
+            .collect();
+        let (input, output) = match self.random.below(3) {
+            0 => (true, false),
+            1 => (false, true),
+            _ => (true, true),
+        };
+        let total = self.geometry.total_items();
+        for (wanted, output, length) in [
+            (input, false, 4 + self.random.below(60) as u32),
+            (output, true, total),
+        ] {
+            if !wanted {
+                continue;
+            }
+            let name = self.fresh(if output { "records" } else { "nodes" });
+            let mut data = Vec::new();
+            for _ in 0..length {
+                for (_, ty) in self.record_fields.clone() {
+                    data.push(self.field_datum(ty));
+                }
+            }
+            self.record_buffers.push(RecordBuffer {
+                name,
+                length,
+                output,
+            });
+            parameters.push(Parameter::Records {
+                index: self.record_buffers.len() - 1,
+                data,
+            });
+        }
+    }
+
+    fn field_datum(&mut self, ty: ScalarType) -> Datum {
+        if ty == ScalarType::Bool {
+            return Datum::Integer(i128::from(self.percent(50)));
+        }
+        self.datum(ValueType::Scalar(ty), field_facts(ty))
     }
 
     fn choose_generic_domain(&mut self) -> Option<GenericDomain> {
@@ -349,23 +496,39 @@ impl Generator<'_> {
             } else {
                 ValueType::Scalar(self.parameter_type())
             };
-            let slots = 1 + self.random.below(3) as u32;
+            let mut slots = 1 + self.random.below(3) as u32;
+            let avoided = self.barriers
+                && ty == ValueType::Scalar(ScalarType::F16)
+                && self
+                    .options
+                    .known_bugs
+                    .avoid_intel_cpu_f16_multi_dimensional_output_with_barrier;
+            let shape = match ty {
+                ValueType::Scalar(_) if !avoided => self.output_shape(&mut slots),
+                _ => None,
+            };
+            let length = shape.as_ref().map_or(total * slots, |shape| {
+                u32::try_from(shape.span()).expect("a small output")
+            });
             let name = self.fresh("output");
             let data_facts = Self::data_facts(ty, &self.generic);
             self.add_buffer(
                 BufferParameter {
                     name,
                     element: ty,
-                    length: total * slots,
+                    length,
                     usage: BufferUse::Output {
                         slots,
                         approximate: false,
                     },
                     data_facts,
-                    shape: None,
+                    shape,
                 },
                 &mut parameters,
             );
+        }
+        if self.options.record_buffers && self.percent(30) {
+            self.record_buffers(&mut parameters);
         }
         if self.options.approximate_math && self.percent(35) {
             let ty = if self.options.f64 && self.percent(40) {
@@ -478,10 +641,12 @@ impl Generator<'_> {
                 ValueFacts::anything(element)
             };
             let name = self.fresh("shared");
+            let shape = self.local_shape(true);
             self.locals.push(LocalArray {
                 name,
                 element,
                 length: group_items,
+                shape,
                 usage: LocalUse::Exchange,
                 element_facts,
                 atomic_magnitude: 0.0,
@@ -497,6 +662,7 @@ impl Generator<'_> {
             }
             let element = *self.random.pick(&types);
             let name = self.fresh("tally");
+            let shape = self.local_shape(false);
             let atomic_magnitude = match element {
                 ScalarType::F32 => 1048576.0,
                 ScalarType::F64 => 1099511627776.0,
@@ -506,11 +672,40 @@ impl Generator<'_> {
                 name,
                 element,
                 length: group_items,
+                shape,
                 usage: LocalUse::Atomics,
                 element_facts: ValueFacts::anything(element),
                 atomic_magnitude,
             });
         }
+    }
+
+    /// A local array's form: fixed and flat, sized at launch, or (`grid`) two-dimensional.
+    fn local_shape(&mut self, grid: bool) -> LocalShape {
+        let group_items = self.geometry.group_items();
+        if self.options.launch_sized_local_arrays && self.percent(30) {
+            let extra = *self.random.pick(&[0, 0, 1, 7, 64]);
+            self.note("launch-sized local array");
+            return LocalShape::Launched {
+                length: group_items + extra,
+            };
+        }
+        if grid && self.options.two_dimensional_local_arrays && self.percent(30) {
+            let divisors: Vec<u32> = (2..=32)
+                .filter(|c| group_items.is_multiple_of(*c))
+                .collect();
+            if !divisors.is_empty() {
+                let columns = *self.random.pick(&divisors);
+                let padded = columns + *self.random.pick(&[0, 0, 1, 3]);
+                self.note("2-D local array");
+                return LocalShape::Grid {
+                    rows: group_items / columns,
+                    columns,
+                    padded,
+                };
+            }
+        }
+        LocalShape::Flat
     }
 
     /// `gid`, `lid` (linear ids) and the sub-group probe.
@@ -548,7 +743,8 @@ impl Generator<'_> {
         }
     }
 
-    /// One unconditional store into every output slot, so every result is observed.
+    /// One unconditional store into every output slot and own record, so every result is
+    /// observed.
     fn kernel_epilogue(&mut self) {
         for index in 0..self.buffers.len() {
             let BufferUse::Output { slots, .. } = self.buffers[index].usage else {
@@ -558,6 +754,19 @@ impl Generator<'_> {
                 self.store_into_output(index, Some(slot));
             }
         }
+        for index in 0..self.record_buffers.len() {
+            if self.record_buffers[index].output {
+                self.store_whole_record(index);
+            }
+        }
+    }
+}
+
+/// What the data of an input record's field is bounded by.
+pub fn field_facts(ty: ScalarType) -> ValueFacts {
+    match ty {
+        ScalarType::Bool => ValueFacts::Bool,
+        ty => Generator::data_facts(ValueType::Scalar(ty), &None),
     }
 }
 
@@ -592,7 +801,7 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
         g.generic = g.choose_generic_domain();
     }
     g.constants();
-    let parameters = g.parameters();
+    let mut parameters = g.parameters();
     let inputs: Vec<BufferParameter> = g
         .buffers
         .iter()
@@ -609,6 +818,12 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
     }
     if g.barriers {
         g.local_arrays();
+        for index in 0..g.locals.len() {
+            if let LocalShape::Launched { length } = g.locals[index].shape {
+                let position = g.random.below(parameters.len() as u64 + 1) as usize;
+                parameters.insert(position, Parameter::Local { index, length });
+            }
+        }
     }
     let preamble = std::mem::take(&mut g.code);
 
@@ -623,6 +838,15 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
     let body = std::mem::take(&mut g.code);
 
     let mut text = preamble.text();
+    if !g.record_fields.is_empty() {
+        let fields: Vec<String> = g
+            .record_fields
+            .iter()
+            .map(|(name, ty)| format!("{name}: {}", ty.name()))
+            .collect();
+        g.note("record type");
+        text += &format!("struct {RECORD_NAME} {{ {} }}\n\n", fields.join(", "));
+    }
     let attribute = synchronizes && g.percent(30);
     if attribute {
         let local = g.geometry.local;
@@ -637,6 +861,19 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
         .iter()
         .map(|p| match p {
             Parameter::Buffer { index, .. } => g.buffers[*index].declaration(),
+            Parameter::Records { index, .. } => {
+                let buffer = &g.record_buffers[*index];
+                let access = if buffer.output {
+                    "global mut"
+                } else {
+                    "global"
+                };
+                format!("{}: {access} [{RECORD_NAME}]", buffer.name)
+            }
+            Parameter::Local { index, .. } => {
+                let local = &g.locals[*index];
+                format!("{}: local mut [{}]", local.name, local.element.name())
+            }
             Parameter::Scalar { index, .. } => {
                 let scalar = &g.scalars[*index];
                 format!("{}: {}", scalar.name, scalar.ty.name())
@@ -649,16 +886,16 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
         declarations.join(", ")
     );
     for local in &g.locals {
-        let length = if attribute && g.geometry.dimensions == 1 && g.random.percent(50) {
-            "WORK_GROUP_SIZE_X".to_string()
-        } else {
-            local.length.to_string()
+        let element = local.element.name();
+        let ty = match local.shape {
+            LocalShape::Launched { .. } => continue,
+            LocalShape::Grid { rows, padded, .. } => format!("[[{element}; {padded}]; {rows}]"),
+            LocalShape::Flat if attribute && g.geometry.dimensions == 1 && g.random.percent(50) => {
+                format!("[{element}; WORK_GROUP_SIZE_X]")
+            }
+            LocalShape::Flat => format!("[{element}; {}]", local.length),
         };
-        text += &format!(
-            "    local {}: [{}; {length}];\n",
-            local.name,
-            local.element.name()
-        );
+        text += &format!("    local {}: {ty};\n", local.name);
     }
     text += &body.text();
     text += "}\n";
@@ -706,6 +943,22 @@ fn bits_of(datum: Datum, ty: ScalarType) -> u64 {
     }
 }
 
+/// The bytes of records holding `data` (each record's fields in order) in `layout`; padding
+/// bytes get a pattern that no store may overwrite.
+fn record_bytes(layout: &RecordLayout, data: &[Datum]) -> Vec<u8> {
+    let size = layout.size as usize;
+    let records = data.len() / layout.fields.len().max(1);
+    let mut bytes: Vec<u8> = (0..records * size).map(|i| 0xA5 ^ (i as u8)).collect();
+    for (record, values) in data.chunks(layout.fields.len()).enumerate() {
+        for ((_, ty, offset), value) in layout.fields.iter().zip(values) {
+            let start = record * size + *offset as usize;
+            let field = bytes_of(&[bits_of(*value, *ty)], *ty);
+            bytes[start..start + field.len()].copy_from_slice(&field);
+        }
+    }
+    bytes
+}
+
 fn kernel_run(
     g: &Generator,
     name: &str,
@@ -733,6 +986,33 @@ fn kernel_run(
                     comparison: Comparison::Ignored,
                 }
             }
+            Parameter::Records { index, data } => {
+                let buffer = &g.record_buffers[*index];
+                let layout = RecordLayout::c_layout(&g.record_fields);
+                RunArgument {
+                    name: buffer.name.clone(),
+                    value: ArgumentValue::Buffer {
+                        element: ScalarType::U8,
+                        writable: buffer.output,
+                        length: layout.size as usize * buffer.length as usize,
+                        data: record_bytes(&layout, data),
+                        record: Some(layout),
+                    },
+                    comparison: if buffer.output {
+                        Comparison::SameNumbers
+                    } else {
+                        Comparison::Ignored
+                    },
+                }
+            }
+            Parameter::Local { index, length } => RunArgument {
+                name: g.locals[*index].name.clone(),
+                value: ArgumentValue::Local {
+                    element: g.locals[*index].element,
+                    length: u64::from(*length),
+                },
+                comparison: Comparison::Ignored,
+            },
             Parameter::Buffer { index, data } => {
                 let buffer = &g.buffers[*index];
                 let element = concrete(buffer.element);
@@ -760,25 +1040,29 @@ fn kernel_run(
                         writable,
                         length: bits.len(),
                         data: bytes_of(&bits, element),
+                        record: None,
                     },
                     comparison,
                 }
             }
         };
         arguments.push(argument);
-        // A 2-D buffer's hidden parameters follow it: its extents, then its strides.
+        // A multi-dimensional buffer's hidden parameters follow it: its extents, then its
+        // strides.
         if let Parameter::Buffer { index, .. } = parameter {
-            if let Some(shape) = g.buffers[*index].shape {
+            if let Some(shape) = &g.buffers[*index].shape {
                 let name = &g.buffers[*index].name;
-                let scalar = |suffix: &str, ty: ScalarType, bits: u64| RunArgument {
+                let scalar = |suffix: String, ty: ScalarType, bits: u64| RunArgument {
                     name: format!("{name}.{suffix}"),
                     value: ArgumentValue::Scalar { ty, bits },
                     comparison: Comparison::Ignored,
                 };
-                arguments.push(scalar("shape0", ScalarType::U32, u64::from(shape.rows)));
-                arguments.push(scalar("shape1", ScalarType::U32, u64::from(shape.columns)));
-                arguments.push(scalar("stride0", ScalarType::U64, shape.strides[0]));
-                arguments.push(scalar("stride1", ScalarType::U64, shape.strides[1]));
+                for (k, &extent) in shape.extents.iter().enumerate() {
+                    arguments.push(scalar(format!("shape{k}"), ScalarType::U32, extent.into()));
+                }
+                for (k, &stride) in shape.strides.iter().enumerate() {
+                    arguments.push(scalar(format!("stride{k}"), ScalarType::U64, stride));
+                }
             }
         }
     }

@@ -22,9 +22,11 @@
 //!   error bound carried along; only a dedicated float output receives them, compared within
 //!   four times the bound.
 //!
-//! Integers wrap, shifts mask their amount and float-to-integer conversions saturate, so only
-//! division, remainder and indexing can be undefined; the generator guards them (`x / ((y &
-//! 127) | 1)`, `% len`). With [`GeneratorOptions::possibly_undefined_percent`] some kernels
+//! Integer `+ - *` and negation must not overflow: the generator writes them where the
+//! operands' intervals keep the result in range and `wrapping_add`/`_sub`/`_mul` elsewhere.
+//! Shifts mask their amount and float-to-integer conversions saturate, so only division,
+//! remainder and indexing can be undefined; the generator guards them (`x / ((y & 127) | 1)`,
+//! `% len`). With [`GeneratorOptions::possibly_undefined_percent`] some kernels
 //! keep a few unguarded divisions and indices, which the interpreter reports; such runs are
 //! skipped in the differential comparison and counted.
 //!
@@ -83,6 +85,18 @@ pub struct GeneratorOptions {
     /// 2-D input buffers (`global [[T]]`, row- or column-major) read as `a[i, j]`, and their
     /// `a.shape(k)`.
     pub multi_dimensional_buffers: bool,
+    /// 3-D buffers (`global [[[T]]]`, read, and written where outputs are multi-dimensional).
+    pub three_dimensional_buffers: bool,
+    /// Writable multi-dimensional outputs (`global mut [[T]]`): each work-item writes and reads
+    /// its own row, column or plane, in row-major, strided or padded layouts.
+    pub multi_dimensional_outputs: bool,
+    /// A module `struct` of 2 to 4 scalar fields as a buffer element: input records read by
+    /// field or whole, output records written by field, whole, by copy and with atomics.
+    pub record_buffers: bool,
+    /// Launch-sized local arrays (`local mut [T]` kernel parameters, length given at launch).
+    pub launch_sized_local_arrays: bool,
+    /// 2-D local arrays (`local tile: [[T; C]; R]`), exchanged like the flat ones.
+    pub two_dimensional_local_arrays: bool,
     /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
     pub vectors: bool,
     pub atomics: bool,
@@ -128,6 +142,11 @@ pub struct KnownBugs {
     /// benchmarks/results/2026-12-02-long-run/reduced/); any non-zero store to it
     /// avoids it. The generator stores a 1 to element 0 of every array it does not fill.
     pub avoid_intel_cpu_never_written_private_array: bool,
+    /// Intel's OpenCL CPU device (SPIR-V input, -O3): its compiler crashes (SIGSEGV in
+    /// `instcombine`) on a kernel that stores an `f16` into a 2-D output, passes a barrier and
+    /// compares a negated `f16` load (docs/fuzzgen.md). Kernels with barriers get no `f16`
+    /// multi-dimensional outputs.
+    pub avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: bool,
 }
 
 impl KnownBugs {
@@ -137,6 +156,7 @@ impl KnownBugs {
             avoid_intel_cpu_minimum_index_across_barrier: true,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: true,
             avoid_intel_cpu_never_written_private_array: true,
+            avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: true,
         }
     }
 
@@ -146,6 +166,7 @@ impl KnownBugs {
             avoid_intel_cpu_minimum_index_across_barrier: false,
             avoid_intel_cpu_o0_private_array_with_float_to_integer: false,
             avoid_intel_cpu_never_written_private_array: false,
+            avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: false,
         }
     }
 }
@@ -175,6 +196,11 @@ impl Default for GeneratorOptions {
             local_memory: true,
             private_arrays: true,
             multi_dimensional_buffers: true,
+            three_dimensional_buffers: true,
+            multi_dimensional_outputs: true,
+            record_buffers: true,
+            launch_sized_local_arrays: true,
+            two_dimensional_local_arrays: true,
             vectors: true,
             atomics: true,
             float_atomics: true,

@@ -8,7 +8,8 @@
 //! of JSON ([`CaseHeader`]: the runs without their data, and what the interpreter gave), then
 //! for each run the initial contents of each buffer argument in order, then (when the
 //! interpreter gave outputs) the expected contents of each buffer argument in order. Lengths
-//! follow from the header (`length` elements of `element`).
+//! follow from the header (`length` elements of `element`; a buffer of records is `length`
+//! bytes, its layout in `record`); launch-sized local arrays have no data.
 
 use crate::compare::Outputs;
 use crate::run::{element_size, ArgumentValue, KernelRun};
@@ -71,7 +72,7 @@ fn buffer_bytes(run: &KernelRun) -> Vec<usize> {
             ArgumentValue::Buffer {
                 element, length, ..
             } => Some(length * element_size(*element)),
-            ArgumentValue::Scalar { .. } => None,
+            ArgumentValue::Scalar { .. } | ArgumentValue::Local { .. } => None,
         })
         .collect()
 }
@@ -153,7 +154,7 @@ pub fn decode_case(bytes: &[u8]) -> Result<Case, String> {
                         ArgumentValue::Buffer {
                             element, length, ..
                         } => Some(take(length * element_size(*element))?),
-                        ArgumentValue::Scalar { .. } => None,
+                        ArgumentValue::Scalar { .. } | ArgumentValue::Local { .. } => None,
                     });
                 }
                 Ok(outputs)

@@ -101,6 +101,7 @@ pub fn interpret(
             ArgumentValue::Buffer { element, data, .. } => {
                 InterpArgument::Buffer(host_buffer(data, *element))
             }
+            ArgumentValue::Local { element, length } => InterpArgument::local(*element, *length),
         })
         .collect();
     let launch = InterpLaunch {

@@ -31,14 +31,58 @@ pub struct RunArgument {
 pub enum ArgumentValue {
     /// A scalar, as its bits (see `kdsl_ir::ScalarValue::bits`).
     Scalar { ty: ScalarType, bits: u64 },
-    /// A buffer: its initial contents, little-endian.
+    /// A buffer: its initial contents, little-endian. A buffer of records is `u8` bytes,
+    /// `record` saying how they are laid out.
     Buffer {
         element: ScalarType,
         writable: bool,
         length: usize,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         data: Vec<u8>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        record: Option<RecordLayout>,
     },
+    /// A launch-sized local array (`local mut [T]`): `length` elements per work-group.
+    Local { element: ScalarType, length: u64 },
+}
+
+/// A record type's C layout (docs/language.md, "Records in buffers"), computed here from the
+/// documented rule, apart from the compiler's.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RecordLayout {
+    /// Name, type and byte offset of each field, in declaration order.
+    pub fields: Vec<(String, ScalarType, u32)>,
+    /// Bytes from one record to the next.
+    pub size: u32,
+}
+
+impl RecordLayout {
+    /// Each field at the next multiple of its size, the size rounded up to the largest.
+    pub fn c_layout(fields: &[(String, ScalarType)]) -> RecordLayout {
+        let (mut offset, mut alignment) = (0u32, 1u32);
+        let fields = fields
+            .iter()
+            .map(|(name, ty)| {
+                let size = element_size(*ty) as u32;
+                alignment = alignment.max(size);
+                offset = offset.next_multiple_of(size);
+                let field = (name.clone(), *ty, offset);
+                offset += size;
+                field
+            })
+            .collect();
+        RecordLayout {
+            fields,
+            size: offset.next_multiple_of(alignment),
+        }
+    }
+
+    /// Whether byte `position` of a record is padding.
+    pub fn is_padding(&self, position: u32) -> bool {
+        !self.fields.iter().any(|(_, ty, offset)| {
+            (*offset..*offset + element_size(*ty) as u32).contains(&position)
+        })
+    }
 }
 
 /// How an argument's contents after the launch must agree with the reference.

@@ -97,12 +97,30 @@ pub enum LocalUse {
     Atomics,
 }
 
+/// How a local array is declared and laid out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LocalShape {
+    /// `local name: [T; N];`
+    Flat,
+    /// A kernel parameter `name: local mut [T]` whose length the launch gives (at least one
+    /// slot per work-item; the slots past those are never used).
+    Launched { length: u32 },
+    /// `local name: [[T; padded]; rows];`: work-item `lid` owns `[lid / columns][lid %
+    /// columns]`; the columns from `columns` to `padded` are never used.
+    Grid {
+        rows: u32,
+        columns: u32,
+        padded: u32,
+    },
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct LocalArray {
     pub name: String,
     pub element: ScalarType,
     /// One slot per work-item of the group.
     pub length: u32,
+    pub shape: LocalShape,
     pub usage: LocalUse,
     /// What the stored values are bounded by (floats), fixed for the kernel.
     pub element_facts: ValueFacts,
@@ -134,16 +152,36 @@ pub struct BufferParameter {
     pub usage: BufferUse,
     /// What the initial contents are bounded by.
     pub data_facts: ValueFacts,
-    /// A 2-D input (`global [[T]]`): its shape and strides; `length` elements hold it.
+    /// A multi-dimensional buffer (`global [[T]]`, `global mut [[[T]]]`): its shape and
+    /// strides; `length` elements hold it.
     pub shape: Option<Shape>,
 }
 
-/// The shape and strides (in elements) of a 2-D buffer argument.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// The extents and strides (in elements) of a multi-dimensional buffer argument, outermost
+/// dimension first.
+#[derive(Clone, Debug, PartialEq)]
 pub struct Shape {
-    pub rows: u32,
-    pub columns: u32,
-    pub strides: [u64; 2],
+    pub extents: Vec<u32>,
+    pub strides: Vec<u64>,
+    /// For an output: the dimension indexed by the work-item's `gid` (its extent is the
+    /// number of work-items); the other dimensions hold the work-item's own slots.
+    pub owner: Option<usize>,
+}
+
+impl Shape {
+    pub fn rank(&self) -> usize {
+        self.extents.len()
+    }
+
+    /// Elements from the first to one past the last element the shape reaches.
+    pub fn span(&self) -> u64 {
+        1 + self
+            .extents
+            .iter()
+            .zip(&self.strides)
+            .map(|(&extent, &stride)| u64::from(extent - 1) * stride)
+            .sum::<u64>()
+    }
 }
 
 impl BufferParameter {
@@ -153,11 +191,26 @@ impl BufferParameter {
             BufferUse::Constant => "constant",
             _ => "global mut",
         };
-        match self.shape {
-            Some(_) => format!("{}: {access} [[{}]]", self.name, self.element.name()),
-            None => format!("{}: {access} [{}]", self.name, self.element.name()),
-        }
+        let element = self.element.name();
+        let rank = self.shape.as_ref().map_or(1, Shape::rank);
+        format!(
+            "{}: {access} {}{element}{}",
+            self.name,
+            "[".repeat(rank),
+            "]".repeat(rank)
+        )
     }
+}
+
+/// A buffer of the module's record type (`struct Rec { ... }`, `Generator::record_fields`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecordBuffer {
+    pub name: String,
+    /// Records in the buffer.
+    pub length: u32,
+    /// `global [Rec]`, read anywhere; or `global mut [Rec]`, where each work-item reads and
+    /// writes only its own record `out[gid]`.
+    pub output: bool,
 }
 
 /// A scalar kernel parameter with the value it is launched with.
@@ -358,5 +411,17 @@ impl Scope {
             .rev()
             .flat_map(|f| f.arrays.iter_mut().rev())
             .find(|a| a.name == name)
+    }
+}
+
+impl LocalArray {
+    /// The work-item's own slot (`lid` the linear local id).
+    pub fn own_slot(&self) -> String {
+        match self.shape {
+            LocalShape::Grid { columns, .. } => {
+                format!("{}[lid / {columns}u32][lid % {columns}u32]", self.name)
+            }
+            _ => format!("{}[lid]", self.name),
+        }
     }
 }

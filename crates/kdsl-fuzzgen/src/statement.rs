@@ -36,6 +36,8 @@ enum Kind {
     CallStore,
     EarlyReturn,
     VectorLet,
+    RecordStore,
+    RecordLet,
 }
 
 const INTEGER_COMPOUND_OPERATORS: [&str; 10] =
@@ -126,6 +128,8 @@ impl Generator<'_> {
             Kind::CallStore if kernel && self.functions.iter().any(|f| f.result.is_none()) => 3,
             Kind::EarlyReturn if self.early_return_allowed() => 1,
             Kind::VectorLet if self.options.vectors && self.vector_inputs().next().is_some() => 3,
+            Kind::RecordStore if kernel && self.record_buffers.iter().any(|b| b.output) => 6,
+            Kind::RecordLet if kernel && self.record_buffers.iter().any(|b| !b.output) => 3,
             _ => 0,
         }
     }
@@ -138,7 +142,7 @@ impl Generator<'_> {
     }
 
     fn statement(&mut self) {
-        const KINDS: [Kind; 19] = [
+        const KINDS: [Kind; 21] = [
             Kind::Let,
             Kind::LetMutable,
             Kind::Assign,
@@ -158,6 +162,8 @@ impl Generator<'_> {
             Kind::CallStore,
             Kind::EarlyReturn,
             Kind::VectorLet,
+            Kind::RecordStore,
+            Kind::RecordLet,
         ];
         let weights: Vec<u64> = KINDS.iter().map(|&k| self.kind_weight(k)).collect();
         let kind = KINDS[self.random.weighted(&weights)];
@@ -185,6 +191,8 @@ impl Generator<'_> {
             }
             Kind::CallStore => self.call_store(),
             Kind::EarlyReturn => self.early_return(),
+            Kind::RecordStore => self.record_store(),
+            Kind::RecordLet => self.record_let(),
         }
     }
 
@@ -405,8 +413,7 @@ impl Generator<'_> {
         let depth = self.expression_depth();
         let operator = *self.random.pick(&INTEGER_COMPOUND_OPERATORS);
         let value = if operator == "<<=" || operator == ">>=" {
-            let amount_type = self.random_integer_type();
-            self.integer_value(amount_type, uniformity, depth)
+            self.shift_amount(ty, uniformity, depth)
         } else {
             self.integer_value(ty, uniformity, depth)
         };
@@ -747,16 +754,11 @@ impl Generator<'_> {
     /// One store into an own slot of output `index`: slot `slot`, or a random one.
     pub fn store_into_output(&mut self, index: usize, slot: Option<u32>) {
         let buffer = self.buffers[index].clone();
-        let BufferUse::Output { slots, approximate } = buffer.usage else {
+        let BufferUse::Output { approximate, .. } = buffer.usage else {
             unreachable!()
         };
-        let slot = match slot {
-            Some(slot) if slots > 1 => format!("((gid * {slots}u32) + {slot}u32)"),
-            Some(_) => "gid".to_string(),
-            None => self.own_slot(slots),
-        };
+        let place = self.own_place(index, slot);
         let depth = self.expression_depth();
-        let place = format!("{}[{slot}]", buffer.name);
         match buffer.element {
             ValueType::Scalar(ty) if approximate => {
                 let value = self.float_value(
@@ -971,18 +973,23 @@ impl Generator<'_> {
         let depth = self.expression_depth().min(3);
         let limit = self.random.between(1, 8);
         let signed = ty.is_signed_integer();
+        // Ascending, the end and the step are evaluated before every iteration (by the
+        // work-items still in the loop); descending, the start and the step.
+        let descending = self.percent(25);
         // start: 0..=2 (or -2..=2 when signed); end at most `limit`; step 1..=3.
         let start = if self.percent(50) {
             let first = self.random.between(0, 2);
             self.integer_constant(first, ty)
         } else {
-            let raw = self.integer_value(ty, uniformity, depth);
+            let raw = self.divergently(!keep_uniform && descending, |me| {
+                me.integer_value(ty, uniformity, depth)
+            });
             let three = integer_literal(3, ty, &mut self.random);
             Expr::new(format!("({} % {three})", raw.text), raw.ty, raw.facts)
         };
-        // The end and the step are evaluated before every iteration, by the work-items
-        // still in the loop.
-        let raw_end = self.divergently(!keep_uniform, |me| me.integer_value(ty, uniformity, depth));
+        let raw_end = self.divergently(!keep_uniform && !descending, |me| {
+            me.integer_value(ty, uniformity, depth)
+        });
         let end = format!(
             "min({}, {})",
             raw_end.text,
@@ -1004,9 +1011,8 @@ impl Generator<'_> {
         let name = self.fresh("j");
         let step_text = step.map(|s| format!(" step {s}")).unwrap_or_default();
         let hint = self.unroll_hint(false);
-        // Descending, the end is evaluated once and the start before every iteration; the
-        // values visited stay in the same interval.
-        let range = if self.percent(25) {
+        // Descending, the values visited stay in the same interval.
+        let range = if descending {
             self.note("for loop, data-dependent bounds, descending");
             format!("({}..{end}).rev()", start.text)
         } else {
@@ -1104,7 +1110,7 @@ impl Generator<'_> {
         self.note("local memory exchange");
         self.code.line("barrier();");
         self.code
-            .line(format!("{}[lid] = {};", local.name, value.text));
+            .line(format!("{} = {};", local.own_slot(), value.text));
         self.code.line("barrier();");
         self.local_being_written = None;
         self.scope.mark_local_readable(index);
@@ -1140,7 +1146,7 @@ impl Generator<'_> {
             self.value(ValueType::Scalar(ty), Uniformity::Varying, depth)
                 .text
         };
-        self.code.line(format!("{}[lid] = {initial};", local.name));
+        self.code.line(format!("{} = {initial};", local.own_slot()));
         self.code.line("barrier();");
         // The updates: some in a short loop, some under a condition.
         let updates = 1 + self.random.below(3) as u32;
@@ -1240,13 +1246,9 @@ impl Generator<'_> {
         let outputs: Vec<usize> = self.atomic_outputs().collect();
         let index = *self.random.pick(&outputs);
         let buffer = self.buffers[index].clone();
-        let BufferUse::Output { slots, .. } = buffer.usage else {
-            unreachable!()
-        };
         let ty = buffer.element.scalar().unwrap();
-        let slot = self.own_slot(slots);
+        let place = self.own_place(index, None);
         let depth = self.expression_depth();
-        let place = format!("{}[{slot}]", buffer.name);
         let call = if ty.is_float() {
             let FloatNeed::Exact {
                 magnitude,
@@ -1325,6 +1327,7 @@ impl Generator<'_> {
                         .filter(|b| {
                             b.element == ValueType::Scalar(*element)
                                 && b.length == *length
+                                && b.shape.is_none()
                                 && matches!(
                                     b.usage,
                                     BufferUse::Output {
@@ -1377,6 +1380,121 @@ impl Generator<'_> {
         self.note("device function storing into a buffer");
         self.code
             .line(format!("{}({});", function.name, arguments.join(", ")));
+    }
+
+    /// A value for record field `field`, with or without effects.
+    fn field_value(&mut self, field: usize, depth: u32) -> Expr {
+        let ty = self.record_fields[field].1;
+        self.value(ValueType::Scalar(ty), Uniformity::Varying, depth)
+    }
+
+    /// `out[gid] = Rec { ... }` with every field once, in any order (shallow values: every
+    /// module with an output record ends with one, and a module's size is its compile time).
+    pub fn store_whole_record(&mut self, index: usize) {
+        let buffer = self.record_buffers[index].clone();
+        let mut order: Vec<usize> = (0..self.record_fields.len()).collect();
+        for position in (1..order.len()).rev() {
+            let other = self.random.below(position as u64 + 1) as usize;
+            order.swap(position, other);
+        }
+        let mut fields = Vec::new();
+        for field in order {
+            let depth = self.expression_depth().min(2);
+            let value = self.field_value(field, depth);
+            fields.push(format!("{}: {}", self.record_fields[field].0, value.text));
+        }
+        self.note("record literal store");
+        self.code.line(format!(
+            "{}[gid] = Rec {{ {} }};",
+            buffer.name,
+            fields.join(", ")
+        ));
+    }
+
+    /// A store into this work-item's own record: one field (plainly, by compound assignment or
+    /// by an atomic), the whole record as a literal, a copy of an input record, or an input
+    /// record bound with `let mut`, changed and stored.
+    fn record_store(&mut self) {
+        let outputs: Vec<usize> = (0..self.record_buffers.len())
+            .filter(|&i| self.record_buffers[i].output)
+            .collect();
+        let index = *self.random.pick(&outputs);
+        let name = self.record_buffers[index].name.clone();
+        let input = (0..self.record_buffers.len()).find(|&i| !self.record_buffers[i].output);
+        let field = self.random.below(self.record_fields.len() as u64) as usize;
+        let (field_name, ty) = self.record_fields[field].clone();
+        let depth = self.expression_depth();
+        let place = format!("{name}[gid].{field_name}");
+        let reads_allowed = !self.output_reads_avoided();
+        match self.random.weighted(&[5, 2, 2, 2, 2, 2]) {
+            1 if reads_allowed && ty.is_integer() => {
+                let (operator, value) = self.integer_update(ty, Uniformity::Varying);
+                self.note("record field compound assignment");
+                self.code
+                    .line(integer_update_line(&place, &operator, &value.text));
+            }
+            5 if reads_allowed && self.options.atomics && ATOMIC_INTEGER_TYPES.contains(&ty) => {
+                let operation = *self.random.pick(&[
+                    "atomic_add",
+                    "atomic_max",
+                    "atomic_xor",
+                    "atomic_exchange",
+                ]);
+                let value = self.integer_value(ty, Uniformity::Varying, depth);
+                self.note("record field atomic");
+                self.code
+                    .line(format!("{operation}({place}, {});", value.text));
+            }
+            2 => self.store_whole_record(index),
+            3 if input.is_some() => {
+                let input = self.record_buffers[input.unwrap()].clone();
+                let position = self.index_into(input.length, Uniformity::Varying, depth);
+                self.note("record copy");
+                self.code
+                    .line(format!("{name}[gid] = {}[{}];", input.name, position.text));
+            }
+            4 if input.is_some() => {
+                let input = self.record_buffers[input.unwrap()].clone();
+                let position = self.index_into(input.length, Uniformity::Varying, depth);
+                let value = self.field_value(field, depth);
+                let copy = self.fresh("rec");
+                self.note("record bound, changed and stored");
+                self.code.line(format!(
+                    "let mut {copy} = {}[{}];",
+                    input.name, position.text
+                ));
+                self.code
+                    .line(format!("{copy}.{field_name} = {};", value.text));
+                self.code.line(format!("{name}[gid] = {copy};"));
+            }
+            _ => {
+                let value = self.field_value(field, depth);
+                self.note("record field store");
+                self.code.line(format!("{place} = {};", value.text));
+            }
+        }
+    }
+
+    /// `let r = nodes[i];`: its fields become readable values `r.field`.
+    fn record_let(&mut self) {
+        let inputs: Vec<usize> = (0..self.record_buffers.len())
+            .filter(|&i| !self.record_buffers[i].output)
+            .collect();
+        let input = self.record_buffers[*self.random.pick(&inputs)].clone();
+        let depth = self.expression_depth();
+        let position = self.index_into(input.length, Uniformity::Varying, depth);
+        let name = self.fresh("rec");
+        self.note("record let");
+        self.code
+            .line(format!("let {name} = {}[{}];", input.name, position.text));
+        for (field, ty) in self.record_fields.clone() {
+            self.scope.add_variable(Variable {
+                name: format!("{name}.{field}"),
+                ty: ValueType::Scalar(ty),
+                facts: Facts::new(position.uniformity(), crate::kernel::field_facts(ty)),
+                mutability: None,
+            });
+        }
     }
 
     fn early_return(&mut self) {
