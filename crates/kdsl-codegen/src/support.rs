@@ -362,10 +362,20 @@ impl Checker<'_> {
                     }
                     self.matrix(op, statement.span);
                 }
+                StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy {
+                    destination,
+                    source,
+                    ..
+                }) => {
+                    self.place(destination);
+                    self.place(source);
+                    self.scalar(source.element, statement.span);
+                }
                 StatementKind::Return { value: None }
                 | StatementKind::Break
                 | StatementKind::Continue
-                | StatementKind::Barrier { .. } => {}
+                | StatementKind::Barrier { .. }
+                | StatementKind::AsyncCopy(_) => {}
             }
         }
     }

@@ -195,6 +195,7 @@ fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>
         // Expanded into plain IR before the interpreter runs (`kdsl_ir::matrix`); a sub-group
         // operation, not a work-group one.
         StatementKind::Matrix(_) => false,
+        StatementKind::AsyncCopy(_) => false,
         StatementKind::Break | StatementKind::Continue | StatementKind::Return { value: None } => {
             false
         }
@@ -719,6 +720,12 @@ impl<'g> WorkItem<'g> {
                 }
             }
             StatementKind::Matrix(op) => {
+                return Err(Fault::Error(Box::new(InterpError::InvalidModule(format!(
+                    "`{}` was not expanded into plain IR",
+                    op.name()
+                )))))
+            }
+            StatementKind::AsyncCopy(op) => {
                 return Err(Fault::Error(Box::new(InterpError::InvalidModule(format!(
                     "`{}` was not expanded into plain IR",
                     op.name()

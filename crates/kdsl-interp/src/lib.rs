@@ -462,6 +462,14 @@ fn run_kernel_on_this_thread(
     } else {
         module
     };
+    // Asynchronous copies run as plain loads and stores at the copy (`kdsl_ir::async_copy`).
+    let copied;
+    let module = if kdsl_ir::async_copy::uses_async_copies(module) {
+        copied = kdsl_ir::async_copy::expand_plain(module);
+        &copied
+    } else {
+        module
+    };
     kdsl_ir::validate(module).map_err(|errors| {
         let messages: Vec<String> = errors
             .iter()

@@ -1738,6 +1738,103 @@ fn gemm_on_matrix_units() {
     on_example("sgemm_tf32", vec![tf32]);
 }
 
+/// The launches of tests/kernels/async_copy.krn: `async_stream` over `groups` work-groups of
+/// `blocks` blocks each, and `async_sizes` over `groups` work-groups.
+fn async_copy_cases(seed: u64, groups: usize, blocks: usize) -> Vec<Case> {
+    let mut random = Random::new(seed);
+    let floats = groups * blocks * 256;
+    let stream = Case::new(
+        "async_stream",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; floats]),
+            buffer(random.f32s(floats, -100.0, 100.0)),
+            scalar(blocks as u32),
+        ],
+    );
+    let bytes: Vec<u8> = (0..groups * 1024)
+        .map(|_| random.next_u64() as u8)
+        .collect();
+    let sizes = Case::new(
+        "async_sizes",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0u8; groups * 1024]),
+            buffer(vec![kdsl_interp::f16::from_f32(0.0); groups * 512]),
+            buffer(vec![0.0f32; groups * 128]),
+            buffer(vec![0i32; groups * 64]),
+            buffer(bytes),
+            buffer(f16s(&mut random, groups * 512)),
+            buffer(random.f32s(groups * 128, -1e6, 1e6)),
+            buffer(
+                (0..groups * 64)
+                    .map(|_| random.next_u64() as i32)
+                    .collect::<Vec<i32>>(),
+            ),
+            InterpArgument::local(ScalarType::F16, 512),
+        ],
+    );
+    vec![stream, sizes]
+}
+
+#[test]
+fn async_copies() {
+    on_test_kernel("async_copy", async_copy_cases(95, 3, 5));
+}
+
+#[test]
+fn async_copies_on_the_interpreter_are_plain_copies() {
+    let module = compile_file("tests/kernels/async_copy.krn");
+    let (groups, blocks) = (2usize, 3usize);
+    let cases = async_copy_cases(96, groups, blocks);
+    let [stream, sizes] = <[Case; 2]>::try_from(cases).ok().expect("two cases");
+    let mut arguments = stream.arguments.clone();
+    run_kernel(&module, "async_stream", &stream.launch, &mut arguments).expect("interpreter");
+    let input = as_f64s(&stream.arguments[1]).unwrap();
+    let output = as_f64s(&arguments[0]).unwrap();
+    for block in 0..groups * blocks {
+        for e in 0..256 {
+            let want = 2.0 * input[block * 256 + 255 - e];
+            assert_eq!(output[block * 256 + e], want, "block {block}, element {e}");
+        }
+    }
+    let mut arguments = sizes.arguments.clone();
+    run_kernel(&module, "async_sizes", &sizes.launch, &mut arguments).expect("interpreter");
+    let bytes = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::U8(values)) => values.clone(),
+        _ => panic!("a u8 buffer"),
+    };
+    let (input, output) = (bytes(&sizes.arguments[4]), bytes(&arguments[0]));
+    for (i, o) in input.chunks(1024).zip(output.chunks(1024)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let halves = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::F16(values)) => values.clone(),
+        _ => panic!("an f16 buffer"),
+    };
+    let (input, output) = (halves(&sizes.arguments[5]), halves(&arguments[1]));
+    for (i, o) in input.chunks(512).zip(output.chunks(512)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let pairs_in = as_f64s(&sizes.arguments[6]).unwrap();
+    let pairs_out = as_f64s(&arguments[2]).unwrap();
+    for group in 0..groups {
+        for lid in 0..64 {
+            let at = group * 128;
+            assert_eq!(pairs_out[at + lid], pairs_in[at + 127 - lid]);
+            assert_eq!(pairs_out[at + 64 + lid], pairs_in[at + 63 - lid]);
+        }
+    }
+    let ints = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::I32(values)) => values.clone(),
+        _ => panic!("an i32 buffer"),
+    };
+    let (input, output) = (ints(&sizes.arguments[7]), ints(&arguments[3]));
+    for (i, o) in input.chunks(64).zip(output.chunks(64)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+}
+
 /// The bytes of `Node { start: i32, edges: i32 }` records (C layout: 8 bytes).
 fn node_bytes(nodes: &[(i32, i32)]) -> Vec<u8> {
     nodes

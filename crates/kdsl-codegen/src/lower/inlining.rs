@@ -113,10 +113,18 @@ impl Sizes<'_> {
                     total.saturating_add(self.expression(value))
                 })
             }
+            StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy {
+                destination,
+                source,
+                count,
+            }) => (*count as usize)
+                .saturating_add(self.place(destination))
+                .saturating_add(self.place(source)),
             StatementKind::Return { value: None }
             | StatementKind::Break
             | StatementKind::Continue
-            | StatementKind::Barrier { .. } => 0,
+            | StatementKind::Barrier { .. }
+            | StatementKind::AsyncCopy(_) => 0,
         };
         own.saturating_add(1)
     }

@@ -11,6 +11,7 @@
 //! - `inlining.rs`: which device functions are inlined, within a size budget.
 //! - `print.rs`: `print` as the target's C `printf`.
 
+mod async_copy;
 mod builtins;
 pub(crate) mod checked;
 pub(crate) mod collectives;
@@ -65,19 +66,29 @@ pub(crate) fn lower_module<'ctx>(
     check_sites: Option<&kdsl_ir::analysis::CheckSites>,
 ) -> Result<()> {
     let checked = check_sites.is_some();
-    // Without matrix units, and in checked mode (whose check sites every image of a bundle
-    // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
-    let expanded;
-    // With them, tiles must stay in registers (`kdsl_ir::tile_registers`).
-    let ir = if !kdsl_ir::matrix::uses_matrix(ir) {
-        ir
-    } else if checked || !target.matrix_units.native_for(ir) {
-        expanded = kdsl_ir::matrix::expand_plain(ir);
-        &expanded
+    // In checked mode (whose check sites every image of a bundle numbers alike) matrix tiles
+    // become plain loops and asynchronous copies plain loads and stores
+    // (`kdsl_ir::analysis::checked_form`). Otherwise tiles become loops without matrix units
+    // (`kdsl_ir::matrix`) and stay in registers with them (`kdsl_ir::tile_registers`), and
+    // copies are plain where the target cannot copy asynchronously (`kdsl_ir::async_copy`).
+    let mut form = std::borrow::Cow::Borrowed(ir);
+    if checked {
+        form = kdsl_ir::analysis::checked_form(ir);
     } else {
-        expanded = kdsl_ir::tile_registers::unroll_tile_zeroing(ir);
-        &expanded
-    };
+        if kdsl_ir::matrix::uses_matrix(&form) {
+            form = std::borrow::Cow::Owned(if target.matrix_units.native_for(&form) {
+                kdsl_ir::tile_registers::unroll_tile_zeroing(&form)
+            } else {
+                kdsl_ir::matrix::expand_plain(&form)
+            });
+        }
+        if target.async_copies == crate::target::AsyncCopies::Plain
+            && kdsl_ir::async_copy::uses_async_copies(&form)
+        {
+            form = std::borrow::Cow::Owned(kdsl_ir::async_copy::expand_plain(&form));
+        }
+    }
+    let ir: &kdsl_ir::Module = &form;
     let types = Types { context };
     // The sites were numbered on the same expansion, so the ids of its nodes find them.
     let plan = check_sites;

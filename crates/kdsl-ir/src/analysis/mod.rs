@@ -19,9 +19,8 @@ use crate::ir::{FunctionId, Module};
 pub struct ModuleInfo {
     /// Per function (indexed by [`FunctionId`]).
     pub functions: Vec<FunctionInfo>,
-    /// Checked mode's sites, numbered on the module as checked mode compiles it (matrix tiles
-    /// expanded into plain loops, [`crate::matrix::expand_plain`]); `None` when the module is
-    /// not compiled in checked mode.
+    /// Checked mode's sites, numbered on the module as checked mode compiles it
+    /// ([`checked_form`]); `None` when the module is not compiled in checked mode.
     pub check_sites: Option<CheckSites>,
 }
 
@@ -48,13 +47,7 @@ impl ModuleInfo {
                 buffer_alignments,
             })
             .collect();
-        let check_sites = checked.then(|| {
-            if crate::matrix::uses_matrix(module) {
-                CheckSites::new(&crate::matrix::expand_plain(module))
-            } else {
-                CheckSites::new(module)
-            }
-        });
+        let check_sites = checked.then(|| CheckSites::new(&checked_form(module)));
         ModuleInfo {
             functions,
             check_sites,
@@ -64,4 +57,18 @@ impl ModuleInfo {
     pub fn function(&self, id: FunctionId) -> &FunctionInfo {
         &self.functions[id.0 as usize]
     }
+}
+
+/// `module` as checked mode compiles it on every target: matrix tiles expanded into plain
+/// loops ([`crate::matrix::expand_plain`]) and asynchronous copies into plain loads and
+/// stores ([`crate::async_copy::expand_plain`]), so every access is an ordinary checked site.
+pub fn checked_form(module: &Module) -> std::borrow::Cow<'_, Module> {
+    let mut form = std::borrow::Cow::Borrowed(module);
+    if crate::matrix::uses_matrix(&form) {
+        form = std::borrow::Cow::Owned(crate::matrix::expand_plain(&form));
+    }
+    if crate::async_copy::uses_async_copies(&form) {
+        form = std::borrow::Cow::Owned(crate::async_copy::expand_plain(&form));
+    }
+    form
 }
