@@ -1,7 +1,7 @@
 """Writes the matrix-tile GEMMs: the bodies of examples/hgemm.krn and examples/sgemm_tf32.krn
 (their header comments are kept by hand) and the variants measured in docs/benchmarks.md.
 
-Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES]
+Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THREADS]]
   KERNEL     the kernel's name (hgemm, sgemm_tf32)
   TF32       1: f32 inputs computed as tf32 (m16n16k8 tiles); 0: f16 inputs (m16n16k16)
   DEPTH      the k extent staged in local memory per step (a multiple of the tile's K)
@@ -13,6 +13,8 @@ Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES]
              5: as 4, the ring in a launch-sized `ring: local mut [T]` parameter, the last
                 (dynamic shared memory on CUDA: bench_matrix.py's KERNEL@FILE+BYTES)
   STAGES     the ring's length for BUFFERING 4 and 5 (2 to 8; default 3)
+  THREADS    for BUFFERING 4 and 5: 256 (default; eight sub-groups of 2 x 4 accumulator tiles)
+             or 128 (four sub-groups of 4 x 4 tiles: fewer local reads per product)
 The examples: hgemm 0 32 4 and sgemm_tf32 1 16 4 (2 stages). Every kernel: 256 work-items, a
 128 x 128 block of C each, eight sub-groups of 2 x 4 accumulator tiles.
 Also: python3 gemm_variants.py ring-bytes KERNEL TF32 DEPTH STAGES prints a BUFFERING 5
@@ -26,9 +28,12 @@ def ring_bytes(tf32, bk, stages):
     return stages * (128 * (bk + pad) + bk * (128 + 8)) * size
 
 
-def gen_async(kernel, tf32, bk, stages, dynamic):
+def gen_async(kernel, tf32, bk, stages, dynamic, threads=256):
     """A ring of `stages` local buffers filled by asynchronous copies: step s computes on
-    buffer s % stages while the copies of steps s + 1 .. s + stages - 1 are in flight."""
+    buffer s % stages while the copies of steps s + 1 .. s + stages - 1 are in flight.
+    256 work-items: eight units of 32 x 64 (2 x 4 tiles); 128: four units of 64 x 64 (4 x 4)."""
+    rows = 2 if threads == 256 else 4  # accumulator tiles of a unit along M
+    units = threads // 32
     ty = "f32" if tf32 else "f16"
     kstep = 8 if tf32 else 16
     pad = 4 if tf32 else 8
@@ -36,7 +41,7 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
     a_size, b_size = 128 * a_stride, bk * b_stride
     chunk = 4 if tf32 else 8  # elements of one 16-byte copy
     a_row_chunks, b_row_chunks = bk // chunk, 128 // chunk
-    per = 128 * bk // chunk // 256  # copies of A (and of B) per work-item and step
+    per = 128 * bk // chunk // threads  # copies of A (and of B) per work-item and step
     frag = 128 if tf32 else 256
     a_ring = "ring" if dynamic else "a_ring"
     b_ring = "ring" if dynamic else "b_ring"
@@ -50,7 +55,7 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
         w(f"// B's buffers follow A's in `ring` ({ring_bytes(tf32, bk, stages)} bytes).")
         w(f"const B_BASE: u32 = {stages * a_size};")
     w("")
-    w("#[work_group_size(256)]")
+    w(f"#[work_group_size({threads})]")
     ring_param = f", ring: local mut [{ty}]" if dynamic else ""
     w(f"kernel {kernel}(c: global mut [f32], a: global [{ty}], b: global [{ty}], m: u32, n: u32, k: u32{ring_param}) {{")
     if not dynamic:
@@ -61,13 +66,13 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
     w("    let block_column = get_group_id(0) * 128;")
     w("    let unit = get_sub_group_id();")
     w("    let units = get_num_sub_groups();")
-    w("    let unit_row = unit / 2 * 32;")
+    w(f"    let unit_row = unit / 2 * {16 * rows};")
     w("    let unit_column = unit % 2 * 64;")
-    accs = [f"acc{i}{j}" for i in range(2) for j in range(4)]
+    accs = [f"acc{i}{j}" for i in range(rows) for j in range(4)]
     for acc in accs:
         w(f"    let mut {acc}: [f32; 256];")
         w(f"    matrix_fill({acc}, 0.0);")
-    for t in ["a0", "a1", "b0", "b1", "b2", "b3"]:
+    for t in [f"a{i}" for i in range(rows)] + ["b0", "b1", "b2", "b3"]:
         w(f"    let mut {t}: [{ty}; {frag}];")
     b_base = "B_BASE + " if dynamic else ""
 
@@ -78,18 +83,18 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
         at = "" if depth == 0 else f"{depth} + "
         out = []
         for j in range(per):
-            q = f"(item + {j * 256})" if j else "item"
+            q = f"(item + {j * threads})" if j else "item"
             row, col = f"{q} / {a_row_chunks}", f"{q} % {a_row_chunks} * {chunk}"
             out.append(f"{indent}async_copy({a_ring}[{a_at}({row}) * A_STRIDE + {col}], "
                        f"a[(block_row + {row}) * k + {at}{col}], {chunk});")
         for j in range(per):
-            q = f"(item + {j * 256})" if j else "item"
+            q = f"(item + {j * threads})" if j else "item"
             row, col = f"{q} / {b_row_chunks}", f"{q} % {b_row_chunks} * {chunk}"
             out.append(f"{indent}async_copy({b_ring}[{b_at}({row}) * B_STRIDE + {col}], "
                        f"b[({at}{row}) * n + block_column + {col}], {chunk});")
         return out
 
-    w(f"    // Work-item `item` copies the 16-byte chunks item, item + 256, ... of each step's A")
+    w(f"    // Work-item `item` copies the 16-byte chunks item, item + {threads}, ... of each step's A")
     first = "Step 0 starts" if stages == 2 else f"Steps 0 to {stages - 2} start"
     w(f"    // ({a_row_chunks} chunks a row) and B ({b_row_chunks} a row). {first} first.")
     for stage in range(stages - 1):
@@ -113,15 +118,15 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
     w("        async_commit();")
     w("        let a_base = read_stage * A_STAGE;")
     w(f"        let b_base = {b_base}read_stage * B_STAGE;")
-    w("        if unit < 8 {")
+    w(f"        if unit < {units} {{")
     w(f"            for sub_step in 0u32..{bk // kstep} unroll {{")
     w(f"                let kk = sub_step * {kstep};")
     i2 = "                "
-    w(f"{i2}matrix_load_a(a0, {a_ring}, a_base + (unit_row + 0) * A_STRIDE + kk, A_STRIDE);")
-    w(f"{i2}matrix_load_a(a1, {a_ring}, a_base + (unit_row + 16) * A_STRIDE + kk, A_STRIDE);")
+    for i in range(rows):
+        w(f"{i2}matrix_load_a(a{i}, {a_ring}, a_base + (unit_row + {16 * i}) * A_STRIDE + kk, A_STRIDE);")
     for j in range(4):
         w(f"{i2}matrix_load_b(b{j}, {b_ring}, b_base + kk * B_STRIDE + unit_column + {16 * j}, B_STRIDE);")
-    for i in range(2):
+    for i in range(rows):
         for j in range(4):
             w(f"{i2}matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
     w("            }")
@@ -129,34 +134,34 @@ def gen_async(kernel, tf32, bk, stages, dynamic):
     w(f"        read_stage = select(read_stage == {stages - 1}, 0u32, read_stage + 1);")
     w(f"        write_stage = select(write_stage == {stages - 1}, 0u32, write_stage + 1);")
     w("    }")
-    epilogue(L, accs, kstep)
+    epilogue(L, accs, kstep, rows, units)
     return "\n".join(L) + "\n"
 
 
-def epilogue(L, accs, kstep):
+def epilogue(L, accs, kstep, rows=2, units=8):
     """The stores of the accumulators, and the units without a sub-group of their own."""
     w = L.append
-    w("    if unit < 8 {")
-    for i in range(2):
+    w(f"    if unit < {units} {{")
+    for i in range(rows):
         for j in range(4):
             w(f"        matrix_store(acc{i}{j}, c, (block_row + unit_row + {16 * i}) * n + block_column + unit_column + {16 * j}, n);")
     w("    }")
     w("    // Units without a sub-group of their own (sub-groups wider than 32 lanes).")
-    w("    for extra in unit + units..8 step units {")
-    w("        let row = block_row + extra / 2 * 32;")
+    w(f"    for extra in unit + units..{units} step units {{")
+    w(f"        let row = block_row + extra / 2 * {16 * rows};")
     w("        let column = block_column + extra % 2 * 64;")
     for acc in accs:
         w(f"        matrix_fill({acc}, 0.0);")
     w(f"        for depth in 0..k step {kstep} {{")
-    w("            matrix_load_a(a0, a, (row + 0) * k + depth, k);")
-    w("            matrix_load_a(a1, a, (row + 16) * k + depth, k);")
+    for i in range(rows):
+        w(f"            matrix_load_a(a{i}, a, (row + {16 * i}) * k + depth, k);")
     for j in range(4):
         w(f"            matrix_load_b(b{j}, b, depth * n + column + {16 * j}, n);")
-    for i in range(2):
+    for i in range(rows):
         for j in range(4):
             w(f"            matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
     w("        }")
-    for i in range(2):
+    for i in range(rows):
         for j in range(4):
             w(f"        matrix_store(acc{i}{j}, c, (row + {16 * i}) * n + column + {16 * j}, n);")
     w("    }")
@@ -315,8 +320,9 @@ if __name__ == "__main__":
         sys.exit(0)
     kernel, tf32, bk, double, out = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     stages = int(sys.argv[6]) if len(sys.argv) > 6 else 3
+    threads = int(sys.argv[7]) if len(sys.argv) > 7 else 256
     if double in (4, 5):
-        text = gen_async(kernel, tf32, bk, stages, double == 5)
+        text = gen_async(kernel, tf32, bk, stages, double == 5, threads)
     else:
         text = gen(kernel, tf32, bk, double)
     open(out, "w").write(text)

@@ -16,15 +16,16 @@ KDSL_WORKSPACE=$(cd "$carry/.." && pwd) KDSL_TEST_BUNDLES=$carry/bundles KDSL_TE
   > "$out/differential.txt" 2>&1
 echo "differential rc=$?" >> "$out/differential.txt"
 tail -n 30 "$out/differential.txt"
-# KERNEL@FILE[+BYTES] per variant; BYTES: the ring in dynamic shared memory (buffering 5).
+# KERNEL@FILE[+BYTES],THREADS per variant; BYTES: the ring in dynamic shared memory (buffering 5).
 examples=()
 variants=()
-while read -r name source kernel tf32 depth buffering stages; do
+while read -r name source kernel tf32 depth buffering stages threads; do
   case $name in ''|'#'*) continue ;; esac
   argument=$kernel@$name
   if [ "$buffering" = 5 ]; then
     argument=$argument+$(python3 "$here/gemm_variants.py" ring-bytes "$kernel" "$tf32" "$depth" "$stages")
   fi
+  argument=$argument,$threads
   case $source in examples/*) examples+=("$argument") ;; *) variants+=("$argument") ;; esac
 done < "$here/variants.txt"
 # The examples against cuBLAS and Triton at every size; the variants against cuBLAS at the two

@@ -1738,6 +1738,57 @@ fn gemm_on_matrix_units() {
     on_example("sgemm_tf32", vec![tf32]);
 }
 
+#[test]
+fn matrix_ring_in_launch_sized_memory() {
+    // Four steps of 32: the ring of three buffers wraps around.
+    let (m, n, k) = (128usize, 128usize, 128usize);
+    let mut random = Random::new(97);
+    let mut case = Case::new(
+        "hgemm_ring",
+        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+            // Three buffers of A (128 x 40) and B (32 x 136).
+            InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136)),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    case.check = Some(ring_product_check);
+    on_test_kernel("matrix_ring", vec![case]);
+}
+
+/// The interpreter's `hgemm_ring` against the product itself: a ring read out of turn would
+/// agree with every device that copies at once.
+fn ring_product_check(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    let size = |index: usize| match reference[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    let (m, n, k) = (size(3), size(4), size(5));
+    let floats = |index: usize| as_f64s(&reference[index]).unwrap_or_default();
+    let want = reference_mma(&floats(1), &floats(2), &vec![0.0; m * n], m, n, k);
+    let got = floats(0);
+    if want.len() != got.len() || want.is_empty() {
+        return Err(format!("{} results, {} expected", got.len(), want.len()));
+    }
+    match want
+        .iter()
+        .zip(&got)
+        .position(|(want, got)| (want - got).abs() > 1e-5 * want.abs().max(1.0))
+    {
+        Some(index) => Err(format!(
+            "element {index} of the interpreter's product: {} against {}",
+            got[index], want[index]
+        )),
+        None => Ok(()),
+    }
+}
+
 /// The launches of tests/kernels/async_copy.krn: `async_stream` over `groups` work-groups of
 /// `blocks` blocks each, and `async_sizes` over `groups` work-groups.
 fn async_copy_cases(seed: u64, groups: usize, blocks: usize) -> Vec<Case> {
