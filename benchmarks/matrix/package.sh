@@ -14,7 +14,7 @@ cargo build --quiet -p kdsl-cli
 out=.carry/matrix
 rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
 cp "$here/bench_matrix.py" "$here/gemm_variants.py" "$here/run.sh" "$here/variants.txt" "$out/"
-ptxas=$(command -v ptxas || find "$KDSL_PREFIX" -name ptxas -type f | head -n 1)
+ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
 grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth buffering stages threads; do
   [ -n "$name" ] || continue
