@@ -1834,7 +1834,7 @@ fn async_copies() {
 }
 
 #[test]
-fn async_copies_on_the_interpreter_are_plain_copies() {
+fn async_copies_on_the_interpreter_match_the_host() {
     let module = compile_file("tests/kernels/async_copy.krn");
     let (groups, blocks) = (2usize, 3usize);
     let cases = async_copy_cases(96, groups, blocks);

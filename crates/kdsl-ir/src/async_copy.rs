@@ -5,9 +5,10 @@
 //! `async_wait(n)` until at most `n` of its committed groups are still in flight; a barrier
 //! after the wait makes the copied elements visible to the whole work-group (see
 //! docs/language.md, "Asynchronous copies"). Targets that copy asynchronously (NVIDIA sm_80
-//! and later: `cp.async`) lower the statements themselves; every other target, checked mode
-//! and the interpreter run [`expand_plain`]: each copy done at once by plain loads and stores,
-//! commits and waits doing nothing, which is one of the orders the operation allows.
+//! and later: `cp.async`) lower the statements themselves; every other target and checked
+//! mode run [`expand_plain`]: each copy done at once by plain loads and stores, commits and
+//! waits doing nothing, which is one of the orders the operation allows. The interpreter
+//! lands each copy at the wait that completes its group instead, the latest time allowed.
 
 use crate::ir::*;
 use serde::{Deserialize, Serialize};
