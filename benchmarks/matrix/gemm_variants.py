@@ -1,7 +1,7 @@
 """Writes the matrix-tile GEMMs: the bodies of examples/hgemm.krn and examples/sgemm_tf32.krn
 (their header comments are kept by hand) and the variants measured in docs/benchmarks.md.
 
-Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THREADS]]
+Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THREADS [GROUP]]]
   KERNEL     the kernel's name (hgemm, sgemm_tf32)
   TF32       1: f32 inputs computed as tf32 (m16n16k8 tiles); 0: f16 inputs (m16n16k16)
   DEPTH      the k extent staged in local memory per step (a multiple of the tile's K)
@@ -15,6 +15,8 @@ Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THR
   STAGES     the ring's length for BUFFERING 4 and 5 (2 to 8; default 3)
   THREADS    for BUFFERING 4 and 5: 256 (default; eight sub-groups of 2 x 4 accumulator tiles)
              or 128 (four sub-groups of 4 x 4 tiles: fewer local reads per product)
+  GROUP      for BUFFERING 4 and 5: 0 (default) takes blocks row by row; N > 0 in bands of N
+             block rows, column by column (Triton's GROUP_SIZE_M: more L2 reuse)
 The examples: hgemm 0 32 4 and sgemm_tf32 1 16 4 (2 stages). Every kernel: 256 work-items, a
 128 x 128 block of C each, eight sub-groups of 2 x 4 accumulator tiles.
 Also: python3 gemm_variants.py ring-bytes KERNEL TF32 DEPTH STAGES prints a BUFFERING 5
@@ -28,10 +30,12 @@ def ring_bytes(tf32, bk, stages):
     return stages * (128 * (bk + pad) + bk * (128 + 8)) * size
 
 
-def gen_async(kernel, tf32, bk, stages, dynamic, threads=256):
+def gen_async(kernel, tf32, bk, stages, dynamic, threads=256, group=0):
     """A ring of `stages` local buffers filled by asynchronous copies: step s computes on
     buffer s % stages while the copies of steps s + 1 .. s + stages - 1 are in flight.
-    256 work-items: eight units of 32 x 64 (2 x 4 tiles); 128: four units of 64 x 64 (4 x 4)."""
+    256 work-items: eight units of 32 x 64 (2 x 4 tiles); 128: four units of 64 x 64 (4 x 4).
+    group > 0: work-groups take blocks in bands of `group` block rows, column by column (as
+    Triton's GROUP_SIZE_M), so the blocks running at once share more of A and B in L2."""
     rows = 2 if threads == 256 else 4  # accumulator tiles of a unit along M
     units = threads // 32
     ty = "f32" if tf32 else "f16"
@@ -62,8 +66,18 @@ def gen_async(kernel, tf32, bk, stages, dynamic, threads=256):
         w(f"    local a_ring: [{ty}; {a_size * stages}];")
         w(f"    local b_ring: [{ty}; {b_size * stages}];")
     w("    let item = get_local_id(0);")
-    w("    let block_row = get_group_id(1) * 128;")
-    w("    let block_column = get_group_id(0) * 128;")
+    if group:
+        w(f"    // Bands of {group} block rows, walked column by column.")
+        w("    let columns = get_num_groups(0);")
+        w("    let linear = get_group_id(1) * columns + get_group_id(0);")
+        w(f"    let band = linear / ({group} * columns);")
+        w(f"    let band_rows = min(get_num_groups(1) - band * {group}, {group}u32);")
+        w(f"    let in_band = linear % ({group} * columns);")
+        w(f"    let block_row = (band * {group} + in_band % band_rows) * 128;")
+        w("    let block_column = in_band / band_rows * 128;")
+    else:
+        w("    let block_row = get_group_id(1) * 128;")
+        w("    let block_column = get_group_id(0) * 128;")
     w("    let unit = get_sub_group_id();")
     w("    let units = get_num_sub_groups();")
     w(f"    let unit_row = unit / 2 * {16 * rows};")
@@ -321,8 +335,9 @@ if __name__ == "__main__":
     kernel, tf32, bk, double, out = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     stages = int(sys.argv[6]) if len(sys.argv) > 6 else 3
     threads = int(sys.argv[7]) if len(sys.argv) > 7 else 256
+    group = int(sys.argv[8]) if len(sys.argv) > 8 else 0
     if double in (4, 5):
-        text = gen_async(kernel, tf32, bk, stages, double == 5, threads)
+        text = gen_async(kernel, tf32, bk, stages, double == 5, threads, group)
     else:
         text = gen(kernel, tf32, bk, double)
     open(out, "w").write(text)

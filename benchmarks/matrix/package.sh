@@ -16,11 +16,11 @@ rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
 cp "$here/bench_matrix.py" "$here/gemm_variants.py" "$here/run.sh" "$here/variants.txt" "$out/"
 ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
-grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth buffering stages threads; do
+grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth buffering stages threads group; do
   [ -n "$name" ] || continue
   case $file in
     examples/*) cp "$file" "$out/krn/$name.krn" ;;
-    *) python3 "$here/gemm_variants.py" "$kernel" "$tf32" "$depth" "$buffering" "$out/krn/$name.krn" "$stages" "$threads" ;;
+    *) python3 "$here/gemm_variants.py" "$kernel" "$tf32" "$depth" "$buffering" "$out/krn/$name.krn" "$stages" "$threads" "$group" ;;
   esac
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/$name.ptx"
   echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"

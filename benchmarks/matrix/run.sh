@@ -19,7 +19,7 @@ tail -n 30 "$out/differential.txt"
 # KERNEL@FILE[+BYTES],THREADS per variant; BYTES: the ring in dynamic shared memory (buffering 5).
 examples=()
 variants=()
-while read -r name source kernel tf32 depth buffering stages threads; do
+while read -r name source kernel tf32 depth buffering stages threads group; do
   case $name in ''|'#'*) continue ;; esac
   argument=$kernel@$name
   if [ "$buffering" = 5 ]; then
