@@ -18,8 +18,8 @@ for source in examples/*.krn; do
   case $name in *tf32*) arches=sm_90,gfx90a,gfx1100,gfx9-generic ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch "$arches" -o "$out/$name.kbundle"
 done
-# Two examples also as SYCLBIN files, which the device suite loads through the SYCLBIN path.
-for name in saxpy reduction; do
+# Three examples also as SYCLBIN files, which the device suite loads through the SYCLBIN path.
+for name in saxpy reduction reduction_sized; do
   "$binary_dir/kdsl" compile "examples/$name.krn" --format syclbin --target spirv,ptx --arch sm_75 -o "$out/$name.syclbin"
 done
 for source in tests/kernels/*.krn; do
@@ -28,6 +28,8 @@ for source in tests/kernels/*.krn; do
   case $name in *tf32*) arches=sm_90 ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done
+# The launch-sized local arrays as a SYCLBIN too, for the differential tests' SYCLBIN case.
+"$binary_dir/kdsl" compile tests/kernels/local_parameters.krn --format syclbin --target spirv,ptx --arch sm_75 -o "$out/tests/local_parameters.syclbin"
 # The kernel indexing past 2^32 elements, for the device suite's wide-buffer case.
 "$binary_dir/kdsl" compile tests/kernels/wide_indices.krn --target spirv,ptx,amdgpu --arch sm_75,sm_90,gfx90a -o "$out/wide_indices.kbundle"
 # The vector kernels, for the device suite's vector case.

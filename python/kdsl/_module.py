@@ -791,7 +791,10 @@ class Module:
         ``queue.submit(kernel, args, [g1, g0], [l1, l0])``. Arguments are dpctl's: USM memory
         (``dpctl.memory`` objects; a dpnp array's is ``x.get_array().usm_data``, dpnp arrays
         have no ``usm_data`` of their own) and ctypes scalars (``ctypes.c_float``,
-        ``ctypes.c_uint32``) in the kernel's parameter order.
+        ``ctypes.c_uint32``) in the kernel's parameter order. A ``local mut [T]`` parameter
+        takes a ``dpctl.LocalAccessor`` of its length on OpenCL and Level Zero devices; on a
+        SYCL CUDA device it is a byte offset into the launch's dynamic local memory, whose size
+        dpctl cannot give, so launch such kernels with kdsl there.
 
         A checked module (``checked=True``) is refused (``BundleError``, kind ``CheckedMode``):
         its kernels take hidden parameters that only kdsl's launches supply.

@@ -297,15 +297,44 @@ def test_to_dpctl_runs_with_reversed_ranges(queue_filter):
     input_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
     input_memory.copy_from_host(source.view(np.uint8).reshape(-1))
     output_memory = dpctl.memory.MemoryUSMDevice(source.nbytes, queue=queue)
+    # A 2-D array parameter is its memory followed by the hidden shape (u32 per dimension) and
+    # strides (u64, in elements), which kdsl's own launches supply and a dpctl caller passes.
+    def shaped(memory, rows, columns):
+        return [memory, ctypes.c_uint32(rows), ctypes.c_uint32(columns), ctypes.c_uint64(columns), ctypes.c_uint64(1)]
+
     # kdsl's launch is [(width, height), (16, 16)]: dpctl takes it slowest dimension first.
     queue.submit(
         kernels["transpose"],
-        [output_memory, input_memory, ctypes.c_uint32(width), ctypes.c_uint32(height)],
+        shaped(output_memory, width, height) + shaped(input_memory, height, width),
         [height, width],
         [16, 16],
     ).wait()
     result = np.frombuffer(output_memory.copy_to_host().tobytes(), np.float32).reshape(width, height)
     np.testing.assert_array_equal(result, source.T)
+
+
+@pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")
+def test_to_dpctl_takes_local_accessors_for_launch_sized_arrays():
+    """On a SPIR-V device a `local mut [T]` parameter is one local argument: dpctl's
+    `LocalAccessor` of the length."""
+    import ctypes
+
+    import dpctl
+    import dpctl.memory
+
+    queue = dpctl.SyclQueue(property="in_order")
+    kernel = example("reduction_sized").to_dpctl(queue)["reduce_sum_sized"]
+    n, group = 1000, 64
+    groups = (n + group - 1) // group
+    values = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    input_memory = dpctl.memory.MemoryUSMDevice(values.nbytes, queue=queue)
+    input_memory.copy_from_host(values.view(np.uint8))
+    partial_memory = dpctl.memory.MemoryUSMDevice(groups * 4, queue=queue)
+    arguments = [partial_memory, input_memory, dpctl.LocalAccessor("f4", (group,)), ctypes.c_uint32(n)]
+    queue.submit(kernel, arguments, [groups * group], [group]).wait()
+    partial = np.frombuffer(partial_memory.copy_to_host().tobytes(), np.float32)
+    want = [values[g : g + group].sum(dtype=np.float64) for g in range(0, n, group)]
+    np.testing.assert_allclose(partial, want, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.skipif(not (has_module("dpctl") and sycl_available()), reason="dpctl or SYCL absent")

@@ -40,7 +40,7 @@ enum ArgumentKind : std::uint8_t {
   kF16 = 10,
   kF32 = 11,
   kF64 = 12,
-  // Local memory of `bits` bytes for a Workgroup pointer parameter (`local mut [T]`).
+  // Local memory of `bits` bytes for a Workgroup pointer parameter (`local mut [T]` in SPIR-V).
   kLocal = 13,
 };
 
@@ -293,12 +293,16 @@ void set_argument(sycl::handler &handler, int index, const kdsl_sycl_kernel_argu
     case kF64:
       handler.set_arg(index, value_from_bits<double>(argument.bits));
       break;
-    case kLocal:
-      // For a kernel built from SPIR-V, a local accessor is one local argument of its size
-      // (clSetKernelArg(index, size, NULL) on OpenCL).
-      handler.set_arg(index, sycl::local_accessor<std::uint8_t, 1>(
-                                 sycl::range<1>(std::max<std::uint64_t>(argument.bits, 1)), handler));
+    case kLocal: {
+      // Work-group memory is one local argument of its size (clSetKernelArg(index, size, NULL)
+      // on OpenCL) in every kernel. A local_accessor is that only in a kernel SYCL built from
+      // source; in one from a SYCLBIN it adds three range arguments (handler::processArg).
+      // Devices refuse local arguments of 0 bytes.
+      syclex::work_group_memory<std::uint8_t[]> memory(
+          std::max<std::uint64_t>(argument.bits, 1), handler);
+      handler.set_arg(index, memory);
       break;
+    }
     default:
       throw std::runtime_error("unknown kernel argument kind " + std::to_string(argument.kind));
   }
@@ -346,11 +350,25 @@ sycl::range<3> make_global_range<3>(const std::uint64_t *global) {
   return sycl::range<3>(global[2], global[1], global[0]);
 }
 
-// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0.
+// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0. A
+// nonzero `scratch_bytes` gives the launch that much dynamic local memory (SYCL's
+// work_group_scratch_size), in which PTX kernels find their launch-sized arrays at the offsets
+// passed as arguments.
 template <int Dimensions>
 void parallel_for(sycl::handler &handler, const sycl::kernel &kernel, const std::uint64_t *global,
-                  const std::uint64_t *local) {
-  if (local[0] == 0) {
+                  const std::uint64_t *local, std::uint64_t scratch_bytes) {
+  if (scratch_bytes != 0) {
+    syclex::properties properties{syclex::work_group_scratch_size(scratch_bytes)};
+    if (local[0] == 0) {
+      syclex::parallel_for(
+          handler, syclex::launch_config(make_global_range<Dimensions>(global), properties),
+          kernel);
+    } else {
+      syclex::nd_launch(
+          handler, syclex::launch_config(make_range<Dimensions>(global, local), properties),
+          kernel);
+    }
+  } else if (local[0] == 0) {
     handler.parallel_for(make_global_range<Dimensions>(global), kernel);
   } else {
     handler.parallel_for(make_range<Dimensions>(global, local), kernel);
@@ -370,26 +388,28 @@ std::vector<sycl::event> dependencies(const kdsl_sycl_event *const *wait_for,
 template <int Dimensions>
 sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
                           const std::uint64_t *global, const std::uint64_t *local,
+                          std::uint64_t scratch_bytes,
                           const kdsl_sycl_kernel_argument *arguments,
                           std::size_t argument_count, std::vector<sycl::event> waits) {
   return queue.submit(std::move(waits), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    parallel_for<Dimensions>(handler, kernel, global, local);
+    parallel_for<Dimensions>(handler, kernel, global, local, scratch_bytes);
   });
 }
 
 template <int Dimensions>
 void submit_launch_without_event(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
                                  const std::uint64_t *global, const std::uint64_t *local,
+                                 std::uint64_t scratch_bytes,
                                  const kdsl_sycl_kernel_argument *arguments,
                                  std::size_t argument_count) {
   syclex::submit(queue.queue(), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    parallel_for<Dimensions>(handler, kernel, global, local);
+    parallel_for<Dimensions>(handler, kernel, global, local, scratch_bytes);
   });
 }
 
@@ -657,7 +677,8 @@ int kdsl_sycl_wait(const kdsl_sycl_queue *queue) {
 
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const std::uint64_t *global, const std::uint64_t *local,
-                     std::size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
+                     std::size_t dimensions, std::uint64_t scratch_bytes,
+                     const kdsl_sycl_kernel_argument *arguments,
                      std::size_t argument_count, const kdsl_sycl_event *const *wait_for,
                      std::size_t wait_count, kdsl_sycl_event **event) {
   return guarded([&] {
@@ -668,16 +689,16 @@ int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kerne
     sycl::event submitted;
     switch (dimensions) {
       case 1:
-        submitted = submit_launch<1>(*queue, kernel->kernel(), global, local, arguments,
-                                     argument_count, std::move(waits));
+        submitted = submit_launch<1>(*queue, kernel->kernel(), global, local, scratch_bytes,
+                                     arguments, argument_count, std::move(waits));
         break;
       case 2:
-        submitted = submit_launch<2>(*queue, kernel->kernel(), global, local, arguments,
-                                     argument_count, std::move(waits));
+        submitted = submit_launch<2>(*queue, kernel->kernel(), global, local, scratch_bytes,
+                                     arguments, argument_count, std::move(waits));
         break;
       default:
-        submitted = submit_launch<3>(*queue, kernel->kernel(), global, local, arguments,
-                                     argument_count, std::move(waits));
+        submitted = submit_launch<3>(*queue, kernel->kernel(), global, local, scratch_bytes,
+                                     arguments, argument_count, std::move(waits));
         break;
     }
     queue->check_asynchronous();
@@ -695,7 +716,7 @@ int kdsl_sycl_queue_facts(const kdsl_sycl_queue *queue, int *in_order, int *prof
 
 int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                                    const std::uint64_t *global, const std::uint64_t *local,
-                                   std::size_t dimensions,
+                                   std::size_t dimensions, std::uint64_t scratch_bytes,
                                    const kdsl_sycl_kernel_argument *arguments,
                                    std::size_t argument_count) {
   return guarded([&] {
@@ -707,16 +728,16 @@ int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl
     }
     switch (dimensions) {
       case 1:
-        submit_launch_without_event<1>(*queue, kernel->kernel(), global, local, arguments,
-                                       argument_count);
+        submit_launch_without_event<1>(*queue, kernel->kernel(), global, local,
+                                       scratch_bytes, arguments, argument_count);
         break;
       case 2:
-        submit_launch_without_event<2>(*queue, kernel->kernel(), global, local, arguments,
-                                       argument_count);
+        submit_launch_without_event<2>(*queue, kernel->kernel(), global, local,
+                                       scratch_bytes, arguments, argument_count);
         break;
       default:
-        submit_launch_without_event<3>(*queue, kernel->kernel(), global, local, arguments,
-                                       argument_count);
+        submit_launch_without_event<3>(*queue, kernel->kernel(), global, local,
+                                       scratch_bytes, arguments, argument_count);
         break;
     }
     queue->check_asynchronous();

@@ -47,7 +47,7 @@ fn optimized_module<'ctx>(
         ir,
         target,
         &options.entry_point_prefix,
-        info.check_sites.as_ref(),
+        info,
     )
     .map_err(|e| internal(target, e.0))?;
     module.verify().map_err(|e| {
@@ -193,9 +193,9 @@ pub(crate) fn compile(
             arch: target.arch.clone(),
             bytes,
             // Checked mode takes the plain lowering everywhere (`lower_module`).
-            matrix_units: target.matrix_units.native_for(ir)
+            matrix_units: info.features.uses_matrix()
                 && !options.checked
-                && kdsl_ir::matrix::uses_matrix(ir),
+                && target.matrix_units.native_for(&info.features),
         },
         llvm_ir,
         requirements,

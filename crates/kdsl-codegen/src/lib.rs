@@ -236,7 +236,7 @@ fn compile_for(
     llvm_ir_text: emit::LlvmIrText,
 ) -> Result<Artifact, CodegenError> {
     let description = target::describe(target, options)?;
-    support::check(module, &description, options.checked)?;
+    support::check(module, &info.features, &description, options.checked)?;
     emit::compile(module, info, &description, options, llvm_ir_text)
 }
 
@@ -248,7 +248,8 @@ pub fn check_support(
     options: &Options,
 ) -> Result<(), CodegenError> {
     let description = target::describe(target, options)?;
-    support::check(module, &description, options.checked)
+    let features = kdsl_ir::analysis::ModuleFeatures::new(module);
+    support::check(module, &features, &description, options.checked)
 }
 
 /// The optimized LLVM IR for one target, without running the backend.
@@ -258,8 +259,8 @@ pub fn emit_llvm_ir(
     options: &Options,
 ) -> Result<String, CodegenError> {
     let description = target::describe(target, options)?;
-    support::check(module, &description, options.checked)?;
     let info = kdsl_ir::ModuleInfo::new(module, options.checked);
+    support::check(module, &info.features, &description, options.checked)?;
     emit::llvm_ir(module, &info, &description, options)
 }
 

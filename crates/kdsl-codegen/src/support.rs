@@ -1,10 +1,13 @@
 //! Checks a module against the target's feature table before lowering, so that the backend
-//! never meets something it would reject or abort on. Each problem is a diagnostic with the
-//! span of its first use in a function, naming the target.
+//! never meets something it would reject or abort on. What each function uses comes from
+//! [`kdsl_ir::analysis::features`]; each problem is a diagnostic with the span of its first use
+//! in a function, naming the target. The limits (local and private memory, argument bytes,
+//! work-group size) are checked here too.
 
 use crate::lower::collectives::SCRATCH_SLOTS;
 use crate::target::{PrintfLowering, TargetDescription, WorkGroupLowering, MAX_BRANCHED_BOOLS};
 use crate::CodegenError;
+use kdsl_ir::analysis::{FirstUse, FunctionFeatures, ModuleFeatures, Use};
 use kdsl_ir::*;
 use std::collections::HashSet;
 
@@ -14,9 +17,11 @@ const LOCAL_MEMORY_LIMIT: ErrorCode = ErrorCode::E0602;
 const PARAMETER_LIMIT: ErrorCode = ErrorCode::E0603;
 const PRIVATE_MEMORY_LIMIT: ErrorCode = ErrorCode::E0604;
 
-/// `checked`: the module is compiled in checked mode (its kernels take hidden arguments).
+/// `features`: the module's ([`ModuleFeatures::new`]); `checked`: the module is compiled in
+/// checked mode (its kernels take hidden arguments).
 pub(crate) fn check(
     module: &Module,
+    features: &ModuleFeatures,
     target: &TargetDescription,
     checked: bool,
 ) -> Result<(), CodegenError> {
@@ -25,13 +30,13 @@ pub(crate) fn check(
         checked,
         diagnostics: Vec::new(),
         reported: HashSet::new(),
-        work_group_collectives: false,
+        work_group_collectives: features.uses_work_group_collectives(),
     };
-    for function in &module.functions {
+    for (function, uses) in module.functions.iter().zip(&features.functions) {
         checker.reported.clear();
-        checker.function(function);
+        checker.function(function, uses);
     }
-    let private_bytes = private_memory_bytes(module);
+    let private_bytes = private_memory_bytes(module, features);
     for (function, &bytes) in module.functions.iter().zip(&private_bytes) {
         if function.kind == FunctionKind::Kernel {
             checker.local_memory(function);
@@ -102,12 +107,11 @@ impl Checker<'_> {
 
     /// A matrix operation: its shape must be one the target's matrix units do (targets
     /// without units, and checked mode, run every shape through the plain lowering).
-    fn matrix(&mut self, op: &MatrixOp, span: Span) {
+    fn matrix(&mut self, shape: MatrixShape, span: Span) {
         // Checked mode runs every shape through the plain lowering.
         if self.checked {
             return;
         }
-        let shape = op.shape();
         if let Some(needed) = self.target.matrix_units.missing(shape) {
             let feature = match shape {
                 MatrixShape::F16M16N16K16 => "an m16n16k16 `f16` matrix tile (tensor cores)",
@@ -135,36 +139,45 @@ impl Checker<'_> {
         }
     }
 
-    fn function(&mut self, function: &Function) {
-        for parameter in &function.parameters {
-            if let ParameterType::Buffer {
-                record: Some(record),
-                ..
-            } = &parameter.ty
-            {
-                for field in &record.fields {
-                    self.scalar(field.ty, parameter.span);
-                }
+    /// A `print` of `bools` values of type `bool`, which some targets branch on.
+    fn print(&mut self, bools: usize, span: Span) {
+        if let PrintfLowering::OpenClPrintf {
+            constant_strings_only: true,
+            ..
+        } = self.target.printf
+        {
+            if bools > MAX_BRANCHED_BOOLS {
+                self.unsupported(
+                    "a `print` of more than 4 `bool` values",
+                    span,
+                    "print them in several calls, or as integers (`b as u32`)",
+                );
             }
-            let ty = match parameter.ty {
-                ParameterType::Scalar { ty } => ty,
-                ParameterType::Buffer { element, .. } => element,
-                ParameterType::Array { ref ty, .. } => ty.element,
-            };
-            self.scalar(ty, parameter.span);
         }
-        for variable in &function.variables {
-            let ty = match &variable.ty {
-                VariableType::Scalar { ty } => *ty,
-                VariableType::Array { ty } => ty.element,
-            };
-            self.scalar(ty, variable.span);
-        }
+    }
+
+    /// The declared types first, then the limits on the function itself, then its body (the
+    /// order of the diagnostics).
+    fn function(&mut self, function: &Function, features: &FunctionFeatures) {
+        self.uses(&features.declared);
         if function.kind == FunctionKind::Kernel {
             self.parameter_bytes(function);
         }
         self.work_group_size(function);
-        self.block(&function.body);
+        self.uses(&features.body);
+    }
+
+    fn uses(&mut self, uses: &[FirstUse]) {
+        for &FirstUse { used, span } in uses {
+            match used {
+                Use::Scalar(ty) => self.scalar(ty, span),
+                Use::Builtin(builtin, ty) => self.builtin(builtin, ty, span),
+                Use::Matrix(shape) => self.matrix(shape, span),
+                Use::Print { bools } => self.print(bools, span),
+                // Every target copies, asynchronously or through plain loads and stores.
+                Use::Barrier | Use::AsyncCopy => {}
+            }
+        }
     }
 
     /// A kernel's local memory, the collectives' scratch array included, against the
@@ -301,172 +314,13 @@ impl Checker<'_> {
             );
         }
     }
-
-    fn block(&mut self, block: &Block) {
-        for statement in block {
-            match &statement.kind {
-                StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
-                    self.expression(value)
-                }
-                StatementKind::Store { place, value } => {
-                    self.place(place);
-                    self.expression(value);
-                }
-                StatementKind::VectorStore { place, values } => {
-                    self.place(place);
-                    for value in values {
-                        self.expression(value);
-                    }
-                }
-                StatementKind::Print { arguments, .. } => {
-                    for argument in arguments {
-                        self.expression(argument);
-                    }
-                    let bools = arguments
-                        .iter()
-                        .filter(|a| a.ty == ScalarType::Bool)
-                        .count();
-                    if let PrintfLowering::OpenClPrintf {
-                        constant_strings_only: true,
-                        ..
-                    } = self.target.printf
-                    {
-                        if bools > MAX_BRANCHED_BOOLS {
-                            self.unsupported(
-                                "a `print` of more than 4 `bool` values",
-                                statement.span,
-                                "print them in several calls, or as integers (`b as u32`)",
-                            );
-                        }
-                    }
-                }
-                StatementKind::If {
-                    condition,
-                    accept,
-                    reject,
-                } => {
-                    self.expression(condition);
-                    self.block(accept);
-                    self.block(reject);
-                }
-                StatementKind::Loop {
-                    body, continuing, ..
-                } => {
-                    self.block(body);
-                    self.block(continuing);
-                }
-                StatementKind::Return { value: Some(value) } => self.expression(value),
-                StatementKind::Matrix(op) => {
-                    for value in op.expressions() {
-                        self.expression(value);
-                    }
-                    self.matrix(op, statement.span);
-                }
-                StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy {
-                    destination,
-                    source,
-                    ..
-                }) => {
-                    self.place(destination);
-                    self.place(source);
-                    self.scalar(source.element, statement.span);
-                }
-                StatementKind::Return { value: None }
-                | StatementKind::Break
-                | StatementKind::Continue
-                | StatementKind::Barrier { .. }
-                | StatementKind::AsyncCopy(_) => {}
-            }
-        }
-    }
-
-    fn place(&mut self, place: &Place) {
-        for index in &place.indices {
-            self.expression(index);
-        }
-    }
-
-    fn expression(&mut self, expression: &Expression) {
-        self.scalar(expression.ty, expression.span);
-        match &expression.kind {
-            ExpressionKind::Literal(_)
-            | ExpressionKind::Parameter(_)
-            | ExpressionKind::Variable(_)
-            | ExpressionKind::WorkItem { .. } => {}
-            ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
-                self.place(place)
-            }
-            ExpressionKind::Unary { operand, .. } => self.expression(operand),
-            ExpressionKind::Cast { value }
-            | ExpressionKind::DimensionIndex { index: value, .. } => self.expression(value),
-            ExpressionKind::Binary { left, right, .. }
-            | ExpressionKind::ShortCircuit { left, right, .. } => {
-                self.expression(left);
-                self.expression(right);
-            }
-            ExpressionKind::Select {
-                condition,
-                accept,
-                reject,
-            }
-            | ExpressionKind::Conditional {
-                condition,
-                accept,
-                reject,
-            } => {
-                self.expression(condition);
-                self.expression(accept);
-                self.expression(reject);
-            }
-            ExpressionKind::Call { arguments, .. } => {
-                for argument in arguments {
-                    if let Argument::Value(value) = argument {
-                        self.expression(value);
-                    }
-                }
-            }
-            ExpressionKind::Math { arguments, .. } => {
-                for argument in arguments {
-                    self.expression(argument);
-                }
-            }
-            ExpressionKind::SubGroup { op, arguments } => {
-                let ty = arguments.first().map_or(ScalarType::U32, |a| a.ty);
-                self.builtin(Builtin::SubGroup(*op), ty, expression.span);
-                for argument in arguments {
-                    self.expression(argument);
-                }
-            }
-            ExpressionKind::WorkGroup { op, arguments } => {
-                self.work_group_collectives = true;
-                let ty = arguments.first().map_or(ScalarType::U32, |a| a.ty);
-                self.builtin(Builtin::WorkGroup(*op), ty, expression.span);
-                for argument in arguments {
-                    self.expression(argument);
-                }
-            }
-            ExpressionKind::Atomic {
-                op,
-                place,
-                value,
-                comparand,
-            } => {
-                self.builtin(Builtin::Atomic(*op), place.element, expression.span);
-                self.place(place);
-                self.expression(value);
-                if let Some(comparand) = comparand {
-                    self.expression(comparand);
-                }
-            }
-        }
-    }
 }
 
 /// Per function: the private memory its variables take while it runs, with that of the
 /// deepest chain of calls it makes (calls one after the other reuse the same memory).
-fn private_memory_bytes(module: &Module) -> Vec<u64> {
+fn private_memory_bytes(module: &Module, features: &ModuleFeatures) -> Vec<u64> {
     let mut bytes: Vec<u64> = Vec::with_capacity(module.functions.len());
-    for function in &module.functions {
+    for (function, uses) in module.functions.iter().zip(&features.functions) {
         let own: u64 = function
             .variables
             .iter()
@@ -474,17 +328,12 @@ fn private_memory_bytes(module: &Module) -> Vec<u64> {
             .map(|v| v.ty.size_in_bytes())
             .sum();
         // Functions come callees first.
-        let mut deepest = 0u64;
-        visit::walk_block(
-            &function.body,
-            &mut |expression| {
-                if let ExpressionKind::Call { function, .. } = &expression.kind {
-                    let callee = bytes.get(function.0 as usize).copied().unwrap_or(0);
-                    deepest = deepest.max(callee);
-                }
-            },
-            &mut |_| {},
-        );
+        let deepest = uses
+            .calls
+            .iter()
+            .map(|callee| bytes.get(callee.0 as usize).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
         bytes.push(own.saturating_add(deepest));
     }
     bytes

@@ -1,5 +1,5 @@
-//! The uniformity analysis (`kdsl_ir::uniformity`): barriers need every work-item of the
-//! work-group (E0518), sub-group operations every work-item of the sub-group (E0519).
+//! The uniformity analysis (`kdsl_ir::analysis::uniformity`): barriers need every work-item of
+//! the work-group (E0518), sub-group operations every work-item of the sub-group (E0519).
 
 /// The codes of the errors `source` gets, in order; empty when it compiles.
 fn codes(source: &str) -> Vec<String> {

@@ -7,9 +7,9 @@ use kdsl_ir::AsyncCopyOp;
 use kdsl_ir::Expression;
 use kdsl_ir::ScalarValue;
 use kdsl_ir::{
-    AddressSpace, Argument, ArrayType, Block, ExpressionKind, Function, FunctionKind, Literal,
-    LogicalOp, Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement,
-    StatementKind, SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
+    AddressSpace, Argument, ArrayType, ExpressionKind, Function, FunctionKind, Literal, LogicalOp,
+    Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement, StatementKind,
+    SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
 };
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -50,10 +50,13 @@ impl SharedMemory {
 
 /// Runs every work-group of the launch; returns each buffer parameter's final content. What
 /// `print` wrote is appended to `output`, also when the launch fails, ordered by linear global
-/// work-item id and within a work-item in program order.
+/// work-item id and within a work-item in program order. `synchronizes`: whether the kernel's
+/// work-items wait for or exchange values with each other
+/// ([`kdsl_ir::analysis::ModuleFeatures::synchronizes`]), so they must run at the same time.
 pub(crate) fn run(
     module: &Module,
     kernel: &Function,
+    synchronizes: bool,
     launch: &InterpLaunch,
     parameters: Vec<KernelParameter>,
     output: &mut String,
@@ -101,7 +104,6 @@ pub(crate) fn run(
             }
         }
     }
-    let synchronizes = uses_synchronization(module, kernel, &mut Vec::new());
     let launch_state = Launch {
         module,
         kernel,
@@ -144,141 +146,6 @@ pub(crate) fn run(
         .into_iter()
         .map(|buffer| buffer.map(SharedMemory::into_bits))
         .collect())
-}
-
-/// Whether the function (or a callee) has a barrier or a sub-group operation that exchanges
-/// values, so its work-items must run at the same time.
-fn uses_synchronization(module: &Module, function: &Function, visiting: &mut Vec<String>) -> bool {
-    if visiting.contains(&function.name) {
-        return false;
-    }
-    visiting.push(function.name.clone());
-    let found = block_synchronizes(module, &function.body, visiting);
-    visiting.pop();
-    found
-}
-
-fn block_synchronizes(module: &Module, block: &Block, visiting: &mut Vec<String>) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::Assign { value, .. } | StatementKind::Evaluate { value } => {
-            expression_synchronizes(module, value, visiting)
-        }
-        StatementKind::Store { place, value } => {
-            place_synchronizes(module, place, visiting)
-                || expression_synchronizes(module, value, visiting)
-        }
-        StatementKind::VectorStore { place, values } => {
-            place_synchronizes(module, place, visiting)
-                || values
-                    .iter()
-                    .any(|value| expression_synchronizes(module, value, visiting))
-        }
-        StatementKind::Print { arguments, .. } => arguments
-            .iter()
-            .any(|value| expression_synchronizes(module, value, visiting)),
-        StatementKind::If {
-            condition,
-            accept,
-            reject,
-        } => {
-            expression_synchronizes(module, condition, visiting)
-                || block_synchronizes(module, accept, visiting)
-                || block_synchronizes(module, reject, visiting)
-        }
-        StatementKind::Loop {
-            body, continuing, ..
-        } => {
-            block_synchronizes(module, body, visiting)
-                || block_synchronizes(module, continuing, visiting)
-        }
-        StatementKind::Return { value: Some(value) } => {
-            expression_synchronizes(module, value, visiting)
-        }
-        StatementKind::Barrier { .. } => true,
-        // Expanded into plain IR before the interpreter runs (`kdsl_ir::matrix`); a sub-group
-        // operation, not a work-group one.
-        StatementKind::Matrix(_) => false,
-        StatementKind::AsyncCopy(_) => false,
-        StatementKind::Break | StatementKind::Continue | StatementKind::Return { value: None } => {
-            false
-        }
-    })
-}
-
-fn place_synchronizes(module: &Module, place: &Place, visiting: &mut Vec<String>) -> bool {
-    place
-        .indices
-        .iter()
-        .any(|index| expression_synchronizes(module, index, visiting))
-}
-
-fn expression_synchronizes(
-    module: &Module,
-    expression: &Expression,
-    visiting: &mut Vec<String>,
-) -> bool {
-    let mut any = |expressions: &[&Expression]| {
-        expressions
-            .iter()
-            .any(|e| expression_synchronizes(module, e, visiting))
-    };
-    match &expression.kind {
-        ExpressionKind::Literal(_)
-        | ExpressionKind::Parameter(_)
-        | ExpressionKind::Variable(_)
-        | ExpressionKind::WorkItem { .. } => false,
-        ExpressionKind::Load(place) | ExpressionKind::VectorLoad { place, .. } => {
-            place_synchronizes(module, place, visiting)
-        }
-        ExpressionKind::Unary { operand, .. } => any(&[operand]),
-        ExpressionKind::Cast { value } | ExpressionKind::DimensionIndex { index: value, .. } => {
-            any(&[value])
-        }
-        ExpressionKind::Binary { left, right, .. }
-        | ExpressionKind::ShortCircuit { left, right, .. } => any(&[left, right]),
-        ExpressionKind::Select {
-            condition,
-            accept,
-            reject,
-        }
-        | ExpressionKind::Conditional {
-            condition,
-            accept,
-            reject,
-        } => any(&[condition, accept, reject]),
-        ExpressionKind::Math { arguments, .. } => any(&arguments.iter().collect::<Vec<_>>()),
-        ExpressionKind::Atomic {
-            place,
-            value,
-            comparand,
-            ..
-        } => {
-            place_synchronizes(module, place, visiting)
-                || expression_synchronizes(module, value, visiting)
-                || comparand
-                    .as_ref()
-                    .is_some_and(|c| expression_synchronizes(module, c, visiting))
-        }
-        ExpressionKind::SubGroup { op, arguments } => {
-            op.arity() != 0
-                || arguments
-                    .iter()
-                    .any(|a| expression_synchronizes(module, a, visiting))
-        }
-        ExpressionKind::WorkGroup { .. } => true,
-        ExpressionKind::Call {
-            function,
-            arguments,
-        } => {
-            arguments.iter().any(|argument| match argument {
-                Argument::Value(value) => expression_synchronizes(module, value, visiting),
-                Argument::Buffer(_) | Argument::Array(_) => false,
-            }) || module
-                .functions
-                .get(function.0 as usize)
-                .is_some_and(|callee| uses_synchronization(module, callee, visiting))
-        }
-    }
 }
 
 /// What every work-group of one launch shares.

@@ -460,8 +460,9 @@ fn run_kernel_on_this_thread(
 ) -> Result<(), InterpError> {
     // Matrix tiles run as their one definition in plain IR (`kdsl_ir::matrix`), the loops
     // targets without matrix units compile.
+    let features = kdsl_ir::analysis::ModuleFeatures::new(module);
     let expanded;
-    let module = if kdsl_ir::matrix::uses_matrix(module) {
+    let module = if features.uses_matrix() {
         expanded = kdsl_ir::matrix::expand_plain(module);
         &expanded
     } else {
@@ -474,14 +475,17 @@ fn run_kernel_on_this_thread(
             .collect();
         InterpError::InvalidModule(messages.join("; "))
     })?;
-    let function =
-        module
-            .kernels()
-            .find(|f| f.name == kernel)
-            .ok_or_else(|| InterpError::KernelNotFound {
-                name: kernel.to_string(),
-                available: module.kernels().map(|f| f.name.clone()).collect(),
-            })?;
+    let (index, function) = module
+        .functions
+        .iter()
+        .enumerate()
+        .find(|(_, f)| f.kind == kdsl_ir::FunctionKind::Kernel && f.name == kernel)
+        .ok_or_else(|| InterpError::KernelNotFound {
+            name: kernel.to_string(),
+            available: module.kernels().map(|f| f.name.clone()).collect(),
+        })?;
+    // The expansion keeps the functions' order, and its loops exchange nothing.
+    let synchronizes = features.synchronizes(kdsl_ir::FunctionId(index as u32));
     launch.check()?;
     check_required_work_group_size(function, launch)?;
     check_arguments(function, arguments)?;
@@ -507,7 +511,7 @@ fn run_kernel_on_this_thread(
             },
         )
         .collect();
-    let memories = execute::run(module, function, launch, parameters, output)?;
+    let memories = execute::run(module, function, synchronizes, launch, parameters, output)?;
     for ((argument, memory), parameter) in
         arguments.iter_mut().zip(memories).zip(&function.parameters)
     {

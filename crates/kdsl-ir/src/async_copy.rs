@@ -68,14 +68,6 @@ pub fn valid_count(element: crate::ScalarType, count: u32) -> bool {
     COUNTS.contains(&count) && BYTES.contains(&(count * element.size_in_bytes()))
 }
 
-/// Whether any function of `module` has an asynchronous-copy statement.
-pub fn uses_async_copies(module: &Module) -> bool {
-    module
-        .functions
-        .iter()
-        .any(|function| block_uses(&function.body))
-}
-
 fn block_uses(block: &Block) -> bool {
     block.iter().any(|statement| match &statement.kind {
         StatementKind::AsyncCopy(_) => true,

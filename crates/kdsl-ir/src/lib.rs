@@ -21,11 +21,11 @@ pub mod span;
 pub mod tile_registers;
 pub mod type_constants;
 pub mod types;
-pub mod uniformity;
 pub mod validate;
 pub mod visit;
 pub mod visit_mut;
 
+pub use analysis::uniformity::check_uniformity;
 pub use analysis::ModuleInfo;
 pub use async_copy::{AsyncCopyKind, AsyncCopyOp};
 pub use builtins::{
@@ -40,5 +40,4 @@ pub use render::render_diagnostics;
 pub use scalar::{ScalarValue, Undefined};
 pub use span::Span;
 pub use types::{AddressSpace, ArrayType, ParameterType, ScalarType};
-pub use uniformity::check_uniformity;
 pub use validate::{validate, ValidationError};

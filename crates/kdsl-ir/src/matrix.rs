@@ -7,6 +7,7 @@
 //! statements to them; every other target, and the interpreter, runs [`expand_plain`]'s
 //! loops, which define what the operation computes.
 
+use crate::analysis::FunctionFeatures;
 use crate::ir::*;
 use crate::span::Span;
 use crate::types::{AddressSpace, ScalarType};
@@ -208,60 +209,6 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
     "matrix_mma",
 ];
 
-/// Whether any function of `module` has a matrix statement.
-pub fn uses_matrix(module: &Module) -> bool {
-    module.functions.iter().any(|f| block_uses_matrix(&f.body))
-}
-
-/// Whether `function`'s own body has a matrix statement.
-pub fn function_uses_matrix(function: &Function) -> bool {
-    block_uses_matrix(&function.body)
-}
-
-/// The shapes `module`'s matrix statements use, each once, in the order of [`MatrixShape::ALL`].
-pub fn shapes(module: &Module) -> Vec<MatrixShape> {
-    let mut used = Vec::new();
-    for function in &module.functions {
-        block_shapes(&function.body, &mut used);
-    }
-    MatrixShape::ALL
-        .into_iter()
-        .filter(|shape| used.contains(shape))
-        .collect()
-}
-
-fn block_shapes(block: &Block, used: &mut Vec<MatrixShape>) {
-    for statement in block {
-        match &statement.kind {
-            StatementKind::Matrix(op) => used.push(op.shape()),
-            StatementKind::If { accept, reject, .. } => {
-                block_shapes(accept, used);
-                block_shapes(reject, used);
-            }
-            StatementKind::Loop {
-                body, continuing, ..
-            } => {
-                block_shapes(body, used);
-                block_shapes(continuing, used);
-            }
-            _ => {}
-        }
-    }
-}
-
-fn block_uses_matrix(block: &Block) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::Matrix(_) => true,
-        StatementKind::If { accept, reject, .. } => {
-            block_uses_matrix(accept) || block_uses_matrix(reject)
-        }
-        StatementKind::Loop {
-            body, continuing, ..
-        } => block_uses_matrix(body) || block_uses_matrix(continuing),
-        _ => false,
-    })
-}
-
 /// `module` with every matrix statement replaced by its plain definition: loops over the
 /// tile in private memory and sub-group queries, for targets without matrix units and for
 /// the interpreter.
@@ -273,7 +220,7 @@ fn block_uses_matrix(block: &Block) -> bool {
 pub fn expand_plain(module: &Module) -> Module {
     let mut module = module.clone();
     for function in &mut module.functions {
-        if !block_uses_matrix(&function.body) {
+        if !FunctionFeatures::new(function).uses_matrix() {
             continue;
         }
         let mut expander = Expander {

@@ -9,15 +9,16 @@
 //! changes nothing they compute.
 
 use crate::ir::*;
-use crate::matrix::MatrixOp;
+use crate::visit::{visit_block, Visitor};
 use std::collections::HashSet;
 
 /// `module` with the zeroing loop of every tile variable marked `Unroll::Full`.
 pub fn unroll_tile_zeroing(module: &Module) -> Module {
     let mut module = module.clone();
     for function in &mut module.functions {
-        let mut tiles = HashSet::new();
-        collect_tiles(&function.body, &mut tiles);
+        let mut tiles = Tiles(HashSet::new());
+        visit_block(&function.body, &mut tiles);
+        let tiles = tiles.0;
         if !tiles.is_empty() {
             mark_block(&mut function.body, &tiles);
         }
@@ -25,32 +26,22 @@ pub fn unroll_tile_zeroing(module: &Module) -> Module {
     module
 }
 
-fn collect_tiles(block: &Block, tiles: &mut HashSet<VariableId>) {
-    for statement in block {
-        match &statement.kind {
-            StatementKind::Matrix(op) => {
-                let bases = match op {
-                    MatrixOp::Load { tile, .. }
-                    | MatrixOp::Store { tile, .. }
-                    | MatrixOp::Fill { tile, .. } => vec![*tile],
-                    MatrixOp::MultiplyAdd { d, a, b, c, .. } => vec![*d, *a, *b, *c],
-                };
-                tiles.extend(bases.into_iter().filter_map(|base| match base {
-                    PlaceBase::Variable(id) => Some(id),
-                    PlaceBase::Parameter(_) => None,
-                }));
-            }
-            StatementKind::If { accept, reject, .. } => {
-                collect_tiles(accept, tiles);
-                collect_tiles(reject, tiles);
-            }
-            StatementKind::Loop {
-                body, continuing, ..
-            } => {
-                collect_tiles(body, tiles);
-                collect_tiles(continuing, tiles);
-            }
-            _ => {}
+/// Collects the variables that matrix statements use as tiles.
+struct Tiles(HashSet<VariableId>);
+
+impl Visitor for Tiles {
+    fn enter_statement(&mut self, statement: &Statement) {
+        if let StatementKind::Matrix(op) = &statement.kind {
+            let (written, read) = op.tiles();
+            self.0.extend(
+                written
+                    .into_iter()
+                    .chain(read)
+                    .filter_map(|base| match base {
+                        PlaceBase::Variable(id) => Some(id),
+                        PlaceBase::Parameter(_) => None,
+                    }),
+            );
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The one walker over a function body's statements, expressions and places, in evaluation
-//! order, with hooks before and after each node ([`Visitor`]). Analyses ([`crate::analysis`],
-//! `buffer_access.rs`, codegen's inlining budget and support check) are visitors;
+//! order, with hooks before and after each node ([`Visitor`]). Analyses ([`crate::analysis`]:
+//! features, check sites, buffer accesses; codegen's inlining budget) are visitors;
 //! [`walk_block`] is the short form for a pair of closures.
 //!
 //! Order: a statement's operands as the statement evaluates them (a store's value before its

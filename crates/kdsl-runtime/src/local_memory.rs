@@ -3,7 +3,7 @@
 //! one) against the device's limit before anything reaches the driver.
 //!
 //! SPIR-V kernels take each launch-sized array as a Workgroup pointer parameter whose size the
-//! SYCL runtime sets (`sycl::local_accessor`); PTX and AMDGPU kernels take a `u32` byte offset
+//! SYCL runtime sets (SYCL work-group memory); PTX and AMDGPU kernels take a `u32` byte offset
 //! into the launch's dynamic shared memory (LDS), whose size is the end of the last array.
 
 use crate::args::{Argument, ArgumentKind};

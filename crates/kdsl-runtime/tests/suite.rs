@@ -145,6 +145,7 @@ macro_rules! local_memory_tests {
 
 local_memory_tests! {
     reduce_sum_sized,
+    reduce_sum_sized_from_syclbin,
     local_memory_above_the_limit,
 }
 
@@ -301,6 +302,32 @@ fn example_kernel(device: &Device, kernel: &str) -> Result<kdsl_runtime::Kernel,
         other => other.map_err(fail)?,
     };
     program.kernel(kernel).map_err(fail)
+}
+
+/// Kernel `name` of `<bundles>/<file>.syclbin` (`kdsl compile --format syclbin`): on SYCL
+/// devices it goes through `get_kernel_bundle`, on CUDA its PTX is loaded directly; both find
+/// it by its `__sycl_kernel_` entry point. Skipped where the SYCLBIN has no image for the device.
+fn syclbin_kernel(device: &Device, file: &str, name: &str) -> Result<kdsl_runtime::Kernel, String> {
+    let (folder, required) = bundle_folder();
+    let path = folder.join(format!("{file}.syclbin"));
+    let bundle = match Bundle::read(&path) {
+        Err(error) if !required => return Err(format!("skipped: {}: {error}", path.display())),
+        other => other.map_err(|error| format!("{}: {error}", path.display()))?,
+    };
+    if bundle.entry_point_prefix != "__sycl_kernel_" {
+        return Err(format!(
+            "{} has entry point prefix {:?}",
+            path.display(),
+            bundle.entry_point_prefix
+        ));
+    }
+    let program = match device.load(&bundle) {
+        Err(RuntimeError::NoMatchingImage { bundle_has, .. }) => {
+            return Err(format!("skipped: the SYCLBIN has only {bundle_has}"))
+        }
+        other => other.map_err(fail)?,
+    };
+    program.kernel(name).map_err(fail)
 }
 
 fn saxpy_reference(a: f32, x: &[f32], y: &[f32]) -> Vec<f64> {

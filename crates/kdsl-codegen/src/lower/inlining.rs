@@ -6,9 +6,10 @@
 //! that asks to be unrolled counts as often as LLVM may copy it: calls inside unrolled loops
 //! multiply the code too.
 
-use kdsl_ir::visit::{walk_block, walk_expression};
+use kdsl_ir::analysis::ModuleFeatures;
+use kdsl_ir::visit::{visit_block, Access, Visitor};
 use kdsl_ir::{
-    Block, Expression, ExpressionKind, FunctionKind, Module, Place, Statement, StatementKind,
+    Block, Expression, ExpressionKind, FunctionKind, Module, Place, Span, Statement, StatementKind,
     Unroll,
 };
 
@@ -23,25 +24,21 @@ use kdsl_ir::{
 pub(crate) const INLINE_BUDGET: usize = 2_000;
 
 /// Per function of `module`: whether every call of it is inlined. Kernels never are.
-pub(crate) fn inlined_functions(module: &Module) -> Vec<bool> {
+/// `features`: the module's, or those of the module it was expanded from (expanding matrix
+/// tiles adds no calls).
+pub(crate) fn inlined_functions(module: &Module, features: &ModuleFeatures) -> Vec<bool> {
     let count = module.functions.len();
     let mut call_sites = vec![0usize; count];
-    for function in &module.functions {
-        for callee in callees(function) {
-            if let Some(sites) = call_sites.get_mut(callee) {
-                *sites += 1;
-            }
+    for callee in features.functions.iter().flat_map(|f| &f.calls) {
+        if let Some(sites) = call_sites.get_mut(callee.0 as usize) {
+            *sites += 1;
         }
     }
     // Functions come callees first, so a callee's inlined size is known before its callers'.
     let mut sizes = Vec::with_capacity(count);
     let mut inlined = Vec::with_capacity(count);
     for (index, function) in module.functions.iter().enumerate() {
-        let size = Sizes {
-            inlined: &inlined,
-            sizes: &sizes,
-        }
-        .block(&function.body);
+        let size = Sizes::block(&inlined, &sizes, &function.body);
         let small = size <= INLINE_BUDGET || call_sites[index] <= 1;
         inlined.push(function.kind == FunctionKind::Device && small);
         sizes.push(size);
@@ -59,114 +56,69 @@ const FULL_UNROLL_COPIES: usize = 16;
 struct Sizes<'a> {
     inlined: &'a [bool],
     sizes: &'a [usize],
+    /// How often the enclosing loops copy the code being walked, one entry per loop.
+    copies: Vec<usize>,
+    total: usize,
 }
 
 impl Sizes<'_> {
-    fn block(&self, block: &Block) -> usize {
-        block.iter().fold(0, |total, statement| {
-            total.saturating_add(self.statement(statement))
-        })
+    fn block(inlined: &[bool], sizes: &[usize], block: &Block) -> usize {
+        let mut counter = Sizes {
+            inlined,
+            sizes,
+            copies: Vec::new(),
+            total: 0,
+        };
+        visit_block(block, &mut counter);
+        counter.total
     }
 
-    fn statement(&self, statement: &Statement) -> usize {
-        let own = match &statement.kind {
-            StatementKind::Assign { value, .. }
-            | StatementKind::Evaluate { value }
-            | StatementKind::Return { value: Some(value) } => self.expression(value),
-            StatementKind::Store { place, value } => {
-                self.place(place).saturating_add(self.expression(value))
-            }
-            StatementKind::VectorStore { place, values } => {
-                values.iter().fold(self.place(place), |total, value| {
-                    total.saturating_add(self.expression(value))
-                })
-            }
-            StatementKind::Print { arguments, .. } => {
-                arguments.iter().fold(0usize, |total, value| {
-                    total.saturating_add(self.expression(value))
-                })
-            }
-            StatementKind::If {
-                condition,
-                accept,
-                reject,
-            } => self
-                .expression(condition)
-                .saturating_add(self.block(accept))
-                .saturating_add(self.block(reject)),
-            StatementKind::Loop {
-                body,
-                continuing,
-                unroll,
-            } => {
+    fn count(&mut self, nodes: usize) {
+        let copies = self.copies.last().copied().unwrap_or(1);
+        self.total = self.total.saturating_add(nodes.saturating_mul(copies));
+    }
+}
+
+impl Visitor for Sizes<'_> {
+    fn enter_statement(&mut self, statement: &Statement) {
+        match &statement.kind {
+            // A native matrix operation is a handful of intrinsics.
+            StatementKind::Matrix(_) => self.count(9),
+            StatementKind::Loop { unroll, .. } => {
+                self.count(1);
                 let copies = match unroll {
                     Unroll::Default => 1,
                     Unroll::Full => FULL_UNROLL_COPIES,
                     Unroll::Count(count) => *count as usize,
                 };
-                let once = self.block(body).saturating_add(self.block(continuing));
-                once.saturating_mul(copies.max(1))
+                let outer = self.copies.last().copied().unwrap_or(1);
+                self.copies.push(outer.saturating_mul(copies.max(1)));
             }
-            // A native matrix operation is a handful of intrinsics.
-            StatementKind::Matrix(op) => {
-                op.expressions().into_iter().fold(8usize, |total, value| {
-                    total.saturating_add(self.expression(value))
-                })
+            // As its plain form, a load and a store per element.
+            StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy { count, .. }) => {
+                self.count(1 + 2 * *count as usize)
             }
-            StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy {
-                destination,
-                source,
-                count,
-            }) => (*count as usize)
-                .saturating_add(self.place(destination))
-                .saturating_add(self.place(source)),
-            StatementKind::Return { value: None }
-            | StatementKind::Break
-            | StatementKind::Continue
-            | StatementKind::Barrier { .. }
-            | StatementKind::AsyncCopy(_) => 0,
-        };
-        own.saturating_add(1)
+            _ => self.count(1),
+        }
     }
 
-    fn place(&self, place: &Place) -> usize {
-        place.indices.iter().fold(1, |total, index| {
-            total.saturating_add(self.expression(index))
-        })
+    fn leave_statement(&mut self, statement: &Statement) {
+        if let StatementKind::Loop { .. } = statement.kind {
+            self.copies.pop();
+        }
     }
 
-    fn expression(&self, expression: &Expression) -> usize {
-        let mut size = 0usize;
-        let mut places = 0usize;
-        walk_expression(
-            expression,
-            &mut |expression| {
-                size = size.saturating_add(1);
-                if let ExpressionKind::Call { function, .. } = &expression.kind {
-                    let callee = function.0 as usize;
-                    if self.inlined.get(callee) == Some(&true) {
-                        let inlined = self.sizes.get(callee).copied().unwrap_or(0);
-                        size = size.saturating_add(inlined);
-                    }
-                }
-            },
-            &mut |_| places += 1,
-        );
-        size.saturating_add(places)
-    }
-}
-
-/// The functions `function` calls, once per call site.
-fn callees(function: &kdsl_ir::Function) -> Vec<usize> {
-    let mut callees = Vec::new();
-    walk_block(
-        &function.body,
-        &mut |expression| {
-            if let ExpressionKind::Call { function, .. } = &expression.kind {
-                callees.push(function.0 as usize);
+    fn enter_expression(&mut self, expression: &Expression) {
+        self.count(1);
+        if let ExpressionKind::Call { function, .. } = &expression.kind {
+            let callee = function.0 as usize;
+            if self.inlined.get(callee) == Some(&true) {
+                self.count(self.sizes.get(callee).copied().unwrap_or(0));
             }
-        },
-        &mut |_| {},
-    );
-    callees
+        }
+    }
+
+    fn enter_place(&mut self, _: &Place, _: Access, _: Span) {
+        self.count(1);
+    }
 }

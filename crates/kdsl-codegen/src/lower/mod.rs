@@ -55,35 +55,37 @@ fn device_function_name(name: &str) -> String {
 }
 
 /// Lowers every function of `ir` into `module`, whose triple and data layout are set. Kernel
-/// symbols are `entry_point_prefix` followed by the kernel's name. `check_sites`: checked
-/// mode's sites ([`kdsl_ir::ModuleInfo`], numbered once for all targets), `None` unchecked.
+/// symbols are `entry_point_prefix` followed by the kernel's name. `info`: the module's
+/// analyses, read by every target ([`kdsl_ir::ModuleInfo`]), with checked mode's sites
+/// (numbered once for all targets) where the module is compiled checked.
 pub(crate) fn lower_module<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
     ir: &kdsl_ir::Module,
     target: &TargetDescription,
     entry_point_prefix: &str,
-    check_sites: Option<&kdsl_ir::analysis::CheckSites>,
+    info: &kdsl_ir::ModuleInfo,
 ) -> Result<()> {
+    let check_sites = info.check_sites.as_ref();
     let checked = check_sites.is_some();
     // In checked mode (whose check sites every image of a bundle numbers alike) matrix tiles
     // become plain loops and asynchronous copies plain loads and stores
     // (`kdsl_ir::analysis::checked_form`). Otherwise tiles become loops without matrix units
     // (`kdsl_ir::matrix`) and stay in registers with them (`kdsl_ir::tile_registers`), and
     // copies are plain where the target cannot copy asynchronously (`kdsl_ir::async_copy`).
+    let features = &info.features;
     let mut form = std::borrow::Cow::Borrowed(ir);
     if checked {
-        form = kdsl_ir::analysis::checked_form(ir);
+        form = kdsl_ir::analysis::checked_form(ir, features);
     } else {
-        if kdsl_ir::matrix::uses_matrix(&form) {
-            form = std::borrow::Cow::Owned(if target.matrix_units.native_for(&form) {
+        if features.uses_matrix() {
+            form = std::borrow::Cow::Owned(if target.matrix_units.native_for(features) {
                 kdsl_ir::tile_registers::unroll_tile_zeroing(&form)
             } else {
                 kdsl_ir::matrix::expand_plain(&form)
             });
         }
-        if target.async_copies == crate::target::AsyncCopies::Plain
-            && kdsl_ir::async_copy::uses_async_copies(&form)
+        if target.async_copies == crate::target::AsyncCopies::Plain && features.uses_async_copies()
         {
             form = std::borrow::Cow::Owned(kdsl_ir::async_copy::expand_plain(&form));
         }
@@ -102,7 +104,7 @@ pub(crate) fn lower_module<'ctx>(
             context.i32_type().const_int(u64::from(*value), false),
         );
     }
-    let inlined = inlining::inlined_functions(ir);
+    let inlined = inlining::inlined_functions(ir, &info.features);
     let mut functions = Vec::with_capacity(ir.functions.len());
     for (function, &inline) in ir.functions.iter().zip(&inlined) {
         functions.push(declare_function(
@@ -447,6 +449,8 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                 ParameterType::Array { .. } => ParameterValue::Array(llvm.into_pointer_value()),
             });
         }
+        // Tiles left to the matrix units (not expanded into plain loops).
+        let native_tiles = kdsl_ir::analysis::FunctionFeatures::new(function).uses_matrix();
         let mut variables = Vec::with_capacity(function.variables.len());
         for variable in &function.variables {
             let ty = match &variable.ty {
@@ -464,7 +468,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     global.set_linkage(Linkage::Internal);
                     global.set_initializer(&poison(ty));
                     // The tensor cores read and write tiles at 32-byte aligned addresses.
-                    let alignment = if kdsl_ir::matrix::function_uses_matrix(function) {
+                    let alignment = if native_tiles {
                         alignment_of(&variable.ty).max(32)
                     } else {
                         alignment_of(&variable.ty)

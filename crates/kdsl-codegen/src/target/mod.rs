@@ -132,7 +132,7 @@ pub(crate) enum SubGroupLowering {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LocalParameterLowering {
     /// A pointer parameter in the local address space; the runtime sets a local argument of
-    /// the array's size (OpenCL's `clSetKernelArg(index, size, NULL)`, SYCL's local accessor).
+    /// the array's size (OpenCL's `clSetKernelArg(index, size, NULL)`, SYCL's work-group memory).
     Pointer,
     /// A `u32` byte offset into the launch's dynamic shared memory (an external, zero-length
     /// local array `kdsl_dynamic_local`), whose size the launch gives (CUDA's and HIP's
@@ -256,14 +256,16 @@ impl MatrixUnits {
         }
     }
 
-    /// Whether `module`'s tiles reach the matrix units: the target has a unit for every
-    /// shape the module uses (else the whole module takes the plain lowering).
-    pub fn native_for(self, module: &kdsl_ir::Module) -> bool {
+    /// Whether a module's tiles (`features`, its [`kdsl_ir::analysis::ModuleFeatures`]) reach
+    /// the matrix units: the target has a unit for every shape the module uses (else the
+    /// whole module takes the plain lowering).
+    pub fn native_for(self, features: &kdsl_ir::analysis::ModuleFeatures) -> bool {
         match self {
             MatrixUnits::Plain => false,
             // The checker refuses shapes the processor cannot do.
             MatrixUnits::NvvmWmma { .. } => true,
-            MatrixUnits::Amdgpu { .. } => kdsl_ir::matrix::shapes(module)
+            MatrixUnits::Amdgpu { .. } => features
+                .matrix_shapes()
                 .into_iter()
                 .all(|shape| self.amdgpu_instruction(shape).is_some()),
         }

@@ -25,8 +25,9 @@ pub(crate) enum RawArgument {
     Pointer(u64),
     Scalar(ScalarValue),
     /// A launch-sized local array: `bytes` at byte `offset` of the launch's dynamic local
-    /// memory (see `local_memory.rs`). SYCL sets a local argument of `bytes`; CUDA and HIP
-    /// pass the offset as a `u32` and size the dynamic shared memory to the largest end.
+    /// memory (see `local_memory.rs`). SYCL sets a local argument of `bytes` for SPIR-V; CUDA,
+    /// HIP and SYCL's CUDA devices pass the offset as a `u32` and size the dynamic shared
+    /// memory to the largest end.
     Local {
         offset: u64,
         bytes: u64,

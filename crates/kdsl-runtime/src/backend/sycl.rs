@@ -93,6 +93,7 @@ mod ffi {
             kernel: &Kernel,
             global: &[u64],
             local: &[u64],
+            scratch_bytes: u64,
             arguments: &[KernelArgument],
             wait_for: &[u64],
         ) -> Result<UniquePtr<Event>>;
@@ -103,6 +104,7 @@ mod ffi {
             kernel: &Kernel,
             global: &[u64],
             local: &[u64],
+            scratch_bytes: u64,
             arguments: &[KernelArgument],
         ) -> Result<()>;
         fn submit_marker(queue: &Queue) -> Result<UniquePtr<Event>>;
@@ -340,11 +342,36 @@ fn memory_kind_code(kind: MemoryKind) -> u8 {
     }
 }
 
+/// How a module's kernels take their launch-sized local arrays (`local mut [T]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LocalArrays {
+    /// SPIR-V: a Workgroup pointer parameter each, set as work-group memory of its size (one
+    /// argument, where SYCL makes a local accessor four in a kernel from a SYCLBIN).
+    Arguments,
+    /// PTX: a `u32` byte offset each into the launch's dynamic local memory, which SYCL's CUDA
+    /// adapter sizes from the launch's work-group scratch size; the offsets are scalars.
+    Offsets,
+    /// AMDGPU: offsets too, but SYCL's HIP adapter refuses a work-group scratch size.
+    Refused,
+}
+
+impl LocalArrays {
+    fn of(target: TargetKind) -> LocalArrays {
+        match target {
+            TargetKind::Spirv => LocalArrays::Arguments,
+            TargetKind::Ptx => LocalArrays::Offsets,
+            TargetKind::Amdgpu => LocalArrays::Refused,
+        }
+    }
+}
+
 /// The shim's argument kind codes (`ArgumentKind` in kdsl_sycl.cpp).
-fn argument(raw: &RawArgument) -> ffi::KernelArgument {
+fn argument(raw: &RawArgument, local_arrays: LocalArrays) -> ffi::KernelArgument {
     let (kind, bits) = match *raw {
         RawArgument::Pointer(address) => (0, address),
-        // A local argument of this many bytes (`sycl::local_accessor`).
+        // A `u32` offset (checked against the device's local memory, so it fits).
+        RawArgument::Local { offset, .. } if local_arrays == LocalArrays::Offsets => (7, offset),
+        // A local argument of this many bytes.
         RawArgument::Local { bytes, .. } => (13, bytes),
         RawArgument::Scalar(value) => {
             let kind = match value {
@@ -439,6 +466,7 @@ impl DeviceBackend for SyclDevice {
         Ok(Arc::new(SyclModule {
             program,
             by_kernel_name,
+            local_arrays: LocalArrays::of(image.target),
             _queue: Arc::clone(&self.queue.queue),
         }))
     }
@@ -562,25 +590,37 @@ impl QueueBackend for SyclQueue {
         wait_for: &[&dyn EventBackend],
     ) -> Result<Submitted> {
         let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
-        if kernel._module.by_kernel_name
-            && arguments
-                .iter()
-                .any(|argument| matches!(argument, RawArgument::Local { .. }))
-        {
-            // A SYCLBIN kernel is not one built from SPIR-V source, for which SYCL passes a
-            // local accessor as one argument of its size; PTX and AMDGPU images take offsets.
-            return Err(RuntimeError::Unsupported {
-                backend: BackendKind::Sycl,
-                what: "local memory sized at launch (`local mut [T]`) in a kernel loaded from a SYCLBIN".into(),
-            });
-        }
-        let arguments: Vec<ffi::KernelArgument> = arguments.iter().map(argument).collect();
+        let local_arrays = kernel._module.local_arrays;
+        let scratch_bytes = match local_arrays {
+            LocalArrays::Arguments => 0,
+            LocalArrays::Offsets => RawArgument::dynamic_local_bytes(arguments),
+            LocalArrays::Refused => {
+                if arguments
+                    .iter()
+                    .any(|argument| matches!(argument, RawArgument::Local { .. }))
+                {
+                    return Err(RuntimeError::Unsupported {
+                        backend: BackendKind::Sycl,
+                        what: "local memory sized at launch (`local mut [T]`) in an AMDGPU \
+                               kernel on SYCL's HIP adapter, which takes no work-group scratch \
+                               size"
+                            .into(),
+                    });
+                }
+                0
+            }
+        };
+        let arguments: Vec<ffi::KernelArgument> = arguments
+            .iter()
+            .map(|raw| argument(raw, local_arrays))
+            .collect();
         if let (Some(markers), true) = (&self.markers, wait_for.is_empty()) {
             ffi::launch_without_event(
                 &self.queue,
                 &kernel.kernel,
                 launch.global(),
                 shim_local(launch),
+                scratch_bytes,
                 &arguments,
             )
             .map_err(backend_error)?;
@@ -593,6 +633,7 @@ impl QueueBackend for SyclQueue {
             &kernel.kernel,
             launch.global(),
             shim_local(launch),
+            scratch_bytes,
             &arguments,
             &waits,
         )
@@ -634,6 +675,7 @@ struct SyclModule {
     /// A bundle from a SYCLBIN finds kernels by kernel name (`ext_oneapi_get_kernel` adds
     /// the `__sycl_kernel_` prefix itself); one built from SPIR-V by entry point.
     by_kernel_name: bool,
+    local_arrays: LocalArrays,
     _queue: QueueHandle,
 }
 
@@ -864,5 +906,24 @@ mod tests {
             let image = crate::image::select_image(&bundle, &target).unwrap();
             assert_eq!(image.describe(), chosen, "{backend} {version}");
         }
+    }
+
+    #[test]
+    fn launch_sized_arrays_are_local_arguments_for_spirv_and_offsets_for_ptx() {
+        let local = RawArgument::Local {
+            offset: 48,
+            bytes: 256,
+        };
+        let spirv = argument(&local, LocalArrays::of(TargetKind::Spirv));
+        assert_eq!((spirv.kind, spirv.bits), (13, 256));
+        // The shim's `u32` kind: the offset, a plain scalar argument.
+        let ptx = argument(&local, LocalArrays::of(TargetKind::Ptx));
+        assert_eq!((ptx.kind, ptx.bits), (7, 48));
+        let scalar = argument(
+            &RawArgument::Scalar(ScalarValue::U32(5)),
+            LocalArrays::Offsets,
+        );
+        assert_eq!((scalar.kind, scalar.bits), (7, 5));
+        assert_eq!(LocalArrays::of(TargetKind::Amdgpu), LocalArrays::Refused);
     }
 }

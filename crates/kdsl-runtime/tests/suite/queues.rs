@@ -2,7 +2,8 @@
 //! borrowed (foreign) memory and streams.
 
 use super::{
-    check_close, check_equal, fail, handmade_program, saxpy_reference, CaseResult, Random,
+    check_close, check_equal, fail, handmade_program, saxpy_reference, syclbin_kernel, CaseResult,
+    Random,
 };
 use kdsl_ir::ScalarType;
 use kdsl_runtime::{args, AnyBuffer, Argument, Device, Launch, RuntimeError};
@@ -420,33 +421,10 @@ pub fn absurd_launches_are_refused(device: &Device) -> CaseResult {
     check_equal("y", &y.read_to_vec().map_err(fail)?, &[2.0f32; 4])
 }
 
-/// Kernels from SYCLBIN files (`kdsl compile --format syclbin`): on SYCL devices they go
-/// through `get_kernel_bundle`, on CUDA their PTX is loaded directly; both find the kernels by
-/// their `__sycl_kernel_` entry points.
+/// Kernels from SYCLBIN files (`kdsl compile --format syclbin`), found by their
+/// `__sycl_kernel_` entry points.
 pub fn syclbin_bundles_run(device: &Device) -> CaseResult {
-    let (folder, required) = super::bundle_folder();
-    let load_from = |file: &str, name: &str| -> Result<kdsl_runtime::Kernel, String> {
-        let path = folder.join(format!("{file}.syclbin"));
-        let bundle = match kdsl_runtime::Bundle::read(&path) {
-            Err(error) if !required => return Err(format!("skipped: {}: {error}", path.display())),
-            other => other.map_err(|error| format!("{}: {error}", path.display()))?,
-        };
-        if bundle.entry_point_prefix != "__sycl_kernel_" {
-            return Err(format!(
-                "{} has entry point prefix {:?}",
-                path.display(),
-                bundle.entry_point_prefix
-            ));
-        }
-        let program = match device.load(&bundle) {
-            Err(RuntimeError::NoMatchingImage { bundle_has, .. }) => {
-                return Err(format!("skipped: the SYCLBIN has only {bundle_has}"))
-            }
-            other => other.map_err(fail)?,
-        };
-        program.kernel(name).map_err(fail)
-    };
-    let saxpy = load_from("saxpy", "saxpy")?;
+    let saxpy = syclbin_kernel(device, "saxpy", "saxpy")?;
     let n = 10_000;
     let x = Random::new(48).f32s(n);
     let y = Random::new(49).f32s(n);
@@ -466,7 +444,7 @@ pub fn syclbin_bundles_run(device: &Device) -> CaseResult {
         None,
     )?;
     // A reduction with local memory and barriers.
-    let reduce = load_from("reduction", "reduce_sum")?;
+    let reduce = syclbin_kernel(device, "reduction", "reduce_sum")?;
     let input = Random::new(50).f32s(n);
     let groups = n.div_ceil(256);
     let input_buffer = device.buffer_from(&input).map_err(fail)?;
