@@ -1,13 +1,22 @@
 """kdsl against Intel's OpenCL C compiler, on the OpenCL CPU device, in one run.
 
 Both sides are the same algorithm (crates/kdsl-bench/reference/kernels.cl against
-examples/*.krn), the same inputs, the same launch shape and the same queue. The kdsl side is
-the SPIR-V image of the kdsl bundle, loaded with dpctl.program.create_program_from_spirv; the
-reference side is OpenCL C compiled by the Intel CPU runtime (create_program_from_source).
-Kernel time comes from the queue's profiling events. The two sides alternate in rounds; each
+examples/*.krn and inputs/*.krn), the same inputs, the same launch shape and the same queue. A
+kernel on 2-D arrays also runs its flat twin (the hand-written row-major index) as a third
+side. The kdsl side is the SPIR-V image of the kdsl bundle, loaded with
+dpctl.program.create_program_from_spirv; the reference side is OpenCL C compiled by the Intel
+CPU runtime (create_program_from_source).
+Kernel time comes from the queue's profiling events; the CPU time this process spends per
+launch (all threads, the device's workers included) is reported beside it, being steadier on a
+machine shared with other work. The sides alternate in rounds; each
 round takes the median of its timed runs, and the best round of each side is reported.
 A case whose launch leaves a result to compare (k-means: the labels) is checked for identical
-results on the two sides in every round; the script stops with an error if they differ.
+results on every side in every round; the script stops with an error if they differ.
+
+BUNDLE_DIR holds the examples' bundles (scripts/compile-examples.sh) and, for the index-form
+and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn and inputs/matmul_flat.krn
+compiled to NAME.kbundle beside them. Use a folder of its own, not the device tests' (they find
+example kernels by name, and the inputs reuse `matmul` and `stencil`).
 
 Usage: python bench_cpu.py BUNDLE_DIR [--runs N] [--rounds N] [--cases NAME,...] [--json OUT]
 """
@@ -19,6 +28,7 @@ import json
 import os
 import pathlib
 import platform
+import resource
 import statistics
 import struct
 import sys
@@ -45,6 +55,13 @@ def spirv_image(bundle_path):
     raise SystemExit(f"{bundle_path}: no SPIR-V image")
 
 
+def process_cpu_ns():
+    """User and system CPU time of this process, all threads, in ns. On a machine shared with
+    other work it is steadier than the kernel's wall time, which waits while others run."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return int((usage.ru_utime + usage.ru_stime) * 1e9)
+
+
 class Device:
     def __init__(self):
         self.queue = dpctl.SyclQueue("opencl:cpu", property="enable_profiling")
@@ -60,18 +77,23 @@ class Device:
         return host
 
     def time_kernel(self, kernel, args, global_range, local_range, warmup, runs, reset=None):
+        """The median kernel time in ns; the median CPU time this process spent per launch
+        (the device's worker threads included) is left in ``last_cpu_ns``."""
         # reset, if given, runs before every launch (outside the timed kernel event).
         for _ in range(warmup):
             if reset:
                 reset()
             self.queue.submit(kernel, args, global_range, local_range).wait()
-        times = []
+        times, cpu_times = [], []
         for _ in range(runs):
             if reset:
                 reset()
+            cpu_start = process_cpu_ns()
             event = self.queue.submit(kernel, args, global_range, local_range)
             event.wait()
+            cpu_times.append(process_cpu_ns() - cpu_start)
             times.append(event.profiling_info_end - event.profiling_info_start)
+        self.last_cpu_ns = statistics.median(cpu_times)
         return statistics.median(times)
 
 
@@ -108,7 +130,10 @@ def case_matmul(device, kernel, rng, warmup, runs):
     b = rng.random((k, n), dtype=np.float32)
     c = np.zeros((m, n), dtype=np.float32)
     c_memory, a_memory, b_memory = device.upload(c), device.upload(a), device.upload(b)
-    args = [c_memory, a_memory, b_memory, ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
+    if kernel.num_args == 6:  # flat buffers and the sizes
+        args = [c_memory, a_memory, b_memory, ctypes.c_uint32(m), ctypes.c_uint32(n), ctypes.c_uint32(k)]
+    else:  # kdsl: 2-D arrays
+        args = [*shaped(c_memory, (m, n)), *shaped(a_memory, (m, k)), *shaped(b_memory, (k, n))]
     median = device.time_kernel(kernel, args, [n, m], [16, 16], warmup, runs)
     result = device.download(c_memory, c)
     assert np.allclose(result, a.astype(np.float64) @ b, rtol=1e-4), "matmul result differs from the host"
@@ -121,7 +146,10 @@ def case_scale2d(device, kernel, rng, warmup, runs):
     output = np.zeros_like(values)
     output_memory, input_memory = device.upload(output), device.upload(values)
     factor = np.float32(1.5)
-    args = [output_memory, input_memory, ctypes.c_int32(n), ctypes.c_float(factor)]
+    if kernel.num_args == 4:  # flat buffers and the size
+        args = [output_memory, input_memory, ctypes.c_int32(n), ctypes.c_float(factor)]
+    else:  # kdsl: 2-D arrays
+        args = [*shaped(output_memory, (n, n)), *shaped(input_memory, (n, n)), ctypes.c_float(factor)]
     median = device.time_kernel(kernel, args, [n, n], [64, 4], warmup, runs)
     assert np.array_equal(device.download(output_memory, output), values * factor), "scale2d differs"
     return median, 2 * 4 * n * n, None
@@ -132,12 +160,34 @@ def case_stencil2d(device, kernel, rng, warmup, runs):
     values = rng.random((n, n), dtype=np.float32)
     output = np.zeros_like(values)
     output_memory, input_memory = device.upload(output), device.upload(values)
-    args = [output_memory, input_memory, ctypes.c_int32(n)]
+    if kernel.num_args == 3:  # flat buffers and the size
+        args = [output_memory, input_memory, ctypes.c_int32(n)]
+    else:  # kdsl: 2-D arrays
+        args = [*shaped(output_memory, (n, n)), *shaped(input_memory, (n, n))]
     median = device.time_kernel(kernel, args, [n, n], [64, 4], warmup, runs)
     result = device.download(output_memory, output)
     inner = values[1:-1, 1:-1] + values[1:-1, :-2] + values[1:-1, 2:] + values[:-2, 1:-1] + values[2:, 1:-1]
     assert np.allclose(result[1:-1, 1:-1], np.float32(0.2) * inner, rtol=1e-5), "stencil2d differs"
     return median, 2 * 4 * n * n, None
+
+
+def case_stencil(device, kernel, rng, warmup, runs):
+    """examples/stencil.krn: interior points averaged with their four neighbours, border copied."""
+    height, width = 4096, 4096
+    values = rng.random((height, width), dtype=np.float32)
+    output = np.zeros_like(values)
+    output_memory, input_memory = device.upload(output), device.upload(values)
+    if kernel.num_args == 4:  # flat buffers and the sizes
+        args = [output_memory, input_memory, ctypes.c_uint32(width), ctypes.c_uint32(height)]
+    else:  # kdsl: 2-D arrays
+        args = [*shaped(output_memory, (height, width)), *shaped(input_memory, (height, width))]
+    median = device.time_kernel(kernel, args, [width, height], [64, 4], warmup, runs)
+    result = device.download(output_memory, output)
+    expected = values.copy()
+    inner = values[1:-1, 1:-1] + values[1:-1, :-2] + values[1:-1, 2:] + values[:-2, 1:-1] + values[2:, 1:-1]
+    expected[1:-1, 1:-1] = np.float32(0.2) * inner
+    assert np.allclose(result, expected, rtol=1e-5), "stencil differs"
+    return median, 2 * 4 * width * height, None
 
 
 KMEANS_COPIES = 8  # copies of the sums (KM_COPIES in reference/kernels.cl; kdsl reads the shape)
@@ -219,16 +269,21 @@ def case_kmeans_assign(device, kernel, rng, warmup, runs):
     return median, 2 * n_samples * n_clusters * n_features, result
 
 
-# (bundle name, kernel name, case, build options of reference/kernels.cl for it)
+# (kernel name, case, build options of reference/kernels.cl for it, the kdsl sides: (label,
+# bundle name) each). The first kdsl side is the one the ratio to OpenCL C is reported for; a
+# case with a second side (a flat twin of a kernel on 2-D arrays) also reports first / second.
 CASES = [
-    ("saxpy", "saxpy", case_saxpy, ""),
-    ("reduction", "reduce_sum", case_reduce_sum, ""),
-    ("matmul", "matmul", case_matmul, ""),
+    ("saxpy", case_saxpy, "", [("kdsl", "saxpy")]),
+    ("reduce_sum", case_reduce_sum, "", [("kdsl", "reduction")]),
+    # examples/matmul.krn takes 2-D arrays; inputs/matmul_flat.krn is its flat twin.
+    ("matmul", case_matmul, "", [("kdsl 2-D", "matmul"), ("kdsl flat", "matmul_flat")]),
     # OpenCL C 3.0 for cl_ext_float_atomics' atomic_fetch_add_explicit on floats (see kernels.cl).
-    ("kmeans", "kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0"),
-    # crates/kdsl-bench/inputs/index_forms.krn: 32-bit index arithmetic (language v2's rule).
-    ("index_forms", "scale2d", case_scale2d, ""),
-    ("index_forms", "stencil2d", case_stencil2d, ""),
+    ("kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0", [("kdsl", "kmeans")]),
+    # inputs/index_forms.krn: 32-bit index arithmetic (language v2's rule), and
+    # inputs/index_forms_2d.krn: the same kernels and examples/stencil.krn on 2-D arrays.
+    ("scale2d", case_scale2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
+    ("stencil2d", case_stencil2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
+    ("stencil", case_stencil, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "stencil")]),
 ]
 
 
@@ -239,60 +294,82 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds; the best round's median counts")
     parser.add_argument(
-        "--cases", help="comma-separated kernel names to run (default: all of " + ",".join(c[1] for c in CASES) + ")"
+        "--cases", help="comma-separated kernel names to run (default: all of " + ",".join(c[0] for c in CASES) + ")"
     )
     parser.add_argument("--json")
     options = parser.parse_args()
     selected = CASES
     if options.cases:
         wanted = options.cases.split(",")
-        unknown = set(wanted) - {c[1] for c in CASES}
+        unknown = set(wanted) - {c[0] for c in CASES}
         if unknown:
             raise SystemExit(f"unknown cases: {', '.join(sorted(unknown))}")
-        selected = [c for c in CASES if c[1] in wanted]
+        selected = [c for c in CASES if c[0] in wanted]
 
     device = Device()
     reference_source = (HERE / "reference/kernels.cl").read_text()
     reference_programs = {}
     rng = np.random.default_rng(2026)
     rows = []
-    for example, kernel_name, case, build_options in selected:
-        kdsl_program = dpctl.program.create_program_from_spirv(
-            device.queue, spirv_image(pathlib.Path(options.bundle_dir) / f"{example}.kbundle")
-        )
+    for kernel_name, case, build_options, kdsl_sides in selected:
+        sides = []
+        for label, bundle in kdsl_sides:
+            program = dpctl.program.create_program_from_spirv(
+                device.queue, spirv_image(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
+            )
+            sides.append((label, bundle, program.get_sycl_kernel(kernel_name)))
         if build_options not in reference_programs:
             reference_programs[build_options] = dpctl.program.create_program_from_source(
                 device.queue, reference_source, build_options
             )
-        reference_program = reference_programs[build_options]
-        # Alternate the two sides in rounds so that drift in machine load touches both alike.
-        kdsl_medians, reference_medians = [], []
+        sides.append(("OpenCL C", None, reference_programs[build_options].get_sycl_kernel(kernel_name)))
+        # Alternate the sides in rounds so that drift in machine load touches all alike.
+        medians = [[] for _ in sides]
+        cpu_medians = [[] for _ in sides]
         for _ in range(options.rounds):
-            kdsl_ns, _, kdsl_result = case(device, kdsl_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs)
-            reference_ns, _, reference_result = case(
-                device, reference_program.get_sycl_kernel(kernel_name), rng, options.warmup, options.runs
-            )
-            if kdsl_result is not None and not np.array_equal(kdsl_result, reference_result):
-                bad = np.flatnonzero(kdsl_result != reference_result)
-                raise SystemExit(
-                    f"{kernel_name}: kdsl and OpenCL C results differ at {bad.size} of {kdsl_result.size} elements "
-                    f"(first at {bad[0]}: kdsl {kdsl_result[bad[0]]}, OpenCL C {reference_result[bad[0]]})"
-                )
-            kdsl_medians.append(kdsl_ns)
-            reference_medians.append(reference_ns)
-        kdsl_ns, reference_ns = min(kdsl_medians), min(reference_medians)
-        rows.append(
-            {
-                "kernel": kernel_name,
-                "kdsl_ms": kdsl_ns / 1e6,
-                "reference_ms": reference_ns / 1e6,
-                "kdsl_over_reference": kdsl_ns / reference_ns,
-                "kdsl_round_medians_ms": [t / 1e6 for t in kdsl_medians],
-                "reference_round_medians_ms": [t / 1e6 for t in reference_medians],
-                "reference_build_options": build_options,
-                "results_identical": True if kdsl_result is not None else None,
-            }
-        )
+            results = []
+            for side, (_, _, kernel) in enumerate(sides):
+                ns, _, result = case(device, kernel, rng, options.warmup, options.runs)
+                medians[side].append(ns)
+                cpu_medians[side].append(device.last_cpu_ns)
+                results.append(result)
+            for (label, _, _), result in zip(sides[1:], results[1:]):
+                if results[0] is not None and not np.array_equal(results[0], result):
+                    bad = np.flatnonzero(results[0] != result)
+                    raise SystemExit(
+                        f"{kernel_name}: {sides[0][0]} and {label} results differ at {bad.size} of {result.size} "
+                        f"elements (first at {bad[0]}: {results[0][bad[0]]} against {result[bad[0]]})"
+                    )
+        best = [min(m) for m in medians]
+        best_cpu = [min(m) for m in cpu_medians]
+        row = {
+            "kernel": kernel_name,
+            "kdsl_ms": best[0] / 1e6,
+            "reference_ms": best[-1] / 1e6,
+            "kdsl_over_reference": best[0] / best[-1],
+            "kdsl_round_medians_ms": [t / 1e6 for t in medians[0]],
+            "reference_round_medians_ms": [t / 1e6 for t in medians[-1]],
+            "reference_build_options": build_options,
+            "results_identical": True if results[0] is not None else None,
+            "sides": [
+                {
+                    "label": label,
+                    "bundle": bundle,
+                    "ms": b / 1e6,
+                    "round_medians_ms": [t / 1e6 for t in m],
+                    "cpu_ms": c / 1e6,
+                    "round_median_cpu_ms": [t / 1e6 for t in cm],
+                }
+                for (label, bundle, _), b, m, c, cm in zip(sides, best, medians, best_cpu, cpu_medians)
+            ],
+            "kdsl_over_reference_cpu": best_cpu[0] / best_cpu[-1],
+        }
+        if len(sides) == 3:
+            row["first_over_second"] = best[0] / best[1]
+            row["second_over_reference"] = best[1] / best[2]
+            row["first_over_second_cpu"] = best_cpu[0] / best_cpu[1]
+            row["second_over_reference_cpu"] = best_cpu[1] / best_cpu[2]
+        rows.append(row)
     info = {
         "device": device.queue.sycl_device.name,
         "driver": device.queue.sycl_device.driver_version,
@@ -308,15 +385,30 @@ def main():
         f"device: {info['device']} (driver {info['driver']}), dpctl {info['dpctl']}, {info['machine']}, "
         f"{info['host_cpus']} host CPUs; best of {options.rounds} rounds of median of {options.runs} runs"
     )
-    print(f"{'kernel':<14} {'kdsl ms':>10} {'OpenCL C ms':>12} {'kdsl/ref':>9}")
     for row in rows:
-        print(f"{row['kernel']:<14} {row['kdsl_ms']:>10.3f} {row['reference_ms']:>12.3f} {row['kdsl_over_reference']:>9.3f}")
-        print(
-            f"{'':<14} rounds: kdsl {', '.join(f'{t:.3f}' for t in row['kdsl_round_medians_ms'])}; "
-            f"OpenCL C {', '.join(f'{t:.3f}' for t in row['reference_round_medians_ms'])}"
-        )
+        sides = row["sides"]
+        times = ", ".join(f"{side['label']} {side['ms']:.3f} ms" for side in sides)
+        ratios = f"{sides[0]['label']} / OpenCL C {row['kdsl_over_reference']:.3f}"
+        if "first_over_second" in row:
+            ratios = (
+                f"{sides[0]['label']} / {sides[1]['label']} {row['first_over_second']:.3f}, "
+                f"{sides[1]['label']} / OpenCL C {row['second_over_reference']:.3f}, " + ratios
+            )
+        cpu_ratios = f"{sides[0]['label']} / OpenCL C {row['kdsl_over_reference_cpu']:.3f}"
+        if "first_over_second" in row:
+            cpu_ratios = (
+                f"{sides[0]['label']} / {sides[1]['label']} {row['first_over_second_cpu']:.3f}, "
+                f"{sides[1]['label']} / OpenCL C {row['second_over_reference_cpu']:.3f}, " + cpu_ratios
+            )
+        print(f"{row['kernel']:<14} {times}")
+        print(f"{'':<14} kernel time: {ratios}")
+        cpu_times = ", ".join(f"{side['label']} {side['cpu_ms']:.3f} ms" for side in sides)
+        print(f"{'':<14} CPU time per launch: {cpu_times}")
+        print(f"{'':<14} CPU time: {cpu_ratios}")
+        for side in sides:
+            print(f"{'':<14} rounds {side['label']}: {', '.join(f'{t:.3f}' for t in side['round_medians_ms'])}")
         if row["results_identical"]:
-            print(f"{'':<14} results identical on both sides (checked every round)")
+            print(f"{'':<14} results identical on every side (checked every round)")
     if options.json:
         pathlib.Path(options.json).write_text(json.dumps(info, indent=2))
 

@@ -105,6 +105,12 @@ class DpnpKind(ArrayKind):
         return dpnp.asnumpy(array)
 
 
+def needs_shapes(kind) -> None:
+    """Kernels with 2-D parameters take arrays with a shape, which untyped USM memory lacks."""
+    if isinstance(kind, DpctlMemoryKind):
+        pytest.skip("untyped USM memory has no shape for a 2-D parameter")
+
+
 class DpctlMemoryKind(ArrayKind):
     """Untyped dpctl USM memory (``dpctl.memory.MemoryUSMDevice``) on an in-order queue."""
 

@@ -85,7 +85,7 @@ std::unique_ptr<Event> fill(const Queue &queue, std::uint64_t address,
 void wait(const Queue &queue);
 std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
                               rust::Slice<const std::uint64_t> global,
-                              rust::Slice<const std::uint64_t> local, std::uint64_t scratch_bytes,
+                              rust::Slice<const std::uint64_t> local,
                               rust::Slice<const KernelArgument> arguments,
                               rust::Slice<const std::uint64_t> wait_for);
 // Facts of a queue: in order, and profiling enabled.
@@ -94,7 +94,7 @@ bool queue_profiled(const Queue &queue);
 // A launch on an in-order queue that makes no event; completion is learnt from a later marker.
 void launch_without_event(const Queue &queue, const Kernel &kernel,
                           rust::Slice<const std::uint64_t> global,
-                          rust::Slice<const std::uint64_t> local, std::uint64_t scratch_bytes,
+                          rust::Slice<const std::uint64_t> local,
                           rust::Slice<const KernelArgument> arguments);
 // An event complete once everything submitted to the queue so far is.
 std::unique_ptr<Event> submit_marker(const Queue &queue);

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 // Bumped whenever a signature or struct below changes; the loader refuses any other version.
-#define KDSL_SYCL_SHIM_INTERFACE_VERSION 12u
+#define KDSL_SYCL_SHIM_INTERFACE_VERSION 13u
 
 typedef struct kdsl_sycl_queue kdsl_sycl_queue;
 typedef struct kdsl_sycl_program kdsl_sycl_program;
@@ -114,13 +114,10 @@ int kdsl_sycl_fill(const kdsl_sycl_queue *queue, uint64_t address, const uint8_t
                    size_t pattern_size, size_t count, const kdsl_sycl_event *const *wait_for,
                    size_t wait_count, kdsl_sycl_event **event);
 // `global` and `local` hold `dimensions` sizes each, in kdsl's order (dimension 0 first); local
-// sizes of 0 leave the work-group size to the SYCL runtime (`parallel_for(range)`). A nonzero
-// `scratch_bytes` is the launch's dynamic local memory (`work_group_scratch_size`), which PTX
-// kernels' launch-sized arrays lie in.
+// sizes of 0 leave the work-group size to the SYCL runtime (`parallel_for(range)`).
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const uint64_t *global, const uint64_t *local, size_t dimensions,
-                     uint64_t scratch_bytes, const kdsl_sycl_kernel_argument *arguments,
-                     size_t argument_count,
+                     const kdsl_sycl_kernel_argument *arguments, size_t argument_count,
                      const kdsl_sycl_event *const *wait_for, size_t wait_count,
                      kdsl_sycl_event **event);
 int kdsl_sycl_wait(const kdsl_sycl_queue *queue);
@@ -131,8 +128,7 @@ int kdsl_sycl_queue_facts(const kdsl_sycl_queue *queue, int *in_order, int *prof
 // submission); completion is learnt from a later marker. Refused on out-of-order queues.
 int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                                    const uint64_t *global, const uint64_t *local,
-                                   size_t dimensions, uint64_t scratch_bytes,
-                                   const kdsl_sycl_kernel_argument *arguments,
+                                   size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
                                    size_t argument_count);
 // An event that completes once everything submitted to the queue so far has (a barrier).
 int kdsl_sycl_submit_marker(const kdsl_sycl_queue *queue, kdsl_sycl_event **event);

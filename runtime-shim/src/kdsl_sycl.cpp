@@ -40,7 +40,9 @@ enum ArgumentKind : std::uint8_t {
   kF16 = 10,
   kF32 = 11,
   kF64 = 12,
-  // Local memory of `bits` bytes for a Workgroup pointer parameter (`local mut [T]` in SPIR-V).
+  // Local memory of `bits` bytes for a `local mut [T]` parameter: a Workgroup pointer in
+  // SPIR-V; on SYCL's CUDA and HIP devices the adapter passes its byte offset into the launch's
+  // dynamic local memory, which kdsl's PTX and AMDGPU kernels take.
   kLocal = 13,
 };
 
@@ -350,25 +352,11 @@ sycl::range<3> make_global_range<3>(const std::uint64_t *global) {
   return sycl::range<3>(global[2], global[1], global[0]);
 }
 
-// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0. A
-// nonzero `scratch_bytes` gives the launch that much dynamic local memory (SYCL's
-// work_group_scratch_size), in which PTX kernels find their launch-sized arrays at the offsets
-// passed as arguments.
+// Launches `kernel` over kdsl's sizes: an nd_range, or a plain range when `local` is 0.
 template <int Dimensions>
 void parallel_for(sycl::handler &handler, const sycl::kernel &kernel, const std::uint64_t *global,
-                  const std::uint64_t *local, std::uint64_t scratch_bytes) {
-  if (scratch_bytes != 0) {
-    syclex::properties properties{syclex::work_group_scratch_size(scratch_bytes)};
-    if (local[0] == 0) {
-      syclex::parallel_for(
-          handler, syclex::launch_config(make_global_range<Dimensions>(global), properties),
-          kernel);
-    } else {
-      syclex::nd_launch(
-          handler, syclex::launch_config(make_range<Dimensions>(global, local), properties),
-          kernel);
-    }
-  } else if (local[0] == 0) {
+                  const std::uint64_t *local) {
+  if (local[0] == 0) {
     handler.parallel_for(make_global_range<Dimensions>(global), kernel);
   } else {
     handler.parallel_for(make_range<Dimensions>(global, local), kernel);
@@ -388,28 +376,26 @@ std::vector<sycl::event> dependencies(const kdsl_sycl_event *const *wait_for,
 template <int Dimensions>
 sycl::event submit_launch(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
                           const std::uint64_t *global, const std::uint64_t *local,
-                          std::uint64_t scratch_bytes,
                           const kdsl_sycl_kernel_argument *arguments,
                           std::size_t argument_count, std::vector<sycl::event> waits) {
   return queue.submit(std::move(waits), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    parallel_for<Dimensions>(handler, kernel, global, local, scratch_bytes);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 
 template <int Dimensions>
 void submit_launch_without_event(const kdsl_sycl_queue &queue, const sycl::kernel &kernel,
                                  const std::uint64_t *global, const std::uint64_t *local,
-                                 std::uint64_t scratch_bytes,
                                  const kdsl_sycl_kernel_argument *arguments,
                                  std::size_t argument_count) {
   syclex::submit(queue.queue(), [&](sycl::handler &handler) {
     for (std::size_t index = 0; index < argument_count; ++index) {
       set_argument(handler, static_cast<int>(index), arguments[index]);
     }
-    parallel_for<Dimensions>(handler, kernel, global, local, scratch_bytes);
+    parallel_for<Dimensions>(handler, kernel, global, local);
   });
 }
 
@@ -677,8 +663,7 @@ int kdsl_sycl_wait(const kdsl_sycl_queue *queue) {
 
 int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                      const std::uint64_t *global, const std::uint64_t *local,
-                     std::size_t dimensions, std::uint64_t scratch_bytes,
-                     const kdsl_sycl_kernel_argument *arguments,
+                     std::size_t dimensions, const kdsl_sycl_kernel_argument *arguments,
                      std::size_t argument_count, const kdsl_sycl_event *const *wait_for,
                      std::size_t wait_count, kdsl_sycl_event **event) {
   return guarded([&] {
@@ -689,16 +674,16 @@ int kdsl_sycl_launch(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kerne
     sycl::event submitted;
     switch (dimensions) {
       case 1:
-        submitted = submit_launch<1>(*queue, kernel->kernel(), global, local, scratch_bytes,
-                                     arguments, argument_count, std::move(waits));
+        submitted = submit_launch<1>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
       case 2:
-        submitted = submit_launch<2>(*queue, kernel->kernel(), global, local, scratch_bytes,
-                                     arguments, argument_count, std::move(waits));
+        submitted = submit_launch<2>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
       default:
-        submitted = submit_launch<3>(*queue, kernel->kernel(), global, local, scratch_bytes,
-                                     arguments, argument_count, std::move(waits));
+        submitted = submit_launch<3>(*queue, kernel->kernel(), global, local, arguments,
+                                     argument_count, std::move(waits));
         break;
     }
     queue->check_asynchronous();
@@ -716,7 +701,7 @@ int kdsl_sycl_queue_facts(const kdsl_sycl_queue *queue, int *in_order, int *prof
 
 int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl_kernel *kernel,
                                    const std::uint64_t *global, const std::uint64_t *local,
-                                   std::size_t dimensions, std::uint64_t scratch_bytes,
+                                   std::size_t dimensions,
                                    const kdsl_sycl_kernel_argument *arguments,
                                    std::size_t argument_count) {
   return guarded([&] {
@@ -728,16 +713,16 @@ int kdsl_sycl_launch_without_event(const kdsl_sycl_queue *queue, const kdsl_sycl
     }
     switch (dimensions) {
       case 1:
-        submit_launch_without_event<1>(*queue, kernel->kernel(), global, local,
-                                       scratch_bytes, arguments, argument_count);
+        submit_launch_without_event<1>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
         break;
       case 2:
-        submit_launch_without_event<2>(*queue, kernel->kernel(), global, local,
-                                       scratch_bytes, arguments, argument_count);
+        submit_launch_without_event<2>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
         break;
       default:
-        submit_launch_without_event<3>(*queue, kernel->kernel(), global, local,
-                                       scratch_bytes, arguments, argument_count);
+        submit_launch_without_event<3>(*queue, kernel->kernel(), global, local, arguments,
+                                       argument_count);
         break;
     }
     queue->check_asynchronous();

@@ -368,7 +368,7 @@ void wait(const Queue &queue) { check(shim().wait(queue.handle())); }
 
 std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
                               rust::Slice<const std::uint64_t> global,
-                              rust::Slice<const std::uint64_t> local, std::uint64_t scratch_bytes,
+                              rust::Slice<const std::uint64_t> local,
                               rust::Slice<const KernelArgument> arguments,
                               rust::Slice<const std::uint64_t> wait_for) {
   if (global.size() != local.size() || global.empty() || global.size() > 3) {
@@ -382,8 +382,7 @@ std::unique_ptr<Event> launch(const Queue &queue, const Kernel &kernel,
   std::vector<const kdsl_sycl_event *> waits = event_handles(wait_for);
   kdsl_sycl_event *handle = nullptr;
   check(shim().launch(queue.handle(), kernel.handle(), global.data(), local.data(), global.size(),
-                      scratch_bytes, converted.data(), converted.size(), waits.data(),
-                      waits.size(), &handle));
+                      converted.data(), converted.size(), waits.data(), waits.size(), &handle));
   return std::make_unique<Event>(handle);
 }
 
@@ -401,7 +400,7 @@ bool queue_profiled(const Queue &queue) {
 
 void launch_without_event(const Queue &queue, const Kernel &kernel,
                           rust::Slice<const std::uint64_t> global,
-                          rust::Slice<const std::uint64_t> local, std::uint64_t scratch_bytes,
+                          rust::Slice<const std::uint64_t> local,
                           rust::Slice<const KernelArgument> arguments) {
   if (global.size() != local.size() || global.empty() || global.size() > 3) {
     throw std::runtime_error("a launch needs 1 to 3 dimensions, with as many local sizes");
@@ -412,7 +411,7 @@ void launch_without_event(const Queue &queue, const Kernel &kernel,
                 "the bridge's and the shim's argument layouts agree");
   const auto *converted = reinterpret_cast<const kdsl_sycl_kernel_argument *>(arguments.data());
   check(shim().launch_without_event(queue.handle(), kernel.handle(), global.data(), local.data(),
-                                    global.size(), scratch_bytes, converted, arguments.size()));
+                                    global.size(), converted, arguments.size()));
 }
 
 std::unique_ptr<Event> submit_marker(const Queue &queue) {

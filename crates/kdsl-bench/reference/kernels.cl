@@ -171,3 +171,18 @@ __kernel void stencil2d(__global float* restrict output, __global const float* r
         output[c] = 0.2f * (input[c] + input[c - 1] + input[c + 1] + input[c - n] + input[c + n]);
     }
 }
+
+// examples/stencil.krn: interior points averaged with their four neighbours, border copied.
+__kernel void stencil(__global float* restrict output, __global const float* restrict input, uint width, uint height) {
+    uint x = get_global_id(0);
+    uint y = get_global_id(1);
+    if (x < width && y < height) {
+        ulong row = width;
+        ulong index = (ulong)y * row + x;
+        if (x == 0 || y == 0 || x == width - 1 || y == height - 1) {
+            output[index] = input[index];
+        } else {
+            output[index] = 0.2f * (input[index] + input[index - 1] + input[index + 1] + input[index - row] + input[index + row]);
+        }
+    }
+}

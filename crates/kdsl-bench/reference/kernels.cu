@@ -22,10 +22,17 @@ extern "C" __global__ void reduce_sum(float* __restrict__ partial_sums, const fl
 }
 
 #define TILE 16
-extern "C" __global__ void matmul(float* __restrict__ c, const float* __restrict__ a, const float* __restrict__ b,
-                                  unsigned m, unsigned n, unsigned k) {
+// matmul and transpose take 2-D arrays in kdsl: each array arrives as its pointer, then its two
+// extents (rows, columns) and strides in elements, the parameters kdsl's bundle lists (the
+// benchmark launches both sides with the same arguments). These twins index a row by its
+// stride (a pitch) and its columns with unit stride, as C code for a row-major array does.
+#define ARRAY_2D(type, name) type name, unsigned name##_rows, unsigned name##_columns, \
+                             unsigned long long name##_stride0, unsigned long long name##_stride1
+extern "C" __global__ void matmul(ARRAY_2D(float* __restrict__, c), ARRAY_2D(const float* __restrict__, a),
+                                  ARRAY_2D(const float* __restrict__, b)) {
     __shared__ float a_tile[TILE][TILE];
     __shared__ float b_tile[TILE][TILE];
+    unsigned m = c_rows, n = c_columns, k = a_columns;
     unsigned column = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned row = blockIdx.y * blockDim.y + threadIdx.y;
     unsigned local_column = threadIdx.x;
@@ -34,26 +41,27 @@ extern "C" __global__ void matmul(float* __restrict__ c, const float* __restrict
     for (unsigned tile = 0; tile < k; tile += TILE) {
         unsigned a_column = tile + local_column;
         unsigned b_row = tile + local_row;
-        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[(unsigned long long)row * k + a_column] : 0.0f;
-        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[(unsigned long long)b_row * n + column] : 0.0f;
+        a_tile[local_row][local_column] = (row < m && a_column < k) ? a[row * a_stride0 + a_column] : 0.0f;
+        b_tile[local_row][local_column] = (b_row < k && column < n) ? b[b_row * b_stride0 + column] : 0.0f;
         __syncthreads();
         for (unsigned i = 0; i < TILE; i++) sum += a_tile[local_row][i] * b_tile[i][local_column];
         __syncthreads();
     }
-    if (row < m && column < n) c[(unsigned long long)row * n + column] = sum;
+    if (row < m && column < n) c[row * c_stride0 + column] = sum;
 }
 
-extern "C" __global__ void transpose(float* __restrict__ output, const float* __restrict__ input,
-                                     unsigned width, unsigned height) {
+extern "C" __global__ void transpose(ARRAY_2D(float* __restrict__, output),
+                                     ARRAY_2D(const float* __restrict__, input)) {
     __shared__ float tile[TILE][TILE + 1];
+    unsigned width = input_columns, height = input_rows;
     unsigned local_x = threadIdx.x, local_y = threadIdx.y;
     unsigned tile_x = blockIdx.x * TILE, tile_y = blockIdx.y * TILE;
     unsigned x = tile_x + local_x, y = tile_y + local_y;
-    if (x < width && y < height) tile[local_y][local_x] = input[(unsigned long long)y * width + x];
+    if (x < width && y < height) tile[local_y][local_x] = input[y * input_stride0 + x];
     __syncthreads();
     unsigned out_row = tile_x + local_y, out_column = tile_y + local_x;
-    if (out_row < width && out_column < height)
-        output[(unsigned long long)out_row * height + out_column] = tile[local_x][local_y];
+    if (out_row < output_rows && out_column < output_columns)
+        output[out_row * output_stride0 + out_column] = tile[local_x][local_y];
 }
 
 extern "C" __global__ void histogram(unsigned* __restrict__ bins, const unsigned char* __restrict__ data, unsigned n) {

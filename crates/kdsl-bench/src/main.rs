@@ -174,23 +174,27 @@ fn reduction(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult 
     Ok(timing)
 }
 
+/// The tiled matmul of `examples/matmul.krn`, on 2-D arrays.
 fn matmul(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
-    square_product(device, kernel, options, [16, 16], 1)
+    square_product(device, kernel, options, [16, 16], 1, true)
 }
 
-/// The register-blocked SGEMM: each 16 x 16 work-group computes a 64 x 64 block of C.
+/// The register-blocked SGEMM: each 16 x 16 work-group computes a 64 x 64 block of C; flat
+/// buffers and the sizes.
 fn sgemm(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
-    square_product(device, kernel, options, [16, 16], 4)
+    square_product(device, kernel, options, [16, 16], 4, false)
 }
 
 /// C = A B for 4096 x 4096 matrices, with work-groups of `local` work-items each computing
-/// `per_item` x `per_item` elements.
+/// `per_item` x `per_item` elements; the matrices passed as 2-D arrays when `shaped`, else as
+/// flat buffers followed by m, n and k.
 fn square_product(
     device: &Device,
     kernel: &Kernel,
     options: &Options,
     local: [usize; 2],
     per_item: usize,
+    shaped: bool,
 ) -> CaseResult {
     let size = 4096usize;
     let mut random = Random(0x5eed_0003);
@@ -203,12 +207,18 @@ fn square_product(
         .map_err(|e| e.to_string())?;
     let launch = Launch::new([size / per_item, size / per_item], local);
     let s = size as u32;
-    let timing = time_launches(
-        kernel,
-        &launch,
-        &args![&mut c_buffer, &a_buffer, &b_buffer, s, s, s],
-        options,
-    )
+    let timing = if shaped {
+        let arguments = [
+            ShapedArgument::contiguous(&mut c_buffer, &[s, s]).arguments(),
+            ShapedArgument::contiguous(&a_buffer, &[s, s]).arguments(),
+            ShapedArgument::contiguous(&b_buffer, &[s, s]).arguments(),
+        ]
+        .concat();
+        time_launches(kernel, &launch, &arguments, options)
+    } else {
+        let arguments = args![&mut c_buffer, &a_buffer, &b_buffer, s, s, s];
+        time_launches(kernel, &launch, &arguments, options)
+    }
     .map_err(|e| e.to_string())?;
     // Check a sample of rows: the full product on the host would take minutes.
     let c = c_buffer.read_to_vec().map_err(|e| e.to_string())?;

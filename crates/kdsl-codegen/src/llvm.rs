@@ -301,6 +301,24 @@ pub(crate) fn allow_contraction(value: BasicValueEnum<'_>) {
     }
 }
 
+/// Marks an integer `add`, `sub` or `mul` as not overflowing as a signed operation.
+pub(crate) fn set_no_signed_wrap(value: inkwell::values::IntValue<'_>) {
+    // SAFETY: only an overflowing binary operator (checked first) takes the flag.
+    unsafe {
+        let value = value.as_value_ref();
+        if !llvm_sys::core::LLVMIsAInstruction(value).is_null()
+            && matches!(
+                llvm_sys::core::LLVMGetInstructionOpcode(value),
+                llvm_sys::LLVMOpcode::LLVMAdd
+                    | llvm_sys::LLVMOpcode::LLVMSub
+                    | llvm_sys::LLVMOpcode::LLVMMul
+            )
+        {
+            llvm_sys::core::LLVMSetNSW(value, 1);
+        }
+    }
+}
+
 /// Marks a `zext` as taking a non-negative operand.
 pub(crate) fn set_non_negative(value: BasicValueEnum<'_>) {
     // SAFETY: only a `zext` instruction (checked first) takes the flag.

@@ -26,6 +26,8 @@ mod matrix_amdgpu;
 mod matrix_registers;
 #[path = "records.rs"]
 mod records;
+#[path = "shaped.rs"]
+mod shaped;
 #[path = "targets.rs"]
 mod targets;
 #[path = "unroll.rs"]

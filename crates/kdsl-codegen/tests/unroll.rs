@@ -1,6 +1,7 @@
 //! Unroll requests (`for .. unroll`, `unroll(N)`) reach every target's optimizer:
 //! `tests/kernels/unroll.krn` compiled and its code inspected.
 
+use crate::common::llvm_function;
 use kdsl_codegen::{compile, emit_llvm_ir, Options, TargetSpec};
 use std::path::Path;
 
@@ -46,18 +47,6 @@ fn has_back_edge(lines: &[&str]) -> bool {
         }
     }
     false
-}
-
-/// The text of `define ... @name(` up to its closing brace in LLVM IR.
-fn llvm_function<'a>(ir: &'a str, name: &str) -> &'a str {
-    let marker = format!("@{name}(");
-    let start = ir
-        .match_indices("define ")
-        .map(|(index, _)| index)
-        .find(|&index| ir[index..].lines().next().unwrap_or("").contains(&marker))
-        .unwrap_or_else(|| panic!("no function {name} in\n{ir}"));
-    let end = ir[start..].find("\n}").map_or(ir.len(), |end| start + end);
-    &ir[start..end]
 }
 
 #[test]

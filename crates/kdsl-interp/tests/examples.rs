@@ -85,14 +85,10 @@ fn matmul() {
     let (m, n, k) = (20usize, 18usize, 37usize);
     let a = random.f32s(m * k, -1.0, 1.0);
     let b = random.f32s(k * n, -1.0, 1.0);
-    let mut arguments = [
-        InterpArgument::buffer(vec![0.0f32; m * n]),
-        InterpArgument::buffer(a.clone()),
-        InterpArgument::buffer(b.clone()),
-        InterpArgument::scalar(m as u32),
-        InterpArgument::scalar(n as u32),
-        InterpArgument::scalar(k as u32),
-    ];
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let mut arguments = contiguous(vec![0.0f32; m * n], &[m32, n32]);
+    arguments.extend(contiguous(a.clone(), &[m32, k32]));
+    arguments.extend(contiguous(b.clone(), &[k32, n32]));
     let launch = InterpLaunch::new([32, 32], [16, 16]);
     run_kernel(&module, "matmul", &launch, &mut arguments).unwrap();
     let mut want = vec![0.0f64; m * n];

@@ -35,11 +35,14 @@ fn alignment_of(parameter: &ParameterInfo) -> u64 {
     }
 }
 
-/// The byte offset of each launch-sized array in the launch's dynamic local memory (`None`
-/// for other arguments) and the dynamic memory's size. The arguments were checked.
+/// The byte offset and size of each launch-sized array in the launch's dynamic local memory
+/// (`None` for other arguments) and the dynamic memory's size. `granule`: what the driver
+/// rounds each array's size up to and aligns it to (`KernelBackend::local_argument_granule`).
+/// The arguments were checked.
 pub(crate) fn layout(
     kernel: &KernelInfo,
     arguments: &[Argument<'_>],
+    granule: u64,
 ) -> (Vec<Option<(u64, u64)>>, u64) {
     let mut end = 0u64;
     let places = kernel
@@ -48,8 +51,9 @@ pub(crate) fn layout(
         .zip(arguments)
         .map(|(parameter, argument)| match argument.kind {
             ArgumentKind::Local { bytes, .. } => {
-                let offset = end.next_multiple_of(alignment_of(parameter));
-                end = offset.saturating_add(bytes);
+                let offset = end.next_multiple_of(alignment_of(parameter).max(granule));
+                let rounded = bytes.checked_next_multiple_of(granule).unwrap_or(u64::MAX);
+                end = offset.saturating_add(rounded);
                 Some((offset, bytes))
             }
             _ => None,
@@ -58,16 +62,18 @@ pub(crate) fn layout(
     (places, end)
 }
 
-/// Checks the kernel's local memory with these launch-sized arrays against `limit` bytes.
+/// Checks the kernel's local memory with these launch-sized arrays, laid out with `granule`
+/// (see [`layout`]), against `limit` bytes.
 pub(crate) fn check_local_memory(
     kernel: &KernelInfo,
     arguments: &[Argument<'_>],
     limit: u64,
+    granule: u64,
 ) -> Result<()> {
     if !kernel.parameters.iter().any(is_local_parameter) {
         return Ok(());
     }
-    let (places, dynamic) = layout(kernel, arguments);
+    let (places, dynamic) = layout(kernel, arguments, granule);
     let fixed = kernel.local_memory_bytes;
     let total = fixed
         .next_multiple_of(LOCAL_ALIGNMENT)
@@ -129,12 +135,28 @@ mod tests {
             Argument::scalar(1u32),
             Argument::local(ScalarType::F64, 5),
         ];
-        let (places, end) = layout(&kernel(0, 0), &arguments);
+        let (places, end) = layout(&kernel(0, 0), &arguments, 1);
         assert_eq!(places, [Some((0, 3)), None, Some((16, 40))]);
         assert_eq!(end, 56);
         // A vector access of 4 `f64` needs 32-byte alignment.
-        let (places, _) = layout(&kernel(0, 32), &arguments);
+        let (places, _) = layout(&kernel(0, 32), &arguments, 1);
         assert_eq!(places[2], Some((32, 40)));
+    }
+
+    #[test]
+    fn a_granule_rounds_sizes_and_aligns_offsets() {
+        let arguments = [
+            Argument::local(ScalarType::U8, 3),
+            Argument::scalar(1u32),
+            Argument::local(ScalarType::F64, 5),
+        ];
+        // As SYCL's CUDA and HIP adapters place them: 128 bytes, then 40 rounded to 128.
+        let (places, end) = layout(&kernel(0, 0), &arguments, 128);
+        assert_eq!(places, [Some((0, 3)), None, Some((128, 40))]);
+        assert_eq!(end, 256);
+        check_local_memory(&kernel(0, 0), &arguments, 256, 128).unwrap();
+        let error = check_local_memory(&kernel(0, 0), &arguments, 255, 128).unwrap_err();
+        assert!(error.to_string().contains("needs 256 bytes"), "{error}");
     }
 
     #[test]
@@ -145,8 +167,8 @@ mod tests {
             Argument::local(ScalarType::F64, 5),
         ];
         // 20 fixed bytes round up to 32, then 56 bytes: 88 in all.
-        check_local_memory(&kernel(20, 0), &arguments, 88).unwrap();
-        let error = check_local_memory(&kernel(20, 0), &arguments, 87).unwrap_err();
+        check_local_memory(&kernel(20, 0), &arguments, 88, 1).unwrap();
+        let error = check_local_memory(&kernel(20, 0), &arguments, 87, 1).unwrap_err();
         assert_eq!(
             error.to_string(),
             "kernel `k` needs 88 bytes of local memory (20 in fixed `local` arrays; launch-sized: `bytes` 3, `wide` 40 bytes), the device has 87"
@@ -156,6 +178,7 @@ mod tests {
             Argument::scalar(1u32),
             Argument::local(ScalarType::F64, u64::MAX),
         ];
-        assert!(check_local_memory(&kernel(0, 0), &absurd, u64::MAX - 1).is_err());
+        assert!(check_local_memory(&kernel(0, 0), &absurd, u64::MAX - 1, 1).is_err());
+        assert!(check_local_memory(&kernel(0, 0), &absurd, u64::MAX - 1, 128).is_err());
     }
 }

@@ -142,6 +142,7 @@ impl<'q> QueueRef<'q> {
             &kernel.info,
             arguments,
             device.info.limits.dynamic_local_memory_bytes,
+            kernel.backend.local_argument_granule(),
         )
     }
 
@@ -169,7 +170,8 @@ impl<'q> QueueRef<'q> {
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));
         if kernel.layout.has_local() {
-            let (places, _) = local_memory::layout(&kernel.info, arguments);
+            let granule = kernel.backend.local_argument_granule();
+            let (places, _) = local_memory::layout(&kernel.info, arguments, granule);
             raw.extend(arguments.iter().zip(places).map(|(argument, place)| {
                 match (&argument.kind, place) {
                     (_, Some((offset, bytes))) => RawArgument::Local { offset, bytes },

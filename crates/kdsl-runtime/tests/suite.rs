@@ -9,8 +9,8 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, BackendKind, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch,
-    MemoryKind, RuntimeError, ShapedArgument,
+    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch, MemoryKind,
+    RuntimeError, ShapedArgument,
 };
 #[path = "suite/checked.rs"]
 mod checked;
@@ -1034,7 +1034,12 @@ mod cases {
         kernel
             .launch(
                 &Launch::new([n, m], [16, 16]),
-                &args![&mut c, &a_buffer, &b_buffer, m as u32, n as u32, k as u32],
+                &[
+                    ShapedArgument::contiguous(&mut c, &[m as u32, n as u32]).arguments(),
+                    ShapedArgument::contiguous(&a_buffer, &[m as u32, k as u32]).arguments(),
+                    ShapedArgument::contiguous(&b_buffer, &[k as u32, n as u32]).arguments(),
+                ]
+                .concat(),
             )
             .map_err(fail)?
             .wait()

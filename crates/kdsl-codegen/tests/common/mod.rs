@@ -79,3 +79,15 @@ pub fn artifact(
     artifacts.lock().unwrap().insert(key, compiled.clone());
     compiled
 }
+
+/// The text of `define ... @name(` up to its closing brace in LLVM IR.
+pub fn llvm_function<'a>(ir: &'a str, name: &str) -> &'a str {
+    let marker = format!("@{name}(");
+    let start = ir
+        .match_indices("define ")
+        .map(|(index, _)| index)
+        .find(|&index| ir[index..].lines().next().unwrap_or("").contains(&marker))
+        .unwrap_or_else(|| panic!("no function {name} in\n{ir}"));
+    let end = ir[start..].find("\n}").map_or(ir.len(), |end| start + end);
+    &ir[start..end]
+}

@@ -25,9 +25,9 @@ pub(crate) enum RawArgument {
     Pointer(u64),
     Scalar(ScalarValue),
     /// A launch-sized local array: `bytes` at byte `offset` of the launch's dynamic local
-    /// memory (see `local_memory.rs`). SYCL sets a local argument of `bytes` for SPIR-V; CUDA,
-    /// HIP and SYCL's CUDA devices pass the offset as a `u32` and size the dynamic shared
-    /// memory to the largest end.
+    /// memory (see `local_memory.rs`). SYCL sets a local argument of `bytes` (whose offset
+    /// SYCL's CUDA and HIP adapters choose); CUDA and HIP pass the offset as a `u32` and size
+    /// the dynamic shared memory to the largest end.
     Local {
         offset: u64,
         bytes: u64,
@@ -146,6 +146,12 @@ pub(crate) trait KernelBackend: Send + Sync {
     /// (CUDA's `cuOccupancyMaxPotentialBlockSize`), where the backend has one.
     fn occupancy_group_size(&self) -> Option<u64> {
         None
+    }
+    /// What the driver rounds each launch-sized local array's size up to and aligns it to, in
+    /// bytes (SYCL's CUDA and HIP adapters: 128, see `backend/sycl.rs`); 1 where kdsl places
+    /// the arrays itself.
+    fn local_argument_granule(&self) -> u64 {
+        1
     }
 }
 

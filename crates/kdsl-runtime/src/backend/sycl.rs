@@ -93,7 +93,6 @@ mod ffi {
             kernel: &Kernel,
             global: &[u64],
             local: &[u64],
-            scratch_bytes: u64,
             arguments: &[KernelArgument],
             wait_for: &[u64],
         ) -> Result<UniquePtr<Event>>;
@@ -104,7 +103,6 @@ mod ffi {
             kernel: &Kernel,
             global: &[u64],
             local: &[u64],
-            scratch_bytes: u64,
             arguments: &[KernelArgument],
         ) -> Result<()>;
         fn submit_marker(queue: &Queue) -> Result<UniquePtr<Event>>;
@@ -342,37 +340,49 @@ fn memory_kind_code(kind: MemoryKind) -> u8 {
     }
 }
 
-/// How a module's kernels take their launch-sized local arrays (`local mut [T]`).
+/// How a module's launch-sized local arrays (`local mut [T]`) are sized as SYCL local
+/// arguments (work-group memory, one argument each in every kernel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum LocalArrays {
-    /// SPIR-V: a Workgroup pointer parameter each, set as work-group memory of its size (one
-    /// argument, where SYCL makes a local accessor four in a kernel from a SYCLBIN).
-    Arguments,
-    /// PTX: a `u32` byte offset each into the launch's dynamic local memory, which SYCL's CUDA
-    /// adapter sizes from the launch's work-group scratch size; the offsets are scalars.
-    Offsets,
-    /// AMDGPU: offsets too, but SYCL's HIP adapter refuses a work-group scratch size.
-    Refused,
+enum LocalArguments {
+    /// SPIR-V: a Workgroup pointer parameter each, of exactly the array's bytes.
+    Exact,
+    /// PTX and AMDGPU: SYCL's CUDA and HIP adapters pass each local argument as a `size_t` byte
+    /// offset into the launch's dynamic local memory (read as kdsl's `u32` offset parameter,
+    /// its low half) and start each at a multiple of min(128, its size) bytes. Sizes rounded up
+    /// to 128 bytes make every array 128-byte aligned, as kdsl's accesses need at most.
+    PaddedTo128,
 }
 
-impl LocalArrays {
-    fn of(target: TargetKind) -> LocalArrays {
+impl LocalArguments {
+    fn of(target: TargetKind) -> LocalArguments {
         match target {
-            TargetKind::Spirv => LocalArrays::Arguments,
-            TargetKind::Ptx => LocalArrays::Offsets,
-            TargetKind::Amdgpu => LocalArrays::Refused,
+            TargetKind::Spirv => LocalArguments::Exact,
+            TargetKind::Ptx | TargetKind::Amdgpu => LocalArguments::PaddedTo128,
         }
+    }
+
+    /// The multiple of bytes each array's size is rounded up to (and, by the adapter, its
+    /// offset aligned to).
+    fn granule(self) -> u64 {
+        match self {
+            LocalArguments::Exact => 1,
+            LocalArguments::PaddedTo128 => 128,
+        }
+    }
+
+    /// The size of the local argument for an array of `bytes` (checked against the device's
+    /// local memory with the same rounding, so it does not overflow).
+    fn bytes(self, bytes: u64) -> u64 {
+        bytes.next_multiple_of(self.granule())
     }
 }
 
 /// The shim's argument kind codes (`ArgumentKind` in kdsl_sycl.cpp).
-fn argument(raw: &RawArgument, local_arrays: LocalArrays) -> ffi::KernelArgument {
+fn argument(raw: &RawArgument, local: LocalArguments) -> ffi::KernelArgument {
     let (kind, bits) = match *raw {
         RawArgument::Pointer(address) => (0, address),
-        // A `u32` offset (checked against the device's local memory, so it fits).
-        RawArgument::Local { offset, .. } if local_arrays == LocalArrays::Offsets => (7, offset),
-        // A local argument of this many bytes.
-        RawArgument::Local { bytes, .. } => (13, bytes),
+        // A local argument (SYCL work-group memory) of this many bytes.
+        RawArgument::Local { bytes, .. } => (13, local.bytes(bytes)),
         RawArgument::Scalar(value) => {
             let kind = match value {
                 ScalarValue::Bool(_) => 1,
@@ -466,7 +476,7 @@ impl DeviceBackend for SyclDevice {
         Ok(Arc::new(SyclModule {
             program,
             by_kernel_name,
-            local_arrays: LocalArrays::of(image.target),
+            local_arguments: LocalArguments::of(image.target),
             _queue: Arc::clone(&self.queue.queue),
         }))
     }
@@ -590,37 +600,15 @@ impl QueueBackend for SyclQueue {
         wait_for: &[&dyn EventBackend],
     ) -> Result<Submitted> {
         let kernel: &SyclKernel = downcast(BackendKind::Sycl, "a kernel", kernel.as_any())?;
-        let local_arrays = kernel._module.local_arrays;
-        let scratch_bytes = match local_arrays {
-            LocalArrays::Arguments => 0,
-            LocalArrays::Offsets => RawArgument::dynamic_local_bytes(arguments),
-            LocalArrays::Refused => {
-                if arguments
-                    .iter()
-                    .any(|argument| matches!(argument, RawArgument::Local { .. }))
-                {
-                    return Err(RuntimeError::Unsupported {
-                        backend: BackendKind::Sycl,
-                        what: "local memory sized at launch (`local mut [T]`) in an AMDGPU \
-                               kernel on SYCL's HIP adapter, which takes no work-group scratch \
-                               size"
-                            .into(),
-                    });
-                }
-                0
-            }
-        };
-        let arguments: Vec<ffi::KernelArgument> = arguments
-            .iter()
-            .map(|raw| argument(raw, local_arrays))
-            .collect();
+        let local = kernel._module.local_arguments;
+        let arguments: Vec<ffi::KernelArgument> =
+            arguments.iter().map(|raw| argument(raw, local)).collect();
         if let (Some(markers), true) = (&self.markers, wait_for.is_empty()) {
             ffi::launch_without_event(
                 &self.queue,
                 &kernel.kernel,
                 launch.global(),
                 shim_local(launch),
-                scratch_bytes,
                 &arguments,
             )
             .map_err(backend_error)?;
@@ -633,7 +621,6 @@ impl QueueBackend for SyclQueue {
             &kernel.kernel,
             launch.global(),
             shim_local(launch),
-            scratch_bytes,
             &arguments,
             &waits,
         )
@@ -675,7 +662,8 @@ struct SyclModule {
     /// A bundle from a SYCLBIN finds kernels by kernel name (`ext_oneapi_get_kernel` adds
     /// the `__sycl_kernel_` prefix itself); one built from SPIR-V by entry point.
     by_kernel_name: bool,
-    local_arrays: LocalArrays,
+    /// How the image's launch-sized local arrays are passed.
+    local_arguments: LocalArguments,
     _queue: QueueHandle,
 }
 
@@ -707,6 +695,10 @@ impl KernelBackend for SyclKernel {
     fn sycl_kernel_address(&self) -> Result<Option<u64>> {
         let native = ffi::kernel_native(&self.kernel).map_err(backend_error)?;
         Ok(Some(native))
+    }
+
+    fn local_argument_granule(&self) -> u64 {
+        self._module.local_arguments.granule()
     }
 }
 
@@ -909,21 +901,55 @@ mod tests {
     }
 
     #[test]
-    fn launch_sized_arrays_are_local_arguments_for_spirv_and_offsets_for_ptx() {
-        let local = RawArgument::Local {
-            offset: 48,
-            bytes: 256,
-        };
-        let spirv = argument(&local, LocalArrays::of(TargetKind::Spirv));
-        assert_eq!((spirv.kind, spirv.bits), (13, 256));
-        // The shim's `u32` kind: the offset, a plain scalar argument.
-        let ptx = argument(&local, LocalArrays::of(TargetKind::Ptx));
-        assert_eq!((ptx.kind, ptx.bits), (7, 48));
+    fn launch_sized_arrays_are_local_arguments_padded_for_native_images() {
+        let local = |bytes| RawArgument::Local { offset: 48, bytes };
+        let spirv = argument(&local(200), LocalArguments::of(TargetKind::Spirv));
+        assert_eq!((spirv.kind, spirv.bits), (13, 200));
+        for target in [TargetKind::Ptx, TargetKind::Amdgpu] {
+            let padding = LocalArguments::of(target);
+            for (bytes, padded) in [(1, 128), (128, 128), (200, 256), (65536, 65536)] {
+                let native = argument(&local(bytes), padding);
+                assert_eq!(
+                    (native.kind, native.bits),
+                    (13, padded),
+                    "{target:?} {bytes}"
+                );
+            }
+        }
         let scalar = argument(
             &RawArgument::Scalar(ScalarValue::U32(5)),
-            LocalArrays::Offsets,
+            LocalArguments::PaddedTo128,
         );
         assert_eq!((scalar.kind, scalar.bits), (7, 5));
-        assert_eq!(LocalArrays::of(TargetKind::Amdgpu), LocalArrays::Refused);
+    }
+
+    /// The offsets SYCL's CUDA and HIP adapters give local arguments of these sizes, one after
+    /// the other, each at a multiple of min(128, its size) (unified-runtime eb58ab8,
+    /// `calcAlignedLocalArgument` in `source/adapters/cuda/kernel.hpp`).
+    fn adapter_offsets(sizes: &[u64]) -> Vec<u64> {
+        let mut end = 0u64;
+        sizes
+            .iter()
+            .map(|&size| {
+                let offset = end.next_multiple_of(size.min(128));
+                end = offset + size;
+                offset
+            })
+            .collect()
+    }
+
+    #[test]
+    fn padded_local_arguments_start_128_byte_aligned_where_the_adapter_puts_them() {
+        // Unpadded, a 40-byte array after a 3-byte one would start at byte 40.
+        assert_eq!(adapter_offsets(&[3, 40]), [0, 40]);
+        let padding = LocalArguments::of(TargetKind::Ptx);
+        for bytes in [[3, 40, 200], [1, 65536, 24], [128, 129, 4]] {
+            let padded: Vec<u64> = bytes.iter().map(|&b| padding.bytes(b)).collect();
+            let offsets = adapter_offsets(&padded);
+            assert!(
+                offsets.iter().all(|o| o % 128 == 0),
+                "{bytes:?}: {offsets:?}"
+            );
+        }
     }
 }

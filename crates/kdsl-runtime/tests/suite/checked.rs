@@ -376,16 +376,6 @@ pub fn checked_launch_sized_local_array(device: &Device) -> CaseResult {
     let kernel = checked_kernel(device, "local_past")?;
     let n = 64usize;
     let mut output = device.buffer_from(&vec![SENTINEL; n]).map_err(fail)?;
-    if super::local_memory::refuses_sized_local_memory(device) {
-        let arguments = [
-            (&mut output).into_argument(),
-            Argument::local_of::<u32>(16),
-            2u32.into_argument(),
-        ];
-        return super::local_memory::expect_refused(
-            kernel.launch(&Launch::new([n], [16]), &arguments),
-        );
-    }
     let result = kernel
         .launch(
             &Launch::new([n], [16]),

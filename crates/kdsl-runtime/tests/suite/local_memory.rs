@@ -29,24 +29,6 @@ fn run_sized_reduction(
     partials.read_to_vec()
 }
 
-/// Whether the runtime refuses local memory sized at launch on `device`: SYCL's HIP devices,
-/// whose adapter takes no work-group scratch size for an AMDGPU image's offsets.
-pub fn refuses_sized_local_memory(device: &Device) -> bool {
-    let info = device.info();
-    info.backend == BackendKind::Sycl
-        && matches!(info.target, kdsl_runtime::DeviceTarget::Amdgpu { .. })
-}
-
-/// The case's result where [`refuses_sized_local_memory`]: a skip when the launch was refused
-/// with the typed `Unsupported` error, a failure otherwise.
-pub fn expect_refused<T>(result: Result<T, RuntimeError>) -> CaseResult {
-    match result {
-        Err(error @ RuntimeError::Unsupported { .. }) => Err(format!("skipped: refused: {error}")),
-        Err(other) => Err(format!("expected a typed Unsupported error, got {other}")),
-        Ok(_) => Err("a launch the runtime documents as unsupported ran".into()),
-    }
-}
-
 /// The partial sums of `input` in groups of `group`, and the sums of their magnitudes.
 fn group_sums(input: &[f32], group: usize) -> (Vec<f64>, Vec<f64>) {
     let sums = input
@@ -65,9 +47,6 @@ fn group_sums(input: &[f32], group: usize) -> (Vec<f64>, Vec<f64>) {
 fn check_sized_reduction(device: &Device, kernel: &kdsl_runtime::Kernel) -> CaseResult {
     let n = 50_001usize;
     let input = Random::new(23).f32s(n);
-    if refuses_sized_local_memory(device) {
-        return expect_refused(run_sized_reduction(device, kernel, &input, 64, 64));
-    }
     for group in [32usize, 64, 256] {
         let got = run_sized_reduction(device, kernel, &input, group, group).map_err(fail)?;
         let (want, scale) = group_sums(&input, group);
@@ -117,9 +96,6 @@ pub fn local_memory_above_the_limit(device: &Device) -> CaseResult {
 fn check_limit(device: &Device, kernel: &kdsl_runtime::Kernel) -> CaseResult {
     let limit = device.info().launch_sized_local_memory_bytes();
     let input = Random::new(24).f32s(1024);
-    if refuses_sized_local_memory(device) {
-        return expect_refused(run_sized_reduction(device, kernel, &input, 64, 64));
-    }
     let too_many = (limit / 4 + 1) as usize;
     match run_sized_reduction(device, kernel, &input, 64, too_many) {
         Err(RuntimeError::LocalMemoryExceeded {
