@@ -2,12 +2,13 @@
 (fp16 inputs; f32 inputs with TF32 allowed) and Triton's tutorial matmul
 (python/tutorials/03-matrix-multiplication.py: its kernel and its CUDA autotune list, the
 autotuner's pick per shape), timed with CUDA events in one process on the same device.
-Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNEL[@FILE] ...]
+Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNEL[@FILE][+BYTES][,THREADS] ...]
 (default hgemm and sgemm_tf32; KERNEL@FILE is kernel KERNEL of FILE.ptx; a name containing
-"tf32" is an f32-input GEMM). SIZES=1024,4096 picks the sizes; NO_TRITON=1 leaves Triton out.
+"tf32" is an f32-input GEMM; +BYTES: the kernel takes a launch-sized `local mut [T]` last, given
+BYTES of dynamic shared memory at offset 0; THREADS: the work-group size, 256 unless given). SIZES=1024,4096 picks the sizes; NO_TRITON=1 leaves Triton out.
 Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
 *_ms); docs/benchmarks.md takes each column's faster one.
-Each kernel takes (c f32, a, b, m, n, k), 256 work-items, one 128 x 128 block of C each."""
+Each kernel takes (c f32, a, b, m, n, k), one 128 x 128 block of C per work-group."""
 import json, os, sys
 import numpy as np
 import cupy as cp
@@ -139,7 +140,15 @@ def timed(launch, repeats):
         return None, plain
 
 
-modules = {name: cp.RawModule(path=f"{folder}/{name.split('@')[-1]}.ptx") for name in names}
+def parse(name):
+    """(kernel, file, dynamic shared memory bytes, threads) of KERNEL[@FILE][+BYTES][,THREADS]."""
+    name, _, threads = name.partition(",")
+    name, _, dynamic = name.partition("+")
+    kernel, _, file = name.partition("@")
+    return kernel, file or kernel, int(dynamic or 0), int(threads or 256)
+
+
+modules = {name: cp.RawModule(path=f"{folder}/{parse(name)[1]}.ptx") for name in names}
 for size in sizes:
     m = n = k = size
     flops = 2.0 * m * n * k
@@ -150,9 +159,14 @@ for size in sizes:
         a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
         b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
         c = cp.zeros((m, n), dtype=cp.float32)
-        kernel = modules[name].get_function(name.split("@")[0])
+        kernel_name, _, dynamic, threads = parse(name)
+        kernel = modules[name].get_function(kernel_name)
         args = (c, a, b, np.uint32(m), np.uint32(n), np.uint32(k))
-        launch = lambda: kernel((n // 128, m // 128, 1), (256, 1, 1), args)
+        if dynamic:
+            # The ring's byte offset into the dynamic shared memory, above 48 KiB by opt-in.
+            args += (np.uint32(0),)
+            kernel.max_dynamic_shared_size_bytes = dynamic
+        launch = lambda: kernel((n // 128, m // 128, 1), (threads, 1, 1), args, shared_mem=dynamic)
         graph_ms, plain_ms = timed(launch, repeats)
         ms = graph_ms or plain_ms
         ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
@@ -165,7 +179,7 @@ for size in sizes:
             error = float(((got - exact).abs().max() / exact.abs().max()).item())
         torch_graph_ms, torch_plain_ms = timed(lambda: torch.matmul(ta, tb), repeats)
         torch_ms = torch_graph_ms or torch_plain_ms
-        run = {"kernel": name, "size": size, "kdsl_ms": ms, "kdsl_tflops": flops / ms / 1e9,
+        run = {"kernel": name, "size": size, "dynamic_shared_bytes": dynamic, "kdsl_ms": ms, "kdsl_tflops": flops / ms / 1e9,
                "cublas_ms": torch_ms, "cublas_tflops": flops / torch_ms / 1e9,
                "ratio": torch_ms / ms, "kdsl_plain_ms": plain_ms, "cublas_plain_ms": torch_plain_ms,
                "graph": graph_ms is not None and torch_graph_ms is not None, "max_error_vs_f64_relative_to_max": error,

@@ -1,16 +1,186 @@
 """Writes the matrix-tile GEMMs: the bodies of examples/hgemm.krn and examples/sgemm_tf32.krn
 (their header comments are kept by hand) and the variants measured in docs/benchmarks.md.
 
-Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn
+Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THREADS [GROUP]]]
   KERNEL     the kernel's name (hgemm, sgemm_tf32)
   TF32       1: f32 inputs computed as tf32 (m16n16k8 tiles); 0: f16 inputs (m16n16k16)
   DEPTH      the k extent staged in local memory per step (a multiple of the tile's K)
   BUFFERING  0: one local buffer, two barriers a step; 1: two buffers, one barrier a step;
              2: two buffers with the step loop unrolled twice (k a multiple of 2 * DEPTH);
-             3: two buffers, the compute in an if/else on the buffer
-The examples: hgemm 0 64 0 and sgemm_tf32 1 16 0. Every kernel: 256 work-items, a 128 x 128
-block of C each, eight sub-groups of 2 x 4 accumulator tiles."""
+             3: two buffers, the compute in an if/else on the buffer;
+             4: asynchronous copies (`async_copy`) into a ring of STAGES local buffers, one
+                barrier a step, the ring in `local` arrays (at most 48 KiB);
+             5: as 4, the ring in a launch-sized `ring: local mut [T]` parameter, the last
+                (dynamic shared memory on CUDA: bench_matrix.py's KERNEL@FILE+BYTES)
+  STAGES     the ring's length for BUFFERING 4 and 5 (2 to 8; default 3)
+  THREADS    for BUFFERING 4 and 5: 256 (default; eight sub-groups of 2 x 4 accumulator tiles)
+             or 128 (four sub-groups of 4 x 4 tiles: fewer local reads per product)
+  GROUP      for BUFFERING 4 and 5: 0 (default) takes blocks row by row; N > 0 in bands of N
+             block rows, column by column (Triton's GROUP_SIZE_M: more L2 reuse)
+The examples: hgemm 0 32 4 and sgemm_tf32 1 16 4 (2 stages). Every kernel: 256 work-items, a
+128 x 128 block of C each, eight sub-groups of 2 x 4 accumulator tiles.
+Also: python3 gemm_variants.py ring-bytes KERNEL TF32 DEPTH STAGES prints a BUFFERING 5
+kernel's dynamic local memory in bytes."""
 import sys
+
+def ring_bytes(tf32, bk, stages):
+    """The local memory of a ring of `stages` buffers, in bytes."""
+    pad = 4 if tf32 else 8
+    size = 4 if tf32 else 2
+    return stages * (128 * (bk + pad) + bk * (128 + 8)) * size
+
+
+def gen_async(kernel, tf32, bk, stages, dynamic, threads=256, group=0):
+    """A ring of `stages` local buffers filled by asynchronous copies: step s computes on
+    buffer s % stages while the copies of steps s + 1 .. s + stages - 1 are in flight.
+    256 work-items: eight units of 32 x 64 (2 x 4 tiles); 128: four units of 64 x 64 (4 x 4).
+    group > 0: work-groups take blocks in bands of `group` block rows, column by column (as
+    Triton's GROUP_SIZE_M), so the blocks running at once share more of A and B in L2."""
+    rows = 2 if threads == 256 else 4  # accumulator tiles of a unit along M
+    units = threads // 32
+    ty = "f32" if tf32 else "f16"
+    kstep = 8 if tf32 else 16
+    pad = 4 if tf32 else 8
+    a_stride, b_stride = bk + pad, 128 + 8
+    a_size, b_size = 128 * a_stride, bk * b_stride
+    chunk = 4 if tf32 else 8  # elements of one 16-byte copy
+    a_row_chunks, b_row_chunks = bk // chunk, 128 // chunk
+    per = 128 * bk // chunk // threads  # copies of A (and of B) per work-item and step
+    frag = 128 if tf32 else 256
+    a_ring = "ring" if dynamic else "a_ring"
+    b_ring = "ring" if dynamic else "b_ring"
+    L = []
+    w = L.append
+    w(f"const A_STRIDE: u32 = {a_stride};")
+    w(f"const B_STRIDE: u32 = {b_stride};")
+    w(f"const A_STAGE: u32 = {a_size};")
+    w(f"const B_STAGE: u32 = {b_size};")
+    if dynamic:
+        w(f"// B's buffers follow A's in `ring` ({ring_bytes(tf32, bk, stages)} bytes).")
+        w(f"const B_BASE: u32 = {stages * a_size};")
+    w("")
+    w(f"#[work_group_size({threads})]")
+    ring_param = f", ring: local mut [{ty}]" if dynamic else ""
+    w(f"kernel {kernel}(c: global mut [f32], a: global [{ty}], b: global [{ty}], m: u32, n: u32, k: u32{ring_param}) {{")
+    if not dynamic:
+        w(f"    local a_ring: [{ty}; {a_size * stages}];")
+        w(f"    local b_ring: [{ty}; {b_size * stages}];")
+    w("    let item = get_local_id(0);")
+    if group:
+        w(f"    // Bands of {group} block rows, walked column by column.")
+        w("    let columns = get_num_groups(0);")
+        w("    let linear = get_group_id(1) * columns + get_group_id(0);")
+        w(f"    let band = linear / ({group} * columns);")
+        w(f"    let band_rows = min(get_num_groups(1) - band * {group}, {group}u32);")
+        w(f"    let in_band = linear % ({group} * columns);")
+        w(f"    let block_row = (band * {group} + in_band % band_rows) * 128;")
+        w("    let block_column = in_band / band_rows * 128;")
+    else:
+        w("    let block_row = get_group_id(1) * 128;")
+        w("    let block_column = get_group_id(0) * 128;")
+    w("    let unit = get_sub_group_id();")
+    w("    let units = get_num_sub_groups();")
+    w(f"    let unit_row = unit / 2 * {16 * rows};")
+    w("    let unit_column = unit % 2 * 64;")
+    accs = [f"acc{i}{j}" for i in range(rows) for j in range(4)]
+    for acc in accs:
+        w(f"    let mut {acc}: [f32; 256];")
+        w(f"    matrix_fill({acc}, 0.0);")
+    for t in [f"a{i}" for i in range(rows)] + ["b0", "b1", "b2", "b3"]:
+        w(f"    let mut {t}: [{ty}; {frag}];")
+    b_base = "B_BASE + " if dynamic else ""
+
+    def copies(stage, depth, indent):
+        """The copies of the step at `depth` into buffer `stage` (names or numbers)."""
+        a_at = "" if stage == 0 else f"{stage} * A_STAGE + "
+        b_at = b_base + ("" if stage == 0 else f"{stage} * B_STAGE + ")
+        at = "" if depth == 0 else f"{depth} + "
+        out = []
+        for j in range(per):
+            q = f"(item + {j * threads})" if j else "item"
+            row, col = f"{q} / {a_row_chunks}", f"{q} % {a_row_chunks} * {chunk}"
+            out.append(f"{indent}async_copy({a_ring}[{a_at}({row}) * A_STRIDE + {col}], "
+                       f"a[(block_row + {row}) * k + {at}{col}], {chunk});")
+        for j in range(per):
+            q = f"(item + {j * threads})" if j else "item"
+            row, col = f"{q} / {b_row_chunks}", f"{q} % {b_row_chunks} * {chunk}"
+            out.append(f"{indent}async_copy({b_ring}[{b_at}({row}) * B_STRIDE + {col}], "
+                       f"b[({at}{row}) * n + block_column + {col}], {chunk});")
+        return out
+
+    w(f"    // Work-item `item` copies the 16-byte chunks item, item + {threads}, ... of each step's A")
+    first = "Step 0 starts" if stages == 2 else f"Steps 0 to {stages - 2} start"
+    w(f"    // ({a_row_chunks} chunks a row) and B ({b_row_chunks} a row). {first} first.")
+    for stage in range(stages - 1):
+        w(f"    if k > {stage * bk} {{")
+        L.extend(copies(stage, stage * bk, "        "))
+        w("    }")
+        w("    async_commit();")
+    w("    let mut read_stage = 0u32;")
+    w(f"    let mut write_stage = {stages - 1}u32;")
+    w(f"    for depth in 0..k step {bk} {{")
+    later = {2: "", 3: " (the next step's copies may still be in flight)"}.get(
+        stages, f" (the next {stages - 2} steps' copies may still be in flight)")
+    w("        // This step's copies have landed, for every work-item after the barrier, which also")
+    w(f"        // ends the last step's compute on the buffer refilled next{later}.")
+    w(f"        async_wait({stages - 2});")
+    w("        barrier();")
+    w(f"        let next = depth + {(stages - 1) * bk};")
+    w("        if next < k {")
+    L.extend(copies("write_stage", "next", "            "))
+    w("        }")
+    w("        async_commit();")
+    w("        let a_base = read_stage * A_STAGE;")
+    w(f"        let b_base = {b_base}read_stage * B_STAGE;")
+    w(f"        if unit < {units} {{")
+    w(f"            for sub_step in 0u32..{bk // kstep} unroll {{")
+    w(f"                let kk = sub_step * {kstep};")
+    i2 = "                "
+    for i in range(rows):
+        w(f"{i2}matrix_load_a(a{i}, {a_ring}, a_base + (unit_row + {16 * i}) * A_STRIDE + kk, A_STRIDE);")
+    for j in range(4):
+        w(f"{i2}matrix_load_b(b{j}, {b_ring}, b_base + kk * B_STRIDE + unit_column + {16 * j}, B_STRIDE);")
+    for i in range(rows):
+        for j in range(4):
+            w(f"{i2}matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+    w("            }")
+    w("        }")
+    w(f"        read_stage = select(read_stage == {stages - 1}, 0u32, read_stage + 1);")
+    w(f"        write_stage = select(write_stage == {stages - 1}, 0u32, write_stage + 1);")
+    w("    }")
+    epilogue(L, accs, kstep, rows, units)
+    return "\n".join(L) + "\n"
+
+
+def epilogue(L, accs, kstep, rows=2, units=8):
+    """The stores of the accumulators, and the units without a sub-group of their own."""
+    w = L.append
+    w(f"    if unit < {units} {{")
+    for i in range(rows):
+        for j in range(4):
+            w(f"        matrix_store(acc{i}{j}, c, (block_row + unit_row + {16 * i}) * n + block_column + unit_column + {16 * j}, n);")
+    w("    }")
+    w("    // Units without a sub-group of their own (sub-groups wider than 32 lanes).")
+    w(f"    for extra in unit + units..{units} step units {{")
+    w(f"        let row = block_row + extra / 2 * {16 * rows};")
+    w("        let column = block_column + extra % 2 * 64;")
+    for acc in accs:
+        w(f"        matrix_fill({acc}, 0.0);")
+    w(f"        for depth in 0..k step {kstep} {{")
+    for i in range(rows):
+        w(f"            matrix_load_a(a{i}, a, (row + {16 * i}) * k + depth, k);")
+    for j in range(4):
+        w(f"            matrix_load_b(b{j}, b, depth * n + column + {16 * j}, n);")
+    for i in range(rows):
+        for j in range(4):
+            w(f"            matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+    w("        }")
+    for i in range(rows):
+        for j in range(4):
+            w(f"        matrix_store(acc{i}{j}, c, (row + {16 * i}) * n + column + {16 * j}, n);")
+    w("    }")
+    w("}")
+
 
 def gen(kernel, tf32, bk, double):
     ty = "f32" if tf32 else "f16"
@@ -155,33 +325,19 @@ def gen(kernel, tf32, bk, double):
         L.extend(compute("", "", "        "))
         w("        barrier();")
         w("    }")
-    w("    if unit < 8 {")
-    for i in range(2):
-        for j in range(4):
-            w(f"        matrix_store(acc{i}{j}, c, (block_row + unit_row + {16 * i}) * n + block_column + unit_column + {16 * j}, n);")
-    w("    }")
-    w("    // Units without a sub-group of their own (sub-groups wider than 32 lanes).")
-    w("    for extra in unit + units..8 step units {")
-    w("        let row = block_row + extra / 2 * 32;")
-    w("        let column = block_column + extra % 2 * 64;")
-    for acc in accs:
-        w(f"        matrix_fill({acc}, 0.0);")
-    w(f"        for depth in 0..k step {kstep} {{")
-    w("            matrix_load_a(a0, a, (row + 0) * k + depth, k);")
-    w("            matrix_load_a(a1, a, (row + 16) * k + depth, k);")
-    for j in range(4):
-        w(f"            matrix_load_b(b{j}, b, depth * n + column + {16 * j}, n);")
-    for i in range(2):
-        for j in range(4):
-            w(f"            matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
-    w("        }")
-    for i in range(2):
-        for j in range(4):
-            w(f"        matrix_store(acc{i}{j}, c, (row + {16 * i}) * n + column + {16 * j}, n);")
-    w("    }")
-    w("}")
+    epilogue(L, accs, kstep)
     return "\n".join(L) + "\n"
 
 if __name__ == "__main__":
+    if sys.argv[1] == "ring-bytes":
+        print(ring_bytes(sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])))
+        sys.exit(0)
     kernel, tf32, bk, double, out = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-    open(out, "w").write(gen(kernel, tf32, bk, double))
+    stages = int(sys.argv[6]) if len(sys.argv) > 6 else 3
+    threads = int(sys.argv[7]) if len(sys.argv) > 7 else 256
+    group = int(sys.argv[8]) if len(sys.argv) > 8 else 0
+    if double in (4, 5):
+        text = gen_async(kernel, tf32, bk, stages, double == 5, threads, group)
+    else:
+        text = gen(kernel, tf32, bk, double)
+    open(out, "w").write(text)

@@ -176,7 +176,8 @@ impl Checker<'_> {
                 Use::Builtin(builtin, ty) => self.builtin(builtin, ty, span),
                 Use::Matrix(shape) => self.matrix(shape, span),
                 Use::Print { bools } => self.print(bools, span),
-                Use::Barrier => {}
+                // Every target copies, asynchronously or through plain loads and stores.
+                Use::Barrier | Use::AsyncCopy => {}
             }
         }
     }

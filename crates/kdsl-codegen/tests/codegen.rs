@@ -6,6 +6,8 @@
 #[path = "common/mod.rs"]
 mod common;
 
+#[path = "async_copy.rs"]
+mod async_copy;
 #[path = "checked.rs"]
 mod checked;
 #[path = "conversions.rs"]

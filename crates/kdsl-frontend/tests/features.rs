@@ -164,3 +164,29 @@ fn matrix_statements_and_their_shapes() {
     let features = ModuleFeatures::new(&plain);
     assert!(!features.uses_matrix() && features.matrix_shapes().is_empty());
 }
+
+#[test]
+fn asynchronous_copies_are_a_use_that_does_not_synchronize() {
+    let source = "
+kernel k(out: global mut [f32], input: global [f32]) {
+    local tile: [f32; 64];
+    async_copy(tile[get_local_id(0) * 4], input[get_global_id(0) * 4], 4);
+    async_commit();
+    async_wait(0);
+    out[get_global_id(0)] = tile[get_local_id(0)];
+}";
+    let module = module(source);
+    let features = ModuleFeatures::new(&module);
+    let k = features.function(id(&module, "k"));
+    let (_, text) = first(k, Use::AsyncCopy, source);
+    assert_eq!(
+        text,
+        "async_copy(tile[get_local_id(0) * 4], input[get_global_id(0) * 4], 4);"
+    );
+    assert!(features.uses_async_copies());
+    // A work-item's copies reach the others only through a barrier, which is its own use.
+    assert!(!features.synchronizes(id(&module, "k")));
+    let plain = kdsl_frontend::compile_to_ir("kernel p(out: global mut [f32]) { out[0] = 1.0; }")
+        .expect("compiles");
+    assert!(!ModuleFeatures::new(&plain).uses_async_copies());
+}

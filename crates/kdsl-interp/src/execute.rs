@@ -3,6 +3,7 @@
 use crate::sync::{Rendezvous, RendezvousFailure};
 use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
 use kdsl_ir::scalar;
+use kdsl_ir::AsyncCopyOp;
 use kdsl_ir::Expression;
 use kdsl_ir::ScalarValue;
 use kdsl_ir::{
@@ -10,6 +11,8 @@ use kdsl_ir::{
     Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement, StatementKind,
     SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
 };
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -317,6 +320,7 @@ impl<'a> Group<'a> {
             sub_group,
             lane: linear_local % lanes,
             sub_group_size: lanes.min(group_size - sub_group * lanes) as u32,
+            copies: RefCell::default(),
         };
         let kernel = self.launch.kernel;
         let outcome = item
@@ -412,6 +416,27 @@ struct WorkItem<'g> {
     sub_group: usize,
     lane: usize,
     sub_group_size: u32,
+    /// Its asynchronous copies that have not landed (`async_copy`).
+    copies: RefCell<PendingCopies<'g>>,
+}
+
+/// A work-item's asynchronous copies in flight: each is the destination cells and the values
+/// read from the source when it started; they land at the `async_wait` that completes their
+/// group (or when the work-item ends).
+#[derive(Default)]
+struct PendingCopies<'g> {
+    /// Started since the last `async_commit`.
+    open: Vec<(&'g AtomicU64, u64)>,
+    /// Committed groups, oldest first.
+    committed: VecDeque<Vec<(&'g AtomicU64, u64)>>,
+}
+
+impl PendingCopies<'_> {
+    fn land(copies: Vec<(&AtomicU64, u64)>) {
+        for (cell, value) in copies {
+            cell.store(value, Ordering::Relaxed);
+        }
+    }
 }
 
 impl<'g> WorkItem<'g> {
@@ -455,6 +480,12 @@ impl<'g> WorkItem<'g> {
 
     /// Tells the group's meeting points that this work-item will not arrive again.
     fn finish(&self) -> Execution<()> {
+        // Copies never waited for land at some time; here, at the latest.
+        let copies = std::mem::take(&mut *self.copies.borrow_mut());
+        for group in copies.committed {
+            PendingCopies::land(group);
+        }
+        PendingCopies::land(copies.open);
         if let Some(barrier) = &self.group.barrier {
             barrier
                 .finish("barrier")
@@ -592,6 +623,7 @@ impl<'g> WorkItem<'g> {
                     op.name()
                 )))))
             }
+            StatementKind::AsyncCopy(op) => self.async_copy(frame, op, statement.span)?,
             StatementKind::Evaluate { value } => {
                 self.expression(frame, value)?;
             }
@@ -611,6 +643,61 @@ impl<'g> WorkItem<'g> {
         Ok(Flow::Normal)
     }
 
+    /// An asynchronous copy reads its source when it starts and writes its destination when
+    /// the `async_wait` that completes its group runs, so a kernel that reads the destination
+    /// before waiting sees the old contents (poison, for local memory never written).
+    fn async_copy(&self, frame: &mut Frame<'g>, op: &'g AsyncCopyOp, span: Span) -> Execution<()> {
+        match op {
+            AsyncCopyOp::Copy {
+                destination,
+                source,
+                count,
+            } => {
+                let mut starts = [0i128; 2];
+                for (start, place) in starts.iter_mut().zip([destination, source]) {
+                    let Some(index) = place.indices.first() else {
+                        return Err(self.undefined(span, "a copy without an index".to_string()));
+                    };
+                    let bits = self.expression(frame, index)?;
+                    *start = scalar::integer_as_i128(bits, index.ty);
+                }
+                let count = i128::from(*count);
+                if let Some(start) = starts.iter().find(|start| *start % count != 0) {
+                    return Err(self.undefined(
+                        span,
+                        format!(
+                            "`async_copy` of {count} elements at index {start}, not a multiple of {count}"
+                        ),
+                    ));
+                }
+                let mut copies = Vec::with_capacity(count as usize);
+                for offset in 0..count {
+                    let from = self.locate_at(frame, source, &[starts[1] + offset], span)?;
+                    let to = self.locate_at(frame, destination, &[starts[0] + offset], span)?;
+                    let (Location::Shared(from), Location::Shared(to)) = (from, to) else {
+                        return Err(self.undefined(span, "a copy of private memory".to_string()));
+                    };
+                    copies.push((to, from.load(Ordering::Relaxed)));
+                }
+                self.copies.borrow_mut().open.extend(copies);
+            }
+            AsyncCopyOp::Commit => {
+                let mut copies = self.copies.borrow_mut();
+                let group = std::mem::take(&mut copies.open);
+                copies.committed.push_back(group);
+            }
+            AsyncCopyOp::Wait { pending } => {
+                let mut copies = self.copies.borrow_mut();
+                while copies.committed.len() > *pending as usize {
+                    if let Some(group) = copies.committed.pop_front() {
+                        PendingCopies::land(group);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Evaluates the indices of `place` and checks them against its extents.
     fn locate(
         &self,
@@ -623,6 +710,17 @@ impl<'g> WorkItem<'g> {
             let bits = self.expression(frame, index)?;
             indices.push(scalar::integer_as_i128(bits, index.ty));
         }
+        self.locate_at(frame, place, &indices, span)
+    }
+
+    /// `place` at the evaluated `indices`, checked against its extents.
+    fn locate_at(
+        &self,
+        frame: &Frame<'g>,
+        place: &'g Place,
+        indices: &[i128],
+        span: Span,
+    ) -> Execution<Location<'g>> {
         let out_of_bounds = |message: String| {
             self.error(|work_item| InterpError::OutOfBounds {
                 span,
@@ -669,7 +767,7 @@ impl<'g> WorkItem<'g> {
                         let ParameterType::Array { ty, .. } = &declaration.ty else {
                             return Err(self.undefined(span, format!("`{name}` is not an array")));
                         };
-                        let linear = linear_index(&indices, ty, name).map_err(out_of_bounds)?;
+                        let linear = linear_index(indices, ty, name).map_err(out_of_bounds)?;
                         match binding {
                             Binding::LocalArray(local) => {
                                 self.local_cell(*local, linear, name, span)
@@ -692,8 +790,7 @@ impl<'g> WorkItem<'g> {
                         self.undefined(span, format!("`{}` is not an array", declaration.name))
                     );
                 };
-                let linear =
-                    linear_index(&indices, ty, &declaration.name).map_err(out_of_bounds)?;
+                let linear = linear_index(indices, ty, &declaration.name).map_err(out_of_bounds)?;
                 match &frame.variables[variable.0 as usize] {
                     Slot::Local(local) => self.local_cell(*local, linear, &declaration.name, span),
                     _ => Ok(Location::Private {

@@ -54,6 +54,11 @@
 //! - **Launch-sized local arrays** (`local mut [T]` parameters) have the length the launch
 //!   gives ([`InterpArgument::Local`]); each work-group gets its own, poisoned like `local`
 //!   arrays, and an index outside it is [`InterpError::OutOfBounds`].
+//! - **Asynchronous copies** (`async_copy`) read their source when they start and write their
+//!   destination at the `async_wait` that completes their group (uncommitted copies and groups
+//!   never waited for land when the work-item ends): the latest moment the language allows, so
+//!   a kernel that reads copied memory before its wait sees the old contents. An index that is
+//!   not a multiple of the count is [`InterpError::UndefinedBehaviour`].
 //! - **`print`** writes each value as `kdsl_ir::print_format::display` says; the lines of a
 //!   launch come out ordered by linear global work-item id, each work-item's in program order
 //!   ([`run_kernel_with_output`]). Devices print in their own order.

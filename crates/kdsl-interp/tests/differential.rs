@@ -1907,6 +1907,154 @@ fn gemm_on_matrix_units() {
     on_example("sgemm_tf32", vec![tf32]);
 }
 
+#[test]
+fn matrix_ring_in_launch_sized_memory() {
+    // Four steps of 32: the ring of three buffers wraps around.
+    let (m, n, k) = (128usize, 128usize, 128usize);
+    let mut random = Random::new(97);
+    let mut case = Case::new(
+        "hgemm_ring",
+        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+            // Three buffers of A (128 x 40) and B (32 x 136).
+            InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136)),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    case.check = Some(ring_product_check);
+    on_test_kernel("matrix_ring", vec![case]);
+}
+
+/// The interpreter's `hgemm_ring` against the product itself: a ring read out of turn would
+/// agree with every device that copies at once.
+fn ring_product_check(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    let size = |index: usize| match reference[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    let (m, n, k) = (size(3), size(4), size(5));
+    let floats = |index: usize| as_f64s(&reference[index]).unwrap_or_default();
+    let want = reference_mma(&floats(1), &floats(2), &vec![0.0; m * n], m, n, k);
+    let got = floats(0);
+    if want.len() != got.len() || want.is_empty() {
+        return Err(format!("{} results, {} expected", got.len(), want.len()));
+    }
+    match want
+        .iter()
+        .zip(&got)
+        .position(|(want, got)| (want - got).abs() > 1e-5 * want.abs().max(1.0))
+    {
+        Some(index) => Err(format!(
+            "element {index} of the interpreter's product: {} against {}",
+            got[index], want[index]
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The launches of tests/kernels/async_copy.krn: `async_stream` over `groups` work-groups of
+/// `blocks` blocks each, and `async_sizes` over `groups` work-groups.
+fn async_copy_cases(seed: u64, groups: usize, blocks: usize) -> Vec<Case> {
+    let mut random = Random::new(seed);
+    let floats = groups * blocks * 256;
+    let stream = Case::new(
+        "async_stream",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; floats]),
+            buffer(random.f32s(floats, -100.0, 100.0)),
+            scalar(blocks as u32),
+        ],
+    );
+    let bytes: Vec<u8> = (0..groups * 1024)
+        .map(|_| random.next_u64() as u8)
+        .collect();
+    let sizes = Case::new(
+        "async_sizes",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0u8; groups * 1024]),
+            buffer(vec![kdsl_interp::f16::from_f32(0.0); groups * 512]),
+            buffer(vec![0.0f32; groups * 128]),
+            buffer(vec![0i32; groups * 64]),
+            buffer(bytes),
+            buffer(f16s(&mut random, groups * 512)),
+            buffer(random.f32s(groups * 128, -1e6, 1e6)),
+            buffer(
+                (0..groups * 64)
+                    .map(|_| random.next_u64() as i32)
+                    .collect::<Vec<i32>>(),
+            ),
+            InterpArgument::local(ScalarType::F16, 512),
+        ],
+    );
+    vec![stream, sizes]
+}
+
+#[test]
+fn async_copies() {
+    on_test_kernel("async_copy", async_copy_cases(95, 3, 5));
+}
+
+#[test]
+fn async_copies_on_the_interpreter_match_the_host() {
+    let module = compile_file("tests/kernels/async_copy.krn");
+    let (groups, blocks) = (2usize, 3usize);
+    let cases = async_copy_cases(96, groups, blocks);
+    let [stream, sizes] = <[Case; 2]>::try_from(cases).ok().expect("two cases");
+    let mut arguments = stream.arguments.clone();
+    run_kernel(&module, "async_stream", &stream.launch, &mut arguments).expect("interpreter");
+    let input = as_f64s(&stream.arguments[1]).unwrap();
+    let output = as_f64s(&arguments[0]).unwrap();
+    for block in 0..groups * blocks {
+        for e in 0..256 {
+            let want = 2.0 * input[block * 256 + 255 - e];
+            assert_eq!(output[block * 256 + e], want, "block {block}, element {e}");
+        }
+    }
+    let mut arguments = sizes.arguments.clone();
+    run_kernel(&module, "async_sizes", &sizes.launch, &mut arguments).expect("interpreter");
+    let bytes = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::U8(values)) => values.clone(),
+        _ => panic!("a u8 buffer"),
+    };
+    let (input, output) = (bytes(&sizes.arguments[4]), bytes(&arguments[0]));
+    for (i, o) in input.chunks(1024).zip(output.chunks(1024)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let halves = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::F16(values)) => values.clone(),
+        _ => panic!("an f16 buffer"),
+    };
+    let (input, output) = (halves(&sizes.arguments[5]), halves(&arguments[1]));
+    for (i, o) in input.chunks(512).zip(output.chunks(512)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let pairs_in = as_f64s(&sizes.arguments[6]).unwrap();
+    let pairs_out = as_f64s(&arguments[2]).unwrap();
+    for group in 0..groups {
+        for lid in 0..64 {
+            let at = group * 128;
+            assert_eq!(pairs_out[at + lid], pairs_in[at + 127 - lid]);
+            assert_eq!(pairs_out[at + 64 + lid], pairs_in[at + 63 - lid]);
+        }
+    }
+    let ints = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::I32(values)) => values.clone(),
+        _ => panic!("an i32 buffer"),
+    };
+    let (input, output) = (ints(&sizes.arguments[7]), ints(&arguments[3]));
+    for (i, o) in input.chunks(64).zip(output.chunks(64)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+}
+
 /// The bytes of `Node { start: i32, edges: i32 }` records (C layout: 8 bytes).
 fn node_bytes(nodes: &[(i32, i32)]) -> Vec<u8> {
     nodes

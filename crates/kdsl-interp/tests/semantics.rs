@@ -1058,3 +1058,76 @@ kernel k(out: global mut [u32], scratch: local mut [u32], reach: u32) {
         );
     }
 }
+
+#[test]
+fn asynchronous_copies_land_at_the_wait_that_completes_their_group() {
+    // Reads before each wait see what was there (local memory starts poisoned); each wait
+    // lands the groups older than its count, in order; uncommitted copies stay in flight.
+    let source = "
+kernel k(out: global mut [f32], input: global [f32]) {
+    local tile: [f32; 12];
+    tile[8] = 7.0;
+    async_copy(tile[0], input[0], 4);
+    async_commit();
+    async_copy(tile[4], input[4], 4);
+    async_commit();
+    async_copy(tile[8], input[8], 4);
+    out[0] = tile[0];
+    async_wait(1);
+    out[1] = tile[0];
+    out[2] = tile[4];
+    async_wait(0);
+    out[3] = tile[4];
+    out[4] = tile[8];
+    async_commit();
+    async_wait(0);
+    out[5] = tile[11];
+}";
+    let input: Vec<f32> = (1..=12).map(|i| i as f32).collect();
+    let arguments = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0.0f32; 6]),
+            InterpArgument::buffer(input),
+        ],
+    )
+    .unwrap();
+    let InterpArgument::Buffer(kdsl_interp::HostBuffer::F32(out)) = &arguments[0] else {
+        panic!("an f32 buffer");
+    };
+    assert!(out[0].is_nan(), "before the wait: poison, got {}", out[0]);
+    assert_eq!(out[1], 1.0);
+    assert!(out[2].is_nan(), "the second group is still in flight");
+    assert_eq!(out[3], 5.0);
+    assert_eq!(out[4], 7.0, "the third copy was not committed yet");
+    assert_eq!(out[5], 12.0);
+}
+
+#[test]
+fn a_misaligned_asynchronous_copy_is_undefined() {
+    let source = "
+kernel k(input: global [f32], at: u32) {
+    local tile: [f32; 16];
+    async_copy(tile[0], input[at], 4);
+}";
+    let error = run(
+        source,
+        "k",
+        one_item(),
+        vec![
+            InterpArgument::buffer(vec![0.0f32; 16]),
+            InterpArgument::scalar(2u32),
+        ],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(error, InterpError::UndefinedBehaviour { .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        pointed_at(source, &error),
+        "async_copy(tile[0], input[at], 4);"
+    );
+}

@@ -3,6 +3,7 @@
 //! code generator's support check, the interpreter and the lowering all read it, so adding a
 //! built-in is one row here plus its lowering per target.
 
+use crate::async_copy::AsyncCopyKind;
 use crate::ir::{AtomicOp, MathFunction, Reduction, SubGroupOp, WorkGroupOp, WorkItemQuery};
 use crate::types::ScalarType;
 
@@ -22,6 +23,8 @@ pub enum Builtin {
     VectorStore(u8),
     /// `print("format", values...)`: a statement (`StatementKind::Print`).
     Print,
+    /// `async_copy`, `async_commit`, `async_wait`: statements (`StatementKind::AsyncCopy`).
+    AsyncCopy(AsyncCopyKind),
 }
 
 /// One row of the table.
@@ -57,6 +60,11 @@ pub enum Operands {
     /// A string literal with `{}` placeholders, then one value of a type from `types` per
     /// placeholder (a vector counts its components), at most `max_values`.
     Format { max_values: usize, types: TypeSet },
+    /// A local memory element, a global buffer element of the same type from `types`, then a
+    /// constant element count (`async_copy`).
+    Copy { types: TypeSet },
+    /// One constant `u32` (`async_wait`'s count of groups left in flight).
+    Constant,
 }
 
 impl Operands {
@@ -70,6 +78,8 @@ impl Operands {
             Operands::ValueAndLane { .. } => 2,
             Operands::Memory { values, .. } => 1 + values,
             Operands::VectorMemory { store, .. } => 2 + usize::from(store),
+            Operands::Copy { .. } => 3,
+            Operands::Constant => 1,
             // The format; the values vary with it.
             Operands::Format { .. } => 1,
         }
@@ -83,8 +93,11 @@ impl Operands {
             | Operands::ValueAndLane { types }
             | Operands::Memory { types, .. }
             | Operands::VectorMemory { types, .. }
-            | Operands::Format { types, .. } => Some(types),
-            Operands::Nothing | Operands::Dimension | Operands::Condition => None,
+            | Operands::Format { types, .. }
+            | Operands::Copy { types } => Some(types),
+            Operands::Nothing | Operands::Dimension | Operands::Condition | Operands::Constant => {
+                None
+            }
         }
     }
 }
@@ -402,6 +415,27 @@ pub static BUILTINS: &[BuiltinRow] = &[
             max_values: crate::print_format::MAX_VALUES,
             types: TypeSet::Scalars,
         },
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_copy",
+        Builtin::AsyncCopy(AsyncCopyKind::Copy),
+        Operands::Copy { types: Numbers },
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_commit",
+        Builtin::AsyncCopy(AsyncCopyKind::Commit),
+        Operands::Nothing,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_wait",
+        Builtin::AsyncCopy(AsyncCopyKind::Wait),
+        Operands::Constant,
         ResultRule::Nothing,
         Requirement::Always,
     ),

@@ -75,6 +75,9 @@ pub enum ErrorCode {
     E0330,
     /// A matrix operation's tile or memory operand of a shape or type no matrix shape has.
     E0340,
+    /// An asynchronous copy's operand: a destination outside local memory, a source outside a
+    /// global buffer, different element types, a count that is not a constant the copy allows.
+    E0341,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -151,7 +154,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 67] = [
+    pub const ALL: [ErrorCode; 68] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -183,6 +186,7 @@ impl ErrorCode {
         ErrorCode::E0315,
         ErrorCode::E0330,
         ErrorCode::E0340,
+        ErrorCode::E0341,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -255,6 +259,7 @@ impl ErrorCode {
             ErrorCode::E0315 => "E0315",
             ErrorCode::E0330 => "E0330",
             ErrorCode::E0340 => "E0340",
+            ErrorCode::E0341 => "E0341",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

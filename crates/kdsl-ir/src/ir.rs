@@ -241,6 +241,9 @@ pub enum StatementKind {
     },
     /// A sub-group matrix operation (`matrix_mma`, ...): see [`crate::matrix`].
     Matrix(crate::matrix::MatrixOp),
+    /// An asynchronous copy from global to local memory, or its commit or wait: see
+    /// [`crate::async_copy`].
+    AsyncCopy(crate::async_copy::AsyncCopyOp),
     /// `print("x = {}", x)`: writes `text[0]`, the first argument's text, `text[1]`, ... to the
     /// host's standard output (`text.len() == arguments.len() + 1`; the front end ends the last
     /// piece with the newline). How a value reads: [`crate::print_format::display`].

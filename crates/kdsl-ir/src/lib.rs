@@ -5,6 +5,7 @@
 //! that knows about LLVM or any device API.
 
 pub mod analysis;
+pub mod async_copy;
 pub mod builtins;
 pub mod codes;
 pub mod diagnostic;
@@ -26,6 +27,7 @@ pub mod visit_mut;
 
 pub use analysis::uniformity::check_uniformity;
 pub use analysis::ModuleInfo;
+pub use async_copy::{AsyncCopyKind, AsyncCopyOp};
 pub use builtins::{
     Builtin, BuiltinRow, Feature, Operands, Requirement, ResultRule, TypeSet, BUILTINS,
 };

@@ -171,6 +171,24 @@ impl Printer<'_> {
                 )?;
             }
             StatementKind::Matrix(op) => self.matrix(out, op)?,
+            StatementKind::AsyncCopy(op) => {
+                out.push_str(op.name());
+                match op {
+                    crate::AsyncCopyOp::Copy {
+                        destination,
+                        source,
+                        count,
+                    } => {
+                        out.push('(');
+                        self.place(out, destination)?;
+                        out.push_str(", ");
+                        self.place(out, source)?;
+                        write!(out, ", {count})")?;
+                    }
+                    crate::AsyncCopyOp::Commit => out.push_str("()"),
+                    crate::AsyncCopyOp::Wait { pending } => write!(out, "({pending})")?,
+                }
+            }
             StatementKind::Evaluate { value } => {
                 out.push_str("eval ");
                 self.expression(out, value)?;

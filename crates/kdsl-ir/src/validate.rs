@@ -327,6 +327,7 @@ impl FunctionValidator<'_> {
             }
             StatementKind::Barrier { .. } => {}
             StatementKind::Matrix(op) => self.matrix(op, span),
+            StatementKind::AsyncCopy(op) => self.async_copy(op, span),
             StatementKind::Print { text, arguments } => {
                 if text.len() != arguments.len() + 1 {
                     self.error(
@@ -498,6 +499,48 @@ impl FunctionValidator<'_> {
     /// A matrix statement: tiles are private arrays of the shape's length and element type,
     /// memory is a buffer or a one-dimensional local array of the tile's element type, and
     /// offsets and strides are `u32`.
+    fn async_copy(&mut self, op: &crate::AsyncCopyOp, span: Span) {
+        match op {
+            crate::AsyncCopyOp::Copy {
+                destination,
+                source,
+                count,
+            } => {
+                self.place(destination, span, true);
+                self.place(source, span, false);
+                if destination.space != AddressSpace::Local
+                    || !matches!(source.space, AddressSpace::Global | AddressSpace::Constant)
+                {
+                    self.error(span, "an asynchronous copy not from global to local memory");
+                }
+                if destination.element != source.element
+                    || !crate::async_copy::valid_count(source.element, *count)
+                {
+                    self.error(
+                        span,
+                        format!(
+                            "an asynchronous copy of {count} `{}` to `{}`",
+                            source.element, destination.element
+                        ),
+                    );
+                }
+                if destination.indices.len() != 1
+                    || source.indices.len() != 1
+                    || destination.field.is_some()
+                    || source.field.is_some()
+                {
+                    self.error(span, "an asynchronous copy's place is not one-dimensional");
+                }
+            }
+            crate::AsyncCopyOp::Commit => {}
+            crate::AsyncCopyOp::Wait { pending } => {
+                if *pending > crate::async_copy::MAX_PENDING {
+                    self.error(span, format!("`async_wait({pending})`"));
+                }
+            }
+        }
+    }
+
     fn matrix(&mut self, op: &crate::matrix::MatrixOp, span: Span) {
         use crate::matrix::{MatrixOp, MatrixRole};
         let shape = op.shape();

@@ -22,6 +22,11 @@ pub enum Access {
     /// A vector store of `width` elements ([`StatementKind::VectorStore`]).
     VectorStore(u8),
     Atomic,
+    /// The local destination of an asynchronous copy of `count` elements, from the place's
+    /// element on ([`crate::async_copy::AsyncCopyOp::Copy`]).
+    CopyTo(u8),
+    /// The global source of an asynchronous copy of `count` elements.
+    CopyFrom(u8),
 }
 
 /// Hooks called by [`visit_block`]; each does nothing unless implemented.
@@ -72,6 +77,15 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
                 visit_expression(argument, visitor);
             }
         }
+        StatementKind::AsyncCopy(crate::AsyncCopyOp::Copy {
+            destination,
+            source,
+            count,
+        }) => {
+            let count = *count as u8;
+            visit_place(destination, Access::CopyTo(count), span, visitor);
+            visit_place(source, Access::CopyFrom(count), span, visitor);
+        }
         StatementKind::If {
             condition,
             accept,
@@ -90,7 +104,8 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
         StatementKind::Return { value: None }
         | StatementKind::Break
         | StatementKind::Continue
-        | StatementKind::Barrier { .. } => {}
+        | StatementKind::Barrier { .. }
+        | StatementKind::AsyncCopy(_) => {}
     }
     visitor.leave_statement(statement);
 }

@@ -44,6 +44,14 @@ pub fn walk_block_mut(
                     walk_expression_mut(argument, visit, visit_place);
                 }
             }
+            StatementKind::AsyncCopy(crate::AsyncCopyOp::Copy {
+                destination,
+                source,
+                ..
+            }) => {
+                walk_place_mut(destination, visit, visit_place);
+                walk_place_mut(source, visit, visit_place);
+            }
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
                 | crate::matrix::MatrixOp::Store { offset, stride, .. } => {
@@ -73,7 +81,8 @@ pub fn walk_block_mut(
             StatementKind::Return { value: None }
             | StatementKind::Break
             | StatementKind::Continue
-            | StatementKind::Barrier { .. } => {}
+            | StatementKind::Barrier { .. }
+            | StatementKind::AsyncCopy(_) => {}
         }
     }
 }

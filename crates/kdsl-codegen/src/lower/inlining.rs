@@ -94,6 +94,10 @@ impl Visitor for Sizes<'_> {
                 let outer = self.copies.last().copied().unwrap_or(1);
                 self.copies.push(outer.saturating_mul(copies.max(1)));
             }
+            // As its plain form, a load and a store per element.
+            StatementKind::AsyncCopy(kdsl_ir::AsyncCopyOp::Copy { count, .. }) => {
+                self.count(1 + 2 * *count as usize)
+            }
             _ => self.count(1),
         }
     }

@@ -11,6 +11,7 @@
 //! - `inlining.rs`: which device functions are inlined, within a size budget.
 //! - `print.rs`: `print` as the target's C `printf`.
 
+mod async_copy;
 mod builtins;
 pub(crate) mod checked;
 pub(crate) mod collectives;
@@ -67,19 +68,29 @@ pub(crate) fn lower_module<'ctx>(
 ) -> Result<()> {
     let check_sites = info.check_sites.as_ref();
     let checked = check_sites.is_some();
-    // Without matrix units, and in checked mode (whose check sites every image of a bundle
-    // numbers alike), matrix tiles become plain loops (`kdsl_ir::matrix`).
-    let expanded;
-    // With them, tiles must stay in registers (`kdsl_ir::tile_registers`).
-    let ir = if !info.features.uses_matrix() {
-        ir
-    } else if checked || !target.matrix_units.native_for(&info.features) {
-        expanded = kdsl_ir::matrix::expand_plain(ir);
-        &expanded
+    // In checked mode (whose check sites every image of a bundle numbers alike) matrix tiles
+    // become plain loops and asynchronous copies plain loads and stores
+    // (`kdsl_ir::analysis::checked_form`). Otherwise tiles become loops without matrix units
+    // (`kdsl_ir::matrix`) and stay in registers with them (`kdsl_ir::tile_registers`), and
+    // copies are plain where the target cannot copy asynchronously (`kdsl_ir::async_copy`).
+    let features = &info.features;
+    let mut form = std::borrow::Cow::Borrowed(ir);
+    if checked {
+        form = kdsl_ir::analysis::checked_form(ir, features);
     } else {
-        expanded = kdsl_ir::tile_registers::unroll_tile_zeroing(ir);
-        &expanded
-    };
+        if features.uses_matrix() {
+            form = std::borrow::Cow::Owned(if target.matrix_units.native_for(features) {
+                kdsl_ir::tile_registers::unroll_tile_zeroing(&form)
+            } else {
+                kdsl_ir::matrix::expand_plain(&form)
+            });
+        }
+        if target.async_copies == crate::target::AsyncCopies::Plain && features.uses_async_copies()
+        {
+            form = std::borrow::Cow::Owned(kdsl_ir::async_copy::expand_plain(&form));
+        }
+    }
+    let ir: &kdsl_ir::Module = &form;
     let types = Types { context };
     // The sites were numbered on the same expansion, so the ids of its nodes find them.
     let plan = check_sites;

@@ -105,6 +105,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
             StatementKind::Barrier { fence } => self.barrier(*fence)?,
             StatementKind::Matrix(op) => self.matrix(op)?,
+            StatementKind::AsyncCopy(op) => self.async_copy(op)?,
             StatementKind::Print { text, arguments } => self.print(text, arguments)?,
             StatementKind::Evaluate { value } => {
                 self.evaluate(value)?;

@@ -203,6 +203,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
         matrix_units: matrix_units(arch),
+        async_copies: crate::target::AsyncCopies::Plain,
     })
 }
 

@@ -225,6 +225,17 @@ pub(crate) enum MatrixUnits {
     },
 }
 
+/// How asynchronous copies (`async_copy`, `async_commit`, `async_wait`) lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AsyncCopies {
+    /// Each copy a plain load and store where it stands; commits and waits are nothing
+    /// (`kdsl_ir::async_copy::expand_plain`).
+    Plain,
+    /// NVIDIA's `cp.async` (sm_80 on): `llvm.nvvm.cp.async.{ca,cg}.shared.global.*`,
+    /// `commit.group` and `wait.group`.
+    NvvmCpAsync,
+}
+
 /// The AMDGPU matrix instructions tiles lower to (layouts: `lower::matrix_amdgpu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AmdgpuMatrixInstruction {
@@ -437,6 +448,7 @@ pub(crate) struct TargetDescription {
     pub legalization: Legalization,
     pub output: OutputFormat,
     pub matrix_units: MatrixUnits,
+    pub async_copies: AsyncCopies,
 }
 
 impl TargetDescription {

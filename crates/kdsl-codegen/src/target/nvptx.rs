@@ -122,6 +122,11 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::PtxAssembly,
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
+        async_copies: if capability >= 80 {
+            crate::target::AsyncCopies::NvvmCpAsync
+        } else {
+            crate::target::AsyncCopies::Plain
+        },
     })
 }
 

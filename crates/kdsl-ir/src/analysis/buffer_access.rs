@@ -105,16 +105,24 @@ impl Visitor for VectorAccesses {
     }
 
     fn enter_place(&mut self, place: &Place, access: Access, _: Span) {
-        if let Access::VectorLoad(width) | Access::VectorStore(width) = access {
-            require(&mut self.alignments, place, usize::from(width));
+        match access {
+            Access::VectorLoad(width) | Access::VectorStore(width) => {
+                let needed = vector_alignment(place.element, width);
+                require(&mut self.alignments, place, needed);
+            }
+            // `cp.async` reads 4, 8 or 16 bytes at an address of that alignment.
+            Access::CopyFrom(count) => {
+                let needed = place.element.size_in_bytes() * u32::from(count);
+                require(&mut self.alignments, place, needed);
+            }
+            _ => {}
         }
     }
 }
 
-fn require(alignments: &mut [u32], place: &Place, width: usize) {
+fn require(alignments: &mut [u32], place: &Place, needed: u32) {
     if let PlaceBase::Parameter(id) = place.base {
         if let Some(slot) = alignments.get_mut(id.0 as usize) {
-            let needed = vector_alignment(place.element, width as u8);
             if needed > place.element.size_in_bytes() {
                 *slot = (*slot).max(needed);
             }

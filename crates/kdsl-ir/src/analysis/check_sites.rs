@@ -235,7 +235,12 @@ impl Visitor for Walk<'_, '_> {
             Access::VectorLoad(width) | Access::VectorStore(width) => {
                 self.vector_place(place, width, span)
             }
-            Access::Load | Access::Store | Access::Atomic => self.place(place, span),
+            // Copies are plain loads and stores in checked mode (`async_copy::expand_plain`).
+            Access::Load
+            | Access::Store
+            | Access::Atomic
+            | Access::CopyTo(_)
+            | Access::CopyFrom(_) => self.place(place, span),
         }
     }
 

@@ -28,6 +28,8 @@ pub enum Use {
     Print { bools: usize },
     /// A `barrier()`.
     Barrier,
+    /// An asynchronous copy (`async_copy`, `async_commit`, `async_wait`).
+    AsyncCopy,
 }
 
 /// A use and where it first happens in its function.
@@ -152,6 +154,14 @@ impl ModuleFeatures {
             .collect()
     }
 
+    /// Whether any function has an asynchronous copy, commit or wait.
+    pub fn uses_async_copies(&self) -> bool {
+        self.functions
+            .iter()
+            .flat_map(|function| &function.body)
+            .any(|first| first.used == Use::AsyncCopy)
+    }
+
     /// Whether any function has a work-group collective.
     pub fn uses_work_group_collectives(&self) -> bool {
         self.functions
@@ -243,6 +253,7 @@ impl Visitor for Collector {
             }
             StatementKind::Matrix(op) => self.add(Use::Matrix(op.shape()), span),
             StatementKind::Barrier { .. } => self.add(Use::Barrier, span),
+            StatementKind::AsyncCopy(_) => self.add(Use::AsyncCopy, span),
             _ => {}
         }
     }

@@ -23,6 +23,7 @@ pub use check_sites::{CheckSite, CheckSites};
 pub use features::{FirstUse, FunctionFeatures, ModuleFeatures, Use};
 
 use crate::ir::{FunctionId, Module};
+use std::borrow::Cow;
 
 /// What the analyses found in a module.
 #[derive(Clone, Debug, Default)]
@@ -31,9 +32,8 @@ pub struct ModuleInfo {
     pub functions: Vec<FunctionInfo>,
     /// What each function uses, for the target's feature table and the matrix lowering.
     pub features: ModuleFeatures,
-    /// Checked mode's sites, numbered on the module as checked mode compiles it (matrix tiles
-    /// expanded into plain loops, [`crate::matrix::expand_plain`]); `None` when the module is
-    /// not compiled in checked mode.
+    /// Checked mode's sites, numbered on the module as checked mode compiles it
+    /// ([`checked_form`]); `None` when the module is not compiled in checked mode.
     pub check_sites: Option<CheckSites>,
 }
 
@@ -61,13 +61,7 @@ impl ModuleInfo {
             })
             .collect();
         let features = ModuleFeatures::new(module);
-        let check_sites = checked.then(|| {
-            if features.uses_matrix() {
-                CheckSites::new(&crate::matrix::expand_plain(module))
-            } else {
-                CheckSites::new(module)
-            }
-        });
+        let check_sites = checked.then(|| CheckSites::new(&checked_form(module, &features)));
         ModuleInfo {
             functions,
             features,
@@ -78,4 +72,18 @@ impl ModuleInfo {
     pub fn function(&self, id: FunctionId) -> &FunctionInfo {
         &self.functions[id.0 as usize]
     }
+}
+
+/// `module` (whose features are `features`) as checked mode compiles it on every target:
+/// matrix tiles expanded into plain loops ([`crate::matrix::expand_plain`]) and asynchronous copies into plain loads and
+/// stores ([`crate::async_copy::expand_plain`]), so every access is an ordinary checked site.
+pub fn checked_form<'m>(module: &'m Module, features: &ModuleFeatures) -> Cow<'m, Module> {
+    let mut form = Cow::Borrowed(module);
+    if features.uses_matrix() {
+        form = Cow::Owned(crate::matrix::expand_plain(&form));
+    }
+    if features.uses_async_copies() {
+        form = Cow::Owned(crate::async_copy::expand_plain(&form));
+    }
+    form
 }

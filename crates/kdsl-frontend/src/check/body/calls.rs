@@ -532,6 +532,21 @@ impl Checker<'_> {
                 );
                 None
             }
+            Builtin::AsyncCopy(_) => {
+                for argument in &arguments {
+                    let _ = self.expression(argument, None);
+                }
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0513,
+                        format!("`{}` is a statement, not a value", callee.name),
+                        span,
+                        "used as a value",
+                    )
+                    .with_hint(format!("write `{}(...);` on its own line", callee.name)),
+                );
+                None
+            }
             Builtin::WorkItem(query) => {
                 let dimension = self.expression(arguments[0], Some(ScalarType::U32))?;
                 let value = constant::evaluate(&dimension)

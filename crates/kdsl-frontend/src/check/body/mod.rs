@@ -2,6 +2,7 @@
 //! their desugaring), expressions, places, and calls with the built-ins.
 
 mod aggregates;
+mod async_copy;
 mod calls;
 mod expressions;
 mod matrix;

@@ -877,6 +877,16 @@ impl Checker<'_> {
             E::Call { callee, arguments } if callee.name == "print" => {
                 self.print_statement(arguments, span, out);
             }
+            E::Call { callee, arguments }
+                if matches!(
+                    Builtin::from_name(&callee.name),
+                    Some(Builtin::AsyncCopy(_))
+                ) =>
+            {
+                if let Some(Builtin::AsyncCopy(kind)) = Builtin::from_name(&callee.name) {
+                    self.async_copy_statement(kind, callee, arguments, span, out);
+                }
+            }
             E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
                 let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }

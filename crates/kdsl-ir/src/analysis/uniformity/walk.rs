@@ -261,6 +261,16 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     }
                 }
             }
+            // Each work-item copies, commits and waits on its own: any control will do.
+            StatementKind::AsyncCopy(crate::AsyncCopyOp::Copy {
+                destination,
+                source,
+                ..
+            }) => {
+                self.place(destination, control);
+                self.place(source, control);
+            }
+            StatementKind::AsyncCopy(_) => {}
             StatementKind::Barrier { .. } => {
                 let need = Need {
                     allowed: Uniformity::Uniform,

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prepares the matrix-tile benchmark for one call on a CUDA machine: the GEMM variants of
+# variants.txt written by gemm_variants.py and compiled to PTX for sm_90, with their ptxas
+# registers, into .carry/matrix/ (beside what scripts/gpu-package.sh put in .carry: the
+# differential tests and the example bundles). There, .carry/matrix/run.sh runs everything.
+# Usage: bash scripts/gpu-package.sh && bash benchmarks/matrix/package.sh
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root"
+source scripts/env.sh
+[ -x .carry/differential ] || { echo "run scripts/gpu-package.sh first" >&2; exit 1; }
+cargo build --quiet -p kdsl-cli
+out=.carry/matrix
+rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
+cp "$here/bench_matrix.py" "$here/gemm_variants.py" "$here/run.sh" "$here/variants.txt" "$out/"
+ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
+: > "$out/ptxas.txt"
+grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth buffering stages threads group; do
+  [ -n "$name" ] || continue
+  case $file in
+    examples/*) cp "$file" "$out/krn/$name.krn" ;;
+    *) python3 "$here/gemm_variants.py" "$kernel" "$tf32" "$depth" "$buffering" "$out/krn/$name.krn" "$stages" "$threads" "$group" ;;
+  esac
+  target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/$name.ptx"
+  echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
+done
+cat "$out/ptxas.txt"
+du -sh .carry
