@@ -10,11 +10,16 @@ use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-/// Mutations tried per file, spread evenly over all of that file's mutations.
-const PER_FILE: usize = 40;
-/// Accepted mutants compiled per file, spread evenly: code generation costs far more than the
-/// front end, and the test must stay within a few seconds.
-const COMPILED_PER_FILE: usize = 2;
+/// Mutations tried per file and accepted mutants compiled per file, each spread evenly over
+/// all of them: code generation costs far more than the front end, and the test must stay
+/// within a few seconds. The long run (`KDSL_LONG_TESTS=1`) tries every mutation.
+fn budget() -> (usize, usize) {
+    if std::env::var(kdsl_bundle::environment::LONG_TESTS).as_deref() == Ok("1") {
+        (usize::MAX, 40)
+    } else {
+        (40, 2)
+    }
+}
 
 /// The source cut after byte `end`, with the brackets still open closed in order.
 fn truncated(source: &str, end: usize) -> String {
@@ -118,12 +123,13 @@ fn mutated_kernels_never_panic_in_any_phase() {
         TargetSpec::ptx(None),
         TargetSpec::amdgpu(None),
     ];
+    let (per_file, compiled_per_file) = budget();
     let (mut tried, mut accepted, mut compiled, mut refused) = (0, 0, 0, 0);
     let (mut front_end, mut code_generation) = (Duration::ZERO, Duration::ZERO);
     for (stem, source) in &sources {
         let start = Instant::now();
         let mut modules = Vec::new();
-        for (what, text) in spread(mutations(source), PER_FILE) {
+        for (what, text) in spread(mutations(source), per_file) {
             tried += 1;
             let result = catch_unwind(|| kdsl_frontend::compile_to_ir(&text))
                 .unwrap_or_else(|_| panic!("{stem}.krn, {what}: the front end panicked"));
@@ -139,7 +145,7 @@ fn mutated_kernels_never_panic_in_any_phase() {
         accepted += modules.len();
         front_end += start.elapsed();
         let start = Instant::now();
-        for (what, module) in spread(modules, COMPILED_PER_FILE) {
+        for (what, module) in spread(modules, compiled_per_file) {
             for target in &targets {
                 let outcome = catch_unwind(AssertUnwindSafe(|| {
                     compile(&module, target, &Options::default())
