@@ -75,6 +75,17 @@ seed() {
                     -o "$raw/stencil_amdgpu.syclbin" >/dev/null
                 "$kdsl" compile examples/transpose.krn --format syclbin --target ptx --arch sm_90 \
                     -o "$raw/transpose_ptx.syclbin" >/dev/null
+                # Shaped buffers, launch-sized local arrays, print and records in the metadata.
+                "$kdsl" compile tests/kernels/shaped_buffers.krn --target spirv,ptx \
+                    -o "$raw/shaped_buffers.kbundle" >/dev/null
+                "$kdsl" compile tests/kernels/local_parameters.krn --target spirv,amdgpu --arch gfx90a \
+                    -o "$raw/local_parameters.kbundle" >/dev/null
+                "$kdsl" compile tests/kernels/print.krn --target spirv,ptx -o "$raw/print.kbundle" >/dev/null
+                "$kdsl" compile tests/kernels/records.krn --target spirv -o "$raw/records.kbundle" >/dev/null
+                "$kdsl" compile tests/kernels/local_parameters.krn --format syclbin --target spirv \
+                    -o "$raw/local_parameters.syclbin" >/dev/null
+                "$kdsl" compile tests/kernels/shaped_buffers.krn --checked --format syclbin --target spirv \
+                    -o "$raw/shaped_checked.syclbin" >/dev/null
             else
                 echo "   ($kdsl is not built: the bundle corpus starts from the committed one)"
             fi

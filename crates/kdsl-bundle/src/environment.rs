@@ -34,7 +34,7 @@ pub const SYCL_SHIM: &str = "KDSL_SYCL_SHIM";
 pub const CUDA_PRINTF_BUFFER_MB: &str = "KDSL_CUDA_PRINTF_BUFFER_MB";
 /// The AMD processor to assume instead of asking HIP.
 pub const HIP_ARCH: &str = "KDSL_HIP_ARCH";
-/// `1`: the long test runs (more fuzzgen seeds), as GPU and nightly runs do.
+/// `1`: the long test runs (more fuzzgen seeds, every kernel mutation), as GPU and nightly runs do.
 pub const LONG_TESTS: &str = "KDSL_LONG_TESTS";
 /// A device filter for the device tests.
 pub const TEST_DEVICE: &str = "KDSL_TEST_DEVICE";

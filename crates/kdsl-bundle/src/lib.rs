@@ -333,6 +333,14 @@ impl Bundle {
                 }
                 _ => {}
             }
+            // SPIR-V names no processor (the driver finalizes it), and a SYCLBIN could not
+            // carry one: an image that names one was not written by kdsl.
+            if entry.target == TargetKind::Spirv && !entry.arch.is_empty() {
+                return Err(BundleError::Corrupt(format!(
+                    "the spirv image names a processor ({:?}); SPIR-V images name none",
+                    entry.arch
+                )));
+            }
             images.push(Image {
                 target: entry.target,
                 arch: entry.arch,
@@ -532,6 +540,18 @@ mod tests {
         old.extend_from_slice(&stripped);
         old.extend_from_slice(&bytes[28 + metadata_length..]);
         assert_eq!(Bundle::from_bytes(&old).unwrap(), bundle);
+    }
+
+    #[test]
+    fn refuses_a_spirv_image_that_names_a_processor() {
+        // A SYCLBIN cannot carry it, so such a bundle would change on its way through one.
+        let mut bundle = sample();
+        bundle.images[0].arch = " ".into();
+        assert_eq!(bundle.images[0].target, TargetKind::Spirv);
+        match Bundle::from_bytes(&bundle.to_bytes()) {
+            Err(BundleError::Corrupt(message)) => assert!(message.contains("processor")),
+            other => panic!("expected a corrupt bundle, got {other:?}"),
+        }
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub struct FrontendOutcome {
 pub const DEFINE_LINE_PREFIX: &str = "//-D ";
 
 /// Runs arbitrary bytes through the whole front end as `kdsl compile` does (bytes that are not
-/// UTF-8 replaced, then lex, parse, check, lower, validate) and renders every diagnostic.
+/// UTF-8 replaced, then lex, parse, check, lower, validate, analyse as the code generators do)
+/// and renders every diagnostic.
 /// Options come from the input: each line starting with [`DEFINE_LINE_PREFIX`] is a `-D`.
 ///
 /// Panics when the front end breaks a promise: a panic inside it (which the front end reports
@@ -64,6 +65,11 @@ pub fn run_frontend_input(data: &[u8]) -> FrontendOutcome {
             }
             // The IR's text form must cope with every module the front end makes.
             let _ = module.to_string();
+            // So must the analyses every code generator and support check reads (features,
+            // buffer alignments, and in checked mode the check sites).
+            for checked in [false, true] {
+                let _ = kdsl_ir::ModuleInfo::new(module, checked);
+            }
             assert!(report
                 .warnings
                 .iter()
