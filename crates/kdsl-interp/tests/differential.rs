@@ -1590,11 +1590,13 @@ fn reference_mma(a: &[f64], b: &[f64], c: &[f64], m: usize, n: usize, k: usize) 
     d
 }
 
+/// Work-groups of 64 hold one whole sub-group on every device (32 wide on NVIDIA and RDNA, 64
+/// on CDNA), which matrix units need; the kernels compute with sub-group 0.
 fn matrix_global_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
     let mut random = Random::new(seed);
     Case::new(
         "mma_global",
-        InterpLaunch::new([32 * n as u32 / 16, m as u32 / 16], [32, 1]),
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
             buffer(f16s(&mut random, m * k)),
@@ -1655,7 +1657,7 @@ fn tf32_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
     let mut random = Random::new(seed);
     Case::new(
         "mma_tf32",
-        InterpLaunch::new([32 * n as u32 / 16, m as u32 / 16], [32, 1]),
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
             buffer(random.f32s(m * k, -1.0, 1.0)),
