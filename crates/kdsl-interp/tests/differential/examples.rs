@@ -1,0 +1,313 @@
+//! The examples of `examples/`, from the bundles the examples stage writes.
+
+use super::*;
+
+#[test]
+fn saxpy() {
+    let mut random = Random::new(21);
+    let n = 1000usize;
+    let case = Case::new(
+        "saxpy",
+        InterpLaunch::covering(n as u32, 64),
+        vec![
+            buffer(random.f32s(n + 24, -1.0, 1.0)),
+            buffer(random.f32s(n, -1.0, 1.0)),
+            scalar(1.5f32),
+            scalar(n as u32),
+        ],
+    )
+    // Devices may contract `a * x + y` into an fma.
+    .compare(0, Compare::Close(1e-6));
+    on_example("saxpy", vec![case]);
+}
+
+#[test]
+fn reduce_sum() {
+    let mut random = Random::new(22);
+    let n = 1000usize;
+    let case = Case::new(
+        "reduce_sum",
+        InterpLaunch::covering(n as u32, 256),
+        vec![
+            buffer(vec![0.0f32; 4]),
+            buffer(random.f32s(n, -1.0, 1.0)),
+            scalar(n as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    on_example("reduction", vec![case]);
+}
+
+#[test]
+fn scan() {
+    let mut random = Random::new(25);
+    let n = 1000usize;
+    let blocks = n.div_ceil(256);
+    let input: Vec<u32> = (0..n).map(|_| (random.next_u64() % 1000) as u32).collect();
+    let mut lanes_input = input[..256].to_vec();
+    for zero in [3, 40, 41, 200] {
+        lanes_input[zero] = 0;
+    }
+    let mut lanes = Case::new(
+        "scan_lanes",
+        InterpLaunch::new([256], [64]),
+        vec![
+            buffer(vec![0u32; 256]),
+            buffer(vec![0u32; 256]),
+            buffer(lanes_input),
+        ],
+    );
+    lanes.sub_group_size = Some(scan_sub_group_size);
+    let cases = vec![
+        Case::new(
+            "scan_blocks",
+            InterpLaunch::covering(n as u32, 256),
+            vec![
+                buffer(vec![0u32; n]),
+                buffer(vec![0u32; blocks]),
+                buffer(input.clone()),
+                scalar(n as u32),
+            ],
+        ),
+        Case::new(
+            "scan_totals",
+            InterpLaunch::covering(256, 256),
+            vec![buffer(input[..600].to_vec()), scalar(600u32)],
+        ),
+        Case::new(
+            "add_block_offsets",
+            InterpLaunch::covering(n as u32, 256),
+            vec![
+                buffer(input.clone()),
+                buffer(input[..blocks].to_vec()),
+                scalar(n as u32),
+            ],
+        ),
+        lanes,
+    ];
+    on_example("scan", cases);
+}
+
+/// The sub-group size a device used for `scan_lanes`: the first lane past 0 whose exclusive
+/// sum is 0 again starts the second sub-group (its inputs are never all zero before it).
+fn scan_sub_group_size(outputs: &[InterpArgument]) -> Option<u32> {
+    let sums = outputs[0].as_slice::<u32>()?;
+    sums.iter()
+        .skip(1)
+        .position(|&sum| sum == 0)
+        .map(|position| position as u32 + 1)
+}
+
+#[test]
+fn transpose() {
+    let mut random = Random::new(23);
+    let (width, height) = (40usize, 24usize);
+    let (w, h) = (width as u32, height as u32);
+    let mut arguments = contiguous(vec![0.0f32; width * height], &[w, h]);
+    arguments.extend(contiguous(random.f32s(width * height, -1.0, 1.0), &[h, w]));
+    let case = Case::new(
+        "transpose",
+        InterpLaunch::new([48, 32], [16, 16]),
+        arguments,
+    );
+    on_example("transpose", vec![case]);
+}
+
+#[test]
+fn matmul() {
+    let mut random = Random::new(24);
+    let (m, n, k) = (20usize, 18usize, 37usize);
+    let (m32, n32, k32) = (m as u32, n as u32, k as u32);
+    let mut arguments = contiguous(vec![0.0f32; m * n], &[m32, n32]);
+    arguments.extend(contiguous(random.f32s(m * k, -1.0, 1.0), &[m32, k32]));
+    arguments.extend(contiguous(random.f32s(k * n, -1.0, 1.0), &[k32, n32]));
+    let case = Case::new("matmul", InterpLaunch::new([32, 32], [16, 16]), arguments)
+        .compare(0, Compare::Close(1e-5));
+    on_example("matmul", vec![case]);
+}
+
+#[test]
+fn histogram() {
+    let mut random = Random::new(25);
+    let n = 3000usize;
+    let data: Vec<u8> = (0..n).map(|_| (random.next_u64() % 200) as u8).collect();
+    let case = Case::new(
+        "histogram",
+        InterpLaunch::covering(n as u32, 128),
+        vec![buffer(vec![3u32; 256]), buffer(data), scalar(n as u32)],
+    );
+    on_example("histogram", vec![case]);
+}
+
+#[test]
+fn kmeans() {
+    let (n_samples, n_features, n_clusters, copies) = (700usize, 13usize, 37usize, 8usize);
+    let mut random = Random::new(42);
+    let (x_t, centres) = kmeans_blobs(&mut random, n_samples, n_features, n_clusters);
+    let centroids_t: Vec<f32> = (0..n_features * n_clusters)
+        .map(|i| centres[(i % n_clusters) * n_features + i / n_clusters] + 0.25)
+        .collect();
+    let half_norms: Vec<f32> = (0..n_clusters)
+        .map(|c| {
+            0.5 * (0..n_features)
+                .map(|f| centroids_t[f * n_clusters + c].powi(2))
+                .sum::<f32>()
+        })
+        .collect();
+    let (samples, features, clusters, copy_count) = (
+        n_samples as u32,
+        n_features as u32,
+        n_clusters as u32,
+        copies as u32,
+    );
+    let mut assign = vec![buffer(vec![0u32; n_samples])];
+    assign.extend(contiguous(
+        vec![0.0f32; copies * n_clusters * n_features],
+        &[copy_count, clusters, features],
+    ));
+    assign.extend(contiguous(
+        vec![0u32; copies * n_clusters],
+        &[copy_count, clusters],
+    ));
+    assign.extend(contiguous(x_t, &[features, samples]));
+    assign.extend(contiguous(centroids_t.clone(), &[features, clusters]));
+    assign.push(buffer(half_norms.clone()));
+    let assign = Case::new(
+        "kmeans_assign",
+        InterpLaunch::covering(samples, 256),
+        assign,
+    )
+    // Atomic float sums add in the order work-items arrive.
+    .compare(1, Compare::Close(1e-5));
+    let sums: Vec<f32> = random.f32s(copies * n_clusters * n_features, -5.0, 5.0);
+    let counts: Vec<u32> = (0..copies * n_clusters)
+        .map(|_| (random.next_u64() % 4) as u32)
+        .collect();
+    let mut update = contiguous(centroids_t, &[features, clusters]);
+    update.push(buffer(half_norms));
+    update.extend(contiguous(sums, &[copy_count, clusters, features]));
+    update.extend(contiguous(counts, &[copy_count, clusters]));
+    let update = Case::new(
+        "kmeans_update",
+        InterpLaunch::covering(clusters, 64),
+        update,
+    )
+    .compare(0, Compare::Close(1e-6))
+    .compare(5, Compare::Close(1e-6));
+    on_example("kmeans", vec![assign, update]);
+}
+
+#[test]
+fn arrays_by_reference_and_tuples() {
+    let mut random = Random::new(43);
+    let n = 192usize;
+    let input: Vec<i32> = (0..n)
+        .map(|_| (random.next_u64() % 2001) as i32 - 1000)
+        .collect();
+    let case = Case::new(
+        "arrays_and_tuples",
+        InterpLaunch::new([n as u32], [64]),
+        vec![buffer(vec![0i32; n * 12]), buffer(input)],
+    );
+    on_test_kernel("functions", vec![case]);
+}
+
+#[test]
+fn backend_regressions() {
+    let mut random = Random::new(45);
+    let n = 256usize;
+    // Small and large values, so that both outcomes of each comparison occur.
+    let a: Vec<u16> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 48 } else { 60 })) as u16)
+        .collect();
+    let b: Vec<u32> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 32 } else { 48 })) as u32)
+        .collect();
+    let c: Vec<u8> = (0..=n)
+        .map(|i| (random.next_u64() >> (if i % 2 == 0 { 56 } else { 60 })) as u8)
+        .collect();
+    let case = Case::new(
+        "multiply_overflow",
+        InterpLaunch::new([n as u32], [64]),
+        vec![buffer(vec![0i32; n * 3]), buffer(a), buffer(b), buffer(c)],
+    );
+    let n = 64usize;
+    let signed_bool_to_float = Case::new(
+        "signed_bool_to_float",
+        InterpLaunch::new([n as u32], [32]),
+        vec![
+            buffer((0..n).map(|_| random.next_u64() as i8).collect::<Vec<_>>()),
+            buffer(vec![half::f16::from_f32(0.0); n]),
+        ],
+    );
+    on_test_kernel("backend_regressions", vec![case, signed_bool_to_float]);
+}
+
+#[test]
+fn stencil() {
+    let mut random = Random::new(26);
+    let (width, height) = (21usize, 13usize);
+    let case = Case::new(
+        "stencil",
+        InterpLaunch::new([24, 16], [8, 8]),
+        vec![
+            buffer(vec![0.0f32; width * height]),
+            buffer(random.f32s(width * height, -1.0, 1.0)),
+            scalar(width as u32),
+            scalar(height as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-6));
+    on_example("stencil", vec![case]);
+}
+
+#[test]
+fn softmax() {
+    // The result does not depend on the sub-group size, so the interpreter uses its default.
+    let mut random = Random::new(27);
+    let (rows, columns) = (3usize, 100usize);
+    let case = Case::new(
+        "softmax",
+        InterpLaunch::new([64 * rows as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; rows * columns]),
+            buffer(random.f32s(rows * columns, -4.0, 4.0)),
+            scalar(columns as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5));
+    on_example("softmax", vec![case]);
+}
+
+#[test]
+fn axpby() {
+    let mut random = Random::new(28);
+    let n = 300usize;
+    let cases = vec![
+        Case::new(
+            "axpby_f32",
+            InterpLaunch::covering(n as u32, 64),
+            vec![
+                buffer(random.f32s(n, -1.0, 1.0)),
+                buffer(random.f32s(n, -1.0, 1.0)),
+                scalar(0.75f32),
+                scalar(-1.25f32),
+                scalar(n as u32),
+            ],
+        )
+        .compare(0, Compare::Close(1e-6)),
+        Case::new(
+            "axpby_f64",
+            InterpLaunch::covering(n as u32, 64),
+            vec![
+                buffer(random.f64s(n, -1.0, 1.0)),
+                buffer(random.f64s(n, -1.0, 1.0)),
+                scalar(0.75f64),
+                scalar(-1.25f64),
+                scalar(n as u32),
+            ],
+        )
+        .compare(0, Compare::Close(1e-14)),
+    ];
+    on_example("generic", cases);
+}

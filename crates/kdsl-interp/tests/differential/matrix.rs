@@ -1,0 +1,497 @@
+//! Matrix tiles (f16, tf32, integer) and asynchronous copies.
+
+use super::*;
+
+// Matrix tiles. The interpreter and the plain lowering add each element's products in `k`
+// order in `f32`; tensor cores add in their own order (and, for f32, with their own internal
+// rounding), so results agree within 1e-4 relative to max(|d|, 1) for these sizes (inputs in
+// [-1, 1], K at most 64: the bound K * 2^-23 * sum |a b| is below that). `matrix_interpreter_*`
+// holds the interpreter to an f64 reference of the exact products of the rounded inputs.
+
+fn f16s(random: &mut Random, count: usize) -> Vec<kdsl_interp::f16> {
+    random
+        .f32s(count, -1.0, 1.0)
+        .into_iter()
+        .map(kdsl_interp::f16::from_f32)
+        .collect()
+}
+
+/// D = A x B + C in f64 from `f64` copies of the (already rounded) inputs.
+fn reference_mma(a: &[f64], b: &[f64], c: &[f64], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut d = c.to_vec();
+    for row in 0..m {
+        for column in 0..n {
+            for depth in 0..k {
+                d[row * n + column] += a[row * k + depth] * b[depth * n + column];
+            }
+        }
+    }
+    d
+}
+
+/// Work-groups of 64 hold one whole sub-group on every device (32 wide on NVIDIA and RDNA, 64
+/// on CDNA), which matrix units need; the kernels compute with sub-group 0.
+fn matrix_global_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
+    let mut random = Random::new(seed);
+    Case::new(
+        "mma_global",
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            buffer(random.f32s(m * n, -1.0, 1.0)),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4))
+}
+
+#[test]
+fn matrix_tiles() {
+    let (m, n, k) = (64usize, 64usize, 32usize);
+    let mut random = Random::new(91);
+    let local = Case::new(
+        "mma_local",
+        InterpLaunch::new([64 * n as u32 / 32, m as u32 / 32], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(n as u32),
+            scalar(k as u32),
+            scalar(0.5f32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    differential(
+        "tests/kernels/matrix.krn",
+        || test_kernel_bundle("matrix"),
+        examples_required(),
+        vec![matrix_global_case(90, 32, 48, 64), local],
+    );
+}
+
+#[test]
+fn matrix_interpreter_is_exact_products_summed_in_f32() {
+    let (m, n, k) = (32usize, 48usize, 64usize);
+    let module = compile_file("tests/kernels/matrix.krn");
+    let case = matrix_global_case(90, m, n, k);
+    let mut arguments = case.arguments.clone();
+    run_kernel(&module, "mma_global", &case.launch, &mut arguments).expect("interpreter");
+    let floats = |index: usize| as_f64s(&case.arguments[index]).expect("a float buffer");
+    let want = reference_mma(&floats(1), &floats(2), &floats(3), m, n, k);
+    let got = as_f64s(&arguments[0]).unwrap();
+    for (index, (want, got)) in want.iter().zip(&got).enumerate() {
+        // f16 products are exact in f32; only the 64 f32 additions round.
+        assert!(
+            (want - got).abs() <= 64.0 * f64::from(f32::EPSILON) * want.abs().max(1.0) * 8.0,
+            "element {index}: {want} against {got}"
+        );
+    }
+}
+
+fn tf32_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
+    let mut random = Random::new(seed);
+    Case::new(
+        "mma_tf32",
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            buffer(random.f32s(m * n, -1.0, 1.0)),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4))
+}
+
+#[test]
+fn matrix_tf32() {
+    // Ties (the dropped 13 bits exactly 0x1000) round away from zero, the largest values to
+    // infinity; infinities stay (NaNs too, but an exact comparison cannot hold NaNs equal).
+    let mut inputs: Vec<f32> = [
+        0x3f80_1000u32,
+        0xbf80_1000,
+        0x3f80_0fff,
+        0x3f80_3000,
+        0x7f7f_f000,
+        0x7f80_0000,
+        0xff80_0000,
+    ]
+    .into_iter()
+    .map(f32::from_bits)
+    .collect();
+    inputs.extend(Random::new(93).f32s(57, -1e3, 1e3));
+    let rounding = Case::new(
+        "round_to_tf32",
+        InterpLaunch::covering(inputs.len() as u32, 64),
+        vec![buffer(vec![0.0f32; inputs.len()]), buffer(inputs)],
+    )
+    .compare(0, Compare::Exact);
+    differential(
+        "tests/kernels/matrix_tf32.krn",
+        || test_kernel_bundle("matrix_tf32"),
+        examples_required(),
+        vec![tf32_case(92, 32, 32, 24), rounding],
+    );
+}
+
+#[test]
+fn matrix_interpreter_rounds_tf32_inputs() {
+    let (m, n, k) = (32usize, 32usize, 24usize);
+    let module = compile_file("tests/kernels/matrix_tf32.krn");
+    let case = tf32_case(92, m, n, k);
+    let mut arguments = case.arguments.clone();
+    run_kernel(&module, "mma_tf32", &case.launch, &mut arguments).expect("interpreter");
+    let rounded = |index: usize| -> Vec<f64> {
+        as_f64s(&case.arguments[index])
+            .unwrap()
+            .into_iter()
+            .map(|x| {
+                f64::from(f32::from_bits(kdsl_ir::scalar::round_tf32(
+                    (x as f32).to_bits(),
+                )))
+            })
+            .collect()
+    };
+    let c = as_f64s(&case.arguments[3]).unwrap();
+    let want = reference_mma(&rounded(1), &rounded(2), &c, m, n, k);
+    let got = as_f64s(&arguments[0]).unwrap();
+    for (index, (want, got)) in want.iter().zip(&got).enumerate() {
+        assert!(
+            (want - got).abs() <= 24.0 * f64::from(f32::EPSILON) * want.abs().max(1.0) * 8.0,
+            "element {index}: {want} against {got}"
+        );
+    }
+    // Unrounded inputs would differ far more than that somewhere.
+    let plain = reference_mma(
+        &as_f64s(&case.arguments[1]).unwrap(),
+        &as_f64s(&case.arguments[2]).unwrap(),
+        &c,
+        m,
+        n,
+        k,
+    );
+    assert!(plain.iter().zip(&got).any(|(p, g)| (p - g).abs() > 1e-4));
+}
+
+// Integer tiles are exact everywhere: the device must match the interpreter bit for bit, and
+// the interpreter an exact `i64` reference of the products summed (wrapped to `i32`).
+
+/// `count` values of every 8-bit pattern the generator gives, as `T` (`i8` or `u8`).
+fn bytes<T>(random: &mut Random, count: usize, convert: fn(u8) -> T) -> Vec<T> {
+    (0..count)
+        .map(|_| convert(random.next_u64() as u8))
+        .collect()
+}
+
+/// `mma_i8` or `mma_u8`: D = A x B + C, with C near the `i32` limits so some sums wrap.
+fn integer_case<T: kdsl_interp::HostElement>(
+    kernel: &'static str,
+    convert: fn(u8) -> T,
+    seed: u64,
+    (m, n, k): (usize, usize, usize),
+) -> Case {
+    let mut random = Random::new(seed);
+    let a = bytes(&mut random, m * k, convert);
+    let b = bytes(&mut random, k * n, convert);
+    let c: Vec<i32> = (0..m * n)
+        .map(|index| match index % 4 {
+            0 => i32::MAX - random.i64_in(0, 1000) as i32,
+            1 => i32::MIN + random.i64_in(0, 1000) as i32,
+            _ => random.i64_in(-100_000, 100_000) as i32,
+        })
+        .collect();
+    Case::new(
+        kernel,
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0i32; m * n]),
+            buffer(a),
+            buffer(b),
+            buffer(c),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Exact)
+}
+
+fn i8_case(seed: u64) -> Case {
+    integer_case("mma_i8", |byte| byte as i8, seed, (32, 48, 64))
+}
+
+fn u8_case(seed: u64) -> Case {
+    integer_case("mma_u8", |byte| byte, seed, (32, 32, 48))
+}
+
+#[test]
+fn matrix_i8() {
+    let (m, n, k) = (32usize, 32usize, 48usize);
+    let mut random = Random::new(96);
+    let bias = Case::new(
+        "mma_i8_bias",
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0i32; m * n]),
+            buffer(bytes(&mut random, m * k, |byte| byte as i8)),
+            buffer(bytes(&mut random, k * n, |byte| byte as i8)),
+            scalar(n as u32),
+            scalar(k as u32),
+            scalar(-12_345i32),
+        ],
+    )
+    .compare(0, Compare::Exact);
+    differential(
+        "tests/kernels/matrix_i8.krn",
+        || test_kernel_bundle("matrix_i8"),
+        examples_required(),
+        vec![i8_case(95), bias],
+    );
+}
+
+#[test]
+fn matrix_u8() {
+    differential(
+        "tests/kernels/matrix_u8.krn",
+        || test_kernel_bundle("matrix_u8"),
+        examples_required(),
+        vec![u8_case(97)],
+    );
+}
+
+/// D = A x B + C exactly, in `i64`.
+fn reference_integer_mma(
+    a: &[i64],
+    b: &[i64],
+    c: &[i32],
+    (m, n, k): (usize, usize, usize),
+) -> Vec<i64> {
+    let mut d: Vec<i64> = c.iter().map(|&x| x.into()).collect();
+    for row in 0..m {
+        for column in 0..n {
+            for depth in 0..k {
+                d[row * n + column] += a[row * k + depth] * b[depth * n + column];
+            }
+        }
+    }
+    d
+}
+
+#[test]
+fn matrix_interpreter_is_exact_on_integer_tiles() {
+    for (file, kernel, case, shape) in [
+        ("matrix_i8", "mma_i8", i8_case(95), (32, 48, 64)),
+        ("matrix_u8", "mma_u8", u8_case(97), (32, 32, 48)),
+    ] {
+        let module = compile_file(&format!("tests/kernels/{file}.krn"));
+        let mut arguments = case.arguments.clone();
+        run_kernel(&module, kernel, &case.launch, &mut arguments).expect("interpreter");
+        let widen = |index: usize| -> Vec<i64> {
+            match &case.arguments[index] {
+                InterpArgument::Buffer(HostBuffer::I8(v)) => v.iter().map(|&x| x.into()).collect(),
+                InterpArgument::Buffer(HostBuffer::U8(v)) => v.iter().map(|&x| x.into()).collect(),
+                other => panic!("not a byte buffer: {other:?}"),
+            }
+        };
+        let InterpArgument::Buffer(HostBuffer::I32(c)) = &case.arguments[3] else {
+            panic!("C is an i32 buffer");
+        };
+        let exact = reference_integer_mma(&widen(1), &widen(2), c, shape);
+        // The sums wrap to i32 (two's complement), as `wrapping_add` does.
+        let want: Vec<i32> = exact.iter().map(|&x| x as i32).collect();
+        let InterpArgument::Buffer(HostBuffer::I32(got)) = &arguments[0] else {
+            panic!("D is an i32 buffer");
+        };
+        assert_eq!(&want, got, "{kernel}");
+        // C near the limits makes some sums leave the i32 range, so wrapping is tested.
+        let outside = |x: &&i64| i32::try_from(**x).is_err();
+        assert!(exact.iter().filter(outside).count() > 10, "{kernel}");
+    }
+}
+
+#[test]
+fn gemm_on_matrix_units() {
+    let (m, n, k) = (128usize, 256usize, 64usize);
+    let mut random = Random::new(94);
+    let half = Case::new(
+        "hgemm",
+        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    on_example("hgemm", vec![half]);
+    let tf32 = Case::new(
+        "sgemm_tf32",
+        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    on_example("sgemm_tf32", vec![tf32]);
+}
+
+#[test]
+fn matrix_ring_in_launch_sized_memory() {
+    // Four steps of 32: the ring of three buffers wraps around.
+    let (m, n, k) = (128usize, 128usize, 128usize);
+    let mut random = Random::new(97);
+    let mut case = Case::new(
+        "hgemm_ring",
+        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(m as u32),
+            scalar(n as u32),
+            scalar(k as u32),
+            // Three buffers of A (128 x 40) and B (32 x 136).
+            InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136)),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    case.check = Some(ring_product_check);
+    on_test_kernel("matrix_ring", vec![case]);
+}
+
+/// The interpreter's `hgemm_ring` against the product itself: a ring read out of turn would
+/// agree with every device that copies at once.
+fn ring_product_check(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    let size = |index: usize| match reference[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    let (m, n, k) = (size(3), size(4), size(5));
+    let floats = |index: usize| as_f64s(&reference[index]).unwrap_or_default();
+    let want = reference_mma(&floats(1), &floats(2), &vec![0.0; m * n], m, n, k);
+    let got = floats(0);
+    if want.len() != got.len() || want.is_empty() {
+        return Err(format!("{} results, {} expected", got.len(), want.len()));
+    }
+    match want
+        .iter()
+        .zip(&got)
+        .position(|(want, got)| (want - got).abs() > 1e-5 * want.abs().max(1.0))
+    {
+        Some(index) => Err(format!(
+            "element {index} of the interpreter's product: {} against {}",
+            got[index], want[index]
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The launches of tests/kernels/async_copy.krn: `async_stream` over `groups` work-groups of
+/// `blocks` blocks each, and `async_sizes` over `groups` work-groups.
+fn async_copy_cases(seed: u64, groups: usize, blocks: usize) -> Vec<Case> {
+    let mut random = Random::new(seed);
+    let floats = groups * blocks * 256;
+    let stream = Case::new(
+        "async_stream",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0.0f32; floats]),
+            buffer(random.f32s(floats, -100.0, 100.0)),
+            scalar(blocks as u32),
+        ],
+    );
+    let bytes: Vec<u8> = (0..groups * 1024)
+        .map(|_| random.next_u64() as u8)
+        .collect();
+    let sizes = Case::new(
+        "async_sizes",
+        InterpLaunch::new([64 * groups as u32], [64]),
+        vec![
+            buffer(vec![0u8; groups * 1024]),
+            buffer(vec![kdsl_interp::f16::from_f32(0.0); groups * 512]),
+            buffer(vec![0.0f32; groups * 128]),
+            buffer(vec![0i32; groups * 64]),
+            buffer(bytes),
+            buffer(f16s(&mut random, groups * 512)),
+            buffer(random.f32s(groups * 128, -1e6, 1e6)),
+            buffer(
+                (0..groups * 64)
+                    .map(|_| random.next_u64() as i32)
+                    .collect::<Vec<i32>>(),
+            ),
+            InterpArgument::local(ScalarType::F16, 512),
+        ],
+    );
+    vec![stream, sizes]
+}
+
+#[test]
+fn async_copies() {
+    on_test_kernel("async_copy", async_copy_cases(95, 3, 5));
+}
+
+#[test]
+fn async_copies_on_the_interpreter_match_the_host() {
+    let module = compile_file("tests/kernels/async_copy.krn");
+    let (groups, blocks) = (2usize, 3usize);
+    let cases = async_copy_cases(96, groups, blocks);
+    let [stream, sizes] = <[Case; 2]>::try_from(cases).ok().expect("two cases");
+    let mut arguments = stream.arguments.clone();
+    run_kernel(&module, "async_stream", &stream.launch, &mut arguments).expect("interpreter");
+    let input = as_f64s(&stream.arguments[1]).unwrap();
+    let output = as_f64s(&arguments[0]).unwrap();
+    for block in 0..groups * blocks {
+        for e in 0..256 {
+            let want = 2.0 * input[block * 256 + 255 - e];
+            assert_eq!(output[block * 256 + e], want, "block {block}, element {e}");
+        }
+    }
+    let mut arguments = sizes.arguments.clone();
+    run_kernel(&module, "async_sizes", &sizes.launch, &mut arguments).expect("interpreter");
+    let bytes = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::U8(values)) => values.clone(),
+        _ => panic!("a u8 buffer"),
+    };
+    let (input, output) = (bytes(&sizes.arguments[4]), bytes(&arguments[0]));
+    for (i, o) in input.chunks(1024).zip(output.chunks(1024)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let halves = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::F16(values)) => values.clone(),
+        _ => panic!("an f16 buffer"),
+    };
+    let (input, output) = (halves(&sizes.arguments[5]), halves(&arguments[1]));
+    for (i, o) in input.chunks(512).zip(output.chunks(512)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+    let pairs_in = as_f64s(&sizes.arguments[6]).unwrap();
+    let pairs_out = as_f64s(&arguments[2]).unwrap();
+    for group in 0..groups {
+        for lid in 0..64 {
+            let at = group * 128;
+            assert_eq!(pairs_out[at + lid], pairs_in[at + 127 - lid]);
+            assert_eq!(pairs_out[at + 64 + lid], pairs_in[at + 63 - lid]);
+        }
+    }
+    let ints = |argument: &InterpArgument| match argument {
+        InterpArgument::Buffer(HostBuffer::I32(values)) => values.clone(),
+        _ => panic!("an i32 buffer"),
+    };
+    let (input, output) = (ints(&sizes.arguments[7]), ints(&arguments[3]));
+    for (i, o) in input.chunks(64).zip(output.chunks(64)) {
+        assert!(i.iter().rev().eq(o.iter()));
+    }
+}
