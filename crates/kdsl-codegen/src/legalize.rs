@@ -1,6 +1,8 @@
 //! Rewrites of the optimized LLVM module that a target's backend or driver mishandles, where
 //! the optimizer itself creates the pattern (so lowering cannot avoid it). Exact rewrites.
 
+mod vector_lengths;
+
 use crate::target::TargetDescription;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -22,6 +24,9 @@ pub(crate) fn after_optimization<'ctx>(
     }
     if target.legalization.expand_signed_bool_to_float {
         expand_signed_bool_to_float(context, module)?;
+    }
+    if let Some(lengths) = target.legalization.vector_lengths {
+        vector_lengths::split_loads(context, module, lengths)?;
     }
     Ok(())
 }

@@ -375,6 +375,11 @@ pub(crate) struct Legalization {
     /// 0.0, because the optimizer creates it (from `-1 % d` with `d` odd, then a conversion)
     /// and the SPIR-V path converts true to +1.0 (fuzzgen seed 109).
     pub expand_signed_bool_to_float: bool,
+    /// After the optimizer: the vector lengths the target has (`None`: any). A load of
+    /// another length, which the optimizer creates (a `load <3 x i32>` used only as `i16`
+    /// becomes `load <6 x i16>`, fuzzgen seed 5485), becomes scalar loads of the lanes it
+    /// uses; any other value of such a type is an internal error, not an invalid module.
+    pub vector_lengths: Option<&'static [u32]>,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -1,0 +1,250 @@
+//! Vectors of lengths the target lacks. The optimizer creates them from loads: a `load <3 x
+//! i32>` whose lanes are used only as `i16` becomes `load <6 x i16>` (fuzzgen seed 5485), and
+//! SPIR-V has no 6-component vectors. Such a load, used only through constant lanes, becomes
+//! scalar loads of those lanes; any other value of such a type is reported.
+
+use inkwell::builder::Builder;
+use inkwell::context::Context;
+use inkwell::llvm_sys::core::{
+    LLVMGetMaskValue, LLVMGetNumMaskElements, LLVMGetUndefMaskElem, LLVMIsUndef,
+    LLVMReplaceAllUsesWith,
+};
+use inkwell::module::Module;
+use inkwell::targets::TargetData;
+use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum, VectorType};
+use inkwell::values::{
+    AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue, Operand,
+    PointerValue,
+};
+use inkwell::AtomicOrdering;
+
+/// Splits the loads of vectors whose length is not in `lengths`, then checks that no such
+/// vector is left.
+pub(super) fn split_loads<'ctx>(
+    context: &'ctx Context,
+    module: &Module<'ctx>,
+    lengths: &[u32],
+) -> Result<(), String> {
+    let unsupported = |ty: AnyTypeEnum<'ctx>| match ty {
+        AnyTypeEnum::VectorType(vector) => !lengths.contains(&vector.get_size()),
+        _ => false,
+    };
+    let loads: Vec<_> = instructions(module)
+        .filter(|i| i.get_opcode() == InstructionOpcode::Load && unsupported(i.get_type()))
+        .collect();
+    let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
+    let builder = context.create_builder();
+    for load in loads {
+        split_load(context, &builder, &layout, load).map_err(|e| e.to_string())?;
+    }
+    for instruction in instructions(module) {
+        let operand_types =
+            (0..instruction.get_num_operands()).filter_map(|index| {
+                match instruction.get_operand(index) {
+                    Some(Operand::Value(value)) => Some(value.get_type().as_any_type_enum()),
+                    _ => None,
+                }
+            });
+        if unsupported(instruction.get_type()) || operand_types.into_iter().any(unsupported) {
+            return Err(format!(
+                "the optimizer made a vector of a length the target lacks (only {lengths:?}), \
+                 which kdsl cannot split: {}",
+                instruction.print_to_string().to_string().trim()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = InstructionValue<'ctx>> {
+    module.get_functions().flat_map(|function| {
+        function
+            .get_basic_block_iter()
+            .flat_map(|block| block.get_instructions())
+            .collect::<Vec<_>>()
+    })
+}
+
+/// How one user reads lanes of the split load.
+enum LaneUser<'ctx> {
+    /// `extractelement %load, C`.
+    Extract(InstructionValue<'ctx>, u32),
+    /// `shufflevector` of the load and/or undefined vectors: per result lane, the load's
+    /// lane or `None` (undefined).
+    Shuffle(InstructionValue<'ctx>, Vec<Option<u32>>),
+}
+
+/// Replaces `load`, when all its users read constant lanes and it is a plain load of whole
+/// bytes, by scalar loads of those lanes at the same place; otherwise leaves it.
+fn split_load<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    layout: &TargetData,
+    load: InstructionValue<'ctx>,
+) -> Result<(), inkwell::builder::BuilderError> {
+    let AnyTypeEnum::VectorType(vector) = load.get_type() else {
+        return Ok(());
+    };
+    let element = vector.get_element_type();
+    let element_bits = layout.get_bit_size(&element);
+    let plain = load.get_volatile() == Ok(false)
+        && load.get_atomic_ordering() == Ok(AtomicOrdering::NotAtomic);
+    let Some(Operand::Value(BasicValueEnum::PointerValue(pointer))) = load.get_operand(0) else {
+        return Ok(());
+    };
+    if !plain || element_bits % 8 != 0 {
+        return Ok(());
+    }
+    let Some(users) = lane_users(load, vector) else {
+        return Ok(());
+    };
+    let alignment = load.get_alignment().unwrap_or(1).max(1);
+    let mut lanes: Vec<Option<BasicValueEnum<'ctx>>> = vec![None; vector.get_size() as usize];
+    let mut lane = |index: u32| -> Result<BasicValueEnum<'ctx>, inkwell::builder::BuilderError> {
+        if let Some(value) = lanes[index as usize] {
+            return Ok(value);
+        }
+        builder.position_before(&load);
+        let offset = u64::from(index) * element_bits / 8;
+        let value = scalar_load(context, builder, pointer, element, offset, alignment)?;
+        lanes[index as usize] = Some(value);
+        Ok(value)
+    };
+    for user in users {
+        let (instruction, replacement) = match user {
+            LaneUser::Extract(instruction, index) => (instruction, lane(index)?),
+            LaneUser::Shuffle(instruction, mask) => {
+                let AnyTypeEnum::VectorType(result_type) = instruction.get_type() else {
+                    continue;
+                };
+                let mut result: BasicValueEnum<'ctx> = result_type.get_poison().into();
+                for (position, source) in mask.iter().enumerate() {
+                    let Some(source) = source else { continue };
+                    let value = lane(*source)?;
+                    builder.position_before(&instruction);
+                    let position = context.i32_type().const_int(position as u64, false);
+                    result = builder
+                        .build_insert_element(result.into_vector_value(), value, position, "")?
+                        .into();
+                }
+                (instruction, result)
+            }
+        };
+        // SAFETY: the replacement has the user's type and is defined before it.
+        unsafe { LLVMReplaceAllUsesWith(instruction.as_value_ref(), replacement.as_value_ref()) };
+        instruction.erase_from_basic_block();
+    }
+    load.erase_from_basic_block();
+    Ok(())
+}
+
+/// The load's users as lane reads, or `None` when one is anything else.
+fn lane_users<'ctx>(
+    load: InstructionValue<'ctx>,
+    vector: VectorType<'ctx>,
+) -> Option<Vec<LaneUser<'ctx>>> {
+    let length = vector.get_size();
+    let mut users = Vec::new();
+    let mut next = load.get_first_use();
+    while let Some(use_) = next {
+        next = use_.get_next_use();
+        // Users without a value (stores) are not lane reads.
+        let user = BasicValueEnum::try_from(use_.get_user())
+            .ok()?
+            .as_instruction_value()?;
+        let user = match user.get_opcode() {
+            InstructionOpcode::ExtractElement => {
+                let Some(Operand::Value(BasicValueEnum::IntValue(index))) = user.get_operand(1)
+                else {
+                    return None;
+                };
+                let index = index.get_zero_extended_constant()?;
+                if index >= u64::from(length) {
+                    return None;
+                }
+                LaneUser::Extract(user, index as u32)
+            }
+            InstructionOpcode::ShuffleVector => {
+                LaneUser::Shuffle(user, shuffle_lanes(load, user, length)?)
+            }
+            _ => return None,
+        };
+        // A user that reads the load twice (a shuffle of it with itself) is listed once.
+        if !users
+            .iter()
+            .any(|known| user_instruction(known) == user_instruction(&user))
+        {
+            users.push(user);
+        }
+    }
+    Some(users)
+}
+
+fn user_instruction<'ctx>(user: &LaneUser<'ctx>) -> InstructionValue<'ctx> {
+    match user {
+        LaneUser::Extract(i, _) | LaneUser::Shuffle(i, _) => *i,
+    }
+}
+
+/// Per result lane of `shuffle`, the lane of `load` it takes (`None`: undefined), when both
+/// operands are `load` or undefined.
+fn shuffle_lanes<'ctx>(
+    load: InstructionValue<'ctx>,
+    shuffle: InstructionValue<'ctx>,
+    length: u32,
+) -> Option<Vec<Option<u32>>> {
+    let mut from_load = [false; 2];
+    for (operand, is_load) in from_load.iter_mut().enumerate() {
+        let Some(Operand::Value(value)) = shuffle.get_operand(operand as u32) else {
+            return None;
+        };
+        *is_load = value.as_value_ref() == load.as_value_ref();
+        // SAFETY: `value` is a live operand; `LLVMIsUndef` only inspects it.
+        if !*is_load && unsafe { LLVMIsUndef(value.as_value_ref()) } == 0 {
+            return None;
+        }
+    }
+    // SAFETY: `shuffle` is a `shufflevector`, which the mask functions require.
+    let count = unsafe { LLVMGetNumMaskElements(shuffle.as_value_ref()) };
+    let undefined = unsafe { LLVMGetUndefMaskElem() };
+    let lanes = (0..count)
+        .map(|position| {
+            let source = unsafe { LLVMGetMaskValue(shuffle.as_value_ref(), position) };
+            if source == undefined {
+                return None;
+            }
+            let source = source as u32;
+            from_load[(source / length) as usize].then_some(source % length)
+        })
+        .collect();
+    Some(lanes)
+}
+
+/// `load T, (ptr + offset)` with the alignment the original load guarantees at that offset.
+fn scalar_load<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    pointer: PointerValue<'ctx>,
+    element: BasicTypeEnum<'ctx>,
+    offset: u64,
+    alignment: u32,
+) -> Result<BasicValueEnum<'ctx>, inkwell::builder::BuilderError> {
+    let address = if offset == 0 {
+        pointer
+    } else {
+        let offset = context.i64_type().const_int(offset, false);
+        // SAFETY: the address lies inside the vector the original load read.
+        unsafe { builder.build_in_bounds_gep(context.i8_type(), pointer, &[offset], "")? }
+    };
+    let value = builder.build_load(element, address, "")?;
+    let alignment = if offset == 0 {
+        alignment
+    } else {
+        alignment.min(1 << offset.trailing_zeros().min(31))
+    };
+    if let Some(instruction) = value.as_instruction_value() {
+        // A power of two, as the original's; a failure leaves the (valid) natural alignment.
+        let _ = instruction.set_alignment(alignment);
+    }
+    Ok(value)
+}
