@@ -6,12 +6,14 @@
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::{
-    LLVMGetMaskValue, LLVMGetNumMaskElements, LLVMGetUndefMaskElem, LLVMIsUndef,
-    LLVMReplaceAllUsesWith,
+    LLVMGetMaskValue, LLVMGetNumMaskElements, LLVMGetNumOperands, LLVMGetOperand, LLVMGetTypeKind,
+    LLVMGetUndefMaskElem, LLVMGetVectorSize, LLVMIsUndef, LLVMReplaceAllUsesWith, LLVMTypeOf,
 };
+use inkwell::llvm_sys::prelude::LLVMTypeRef;
+use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyType, AnyTypeEnum, BasicTypeEnum, VectorType};
+use inkwell::types::{AnyTypeEnum, BasicTypeEnum, VectorType};
 use inkwell::values::{
     AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue, Operand,
     PointerValue,
@@ -38,14 +40,16 @@ pub(super) fn split_loads<'ctx>(
         split_load(context, &builder, &layout, load).map_err(|e| e.to_string())?;
     }
     for instruction in instructions(module) {
-        let operand_types =
-            (0..instruction.get_num_operands()).filter_map(|index| {
-                match instruction.get_operand(index) {
-                    Some(Operand::Value(value)) => Some(value.get_type().as_any_type_enum()),
-                    _ => None,
-                }
-            });
-        if unsupported(instruction.get_type()) || operand_types.into_iter().any(unsupported) {
+        let value = instruction.as_value_ref();
+        // SAFETY: `value` is a live instruction; these only read its operands and types (raw,
+        // since inkwell's operand accessor panics on metadata operands).
+        let has_unsupported = unsafe {
+            let operands = (0..LLVMGetNumOperands(value)).map(|i| LLVMGetOperand(value, i as u32));
+            std::iter::once(value)
+                .chain(operands)
+                .any(|v| unsupported_length(LLVMTypeOf(v), lengths))
+        };
+        if has_unsupported {
             return Err(format!(
                 "the optimizer made a vector of a length the target lacks (only {lengths:?}), \
                  which kdsl cannot split: {}",
@@ -54,6 +58,17 @@ pub(super) fn split_loads<'ctx>(
         }
     }
     Ok(())
+}
+
+/// Whether `ty` is a fixed vector whose length is not in `lengths`.
+///
+/// # Safety
+/// `ty` must be a live LLVM type.
+unsafe fn unsupported_length(ty: LLVMTypeRef, lengths: &[u32]) -> bool {
+    unsafe {
+        LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMVectorTypeKind
+            && !lengths.contains(&LLVMGetVectorSize(ty))
+    }
 }
 
 fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = InstructionValue<'ctx>> {
@@ -117,7 +132,8 @@ fn split_load<'ctx>(
                 let AnyTypeEnum::VectorType(result_type) = instruction.get_type() else {
                     continue;
                 };
-                let mut result: BasicValueEnum<'ctx> = result_type.get_poison().into();
+                // Undefined, not poison: lanes taken from an `undef` operand are `undef`.
+                let mut result: BasicValueEnum<'ctx> = result_type.get_undef().into();
                 for (position, source) in mask.iter().enumerate() {
                     let Some(source) = source else { continue };
                     let value = lane(*source)?;
@@ -247,4 +263,81 @@ fn scalar_load<'ctx>(
         let _ = instruction.set_alignment(alignment);
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_loads;
+    use inkwell::context::Context;
+    use inkwell::memory_buffer::MemoryBuffer;
+
+    const OPENCL: &[u32] = &[2, 3, 4, 8, 16];
+
+    /// Runs `split_loads` on `body`, a function of `ptr %p, ptr %q`; the rewritten module
+    /// (verified) or the error.
+    fn split(body: &str) -> Result<String, String> {
+        let source = format!(
+            "target datalayout = \"e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64\"\n\
+             define void @f(ptr %p, ptr %q) {{\n{body}\n}}\n"
+        );
+        let context = Context::create();
+        let buffer = MemoryBuffer::create_from_memory_range_copy(source.as_bytes(), "test");
+        let module = context
+            .create_module_from_ir(buffer)
+            .expect("test IR parses");
+        split_loads(&context, &module, OPENCL)?;
+        module.verify().map_err(|e| e.to_string())?;
+        Ok(module.print_to_string().to_string())
+    }
+
+    #[test]
+    fn constant_lanes_become_scalar_loads_at_their_offsets() {
+        let module = split(
+            "%v = load <6 x i16>, ptr %p, align 4
+             %a = extractelement <6 x i16> %v, i64 5
+             %s = shufflevector <6 x i16> %v, <6 x i16> poison, <2 x i32> <i32 0, i32 3>
+             store i16 %a, ptr %q, align 2
+             store <2 x i16> %s, ptr %q, align 2
+             ret void",
+        )
+        .unwrap();
+        assert!(!module.contains("<6 x i16>"), "{module}");
+        assert!(module.contains("load i16, ptr %p, align 4"), "{module}");
+        // Lane 3 at byte 6 (2-aligned), lane 5 at byte 10.
+        assert!(module.contains("i64 6"), "{module}");
+        assert!(module.contains("i64 10"), "{module}");
+        assert!(module.contains("insertelement <2 x i16>"), "{module}");
+    }
+
+    #[test]
+    fn other_users_are_reported_not_left_invalid() {
+        let error = split(
+            "%v = load <6 x i16>, ptr %p, align 4
+             store <6 x i16> %v, ptr %q, align 4
+             ret void",
+        )
+        .unwrap_err();
+        // The first instruction of such a type is named: here the load that stays.
+        assert!(error.contains("%v = load <6 x i16>"), "{error}");
+        let volatile = split(
+            "%v = load volatile <6 x i16>, ptr %p, align 4
+             %a = extractelement <6 x i16> %v, i64 0
+             store i16 %a, ptr %q, align 2
+             ret void",
+        )
+        .unwrap_err();
+        assert!(volatile.contains("load volatile <6 x i16>"), "{volatile}");
+    }
+
+    #[test]
+    fn supported_lengths_are_left_alone() {
+        let module = split(
+            "%v = load <3 x i32>, ptr %p, align 4
+             %a = extractelement <3 x i32> %v, i64 2
+             store i32 %a, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(module.contains("load <3 x i32>"), "{module}");
+    }
 }

@@ -240,7 +240,35 @@ fn backend_regressions() {
             buffer(vec![half::f16::from_f32(0.0); n]),
         ],
     );
-    on_test_kernel("backend_regressions", vec![case, signed_bool_to_float]);
+    // Every work item reads the same lanes, the fourth `vload3` of the input.
+    let n = 64usize;
+    let narrowed_vload = Case::new(
+        "narrowed_vload",
+        InterpLaunch::new([n as u32], [32]),
+        vec![
+            buffer((0..15).map(|_| random.next_u64() as u32).collect::<Vec<_>>()),
+            buffer(vec![0u16; n * 3]),
+            scalar(3u64),
+        ],
+    );
+    let narrowed_vload_bytes = Case::new(
+        "narrowed_vload_bytes",
+        InterpLaunch::new([n as u32], [32]),
+        vec![
+            buffer((0..15).map(|_| random.next_u64() as i32).collect::<Vec<_>>()),
+            buffer(vec![0i8; n * 2]),
+            scalar(3u64),
+        ],
+    );
+    on_test_kernel(
+        "backend_regressions",
+        vec![
+            case,
+            signed_bool_to_float,
+            narrowed_vload,
+            narrowed_vload_bytes,
+        ],
+    );
 }
 
 #[test]
