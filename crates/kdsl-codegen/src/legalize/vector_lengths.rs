@@ -1,7 +1,8 @@
 //! Vectors of lengths the target lacks. The optimizer creates them from loads: a `load <3 x
 //! i32>` whose lanes are used only as `i16` becomes `load <6 x i16>` (fuzzgen seed 5485), and
-//! SPIR-V has no 6-component vectors. Such a load, used only through constant lanes, becomes
-//! scalar loads of those lanes; any other value of such a type is reported.
+//! SPIR-V has no 6-component vectors. Such a load, used only through constant lanes or as a
+//! bitcast to a supported type, becomes loads of those lanes or of that type; any other value
+//! of such a type is reported.
 
 use inkwell::builder::Builder;
 use inkwell::context::Context;
@@ -13,7 +14,7 @@ use inkwell::llvm_sys::prelude::LLVMTypeRef;
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
 use inkwell::targets::TargetData;
-use inkwell::types::{AnyTypeEnum, BasicTypeEnum, VectorType};
+use inkwell::types::{AnyTypeEnum, AsTypeRef, BasicTypeEnum, VectorType};
 use inkwell::values::{
     AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue, Operand,
     PointerValue,
@@ -37,7 +38,7 @@ pub(super) fn split_loads<'ctx>(
     let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
     let builder = context.create_builder();
     for load in loads {
-        split_load(context, &builder, &layout, load).map_err(|e| e.to_string())?;
+        split_load(context, &builder, &layout, load, lengths).map_err(|e| e.to_string())?;
     }
     for instruction in instructions(module) {
         let value = instruction.as_value_ref();
@@ -87,15 +88,20 @@ enum LaneUser<'ctx> {
     /// `shufflevector` of the load and/or undefined vectors: per result lane, the load's
     /// lane or `None` (undefined).
     Shuffle(InstructionValue<'ctx>, Vec<Option<u32>>),
+    /// `bitcast %load to T` of a supported type `T` (checked mode's `<6 x i16>` back to the
+    /// `<3 x i32>` it loaded): a load of `T`.
+    Whole(InstructionValue<'ctx>, BasicTypeEnum<'ctx>),
 }
 
-/// Replaces `load`, when all its users read constant lanes and it is a plain load of whole
-/// bytes, by scalar loads of those lanes at the same place; otherwise leaves it.
+/// Replaces `load`, when it is a plain load of whole bytes and all its users read constant
+/// lanes or bitcast it to a supported type, by loads of those at the same place; otherwise
+/// leaves it.
 fn split_load<'ctx>(
     context: &'ctx Context,
     builder: &Builder<'ctx>,
     layout: &TargetData,
     load: InstructionValue<'ctx>,
+    lengths: &[u32],
 ) -> Result<(), inkwell::builder::BuilderError> {
     let AnyTypeEnum::VectorType(vector) = load.get_type() else {
         return Ok(());
@@ -110,7 +116,7 @@ fn split_load<'ctx>(
     if !plain || element_bits % 8 != 0 {
         return Ok(());
     }
-    let Some(users) = lane_users(load, vector) else {
+    let Some(users) = lane_users(load, vector, lengths) else {
         return Ok(());
     };
     let alignment = load.get_alignment().unwrap_or(1).max(1);
@@ -121,13 +127,18 @@ fn split_load<'ctx>(
         }
         builder.position_before(&load);
         let offset = u64::from(index) * element_bits / 8;
-        let value = scalar_load(context, builder, pointer, element, offset, alignment)?;
+        let value = load_at(context, builder, pointer, element, offset, alignment)?;
         lanes[index as usize] = Some(value);
         Ok(value)
     };
     for user in users {
         let (instruction, replacement) = match user {
             LaneUser::Extract(instruction, index) => (instruction, lane(index)?),
+            LaneUser::Whole(instruction, ty) => {
+                builder.position_before(&load);
+                let value = load_at(context, builder, pointer, ty, 0, alignment)?;
+                (instruction, value)
+            }
             LaneUser::Shuffle(instruction, mask) => {
                 let AnyTypeEnum::VectorType(result_type) = instruction.get_type() else {
                     continue;
@@ -158,6 +169,7 @@ fn split_load<'ctx>(
 fn lane_users<'ctx>(
     load: InstructionValue<'ctx>,
     vector: VectorType<'ctx>,
+    lengths: &[u32],
 ) -> Option<Vec<LaneUser<'ctx>>> {
     let length = vector.get_size();
     let mut users = Vec::new();
@@ -183,6 +195,14 @@ fn lane_users<'ctx>(
             InstructionOpcode::ShuffleVector => {
                 LaneUser::Shuffle(user, shuffle_lanes(load, user, length)?)
             }
+            InstructionOpcode::BitCast => {
+                let ty = BasicTypeEnum::try_from(user.get_type()).ok()?;
+                // SAFETY: `ty` is the live type of a live instruction.
+                if unsafe { unsupported_length(ty.as_type_ref(), lengths) } {
+                    return None;
+                }
+                LaneUser::Whole(user, ty)
+            }
             _ => return None,
         };
         // A user that reads the load twice (a shuffle of it with itself) is listed once.
@@ -198,7 +218,7 @@ fn lane_users<'ctx>(
 
 fn user_instruction<'ctx>(user: &LaneUser<'ctx>) -> InstructionValue<'ctx> {
     match user {
-        LaneUser::Extract(i, _) | LaneUser::Shuffle(i, _) => *i,
+        LaneUser::Extract(i, _) | LaneUser::Shuffle(i, _) | LaneUser::Whole(i, _) => *i,
     }
 }
 
@@ -236,8 +256,8 @@ fn shuffle_lanes<'ctx>(
     Some(lanes)
 }
 
-/// `load T, (ptr + offset)` with the alignment the original load guarantees at that offset.
-fn scalar_load<'ctx>(
+/// `load T, (ptr + offset)` (a lane, or the whole vector as `T`) with the alignment the original load guarantees at that offset.
+fn load_at<'ctx>(
     context: &'ctx Context,
     builder: &Builder<'ctx>,
     pointer: PointerValue<'ctx>,
@@ -307,6 +327,25 @@ mod tests {
         assert!(module.contains("i64 6"), "{module}");
         assert!(module.contains("i64 10"), "{module}");
         assert!(module.contains("insertelement <2 x i16>"), "{module}");
+    }
+
+    #[test]
+    fn a_bitcast_to_a_supported_type_becomes_a_load_of_it() {
+        let module = split(
+            "%v = load <6 x i16>, ptr %p, align 4
+             %a = extractelement <6 x i16> %v, i64 0
+             %w = bitcast <6 x i16> %v to <3 x i32>
+             %b = extractelement <3 x i32> %w, i64 1
+             store i16 %a, ptr %q, align 2
+             store i32 %b, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(!module.contains("<6 x i16>"), "{module}");
+        assert!(
+            module.contains("load <3 x i32>, ptr %p, align 4"),
+            "{module}"
+        );
     }
 
     #[test]
