@@ -113,7 +113,7 @@ fn split_load<'ctx>(
     let Some(Operand::Value(BasicValueEnum::PointerValue(pointer))) = load.get_operand(0) else {
         return Ok(());
     };
-    if !plain || element_bits % 8 != 0 {
+    if !plain || !element_bits.is_multiple_of(8) {
         return Ok(());
     }
     let Some(users) = lane_users(load, vector, lengths) else {
@@ -140,9 +140,8 @@ fn split_load<'ctx>(
                 (instruction, value)
             }
             LaneUser::Shuffle(instruction, mask) => {
-                let AnyTypeEnum::VectorType(result_type) = instruction.get_type() else {
-                    continue;
-                };
+                // A vector: `lane_users` checked it.
+                let result_type = instruction.get_type().into_vector_type();
                 // Undefined, not poison: lanes taken from an `undef` operand are `undef`.
                 let mut result: BasicValueEnum<'ctx> = result_type.get_undef().into();
                 for (position, source) in mask.iter().enumerate() {
@@ -192,7 +191,7 @@ fn lane_users<'ctx>(
                 }
                 LaneUser::Extract(user, index as u32)
             }
-            InstructionOpcode::ShuffleVector => {
+            InstructionOpcode::ShuffleVector if user.get_type().is_vector_type() => {
                 LaneUser::Shuffle(user, shuffle_lanes(load, user, length)?)
             }
             InstructionOpcode::BitCast => {
