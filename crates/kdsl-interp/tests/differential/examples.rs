@@ -246,7 +246,11 @@ fn backend_regressions() {
         "narrowed_vload",
         InterpLaunch::new([n as u32], [32]),
         vec![
-            buffer((0..15).map(|_| random.next_u64() as u32).collect::<Vec<_>>()),
+            buffer(
+                (0..15)
+                    .map(|_| random.next_u64() as u32)
+                    .collect::<Vec<_>>(),
+            ),
             buffer(vec![0u16; n * 3]),
             scalar(3u64),
         ],
@@ -255,7 +259,11 @@ fn backend_regressions() {
         "narrowed_vload_bytes",
         InterpLaunch::new([n as u32], [32]),
         vec![
-            buffer((0..15).map(|_| random.next_u64() as i32).collect::<Vec<_>>()),
+            buffer(
+                (0..15)
+                    .map(|_| random.next_u64() as i32)
+                    .collect::<Vec<_>>(),
+            ),
             buffer(vec![0i8; n * 2]),
             scalar(3u64),
         ],
