@@ -28,12 +28,12 @@ pub(super) fn split_loads<'ctx>(
     module: &Module<'ctx>,
     lengths: &[u32],
 ) -> Result<(), String> {
-    let unsupported = |ty: AnyTypeEnum<'ctx>| match ty {
-        AnyTypeEnum::VectorType(vector) => !lengths.contains(&vector.get_size()),
-        _ => false,
-    };
     let loads: Vec<_> = instructions(module)
-        .filter(|i| i.get_opcode() == InstructionOpcode::Load && unsupported(i.get_type()))
+        .filter(|i| {
+            // SAFETY: the type of a live instruction.
+            i.get_opcode() == InstructionOpcode::Load
+                && unsafe { unsupported_length(i.get_type().as_type_ref(), lengths) }
+        })
         .collect();
     let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
     let builder = context.create_builder();
