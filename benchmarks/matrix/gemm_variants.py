@@ -135,14 +135,13 @@ def gen_async(kernel, tf32, bk, stages, dynamic, threads=256, group=0):
     w(f"        if unit < {units} {{")
     w(f"            for sub_step in 0u32..{bk // kstep} unroll {{")
     w(f"                let kk = sub_step * {kstep};")
-    i2 = "                "
-    for i in range(rows):
-        w(f"{i2}matrix_load_a(a{i}, {a_ring}, a_base + (unit_row + {16 * i}) * A_STRIDE + kk, A_STRIDE);")
-    for j in range(4):
-        w(f"{i2}matrix_load_b(b{j}, {b_ring}, b_base + kk * B_STRIDE + unit_column + {16 * j}, B_STRIDE);")
-    for i in range(rows):
-        for j in range(4):
-            w(f"{i2}matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+    mma_step(
+        w,
+        "                ",
+        rows,
+        lambda i: f"{a_ring}, a_base + (unit_row + {16 * i}) * A_STRIDE + kk, A_STRIDE",
+        lambda j: f"{b_ring}, b_base + kk * B_STRIDE + unit_column + {16 * j}, B_STRIDE",
+    )
     w("            }")
     w("        }")
     w(f"        read_stage = select(read_stage == {stages - 1}, 0u32, read_stage + 1);")
@@ -150,6 +149,18 @@ def gen_async(kernel, tf32, bk, stages, dynamic, threads=256, group=0):
     w("    }")
     epilogue(L, accs, kstep, rows, units)
     return "\n".join(L) + "\n"
+
+
+def mma_step(w, indent, rows, a_operands, b_operands):
+    """One k-step of a sub-group's `rows` x 4 accumulator tiles: the A and B fragments, loaded
+    with the operands (memory, offset, stride) each function gives, then the products."""
+    for i in range(rows):
+        w(f"{indent}matrix_load_a(a{i}, {a_operands(i)});")
+    for j in range(4):
+        w(f"{indent}matrix_load_b(b{j}, {b_operands(j)});")
+    for i in range(rows):
+        for j in range(4):
+            w(f"{indent}matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
 
 
 def epilogue(L, accs, kstep, rows=2, units=8):
@@ -167,13 +178,13 @@ def epilogue(L, accs, kstep, rows=2, units=8):
     for acc in accs:
         w(f"        matrix_fill({acc}, 0.0);")
     w(f"        for depth in 0..k step {kstep} {{")
-    for i in range(rows):
-        w(f"            matrix_load_a(a{i}, a, (row + {16 * i}) * k + depth, k);")
-    for j in range(4):
-        w(f"            matrix_load_b(b{j}, b, depth * n + column + {16 * j}, n);")
-    for i in range(rows):
-        for j in range(4):
-            w(f"            matrix_mma(acc{i}{j}, a{i}, b{j}, acc{i}{j});")
+    mma_step(
+        w,
+        "            ",
+        rows,
+        lambda i: f"a, (row + {16 * i}) * k + depth, k",
+        lambda j: f"b, depth * n + column + {16 * j}, n",
+    )
     w("        }")
     for i in range(rows):
         for j in range(4):
