@@ -147,6 +147,12 @@ pub struct KnownBugs {
     /// compares a negated `f16` load (docs/fuzzgen.md). Kernels with barriers get no `f16`
     /// multi-dimensional outputs.
     pub avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: bool,
+    /// Intel's OpenCL CPU device (SPIR-V input, -O0 and -O3): once a work-group's
+    /// `atomic_min` or `atomic_max` on local memory has run with a kernel argument `n` as its
+    /// value, an unrelated earlier store of `(0x8000 | n) - n` holds 0 (seed 9548; clang's
+    /// SPIR-V of the same OpenCL C, which calls the `atomic_min` built-in, is right). Local
+    /// atomics are not `atomic_min` or `atomic_max`.
+    pub avoid_intel_cpu_local_atomic_min_max: bool,
 }
 
 impl KnownBugs {
@@ -157,6 +163,7 @@ impl KnownBugs {
             avoid_intel_cpu_o0_private_array_with_float_to_integer: true,
             avoid_intel_cpu_never_written_private_array: true,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: true,
+            avoid_intel_cpu_local_atomic_min_max: true,
         }
     }
 
@@ -167,6 +174,7 @@ impl KnownBugs {
             avoid_intel_cpu_o0_private_array_with_float_to_integer: false,
             avoid_intel_cpu_never_written_private_array: false,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: false,
+            avoid_intel_cpu_local_atomic_min_max: false,
         }
     }
 }

@@ -1125,6 +1125,14 @@ impl Generator<'_> {
         let ty = local.element;
         let operation = if ty.is_float() {
             "atomic_add"
+        } else if self.options.known_bugs.avoid_intel_cpu_local_atomic_min_max {
+            *self.random.pick(&[
+                "atomic_add",
+                "atomic_sub",
+                "atomic_and",
+                "atomic_or",
+                "atomic_xor",
+            ])
         } else {
             *self.random.pick(&[
                 "atomic_add",
