@@ -627,7 +627,20 @@ impl Generator<'_> {
         let group_items = self.geometry.group_items();
         let count = 1 + self.random.below(2);
         for _ in 0..count {
-            let element = self.parameter_type();
+            // Often the element type of a flat input, which an asynchronous copy can fill it from.
+            let copyable: Vec<ScalarType> = self
+                .buffers
+                .iter()
+                .filter(|b| {
+                    matches!(b.usage, BufferUse::Input | BufferUse::Constant) && b.shape.is_none()
+                })
+                .filter_map(|b| b.element.scalar())
+                .collect();
+            let element = if self.options.async_copies && !copyable.is_empty() && self.percent(40) {
+                *self.random.pick(&copyable)
+            } else {
+                self.parameter_type()
+            };
             let element_facts = if element.is_float() {
                 let FloatNeed::Exact {
                     magnitude,

@@ -97,6 +97,9 @@ pub struct GeneratorOptions {
     pub launch_sized_local_arrays: bool,
     /// 2-D local arrays (`local tile: [[T; C]; R]`), exchanged like the flat ones.
     pub two_dimensional_local_arrays: bool,
+    /// Flat local arrays filled from an input with `async_copy`, `async_commit` and
+    /// `async_wait` (`cp.async` on the H200, plain copies elsewhere).
+    pub async_copies: bool,
     /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
     pub vectors: bool,
     pub atomics: bool,
@@ -209,6 +212,7 @@ impl Default for GeneratorOptions {
             record_buffers: true,
             launch_sized_local_arrays: true,
             two_dimensional_local_arrays: true,
+            async_copies: true,
             vectors: true,
             atomics: true,
             float_atomics: true,

@@ -6,8 +6,8 @@ use crate::expression::{default_exact_need, FloatNeed};
 use crate::facts::{Facts, FloatFacts, Uniformity, ValueFacts};
 use crate::generator::{Expr, Generator, Place};
 use crate::scope::{
-    BufferParameter, BufferUse, Control, FunctionParameter, GrowthBudget, LocalUse, Mutability,
-    PrivateArray, Variable,
+    BufferParameter, BufferUse, Control, FunctionParameter, GrowthBudget, LocalShape, LocalUse,
+    Mutability, PrivateArray, Variable,
 };
 use crate::types::{
     float_literal, integer_literal, integer_range, ValueType, ATOMIC_INTEGER_TYPES,
@@ -29,6 +29,7 @@ enum Kind {
     While,
     Exit,
     LocalExchange,
+    LocalAsyncCopy,
     LocalAtomics,
     GlobalAtomic,
     OwnSlotAtomic,
@@ -108,6 +109,11 @@ impl Generator<'_> {
             {
                 5
             }
+            Kind::LocalAsyncCopy
+                if kernel && control.work_group_uniform && !self.async_copy_plans().is_empty() =>
+            {
+                5
+            }
             Kind::LocalAtomics
                 if kernel
                     && control.work_group_uniform
@@ -142,7 +148,7 @@ impl Generator<'_> {
     }
 
     fn statement(&mut self) {
-        const KINDS: [Kind; 21] = [
+        const KINDS: [Kind; 22] = [
             Kind::Let,
             Kind::LetMutable,
             Kind::Assign,
@@ -155,6 +161,7 @@ impl Generator<'_> {
             Kind::While,
             Kind::Exit,
             Kind::LocalExchange,
+            Kind::LocalAsyncCopy,
             Kind::LocalAtomics,
             Kind::GlobalAtomic,
             Kind::OwnSlotAtomic,
@@ -182,6 +189,7 @@ impl Generator<'_> {
             Kind::While => self.while_loop(),
             Kind::Exit => self.loop_exit(),
             Kind::LocalExchange => self.local_exchange(),
+            Kind::LocalAsyncCopy => self.local_async_copy(),
             Kind::LocalAtomics => self.local_atomics(),
             Kind::GlobalAtomic => self.global_atomic(),
             Kind::OwnSlotAtomic => self.own_slot_atomic(),
@@ -1111,6 +1119,89 @@ impl Generator<'_> {
         self.code.line("barrier();");
         self.code
             .line(format!("{} = {};", local.own_slot(), value.text));
+        self.code.line("barrier();");
+        self.local_being_written = None;
+        self.scope.mark_local_readable(index);
+    }
+
+    /// The (local array, input buffer, elements per copy) triples an asynchronous copy can
+    /// fill a whole exchange array from: a flat local array (not 2-D), a flat input of the
+    /// same element type whose values the local array may hold, and copies of 4, 8 or 16
+    /// bytes that split the group's slots evenly.
+    fn async_copy_plans(&self) -> Vec<(usize, usize, u32)> {
+        if !self.options.async_copies {
+            return Vec::new();
+        }
+        let group_items = self.geometry.group_items();
+        let mut plans = Vec::new();
+        for (local_index, local) in self.locals.iter().enumerate() {
+            if local.usage != LocalUse::Exchange || matches!(local.shape, LocalShape::Grid { .. }) {
+                continue;
+            }
+            for (buffer_index, buffer) in self.buffers.iter().enumerate() {
+                let same_values = buffer.element == ValueType::Scalar(local.element)
+                    && (!local.element.is_float() || buffer.data_facts == local.element_facts);
+                if !matches!(buffer.usage, BufferUse::Input | BufferUse::Constant)
+                    || buffer.shape.is_some()
+                    || !same_values
+                {
+                    continue;
+                }
+                let size = local.element.size_in_bytes();
+                for count in [1u32, 2, 4, 8, 16] {
+                    if matches!(count * size, 4 | 8 | 16)
+                        && group_items % count == 0
+                        && buffer.length >= count
+                    {
+                        plans.push((local_index, buffer_index, count));
+                    }
+                }
+            }
+        }
+        plans
+    }
+
+    /// Fills an exchange array from an input with `async_copy`: each of the first
+    /// `group_items / count` work-items copies `count` elements (the input's, from a uniform
+    /// start, wrapping around), then every work-item commits,
+    /// waits and passes a barrier, after which any slot may be read.
+    fn local_async_copy(&mut self) {
+        let plans = self.async_copy_plans();
+        let (index, buffer, count) = *self.random.pick(&plans);
+        let local = self.locals[index].clone();
+        let input = self.buffers[buffer].clone();
+        let group_items = self.geometry.group_items();
+        // Copies start at a uniform multiple of `count` and wrap around within the input.
+        let first = count
+            * self
+                .random
+                .below(u64::from((input.length - count) / count) + 1) as u32;
+        let span = (input.length - first) / count * count;
+        let copiers = group_items / count;
+        self.local_being_written = Some(index);
+        self.note("asynchronous copy");
+        self.code.line("barrier();");
+        let copy = format!(
+            "async_copy({}[lid * {count}u32], {}[{first}u32 + (lid * {count}u32) % {span}u32], {count});",
+            local.name, input.name
+        );
+        if copiers == group_items {
+            self.code.line(copy);
+        } else {
+            self.code.open(format!("if lid < {copiers}u32 {{"));
+            self.code.line(copy);
+            self.code.close("}");
+        }
+        // Sometimes an empty group committed after the copy's, so that waiting for all but
+        // the newest group still completes the copy.
+        if self.percent(30) {
+            self.code.line("async_commit();");
+            self.code.line("async_commit();");
+            self.code.line("async_wait(1);");
+        } else {
+            self.code.line("async_commit();");
+            self.code.line("async_wait(0);");
+        }
         self.code.line("barrier();");
         self.local_being_written = None;
         self.scope.mark_local_readable(index);

@@ -80,7 +80,8 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
 
 /// The constructs of language v2 that the generator makes (descending ranges, `if`
 /// expressions, 2-D and 3-D buffers with `a[i, j]` and `a.shape(k)`, writable ones, record
-/// buffers, launch-sized and 2-D local arrays) appear in a fair share of the modules, and
+/// buffers, launch-sized and 2-D local arrays, asynchronous copies) appear in a fair share of
+/// the modules, and
 /// every module using them passes the front end.
 #[test]
 fn generated_modules_use_the_language_v2_constructs() {
@@ -98,8 +99,9 @@ fn generated_modules_use_the_language_v2_constructs() {
         ("struct Rec", 10),
         (": local mut [", 2),
         (": [[", 2),
+        ("async_copy(", 5),
     ];
-    let mut seen = [0usize; 9];
+    let mut seen = [0usize; 10];
     let mut rejected = Vec::new();
     for seed in first_seed..first_seed + count {
         let source = generate(seed, &options).source;
@@ -160,6 +162,7 @@ fn generated_records_outputs_and_local_arrays_run_on_the_interpreter() {
             "struct Rec",
             ": local mut [",
             ": [[",
+            "async_copy(",
         ];
         if !new_constructs.iter().any(|c| source.contains(c)) {
             continue;
