@@ -147,6 +147,15 @@ pub struct KnownBugs {
     /// compares a negated `f16` load (docs/fuzzgen.md). Kernels with barriers get no `f16`
     /// multi-dimensional outputs.
     pub avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: bool,
+    /// Intel's OpenCL CPU device (its vectorizer on, work-groups over 16 work-items): a
+    /// work-item id read again after a branch or loop, subtracted from the global id read
+    /// before it, is off by 16 per 16-wide chunk of the work-group when a division,
+    /// remainder, shift or comparison uses the difference
+    /// (`let gid = get_global_id(0); if c { o[gid] = (8u32 - (get_global_id(0) - gid)) % 3u32; }`
+    /// stores 0 from work-item 16 on); the OpenCL C compiled by the driver shows it too.
+    /// The generator reads `get_global_id` and `get_local_id` only in the kernel's prologue
+    /// and writes the others as `gid` and `lid` (or as computed from them).
+    pub avoid_intel_cpu_work_item_id_read_again: bool,
 }
 
 impl KnownBugs {
@@ -157,6 +166,7 @@ impl KnownBugs {
             avoid_intel_cpu_o0_private_array_with_float_to_integer: true,
             avoid_intel_cpu_never_written_private_array: true,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: true,
+            avoid_intel_cpu_work_item_id_read_again: true,
         }
     }
 
@@ -167,6 +177,7 @@ impl KnownBugs {
             avoid_intel_cpu_o0_private_array_with_float_to_integer: false,
             avoid_intel_cpu_never_written_private_array: false,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: false,
+            avoid_intel_cpu_work_item_id_read_again: false,
         }
     }
 }
