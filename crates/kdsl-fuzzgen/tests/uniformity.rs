@@ -206,3 +206,82 @@ fn generated_records_outputs_and_local_arrays_run_on_the_interpreter() {
         "only {records} record outputs"
     );
 }
+
+/// Intel's CPU device miscomputes a work-item id read again after a branch and subtracted
+/// from `gid` (docs/fuzzgen.md, `KnownBugs::avoid_intel_cpu_work_item_id_read_again`, seed
+/// 9454). With the switch the generator reads `get_global_id` and `get_local_id` only in the
+/// prologue; the modules are otherwise those it gives without the switch, each id written
+/// from `gid` or `lid`, and they compute the same outputs on the interpreter.
+#[test]
+fn work_item_ids_are_read_only_in_the_prologue() {
+    use kdsl_fuzzgen::reference::{front_end, interpret};
+    let count = environment_number("KDSL_FUZZGEN_COUNT", 400);
+    let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
+    let avoiding = GeneratorOptions::default();
+    let mut reading_again = GeneratorOptions::default();
+    reading_again
+        .known_bugs
+        .avoid_intel_cpu_work_item_id_read_again = false;
+    let is_id_query =
+        |line: &str| line.contains("get_global_id(") || line.contains("get_local_id(");
+    let (mut rewritten, mut multi_dimensional, mut interpreted) = (0, 0, 0);
+    for seed in first_seed..first_seed + count {
+        let avoided = generate(seed, &avoiding);
+        let read_again = generate(seed, &reading_again);
+        let (avoided_lines, read_again_lines): (Vec<&str>, Vec<&str>) = (
+            avoided.source.lines().collect(),
+            read_again.source.lines().collect(),
+        );
+        assert_eq!(avoided_lines.len(), read_again_lines.len(), "seed {seed}");
+        assert_eq!(
+            avoided.runs, read_again.runs,
+            "seed {seed}: the same launches and data"
+        );
+        let mut changed = false;
+        for (line, other) in avoided_lines.iter().zip(&read_again_lines) {
+            let prologue = ["let gid = ", "let lid = "]
+                .iter()
+                .any(|start| line.trim_start().starts_with(start));
+            assert!(
+                prologue || !is_id_query(line),
+                "seed {seed}: a work-item id read outside the prologue: {line}"
+            );
+            if line != other {
+                assert!(
+                    is_id_query(other),
+                    "seed {seed}: the switch changed a line without an id query:\n{other}\n{line}"
+                );
+                changed = true;
+            }
+        }
+        if !changed {
+            continue;
+        }
+        rewritten += 1;
+        let dimensions = avoided.runs[0].dimensions;
+        multi_dimensional += usize::from(dimensions > 1);
+        // The interpreter is slow in debug builds: every multi-dimensional module, a few others.
+        if dimensions == 1 && rewritten % 8 != 0 {
+            continue;
+        }
+        let module = front_end(&avoided.source).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        let other = front_end(&read_again.source).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        for run in &avoided.runs {
+            if let (Ok(outputs), Ok(expected)) =
+                (interpret(&module, run, 8), interpret(&other, run, 8))
+            {
+                assert!(outputs == expected, "seed {seed}: other outputs");
+                interpreted += 1;
+            }
+        }
+    }
+    assert!(
+        rewritten * 10 >= count as usize,
+        "only {rewritten} of {count} modules read a work-item id again"
+    );
+    assert!(
+        multi_dimensional > 0 && interpreted > 0,
+        "{multi_dimensional} multi-dimensional, {interpreted} interpreted"
+    );
+    eprintln!("{rewritten} of {count} modules rewritten ({multi_dimensional} multi-dimensional), {interpreted} runs compared");
+}
