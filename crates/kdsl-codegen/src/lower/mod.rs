@@ -291,7 +291,7 @@ fn declare_function<'ctx>(
             element,
             writable,
             ref record,
-            ..
+            space,
         } = parameter.ty
         {
             let alignment = match record {
@@ -300,7 +300,11 @@ fn declare_function<'ctx>(
             };
             // The language forbids overlapping buffers in a launch when one is writable, so
             // a kernel's buffers never alias. A device function may get one buffer twice.
-            if is_kernel {
+            // Launch-sized local memory is not `noalias` either: the work-group shares it
+            // through barriers, and LLVM takes a call that is not passed a `noalias` pointer
+            // (`barrier()`) for one that cannot touch its memory, so it deleted stores before
+            // a barrier and forwarded loads across one (fuzzgen seed 9109).
+            if is_kernel && space != AddressSpace::Local {
                 value.add_attribute(location, enum_attribute(context, "noalias", 0));
             }
             // `captures(none)`: the pointer does not escape.

@@ -198,5 +198,37 @@ fn local_parameter_cases() -> Vec<Case> {
             scalar(items),
         ],
     );
-    vec![local_sum, local_mixed, local_histogram]
+    let neighbours = 256u32;
+    let mut local_neighbours = Case::new(
+        "local_neighbours",
+        InterpLaunch::new([neighbours], [group]),
+        vec![
+            buffer(vec![0i32; neighbours as usize]),
+            InterpArgument::local(ScalarType::I32, u64::from(group) + 1),
+        ],
+    );
+    local_neighbours.check = Some(local_neighbours_check);
+    vec![local_sum, local_mixed, local_histogram, local_neighbours]
+}
+
+/// `local_neighbours` (groups of 64): each work-item sees its right neighbour's first value,
+/// then its negation; the last of a group sees the extra element, -1, both times.
+fn local_neighbours_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+    let InterpArgument::Buffer(HostBuffer::I32(got)) = &reference[0] else {
+        return Err("`local_neighbours` output is not an i32 buffer".into());
+    };
+    for (gid, &value) in got.iter().enumerate() {
+        let gid = gid as i32;
+        let want = if gid % 64 == 63 {
+            -10001
+        } else {
+            (gid + 2) * 10000 - (gid + 2)
+        };
+        if value != want {
+            return Err(format!(
+                "`local_neighbours` output[{gid}]: interpreter {value}, expected {want}"
+            ));
+        }
+    }
+    Ok(())
 }
