@@ -1,5 +1,5 @@
-//! Records in buffers (with examples/bfs.krn) and launch-sized local memory (also from SYCLBIN
-//! files).
+//! Records in buffers (with examples/bfs.krn), launch-sized local memory (also from SYCLBIN
+//! files) and global memory shared through barriers.
 
 use super::*;
 
@@ -207,15 +207,16 @@ fn local_parameter_cases() -> Vec<Case> {
             InterpArgument::local(ScalarType::I32, u64::from(group) + 1),
         ],
     );
-    local_neighbours.check = Some(local_neighbours_check);
+    local_neighbours.check = Some(neighbours_check);
     vec![local_sum, local_mixed, local_histogram, local_neighbours]
 }
 
-/// `local_neighbours` (groups of 64): each work-item sees its right neighbour's first value,
-/// then its negation; the last of a group sees the extra element, -1, both times.
-fn local_neighbours_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+/// `local_neighbours` and the kernels of `tests/kernels/barriers.krn` (groups of 64): each
+/// work-item sees its right neighbour's first value, then its negation; the last of a group
+/// sees the extra element, -1, both times.
+fn neighbours_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
     let InterpArgument::Buffer(HostBuffer::I32(got)) = &reference[0] else {
-        return Err("`local_neighbours` output is not an i32 buffer".into());
+        return Err("the neighbours' output is not an i32 buffer".into());
     };
     for (gid, &value) in got.iter().enumerate() {
         let gid = gid as i32;
@@ -226,9 +227,29 @@ fn local_neighbours_check(reference: &[InterpArgument], _device: &[InterpArgumen
         };
         if value != want {
             return Err(format!(
-                "`local_neighbours` output[{gid}]: interpreter {value}, expected {want}"
+                "the neighbours' output[{gid}]: interpreter {value}, expected {want}"
             ));
         }
     }
     Ok(())
+}
+
+/// Global memory shared through barriers, in the kernel and in a device function.
+#[test]
+fn barriers() {
+    let (items, group) = (256u32, 64u32);
+    let tile = vec![-1i32; (items / group * (group + 1)) as usize];
+    let cases = ["global_neighbours", "global_neighbours_in_function"]
+        .into_iter()
+        .map(|kernel| {
+            let mut case = Case::new(
+                kernel,
+                InterpLaunch::new([items], [group]),
+                vec![buffer(vec![0i32; items as usize]), buffer(tile.clone())],
+            );
+            case.check = Some(neighbours_check);
+            case
+        })
+        .collect();
+    on_test_kernel("barriers", cases);
 }
