@@ -239,7 +239,7 @@ fn neighbours_check(reference: &[InterpArgument], _device: &[InterpArgument]) ->
 fn barriers() {
     let (items, group) = (256u32, 64u32);
     let tile = vec![-1i32; (items / group * (group + 1)) as usize];
-    let cases = ["global_neighbours", "global_neighbours_in_function"]
+    let mut cases = ["global_neighbours", "global_neighbours_in_function"]
         .into_iter()
         .map(|kernel| {
             let mut case = Case::new(
@@ -250,6 +250,12 @@ fn barriers() {
             case.check = Some(neighbours_check);
             case
         })
-        .collect();
+        .collect::<Vec<Case>>();
+    let values: Vec<f32> = (0..3 * 128).map(|i| i as f32 - 100.5).collect();
+    cases.push(Case::new(
+        "own_element_after_barrier",
+        InterpLaunch::new([128], [128]),
+        vec![buffer(values)],
+    ));
     on_test_kernel("barriers", cases);
 }
