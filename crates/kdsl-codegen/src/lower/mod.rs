@@ -106,7 +106,7 @@ pub(crate) fn lower_module<'ctx>(
     }
     let inlined = inlining::inlined_functions(ir, &info.features);
     let mut functions = Vec::with_capacity(ir.functions.len());
-    for (function, &inline) in ir.functions.iter().zip(&inlined) {
+    for (index, (function, &inline)) in ir.functions.iter().zip(&inlined).enumerate() {
         functions.push(declare_function(
             context,
             module,
@@ -117,6 +117,7 @@ pub(crate) fn lower_module<'ctx>(
                 entry_point_prefix,
                 checked: plan.is_some(),
                 inline,
+                synchronizes: features.synchronizes(kdsl_ir::FunctionId(index as u32)),
             },
         ));
     }
@@ -205,6 +206,9 @@ struct Declaration<'a> {
     checked: bool,
     /// A device function inlined into every caller (else kept a real function).
     inline: bool,
+    /// Its work-items synchronize, in it or in a function it calls
+    /// ([`kdsl_ir::analysis::ModuleFeatures::synchronizes`]).
+    synchronizes: bool,
 }
 
 fn declare_function<'ctx>(
@@ -219,6 +223,7 @@ fn declare_function<'ctx>(
         entry_point_prefix,
         checked,
         inline,
+        synchronizes,
     } = declaration;
     let is_kernel = function.kind == FunctionKind::Kernel;
     let mut parameter_types: Vec<BasicMetadataTypeEnum> = function
@@ -291,7 +296,7 @@ fn declare_function<'ctx>(
             element,
             writable,
             ref record,
-            ..
+            space,
         } = parameter.ty
         {
             let alignment = match record {
@@ -300,7 +305,13 @@ fn declare_function<'ctx>(
             };
             // The language forbids overlapping buffers in a launch when one is writable, so
             // a kernel's buffers never alias. A device function may get one buffer twice.
-            if is_kernel {
+            // Memory that work-items share through barriers is not `noalias` either: LLVM
+            // takes a call that is not passed a `noalias` pointer (`barrier()`) for one that
+            // cannot touch its memory, so it deleted stores before a barrier and forwarded
+            // loads across one (fuzzgen seed 9109). That is launch-sized local memory, and a
+            // writable buffer of a kernel that synchronizes.
+            let shared = space == AddressSpace::Local || (writable && synchronizes);
+            if is_kernel && !shared {
                 value.add_attribute(location, enum_attribute(context, "noalias", 0));
             }
             // `captures(none)`: the pointer does not escape.

@@ -1,5 +1,5 @@
-//! Records in buffers (with examples/bfs.krn) and launch-sized local memory (also from SYCLBIN
-//! files).
+//! Records in buffers (with examples/bfs.krn), launch-sized local memory (also from SYCLBIN
+//! files) and global memory shared through barriers.
 
 use super::*;
 
@@ -198,5 +198,64 @@ fn local_parameter_cases() -> Vec<Case> {
             scalar(items),
         ],
     );
-    vec![local_sum, local_mixed, local_histogram]
+    let neighbours = 256u32;
+    let mut local_neighbours = Case::new(
+        "local_neighbours",
+        InterpLaunch::new([neighbours], [group]),
+        vec![
+            buffer(vec![0i32; neighbours as usize]),
+            InterpArgument::local(ScalarType::I32, u64::from(group) + 1),
+        ],
+    );
+    local_neighbours.check = Some(neighbours_check);
+    vec![local_sum, local_mixed, local_histogram, local_neighbours]
+}
+
+/// `local_neighbours` and the kernels of `tests/kernels/barriers.krn` (groups of 64): each
+/// work-item sees its right neighbour's first value, then its negation; the last of a group
+/// sees the extra element, -1, both times.
+fn neighbours_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+    let InterpArgument::Buffer(HostBuffer::I32(got)) = &reference[0] else {
+        return Err("the neighbours' output is not an i32 buffer".into());
+    };
+    for (gid, &value) in got.iter().enumerate() {
+        let gid = gid as i32;
+        let want = if gid % 64 == 63 {
+            -10001
+        } else {
+            (gid + 2) * 10000 - (gid + 2)
+        };
+        if value != want {
+            return Err(format!(
+                "the neighbours' output[{gid}]: interpreter {value}, expected {want}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Global memory shared through barriers, in the kernel and in a device function.
+#[test]
+fn barriers() {
+    let (items, group) = (256u32, 64u32);
+    let tile = vec![-1i32; (items / group * (group + 1)) as usize];
+    let mut cases = ["global_neighbours", "global_neighbours_in_function"]
+        .into_iter()
+        .map(|kernel| {
+            let mut case = Case::new(
+                kernel,
+                InterpLaunch::new([items], [group]),
+                vec![buffer(vec![0i32; items as usize]), buffer(tile.clone())],
+            );
+            case.check = Some(neighbours_check);
+            case
+        })
+        .collect::<Vec<Case>>();
+    let values: Vec<f32> = (0..3 * 128).map(|i| i as f32 - 100.5).collect();
+    cases.push(Case::new(
+        "own_element_after_barrier",
+        InterpLaunch::new([128], [128]),
+        vec![buffer(values)],
+    ));
+    on_test_kernel("barriers", cases);
 }
