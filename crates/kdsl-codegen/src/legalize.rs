@@ -1,6 +1,7 @@
 //! Rewrites of the optimized LLVM module that a target's backend or driver mishandles, where
 //! the optimizer itself creates the pattern (so lowering cannot avoid it). Exact rewrites.
 
+mod narrow_integers;
 mod vector_lengths;
 
 use crate::target::TargetDescription;
@@ -24,6 +25,12 @@ pub(crate) fn after_optimization<'ctx>(
     }
     if target.legalization.expand_signed_bool_to_float {
         expand_signed_bool_to_float(context, module)?;
+    }
+    if let Some(negate) = target.legalization.negate_narrow_in_assembly {
+        narrow_integers::negate_in_assembly(context, module, negate)?;
+    }
+    if target.legalization.compare_narrow_min_max_operand_directly {
+        narrow_integers::compare_min_max_operand_directly(context, module)?;
     }
     if let Some(lengths) = target.legalization.vector_lengths {
         vector_lengths::split_loads(context, module, lengths)?;

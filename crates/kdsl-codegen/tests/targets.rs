@@ -495,6 +495,70 @@ fn narrow_abs_never_uses_ptx_narrow_abs() {
     }
 }
 
+/// ptxas 13.0 (the H200 driver's JIT) takes `neg.s16` of a sign-extended value to be
+/// sign-extended, and folds `setp.eq` of a 16-bit `min`/`max` with its own immediate into a
+/// wrong predicate (fuzzgen seeds 9709 and 9708): after the optimizer kdsl negates narrow
+/// values in 32-bit assembly and compares the `min`'s operand directly.
+#[test]
+fn ptx_avoids_narrow_negation_and_min_max_compared_with_their_constant() {
+    let source = std::fs::read_to_string(
+        kdsl_testkit::files::workspace_root().join("tests/kernels/backend_regressions.krn"),
+    )
+    .unwrap();
+    let module = module_of("backend_regressions", &source);
+    for opt_level in [0, 3] {
+        let options = Options {
+            opt_level,
+            ..Options::default()
+        };
+        let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
+        let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+        assert!(!ptx.contains("neg.s16"), "-O{opt_level}: {ptx}");
+        assert_eq!(
+            min_max_compared_with_its_constant(&ptx),
+            None,
+            "-O{opt_level}: {ptx}"
+        );
+        if opt_level == 3 {
+            // `narrow_min_compare`'s loop bound, compared directly; the negations in 32 bits.
+            assert!(ptx.contains("setp.gt.u16"), "{ptx}");
+            assert!(ptx.contains("neg.s32"), "{ptx}");
+        }
+    }
+    // What ptxas 13.0 got wrong (from seed 9708's PTX) is found.
+    let seed_9708 = "min.u16 \t%rs1, %rs3, 3;\n\tsetp.eq.b16 \t%p3, %rs1, 3;";
+    assert!(min_max_compared_with_its_constant(seed_9708).is_some());
+}
+
+/// A `setp.eq`/`setp.ne` of a 16-bit `min`/`max` result with the immediate the `min`/`max`
+/// took, as `min.u16 %rs1, %rs3, 3;` then `setp.eq.b16 %p3, %rs1, 3;`.
+fn min_max_compared_with_its_constant(ptx: &str) -> Option<String> {
+    let operands = |line: &str| -> Vec<String> {
+        line.split_whitespace()
+            .skip(1)
+            .map(|o| o.trim_end_matches([',', ';']).to_string())
+            .collect()
+    };
+    let mut immediates = std::collections::HashMap::new();
+    for line in ptx.lines().map(str::trim) {
+        let opcode = line.split_whitespace().next().unwrap_or("");
+        let narrow_min_max =
+            ["min.", "max."].iter().any(|p| opcode.starts_with(p)) && opcode.ends_with("16");
+        if narrow_min_max {
+            if let [result, _, immediate] = operands(line).as_slice() {
+                immediates.insert(result.clone(), immediate.clone());
+            }
+        } else if opcode.starts_with("setp.eq.") || opcode.starts_with("setp.ne.") {
+            if let [_, value, immediate] = operands(line).as_slice() {
+                if immediates.get(value) == Some(immediate) {
+                    return Some(line.to_string());
+                }
+            }
+        }
+    }
+    None
+}
+
 /// AMDGPU's printf binding needs constant `%s` strings, so each `bool` of a `print` doubles
 /// its `printf` calls there: more than 4 is a diagnostic on AMDGPU only.
 #[test]

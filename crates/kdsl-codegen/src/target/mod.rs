@@ -380,6 +380,16 @@ pub(crate) struct Legalization {
     /// becomes `load <6 x i16>`, fuzzgen seed 5485), becomes scalar loads of the lanes it
     /// uses; any other value of such a type is an internal error, not an invalid module.
     pub vector_lengths: Option<&'static [u32]>,
+    /// After the optimizer: 8- and 16-bit negations (`sub 0, x`) as the truncation of this
+    /// 32-bit inline-assembly negation (operands `=r,r`; instruction selection narrows a plain
+    /// 32-bit one back) of the sign extension, because ptxas 13.0 (the H200's driver JIT)
+    /// takes `neg.s16` of a sign-extended value to be sign-extended: `-(-32768)` reached a
+    /// following `div.s16` as +32768 (fuzzgen seed 9709).
+    pub negate_narrow_in_assembly: Option<&'static str>,
+    /// After the optimizer: `min(x, C) == C` (`!=`, `max`, signed or not) on 8 and 16 bits as
+    /// the comparison of `x` with `C`, because ptxas 13.0 folds the comparison into a 16x2
+    /// `VIMNMX`'s predicate output and got `min(13, 3) == 3` false (fuzzgen seed 9708).
+    pub compare_narrow_min_max_operand_directly: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -118,6 +118,8 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         legalization: Legalization {
             narrow_abs_behind_copy: Some("mov.b32 $0, $1;"),
+            negate_narrow_in_assembly: Some("neg.s32 $0, $1;"),
+            compare_narrow_min_max_operand_directly: true,
             ..Legalization::default()
         },
         output: OutputFormat::PtxAssembly,

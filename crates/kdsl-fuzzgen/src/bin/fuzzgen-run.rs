@@ -84,7 +84,10 @@ fn main() {
             let got = match run_on_device(&device, &program, run) {
                 Ok(got) => got,
                 Err(why) => {
-                    problems.push(format!("seed {} {}: {why}", entry.seed, run.kernel));
+                    problems.push(format!(
+                        "seed {} {} ({stem}.krn): {why}",
+                        entry.seed, run.kernel
+                    ));
                     continue;
                 }
             };

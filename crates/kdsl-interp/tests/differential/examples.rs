@@ -268,6 +268,36 @@ fn backend_regressions() {
             scalar(3u64),
         ],
     );
+    // Every 16-bit value negated, then divided (ptxas 13.0 divided -(-32768) as +32768), and
+    // every byte negated.
+    let n = 1usize << 16;
+    let narrow_negation = Case::new(
+        "narrow_negation",
+        InterpLaunch::new([n as u32], [256]),
+        vec![
+            buffer((0..n).map(|v| v as u16 as i16).collect::<Vec<_>>()),
+            buffer((0..n).map(|_| random.next_u64() as i16).collect::<Vec<_>>()),
+            buffer((0..n).map(|v| v as u8 as i8).collect::<Vec<_>>()),
+        ],
+    );
+    // Every byte through `min(x & 13, 3) == 3` (ptxas 13.0 gave the opposite outcome), in the
+    // unit-stride and the strided copy of the kernel's body.
+    let narrow_min_compare = |grid: Vec<InterpArgument>| {
+        let n = 256usize;
+        let mut arguments = vec![
+            buffer(vec![0i64; n]),
+            buffer((0..n).map(|v| v as u8).collect::<Vec<_>>()),
+        ];
+        arguments.extend(grid);
+        Case::new(
+            "narrow_min_compare",
+            InterpLaunch::new([n as u32], [64]),
+            arguments,
+        )
+    };
+    let grid: Vec<u32> = (0..12).map(|_| random.next_u64() as u32 % 1000).collect();
+    let min_compare_contiguous = narrow_min_compare(contiguous(grid.clone(), &[3, 4]));
+    let min_compare_strided = narrow_min_compare(shaped(grid, &[3, 4], &[1, 3]));
     on_test_kernel(
         "backend_regressions",
         vec![
@@ -275,6 +305,9 @@ fn backend_regressions() {
             signed_bool_to_float,
             narrowed_vload,
             narrowed_vload_bytes,
+            narrow_negation,
+            min_compare_contiguous,
+            min_compare_strided,
         ],
     );
 }
