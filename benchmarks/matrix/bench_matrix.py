@@ -5,10 +5,12 @@ autotuner's pick per shape), timed with CUDA events in one process on the same d
 Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNEL[@FILE][+BYTES][,THREADS] ...]
 (default hgemm and sgemm_tf32; KERNEL@FILE is kernel KERNEL of FILE.ptx; a name containing
 "tf32" is an f32-input GEMM; +BYTES: the kernel takes a launch-sized `local mut [T]` last, given
-BYTES of dynamic shared memory at offset 0; THREADS: the work-group size, 256 unless given). SIZES=1024,4096 picks the sizes; NO_TRITON=1 leaves Triton out.
+BYTES of dynamic shared memory at offset 0; THREADS: the work-group size, 256 unless given;
+BM,BN: the block of C a work-group computes, 128 x 128 unless given). SIZES=1024,4096 picks
+the sizes; NO_TRITON=1 leaves Triton out.
 Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
 *_ms); docs/benchmarks.md takes each column's faster one.
-Each kernel takes (c f32, a, b, m, n, k), one 128 x 128 block of C per work-group."""
+Each kernel takes (c f32, a, b, m, n, k[, ring]), one block of C per work-group."""
 import json, os, sys
 import numpy as np
 import cupy as cp
@@ -141,11 +143,13 @@ def timed(launch, repeats):
 
 
 def parse(name):
-    """(kernel, file, dynamic shared memory bytes, threads) of KERNEL[@FILE][+BYTES][,THREADS]."""
-    name, _, threads = name.partition(",")
+    """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns) of
+    KERNEL[@FILE][+BYTES][,THREADS[,BM,BN]]."""
+    name, *shape = name.split(",")
+    threads, bm, bn = (shape + ["256", "128", "128"][len(shape):])[:3]
     name, _, dynamic = name.partition("+")
     kernel, _, file = name.partition("@")
-    return kernel, file or kernel, int(dynamic or 0), int(threads or 256)
+    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn)
 
 
 modules = {name: cp.RawModule(path=f"{folder}/{parse(name)[1]}.ptx") for name in names}
@@ -159,14 +163,14 @@ for size in sizes:
         a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
         b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
         c = cp.zeros((m, n), dtype=cp.float32)
-        kernel_name, _, dynamic, threads = parse(name)
+        kernel_name, _, dynamic, threads, bm, bn = parse(name)
         kernel = modules[name].get_function(kernel_name)
         args = (c, a, b, np.uint32(m), np.uint32(n), np.uint32(k))
         if dynamic:
             # The ring's byte offset into the dynamic shared memory, above 48 KiB by opt-in.
             args += (np.uint32(0),)
             kernel.max_dynamic_shared_size_bytes = dynamic
-        launch = lambda: kernel((n // 128, m // 128, 1), (threads, 1, 1), args, shared_mem=dynamic)
+        launch = lambda: kernel((n // bn, m // bm, 1), (threads, 1, 1), args, shared_mem=dynamic)
         graph_ms, plain_ms = timed(launch, repeats)
         ms = graph_ms or plain_ms
         ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")

@@ -12,15 +12,19 @@ Usage: python3 gemm_variants.py KERNEL TF32 DEPTH BUFFERING OUT.krn [STAGES [THR
                 barrier a step, the ring in `local` arrays (at most 48 KiB);
              5: as 4, the ring in a launch-sized `ring: local mut [T]` parameter, the last
                 (dynamic shared memory on CUDA: bench_matrix.py's KERNEL@FILE+BYTES)
-  STAGES     the ring's length for BUFFERING 4 and 5 (2 to 8; default 3)
+             6: as 5, with fragments in two register sets (gen_pipe); THREADS is then the
+                layout WMxWN:TMxTN, WM x WN sub-groups of TM x TN accumulator tiles each
+  STAGES     the ring's length for BUFFERING 4 to 6 (2 to 8; default 3)
   THREADS    for BUFFERING 4 and 5: 256 (default; eight sub-groups of 2 x 4 accumulator tiles)
              or 128 (four sub-groups of 4 x 4 tiles: fewer local reads per product)
-  GROUP      for BUFFERING 4 and 5: 0 (default) takes blocks row by row; N > 0 in bands of N
+  GROUP      for BUFFERING 4 to 6: 0 (default) takes blocks row by row; N > 0 in bands of N
              block rows, column by column (Triton's GROUP_SIZE_M: more L2 reuse)
-The examples: hgemm 0 32 4 and sgemm_tf32 1 16 4 (2 stages). Every kernel: 256 work-items, a
-128 x 128 block of C each, eight sub-groups of 2 x 4 accumulator tiles.
+The examples: hgemm 0 64 6 (3 stages, 2x2:4x4) and sgemm_tf32 1 32 5 (3 stages, 128).
+BUFFERING 0 to 3: 256 work-items, a 128 x 128 block of C each, eight sub-groups of 2 x 4
+accumulator tiles.
 Also: python3 gemm_variants.py ring-bytes KERNEL TF32 DEPTH STAGES prints a BUFFERING 5
-kernel's dynamic local memory in bytes."""
+kernel's dynamic local memory in bytes; python3 gemm_variants.py launch TF32 DEPTH BUFFERING
+STAGES THREADS the launch suffix bench_matrix.py takes (+BYTES,THREADS[,BM,BN])."""
 import sys
 
 def ring_bytes(tf32, bk, stages):
@@ -148,6 +152,173 @@ def gen_async(kernel, tf32, bk, stages, dynamic, threads=256, group=0):
     w(f"        write_stage = select(write_stage == {stages - 1}, 0u32, write_stage + 1);")
     w("    }")
     epilogue(L, accs, kstep, rows, units)
+    return "\n".join(L) + "\n"
+
+
+def pipe_ring_bytes(tf32, bk, stages, bm, bn):
+    """The local memory of a BUFFERING 6 ring, in bytes."""
+    pad = 4 if tf32 else 8
+    size = 4 if tf32 else 2
+    return stages * (bm * (bk + pad) + bk * (bn + 8)) * size
+
+
+def gen_pipe(kernel, tf32, bk, stages, warps_m, warps_n, tiles_m, tiles_n, group=0):
+    """As gen_async with the ring in a launch-sized `ring` parameter, plus fragments in two
+    register sets: while the products of one k-step of a stage run, the next k-step's
+    fragments load, and the last k-step of a stage waits for the next stage, passes the
+    barrier, starts the copies and loads the next stage's first fragments before its own
+    products, so the tensor cores have work across the barrier. The sub-group's unit is
+    clamped to the last one (sub-groups narrower than 32 lanes repeat its products and do not
+    store them) instead of a branch around the products. Work-groups of 32 * warps_m *
+    warps_n work-items; a block of (16 tiles_m warps_m) x (16 tiles_n warps_n) elements of C;
+    sub-group tiles of tiles_m x tiles_n accumulators."""
+    units = warps_m * warps_n
+    threads = 32 * units
+    bm, bn = 16 * tiles_m * warps_m, 16 * tiles_n * warps_n
+    ty = "f32" if tf32 else "f16"
+    kstep = 8 if tf32 else 16
+    steps = bk // kstep
+    assert steps % 2 == 0, "an even number of k-steps a stage"
+    pad = 4 if tf32 else 8
+    a_stride, b_stride = bk + pad, bn + 8
+    a_size, b_size = bm * a_stride, bk * b_stride
+    chunk = 4 if tf32 else 8
+    a_row_chunks, b_row_chunks = bk // chunk, bn // chunk
+    a_per, b_per = bm * bk // chunk // threads, bk * bn // chunk // threads
+    assert a_per * threads * chunk == bm * bk and b_per * threads * chunk == bk * bn
+    frag = 128 if tf32 else 256
+    L = []
+    w = L.append
+    w(f"// C = A x B: {bm} x {bn} blocks, {units} sub-groups of {tiles_m} x {tiles_n} tiles, a ring of")
+    w(f"// {stages} stages {bk} deep in `ring` ({pipe_ring_bytes(tf32, bk, stages, bm, bn)} bytes), fragments in two register sets.")
+    w(f"const A_STRIDE: u32 = {a_stride};")
+    w(f"const B_STRIDE: u32 = {b_stride};")
+    w(f"const A_STAGE: u32 = {a_size};")
+    w(f"const B_STAGE: u32 = {b_size};")
+    w(f"const B_BASE: u32 = {stages * a_size};")
+    w(f"const UNITS: u32 = {units};")
+    w("")
+    w(f"#[work_group_size({threads})]")
+    w(f"kernel {kernel}(c: global mut [f32], a: global [{ty}], b: global [{ty}], m: u32, n: u32, k: u32, ring: local mut [{ty}]) {{")
+    w("    let item = get_local_id(0);")
+    if group:
+        w(f"    // Bands of {group} block rows, walked column by column.")
+        w("    let columns = get_num_groups(0);")
+        w("    let linear = get_group_id(1) * columns + get_group_id(0);")
+        w(f"    let band = linear / ({group} * columns);")
+        w(f"    let band_rows = min(get_num_groups(1) - band * {group}, {group}u32);")
+        w(f"    let in_band = linear % ({group} * columns);")
+        w(f"    let block_row = (band * {group} + in_band % band_rows) * {bm};")
+        w(f"    let block_column = in_band / band_rows * {bn};")
+    else:
+        w(f"    let block_row = get_group_id(1) * {bm};")
+        w(f"    let block_column = get_group_id(0) * {bn};")
+    w("    let unit = min(get_sub_group_id(), UNITS - 1);")
+    w(f"    let unit_row = unit / {warps_n} * {16 * tiles_m};")
+    w(f"    let unit_column = unit % {warps_n} * {16 * tiles_n};")
+    accs = [f"acc{i}{j}" for i in range(tiles_m) for j in range(tiles_n)]
+    for acc in accs:
+        w(f"    let mut {acc}: [f32; 256];")
+        w(f"    matrix_fill({acc}, 0.0);")
+    for p in range(2):
+        for t in [f"a{i}_{p}" for i in range(tiles_m)] + [f"b{j}_{p}" for j in range(tiles_n)]:
+            w(f"    let mut {t}: [{ty}; {frag}];")
+
+    def copies(stage, depth, indent):
+        a_at = "" if stage == 0 else f"{stage} * A_STAGE + "
+        b_at = "B_BASE + " + ("" if stage == 0 else f"{stage} * B_STAGE + ")
+        at = "" if depth == 0 else f"{depth} + "
+        out = []
+        for j in range(a_per):
+            q = f"(item + {j * threads})" if j else "item"
+            row, col = f"{q} / {a_row_chunks}", f"{q} % {a_row_chunks} * {chunk}"
+            out.append(f"{indent}async_copy(ring[{a_at}({row}) * A_STRIDE + {col}], "
+                       f"a[(block_row + {row}) * k + {at}{col}], {chunk});")
+        for j in range(b_per):
+            q = f"(item + {j * threads})" if j else "item"
+            row, col = f"{q} / {b_row_chunks}", f"{q} % {b_row_chunks} * {chunk}"
+            out.append(f"{indent}async_copy(ring[{b_at}({row}) * B_STRIDE + {col}], "
+                       f"b[({at}{row}) * n + block_column + {col}], {chunk});")
+        return out
+
+    def loads(p, kk, indent):
+        out = []
+        for i in range(tiles_m):
+            out.append(f"{indent}matrix_load_a(a{i}_{p}, ring, a_base + (unit_row + {16 * i}) * A_STRIDE + {kk}, A_STRIDE);")
+        for j in range(tiles_n):
+            out.append(f"{indent}matrix_load_b(b{j}_{p}, ring, b_base + {kk} * B_STRIDE + unit_column + {16 * j}, B_STRIDE);")
+        return out
+
+    def products(p, indent):
+        return [f"{indent}matrix_mma(acc{i}{j}, a{i}_{p}, b{j}_{p}, acc{i}{j});"
+                for i in range(tiles_m) for j in range(tiles_n)]
+
+    w(f"    // Work-item `item` copies the 16-byte chunks item, item + {threads}, ... of each stage's A")
+    w(f"    // ({a_row_chunks} chunks a row) and B ({b_row_chunks} a row); stages 0 to {stages - 2} start first.")
+    for stage in range(stages - 1):
+        w(f"    if k > {stage * bk} {{")
+        L.extend(copies(stage, stage * bk, "        "))
+        w("    }")
+        w("    async_commit();")
+    w(f"    async_wait({stages - 2});")
+    w("    barrier();")
+    w(f"    if k > {(stages - 1) * bk} {{")
+    L.extend(copies(stages - 1, (stages - 1) * bk, "        "))
+    w("    }")
+    w("    async_commit();")
+    w("    let mut read_stage = 0u32;")
+    w("    let mut a_base = 0u32;")
+    w("    let mut b_base = B_BASE;")
+    w("    if k > 0 {")
+    L.extend(loads(0, "0", "        "))
+    w("    }")
+    w(f"    for depth in 0..k step {bk} {{")
+    for step in range(steps):
+        p, q = step % 2, 1 - step % 2
+        if step < steps - 1:
+            L.extend(loads(q, f"{(step + 1) * kstep}", "        "))
+        else:
+            w(f"        if depth + {bk} < k {{")
+            w("            // The next stage has landed and every sub-group is done with this one,")
+            w("            // which the copies of the stage after the ring's others refill.")
+            w(f"            async_wait({stages - 2});")
+            w("            barrier();")
+            w(f"            let next = depth + {stages * bk};")
+            w("            if next < k {")
+            L.extend(copies("read_stage", "next", "                "))
+            w("            }")
+            w("            async_commit();")
+            w(f"            read_stage = select(read_stage == {stages - 1}, 0u32, read_stage + 1);")
+            w("            a_base = read_stage * A_STAGE;")
+            w("            b_base = B_BASE + read_stage * B_STAGE;")
+            L.extend(loads(q, "0", "            "))
+            w("        }")
+        L.extend(products(p, "        "))
+    w("    }")
+    w("    if get_sub_group_id() < UNITS {")
+    for i in range(tiles_m):
+        for j in range(tiles_n):
+            w(f"        matrix_store(acc{i}{j}, c, (block_row + unit_row + {16 * i}) * n + block_column + unit_column + {16 * j}, n);")
+    w("    }")
+    w("    // Units without a sub-group of their own (sub-groups wider than 32 lanes).")
+    w("    let units = get_num_sub_groups();")
+    w("    for extra in get_sub_group_id() + units..UNITS step units {")
+    w(f"        let row = block_row + extra / {warps_n} * {16 * tiles_m};")
+    w(f"        let column = block_column + extra % {warps_n} * {16 * tiles_n};")
+    for acc in accs:
+        w(f"        matrix_fill({acc}, 0.0);")
+    w(f"        for depth in 0..k step {kstep} {{")
+    for i in range(tiles_m):
+        w(f"            matrix_load_a(a{i}_0, a, (row + {16 * i}) * k + depth, k);")
+    for j in range(tiles_n):
+        w(f"            matrix_load_b(b{j}_0, b, depth * n + column + {16 * j}, n);")
+    L.extend(products(0, "            "))
+    w("        }")
+    for i in range(tiles_m):
+        for j in range(tiles_n):
+            w(f"        matrix_store(acc{i}{j}, c, (row + {16 * i}) * n + column + {16 * j}, n);")
+    w("    }")
+    w("}")
     return "\n".join(L) + "\n"
 
 
@@ -340,14 +511,38 @@ def gen(kernel, tf32, bk, double):
     return "\n".join(L) + "\n"
 
 if __name__ == "__main__":
+    if sys.argv[1] == "launch":
+        # bench_matrix.py's +BYTES,THREADS,BM,BN of a variants.txt line:
+        # launch TF32 DEPTH BUFFERING STAGES THREADS
+        tf32, bk, buffering, stages, threads = sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
+        if buffering == 6:
+            warps, tiles = threads.split(":")
+            warps_m, warps_n = map(int, warps.split("x"))
+            tiles_m, tiles_n = map(int, tiles.split("x"))
+            bm, bn = 16 * tiles_m * warps_m, 16 * tiles_n * warps_n
+            print(f"+{pipe_ring_bytes(tf32, bk, stages, bm, bn)},{32 * warps_m * warps_n},{bm},{bn}")
+        elif buffering == 5:
+            print(f"+{ring_bytes(tf32, bk, stages)},{threads}")
+        else:
+            print(f",{threads}")
+        sys.exit(0)
     if sys.argv[1] == "ring-bytes":
-        print(ring_bytes(sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])))
+        if len(sys.argv) > 6:
+            print(pipe_ring_bytes(sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])))
+        else:
+            print(ring_bytes(sys.argv[3] == "1", int(sys.argv[4]), int(sys.argv[5])))
         sys.exit(0)
     kernel, tf32, bk, double, out = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
     stages = int(sys.argv[6]) if len(sys.argv) > 6 else 3
-    threads = int(sys.argv[7]) if len(sys.argv) > 7 else 256
+    threads = int(sys.argv[7]) if len(sys.argv) > 7 and double != 6 else 256
     group = int(sys.argv[8]) if len(sys.argv) > 8 else 0
-    if double in (4, 5):
+    if double == 6:
+        # THREADS is the layout here: WMxWN:TMxTN (sub-groups, tiles per sub-group).
+        warps, tiles = sys.argv[7].split(":")
+        warps_m, warps_n = map(int, warps.split("x"))
+        tiles_m, tiles_n = map(int, tiles.split("x"))
+        text = gen_pipe(kernel, tf32, bk, stages, warps_m, warps_n, tiles_m, tiles_n, group)
+    elif double in (4, 5):
         text = gen_async(kernel, tf32, bk, stages, double == 5, threads, group)
     else:
         text = gen(kernel, tf32, bk, double)

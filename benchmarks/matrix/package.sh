@@ -4,19 +4,25 @@
 # registers, into .carry/matrix/ (beside what scripts/gpu-package.sh put in .carry: the
 # differential tests and the example bundles). There, .carry/matrix/run.sh runs everything.
 # Usage: bash scripts/gpu-package.sh && bash benchmarks/matrix/package.sh
+# MATRIX_OUT=FOLDER writes there instead (run.sh then skips the differential cases when no
+# `differential` binary lies beside it); MATRIX_VARIANTS=FILE takes another variants list.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 cd "$root"
 source scripts/env.sh
-[ -x .carry/differential ] || { echo "run scripts/gpu-package.sh first" >&2; exit 1; }
+out=${MATRIX_OUT:-.carry/matrix}
+variants=${MATRIX_VARIANTS:-$here/variants.txt}
+if [ -z "${MATRIX_OUT:-}" ]; then
+  [ -x .carry/differential ] || { echo "run scripts/gpu-package.sh first" >&2; exit 1; }
+fi
 cargo build --quiet -p kdsl-cli
-out=.carry/matrix
 rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
-cp "$here/bench_matrix.py" "$here/gemm_variants.py" "$here/run.sh" "$here/variants.txt" "$out/"
+cp "$here/bench_matrix.py" "$here/gemm_variants.py" "$here/run.sh" "$here/check_tf32.py" "$here/profile_one.py" "$out/"
+cp "$variants" "$out/variants.txt"
 ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
-grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth buffering stages threads group; do
+grep -v '^#' "$variants" | while read -r name file kernel tf32 depth buffering stages threads group; do
   [ -n "$name" ] || continue
   case $file in
     examples/*) cp "$file" "$out/krn/$name.krn" ;;
@@ -25,5 +31,7 @@ grep -v '^#' "$here/variants.txt" | while read -r name file kernel tf32 depth bu
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/$name.ptx"
   echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
 done
+# tf32 tiles straight from global memory, for check_tf32.py.
+target/debug/kdsl compile tests/kernels/matrix_tf32.krn --target ptx --arch sm_90 --emit ptx -o "$out/ptx/matrix_tf32.ptx"
 cat "$out/ptxas.txt"
-du -sh .carry
+du -sh "$out"

@@ -92,8 +92,9 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
     );
 }
 
-/// Matrix tiles reach the tensor cores on NVIDIA (`wmma`, in registers: no local memory),
-/// and every other target, or an NVIDIA processor without the shape, is told apart.
+/// Matrix tiles reach the tensor cores on NVIDIA (`wmma`; tf32 tiles `mma.sync` m16n8k8, in
+/// registers: no local memory), and every other target, or an NVIDIA processor without the
+/// shape, is told apart.
 #[test]
 fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
     for name in ["matrix", "matrix_tf32", "matrix_i8", "matrix_u8"] {
@@ -101,7 +102,12 @@ fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
         let module = module_of(name, &std::fs::read_to_string(path).unwrap());
         let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90")));
         let ptx = String::from_utf8(ptx.image.bytes).unwrap();
-        assert!(ptx.contains("wmma.mma.sync.aligned.row.row"), "{ptx}");
+        let instruction = if needs_sm_80(name) {
+            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
+        } else {
+            "wmma.mma.sync.aligned.row.row"
+        };
+        assert!(ptx.contains(instruction), "{ptx}");
         assert!(
             !ptx.contains(".local"),
             "fragments spilled to local memory: {ptx}"
@@ -120,6 +126,26 @@ fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
         let read = Bundle::from_bytes(&bundle.to_bytes()).unwrap();
         assert!(read.images[1].matrix_units);
     }
+    // tf32 `A` tiles in local memory load with one `ldmatrix` each, `B` tiles word by word;
+    // every input rounded to tf32 on the way.
+    let path = kdsl_testkit::files::workspace_root().join("examples/sgemm_tf32.krn");
+    let module = module_of("sgemm_tf32", &std::fs::read_to_string(path).unwrap());
+    let ptx = compile_ok("sgemm_tf32", &module, &TargetSpec::ptx(Some("sm_90")));
+    let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    let count = |pattern: &str| ptx.matches(pattern).count();
+    let (loads, products) = (
+        count("ldmatrix.sync.aligned.m8n8.x4.shared.b16"),
+        count("mma.sync.aligned.m16n8k8"),
+    );
+    // Four `A` and four `B` tiles and sixteen products (two instructions each) per k-step.
+    assert!(
+        loads > 0 && products == 8 * loads,
+        "{loads} ldmatrix, {products} mma"
+    );
+    assert!(
+        !ptx.contains("wmma.load") && count("cvt.rna.tf32.f32") == 8 * loads,
+        "{ptx}"
+    );
     let path = kdsl_testkit::files::workspace_root().join("tests/kernels/matrix_tf32.krn");
     let module = module_of("matrix_tf32", &std::fs::read_to_string(path).unwrap());
     refused_naming_the_target("matrix_tf32", &module, &TargetSpec::ptx(Some("sm_75")));

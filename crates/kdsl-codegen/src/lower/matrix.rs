@@ -4,8 +4,16 @@
 //! or `u8` of an integer one, 8 `f32` or `i32` of an accumulator); the rest of the array is
 //! never touched, so SROA keeps the fragment in registers. Targets without matrix units never get here: their statements were expanded
 //! into plain IR (`kdsl_ir::matrix::expand_plain`).
+//!
+//! tf32 tiles take `mma.sync.m16n8k8` twice instead of `wmma.m16n16k8` (which ptxas splits
+//! into four m16n8k4 instructions), with the documented `mma` fragment layouts: lane `l`
+//! (group `g = l / 4`, `t = l % 4`) holds `A` elements (g, t), (g + 8, t), (g, t + 4),
+//! (g + 8, t + 4), from local memory in one `ldmatrix.x4` (eight rows of four words per
+//! matrix); `B` elements (t, g), (t + 4, g), (t, g + 8), (t + 4, g + 8). The accumulator stays
+//! `wmma`'s, which on sm_80 and later is the two m16n8 halves' `mma` layout, N 0-7 first.
 
 use super::{FunctionLowering, LowerError, ParameterValue, Result};
+use inkwell::intrinsics::Intrinsic;
 use inkwell::types::BasicTypeEnum;
 use inkwell::values::{BasicValue, BasicValueEnum, FloatValue, PointerValue};
 use inkwell::AddressSpace as LlvmAddressSpace;
@@ -54,6 +62,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 memory,
                 offset,
                 stride,
+            } if *shape == MatrixShape::Tf32M16N16K8 && *role != MatrixRole::Accumulator => {
+                self.tf32_load(*role, *tile, memory, offset, stride)
+            }
+            MatrixOp::Load {
+                shape,
+                role,
+                tile,
+                memory,
+                offset,
+                stride,
             } => self.wmma_load(*shape, *role, *tile, memory, offset, stride),
             MatrixOp::Store {
                 shape,
@@ -88,6 +106,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let values = vec![value; 8];
                 self.set_fragment(*tile, shape.accumulator(), &values)
             }
+            MatrixOp::MultiplyAdd {
+                shape: MatrixShape::Tf32M16N16K8,
+                d,
+                a,
+                b,
+                c,
+            } => self.tf32_mma(*d, *a, *b, *c),
             MatrixOp::MultiplyAdd { shape, d, a, b, c } => {
                 let i32_type = self.context.i32_type().into();
                 let (name, input_type, count) = match shape {
@@ -97,7 +122,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         8,
                     ),
                     MatrixShape::Tf32M16N16K8 => {
-                        ("llvm.nvvm.wmma.m16n16k8.mma.row.row.tf32", i32_type, 4)
+                        return Err(LowerError("tf32 tiles multiply through `tf32_mma`".into()))
                     }
                     // No `.satfinite`: the sum wraps.
                     MatrixShape::I8M16N16K16 => {
@@ -121,6 +146,136 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.set_fragment(*d, accumulator, &values)
             }
         }
+    }
+
+    /// A tf32 `A` or `B` fragment in the `mma.m16n8k8` layout (module comment), rounded.
+    fn tf32_load(
+        &mut self,
+        role: MatrixRole,
+        tile: PlaceBase,
+        memory: &MatrixMemory,
+        offset: &kdsl_ir::Expression,
+        stride: &kdsl_ir::Expression,
+    ) -> Result<()> {
+        let pointer = self.matrix_address(memory, offset)?;
+        let stride = self.expression(stride)?.into_int_value();
+        let lane = self
+            .call_intrinsic("llvm.nvvm.read.ptx.sreg.laneid", &[], &[])?
+            .into_int_value();
+        let b = &self.builder;
+        let constant = |value: u64| self.context.i32_type().const_int(value, false);
+        let group = b.build_right_shift(lane, constant(2), false, "")?;
+        let thread = b.build_and(lane, constant(3), "")?;
+        let words: Vec<BasicValueEnum<'ctx>> = if role == MatrixRole::A
+            && pointer.get_type().get_address_space() == LlvmAddressSpace::from(3u16)
+        {
+            // Lanes 0-15 address rows 0-15 at column 0, lanes 16-31 the same rows at column 4.
+            let row = b.build_and(lane, constant(15), "")?;
+            let column = b.build_left_shift(
+                b.build_right_shift(lane, constant(4), false, "")?,
+                constant(2),
+                "",
+            )?;
+            let index = b.build_int_add(b.build_int_mul(row, stride, "")?, column, "")?;
+            let address = self.element_pointer(pointer, index)?;
+            let name = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16";
+            let overloads = [address.get_type().into()];
+            let intrinsic = Intrinsic::find(name)
+                .ok_or_else(|| LowerError(format!("LLVM 22 has no intrinsic `{name}`")))?;
+            let function = self.intrinsic(
+                name,
+                if intrinsic.is_overloaded() {
+                    &overloads
+                } else {
+                    &[]
+                },
+            )?;
+            let result = self
+                .call_value(function, &[address.into()])?
+                .into_struct_value();
+            (0..4)
+                .map(|index| self.builder.build_extract_value(result, index, ""))
+                .collect::<std::result::Result<_, _>>()?
+        } else {
+            // (row, column) of each register: `A` (g + 8 (v % 2), t + 4 (v / 2)),
+            // `B` (t + 4 (v % 2), g + 8 (v / 2)).
+            let (row_base, column_base) = match role {
+                MatrixRole::A => (group, thread),
+                _ => (thread, group),
+            };
+            let (row_step, column_step) = match role {
+                MatrixRole::A => (8, 4),
+                _ => (4, 8),
+            };
+            let mut words = Vec::with_capacity(4);
+            for register in 0..4u64 {
+                let b = &self.builder;
+                let row = b.build_int_add(row_base, constant(row_step * (register % 2)), "")?;
+                let column =
+                    b.build_int_add(column_base, constant(column_step * (register / 2)), "")?;
+                let index = b.build_int_add(b.build_int_mul(row, stride, "")?, column, "")?;
+                let address = self.element_pointer(pointer, index)?;
+                let word = self
+                    .builder
+                    .build_load(self.context.i32_type(), address, "")?;
+                if let Some(instruction) = word.as_instruction_value() {
+                    instruction
+                        .set_alignment(4)
+                        .map_err(|e| LowerError(e.to_string()))?;
+                }
+                words.push(word);
+            }
+            words
+        };
+        let mut values = Vec::with_capacity(4);
+        for word in words {
+            let float = self
+                .builder
+                .build_bit_cast(word, self.context.f32_type(), "")?;
+            let rounded = self.call_intrinsic("llvm.nvvm.f2tf32.rna", &[], &[float])?;
+            values.push(
+                self.builder
+                    .build_bit_cast(rounded, self.context.f32_type(), "")?,
+            );
+        }
+        self.set_fragment(tile, ScalarType::F32, &values)
+    }
+
+    /// `pointer` advanced by `index` (`u32`) `f32` elements.
+    fn element_pointer(
+        &mut self,
+        pointer: PointerValue<'ctx>,
+        index: inkwell::values::IntValue<'ctx>,
+    ) -> Result<PointerValue<'ctx>> {
+        let wide = self
+            .builder
+            .build_int_z_extend(index, self.context.i64_type(), "")?;
+        // SAFETY: the tile lies inside `memory` (the caller's contract, as for `wmma`).
+        Ok(unsafe {
+            self.builder
+                .build_in_bounds_gep(self.context.f32_type(), pointer, &[wide], "")?
+        })
+    }
+
+    /// `d = a * b + c` on tf32 tiles: `mma.sync.m16n8k8` on each half of N.
+    fn tf32_mma(&mut self, d: PlaceBase, a: PlaceBase, b: PlaceBase, c: PlaceBase) -> Result<()> {
+        let i32_type = self.context.i32_type().into();
+        let f32_type = self.context.f32_type().into();
+        let a = self.fragment_values(a, ScalarType::F32, i32_type, 4)?;
+        let b = self.fragment_values(b, ScalarType::F32, i32_type, 4)?;
+        let c = self.fragment_values(c, ScalarType::F32, f32_type, 8)?;
+        let function = self.intrinsic("llvm.nvvm.mma.m16n8k8.row.col.tf32", &[])?;
+        let mut values = Vec::with_capacity(8);
+        for half in 0..2 {
+            let mut arguments = a.clone();
+            arguments.extend_from_slice(&b[2 * half..2 * half + 2]);
+            arguments.extend_from_slice(&c[4 * half..4 * half + 4]);
+            let result = self.call_value(function, &arguments)?.into_struct_value();
+            for index in 0..4 {
+                values.push(self.builder.build_extract_value(result, index, "")?);
+            }
+        }
+        self.set_fragment(d, ScalarType::F32, &values)
     }
 
     fn wmma_load(
@@ -155,11 +310,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             (MatrixShape::F16M16N16K16, MatrixRole::B) => {
                 "llvm.nvvm.wmma.m16n16k16.load.b.row.stride.f16"
             }
-            (MatrixShape::Tf32M16N16K8, MatrixRole::A) => {
-                "llvm.nvvm.wmma.m16n16k8.load.a.row.stride.tf32"
-            }
-            (MatrixShape::Tf32M16N16K8, MatrixRole::B) => {
-                "llvm.nvvm.wmma.m16n16k8.load.b.row.stride.tf32"
+            (MatrixShape::Tf32M16N16K8, _) => {
+                return Err(LowerError("tf32 inputs load through `tf32_load`".into()))
             }
         };
         let pointer = self.matrix_address(memory, offset)?;
@@ -171,21 +323,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let count = result.get_type().count_fields();
         let mut values = Vec::with_capacity(count as usize);
         for index in 0..count {
-            let value = self.builder.build_extract_value(result, index, "")?;
-            // tf32 words arrive as the `f32` bits; the tensor cores read them rounded.
-            let value = if shape == MatrixShape::Tf32M16N16K8 && role != MatrixRole::Accumulator {
-                let float = self
-                    .builder
-                    .build_bit_cast(value, self.context.f32_type(), "")?;
-                let rounded = self.call_intrinsic("llvm.nvvm.f2tf32.rna", &[], &[float])?;
-                let as_float = self
-                    .builder
-                    .build_bit_cast(rounded, self.context.f32_type(), "")?;
-                as_float
-            } else {
-                value
-            };
-            values.push(value);
+            values.push(self.builder.build_extract_value(result, index, "")?);
         }
         self.set_fragment(tile, shape.element(role), &values)
     }

@@ -212,7 +212,7 @@ pub(crate) enum MatrixUnits {
     /// No matrix units used: every shape through the plain lowering.
     Plain,
     /// NVIDIA tensor cores through `llvm.nvvm.wmma.*`: `f16` from sm_70, `i8`/`u8` from
-    /// sm_72, tf32 from sm_80.
+    /// sm_72, tf32 from sm_80 (through `mma.sync` m16n8k8 and `ldmatrix`, which sm_80 has).
     NvvmWmma { capability: u32 },
     /// AMD matrix cores (MFMA on CDNA, WMMA on RDNA3): the instruction for each shape, where
     /// the processor has one. A module using a shape without one takes the plain lowering

@@ -316,11 +316,13 @@ fn matrix_interpreter_is_exact_on_integer_tiles() {
 
 #[test]
 fn gemm_on_matrix_units() {
-    let (m, n, k) = (128usize, 256usize, 64usize);
+    // k = 256: four stages of hgemm's 64 and eight of sgemm_tf32's 32, so both rings of three
+    // stages wrap around.
+    let (m, n, k) = (128usize, 256usize, 256usize);
     let mut random = Random::new(94);
     let half = Case::new(
         "hgemm",
-        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
             buffer(f16s(&mut random, m * k)),
@@ -328,13 +330,15 @@ fn gemm_on_matrix_units() {
             scalar(m as u32),
             scalar(n as u32),
             scalar(k as u32),
+            // Three stages of A (128 x 72) and B (64 x 136).
+            InterpArgument::local(ScalarType::F16, 3 * (128 * 72 + 64 * 136)),
         ],
     )
     .compare(0, Compare::Close(1e-4));
     on_example("hgemm", vec![half]);
     let tf32 = Case::new(
         "sgemm_tf32",
-        InterpLaunch::new([256 * n as u32 / 128, m as u32 / 128], [256, 1]),
+        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
             buffer(random.f32s(m * k, -1.0, 1.0)),
@@ -342,6 +346,8 @@ fn gemm_on_matrix_units() {
             scalar(m as u32),
             scalar(n as u32),
             scalar(k as u32),
+            // Three stages of A (128 x 36) and B (32 x 136).
+            InterpArgument::local(ScalarType::F32, 3 * (128 * 36 + 32 * 136)),
         ],
     )
     .compare(0, Compare::Close(1e-4));
