@@ -42,6 +42,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def spirv_image(bundle_path):
+    return read_bundle(bundle_path)[1]
+
+
+def read_bundle(bundle_path):
+    """The bundle's metadata (JSON) and its SPIR-V image."""
     data = pathlib.Path(bundle_path).read_bytes()
     if data[:8] != b"KDSLBNDL":
         raise SystemExit(f"{bundle_path}: not a kdsl bundle")
@@ -51,8 +56,18 @@ def spirv_image(bundle_path):
     payload = data[start + meta_len :]
     for image in meta["images"]:
         if image["target"] == "spirv":
-            return payload[image["offset"] : image["offset"] + image["length"]]
+            return meta, payload[image["offset"] : image["offset"] + image["length"]]
     raise SystemExit(f"{bundle_path}: no SPIR-V image")
+
+
+def entry_point(meta, kernel_name):
+    """The entry point the kdsl runtime launches for C-contiguous arrays, which every case
+    passes: the kernel's contiguous entry where the bundle names one (a kernel on
+    multi-dimensional arrays compiled since it was added), else the kernel itself."""
+    for kernel in meta["kernels"]:
+        if kernel["name"] == kernel_name:
+            return kernel.get("contiguous_entry", kernel_name)
+    raise SystemExit(f"the bundle has no kernel `{kernel_name}`")
 
 
 def process_cpu_ns():
@@ -314,10 +329,9 @@ def main():
     for kernel_name, case, build_options, kdsl_sides in selected:
         sides = []
         for label, bundle in kdsl_sides:
-            program = dpctl.program.create_program_from_spirv(
-                device.queue, spirv_image(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
-            )
-            sides.append((label, bundle, program.get_sycl_kernel(kernel_name)))
+            meta, image = read_bundle(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
+            program = dpctl.program.create_program_from_spirv(device.queue, image)
+            sides.append((label, bundle, program.get_sycl_kernel(entry_point(meta, kernel_name))))
         if build_options not in reference_programs:
             reference_programs[build_options] = dpctl.program.create_program_from_source(
                 device.queue, reference_source, build_options

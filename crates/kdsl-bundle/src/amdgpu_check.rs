@@ -216,8 +216,8 @@ pub fn check_amdgpu_kernels(
         .get("amdhsa.kernels")
         .and_then(Value::as_array)
         .ok_or("the metadata note lists no `amdhsa.kernels`")?;
-    for kernel in kernels {
-        let name = format!("{entry_point_prefix}{}", kernel.name);
+    for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let name = format!("{entry_point_prefix}{entry}");
         let found = listed
             .iter()
             .find(|k| k.get(".name").and_then(Value::as_str) == Some(name.as_str()))

@@ -31,8 +31,8 @@ pub mod syclbin;
 
 pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{
-    CheckSite, FaultKind, FaultRecord, KernelInfo, ParameterInfo, ShapedBufferInfo,
-    FAULT_RECORD_BYTES,
+    kernel_entry_points, CheckSite, FaultKind, FaultRecord, KernelInfo, ParameterInfo,
+    ShapedBufferInfo, FAULT_RECORD_BYTES,
 };
 
 use serde::{Deserialize, Serialize};

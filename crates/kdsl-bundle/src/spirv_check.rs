@@ -216,8 +216,8 @@ pub fn check_spirv_kernels(
     entry_point_prefix: &str,
 ) -> Result<(), String> {
     let (entry_points, types) = entry_point_parameters(bytes)?;
-    for kernel in kernels {
-        let entry_point = format!("{entry_point_prefix}{}", kernel.name);
+    for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let entry_point = format!("{entry_point_prefix}{entry}");
         let found = entry_points.get(&entry_point).ok_or_else(|| {
             format!(
                 "the image has no entry point `{entry_point}` for kernel `{}`",

@@ -182,6 +182,7 @@ fn null_saxpy_kernel(device: &Device) -> Kernel {
         info: saxpy_info(),
         source_name: "saxpy.krn".into(),
         backend: Box::new(NullKernel),
+        contiguous: None,
     }
 }
 
