@@ -12,7 +12,7 @@
 //!
 //! Usage: kdsl-bench-cuda BUNDLE_DIR REFERENCE_PTX [--device FILTER] [--versus FILTER] [--runs N] [--json OUT]
 
-use kdsl_bundle::{Bundle, Image, TargetKind};
+use kdsl_bundle::{Bundle, Image, KernelInfo, TargetKind};
 use kdsl_runtime::{args, Device, Kernel, Launch, RuntimeError, ShapedArgument};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -367,10 +367,19 @@ const CASES: [(&str, &str, Case); 8] = [
     ("sgemm", "sgemm", sgemm),
 ];
 
+/// The nvcc PTX with kdsl's kernel metadata, whose parameters it takes; nvcc's twins have one
+/// entry point each, so no contiguous entry is named.
 fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
     Bundle {
         source_name: "reference/kernels.cu (nvcc)".to_string(),
-        kernels: kdsl.kernels.clone(),
+        kernels: kdsl
+            .kernels
+            .iter()
+            .map(|kernel| KernelInfo {
+                contiguous_entry: None,
+                ..kernel.clone()
+            })
+            .collect(),
         images: vec![Image {
             target: TargetKind::Ptx,
             arch: "sm_90".to_string(),
