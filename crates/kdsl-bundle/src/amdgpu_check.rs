@@ -246,7 +246,7 @@ pub fn check_amdgpu_kernels(
         if explicit.len() != expected.len() {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {}",
-                kernel.name,
+                entry,
                 explicit.len(),
                 expected.len()
             ));
@@ -260,7 +260,7 @@ pub fn check_amdgpu_kernels(
                     .unwrap_or_else(|| format!("hidden checked-mode parameter {index}"));
                 return Err(format!(
                     "{which} of kernel `{}` is a {kind} of {size} bytes in the image, not the metadata's {} of {} bytes",
-                    kernel.name, want.kind, want.size
+                    entry, want.kind, want.size
                 ));
             }
         }

@@ -205,7 +205,7 @@ pub fn check_ptx_kernels(
         if found.len() != expected.len() {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {}",
-                kernel.name,
+                entry,
                 found.len(),
                 expected.len()
             ));
@@ -229,7 +229,7 @@ pub fn check_ptx_kernels(
             if found.size != expected.size || pointer_differs || alignment_differs {
                 return Err(format!(
                     "{name} of kernel `{}` does not have the size or type the metadata gives it",
-                    kernel.name
+                    entry
                 ));
             }
         }
