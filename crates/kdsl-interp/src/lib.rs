@@ -496,10 +496,11 @@ fn run_kernel_on_this_thread(
         Some(InterpArgument::Scalar(ScalarValue::U64(value))) => Some(*value),
         _ => None,
     };
-    if let Some(copy) = function.contiguous_entry {
-        if function.takes_contiguous_entry(stride) {
-            (index, function) = (copy.0 as usize, module.function(copy));
-        }
+    if let (Some(copy), true) = (
+        function.contiguous_entry,
+        function.takes_contiguous_entry(stride),
+    ) {
+        (index, function) = (copy.0 as usize, module.function(copy));
     }
     // The expansion keeps the functions' order, and its loops exchange nothing.
     let synchronizes = features.synchronizes(kdsl_ir::FunctionId(index as u32));

@@ -76,12 +76,14 @@ impl Program {
                 available: self.kernel_names(),
             })?;
         let backend = Arc::clone(&self.module).kernel(name, &self.entry_point(name))?;
+        // Only a kernel with multi-dimensional buffers has strides to choose by.
+        let innermost_strides: Vec<usize> = info.innermost_strides().collect();
         let contiguous = match &info.contiguous_entry {
-            Some(entry) => Some(ContiguousEntry {
+            Some(entry) if !innermost_strides.is_empty() => Some(ContiguousEntry {
                 backend: Arc::clone(&self.module).kernel(entry, &self.entry_point(entry))?,
-                innermost_strides: info.innermost_strides().collect(),
+                innermost_strides,
             }),
-            None => None,
+            _ => None,
         };
         Ok(Kernel {
             device: self.device.clone(),

@@ -75,10 +75,9 @@ impl CheckSites {
             // A contiguous copy's sites are its kernel's: the kernel reports them (the copy
             // runs in its place) and names itself in them.
             let copy_of = function.contiguous_copy_of.map(|kernel| kernel.0 as usize);
-            let name = match copy_of {
-                Some(kernel) => &module.functions[kernel].name,
-                None => &function.name,
-            };
+            let name = copy_of
+                .and_then(|kernel| module.functions.get(kernel))
+                .map_or(&function.name, |kernel| &kernel.name);
             let mut walk = Walk {
                 sites: &mut result.sites,
                 function,

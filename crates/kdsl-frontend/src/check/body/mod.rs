@@ -451,7 +451,7 @@ impl Checker<'_> {
         }
         let state = self.function.take()?;
         self.suppress_unknown_names = saved_suppress;
-        // A kernel's contiguous form is an entry point of its own (`contiguous_copies`); a
+        // A kernel's contiguous form is an entry point of its own (`shaped::contiguous_copy`); a
         // device function keeps both forms in its body, chosen where it is called.
         let body = match kind {
             FunctionKind::Kernel => body,
