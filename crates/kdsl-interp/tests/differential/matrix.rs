@@ -560,8 +560,9 @@ fn kmeans_sizes(arguments: &[InterpArgument]) -> (usize, usize, usize) {
 
 /// Per sample, from the f32 inputs in f64: the nearest centroid (lowest index on ties), the
 /// distance to the second nearest minus the nearest's (both as |c|^2 / 2 - x.c with the f32
-/// half norms) and the error bound that the kernels' labels are held to: (3 n_features + 16)
-/// 2^-24 (sum_f |x_f c_f| + |c|^2 / 2) for the larger of the two centroids.
+/// half norms) and the bound above which the kernels' labels must be the nearest: the sum of
+/// the two distances' stated errors, each at most (3 n_features + 16) 2^-24 (sum_f |x_f c_f| +
+/// |c|^2 / 2) (examples/kmeans_tf32.krn), taken at the larger scale of the two.
 struct Nearest {
     label: u32,
     gap: f64,
@@ -605,7 +606,7 @@ fn nearest_in_f64(arguments: &[InterpArgument]) -> Vec<Nearest> {
             Nearest {
                 label: best as u32,
                 gap,
-                bound: unit * scale,
+                bound: 2.0 * unit * scale,
                 scale,
             }
         })
