@@ -112,6 +112,83 @@ fn shaped_arguments_pass_contiguous_and_transposed_arrays() {
 }
 
 #[test]
+fn each_kernel_names_its_contiguous_entry() {
+    let bundle = compile(false);
+    let entries: Vec<Option<&str>> = bundle
+        .kernels
+        .iter()
+        .map(|kernel| kernel.contiguous_entry.as_deref())
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            Some("scale$contiguous"),
+            Some("first_row$contiguous"),
+            Some("first_row_through_call$contiguous")
+        ]
+    );
+}
+
+/// A launch whose innermost strides are all 1 runs the kernel's contiguous entry point, any
+/// other the kernel's own: here the copy is marked (it reads `factor` as 0) so that the output
+/// shows which ran.
+#[test]
+fn unit_innermost_strides_launch_the_contiguous_entry() {
+    let mut module = kdsl::check(SOURCE).unwrap();
+    let scale = module
+        .functions
+        .iter()
+        .position(|f| f.name == "scale")
+        .unwrap();
+    let copy = module.functions[scale].contiguous_entry.unwrap();
+    let copy = &mut module.functions[copy.0 as usize];
+    let factor = kdsl::ir::ParameterId(copy.parameters.len() as u32 - 1);
+    kdsl::ir::visit_mut::rewrite_block(&mut copy.body, &mut |expression| {
+        if matches!(expression.kind, kdsl::ir::ExpressionKind::Parameter(id) if id == factor) {
+            expression.kind = kdsl::ir::ExpressionKind::Literal(kdsl::ir::Literal::Float(0.0));
+        }
+    });
+    let options = kdsl_codegen::Options::default();
+    let bundle =
+        kdsl_codegen::compile_bundle("shaped.krn", &module, &[TargetSpec::spirv()], &options)
+            .unwrap();
+    let device = device();
+    let kernel = device.load(&bundle).unwrap().kernel("scale").unwrap();
+    let (rows, cols) = (4u32, 6u32);
+    let stored: Vec<f32> = (1..=rows * cols).map(|i| i as f32).collect();
+    let input = device.buffer_from(&stored).unwrap();
+    // Row-major input and output; a transposed input; rows of every other element.
+    for (input_strides, want_copy) in [([6, 1], true), ([1, 4], false), ([3, 2], false)] {
+        let shape = match input_strides {
+            [3, 2] => [rows, 3],
+            _ => [rows, cols],
+        };
+        let mut output = device.buffer_from(&vec![-1.0f32; stored.len()]).unwrap();
+        let mut arguments = ShapedArgument::contiguous(&mut output, &shape).arguments();
+        let strided = ShapedArgument::strided(&input, &shape, &input_strides);
+        arguments.extend(strided.arguments());
+        arguments.push(Argument::scalar(2.0f32));
+        kernel
+            .launch(&Launch::new([8, 8], [4, 4]), &arguments)
+            .unwrap()
+            .wait()
+            .unwrap();
+        let got = output.read_to_vec().unwrap();
+        for row in 0..rows as u64 {
+            for col in 0..u64::from(shape[1]) {
+                let element = stored[(row * input_strides[0] + col * input_strides[1]) as usize];
+                let want = if want_copy { 0.0 } else { element * 2.0 };
+                assert_eq!(
+                    got[(row * u64::from(shape[1]) + col) as usize],
+                    want,
+                    "strides {input_strides:?}, [{row}, {col}]"
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn a_shape_past_the_buffer_is_refused_at_launch() {
     let device = device();
     let kernel = device
@@ -156,13 +233,21 @@ fn checked_mode_checks_each_dimension() {
     );
 }
 
+/// Both entry points report their faults as the kernel's: the contiguous one (row-major
+/// strides) and the kernel's own (a transposed matrix).
 fn checked_first_row(name: &str, what: &str, location: &str) {
+    for strides in [[4, 1], [1, 4]] {
+        checked_first_row_with(name, what, location, strides);
+    }
+}
+
+fn checked_first_row_with(name: &str, what: &str, location: &str, strides: [u64; 2]) {
     let device = device();
     let kernel = device.load(&compile(true)).unwrap().kernel(name).unwrap();
     let matrix = device.buffer_from(&[3.0f32; 16]).unwrap();
     let output = device.buffer_from(&[-1.0f32; 4]).unwrap();
     let mut arguments = vec![Argument::writable(&output)];
-    arguments.extend(ShapedArgument::contiguous(&matrix, &[4, 4]).arguments());
+    arguments.extend(ShapedArgument::strided(&matrix, &[4, 4], &strides).arguments());
     arguments.push(Argument::scalar(1u32));
     // Work-item 3 reads column 4 of row 0: element 4 of the buffer, outside the row.
     let error = kernel

@@ -14,7 +14,8 @@ A case whose launch leaves a result to compare (k-means: the labels) is checked 
 results on every side in every round; the script stops with an error if they differ.
 
 BUNDLE_DIR holds the examples' bundles (scripts/compile-examples.sh) and, for the index-form
-and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn and inputs/matmul_flat.krn
+and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn, inputs/matmul_flat.krn and
+inputs/stencil_flat.krn
 compiled to NAME.kbundle beside them. Use a folder of its own, not the device tests' (they find
 example kernels by name, and the inputs reuse `matmul` and `stencil`).
 
@@ -42,6 +43,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def spirv_image(bundle_path):
+    return read_bundle(bundle_path)[1]
+
+
+def read_bundle(bundle_path):
+    """The bundle's metadata (JSON) and its SPIR-V image."""
     data = pathlib.Path(bundle_path).read_bytes()
     if data[:8] != b"KDSLBNDL":
         raise SystemExit(f"{bundle_path}: not a kdsl bundle")
@@ -51,8 +57,18 @@ def spirv_image(bundle_path):
     payload = data[start + meta_len :]
     for image in meta["images"]:
         if image["target"] == "spirv":
-            return payload[image["offset"] : image["offset"] + image["length"]]
+            return meta, payload[image["offset"] : image["offset"] + image["length"]]
     raise SystemExit(f"{bundle_path}: no SPIR-V image")
+
+
+def entry_point(meta, kernel_name):
+    """The entry point the kdsl runtime launches for C-contiguous arrays, which every case
+    passes: the kernel's contiguous entry where the bundle names one (a kernel on
+    multi-dimensional arrays compiled since it was added), else the kernel itself."""
+    for kernel in meta["kernels"]:
+        if kernel["name"] == kernel_name:
+            return kernel.get("contiguous_entry", kernel_name)
+    raise SystemExit(f"the bundle has no kernel `{kernel_name}`")
 
 
 def process_cpu_ns():
@@ -280,10 +296,11 @@ CASES = [
     # OpenCL C 3.0 for cl_ext_float_atomics' atomic_fetch_add_explicit on floats (see kernels.cl).
     ("kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0", [("kdsl", "kmeans")]),
     # inputs/index_forms.krn: 32-bit index arithmetic (language v2's rule), and
-    # inputs/index_forms_2d.krn: the same kernels and examples/stencil.krn on 2-D arrays.
+    # inputs/index_forms_2d.krn: the same kernels on 2-D arrays.
     ("scale2d", case_scale2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
     ("stencil2d", case_stencil2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
-    ("stencil", case_stencil, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "stencil")]),
+    # examples/stencil.krn takes 2-D arrays; inputs/stencil_flat.krn is its flat twin.
+    ("stencil", case_stencil, "", [("kdsl 2-D", "stencil"), ("kdsl flat", "stencil_flat")]),
 ]
 
 
@@ -314,10 +331,9 @@ def main():
     for kernel_name, case, build_options, kdsl_sides in selected:
         sides = []
         for label, bundle in kdsl_sides:
-            program = dpctl.program.create_program_from_spirv(
-                device.queue, spirv_image(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
-            )
-            sides.append((label, bundle, program.get_sycl_kernel(kernel_name)))
+            meta, image = read_bundle(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
+            program = dpctl.program.create_program_from_spirv(device.queue, image)
+            sides.append((label, bundle, program.get_sycl_kernel(entry_point(meta, kernel_name))))
         if build_options not in reference_programs:
             reference_programs[build_options] = dpctl.program.create_program_from_source(
                 device.queue, reference_source, build_options

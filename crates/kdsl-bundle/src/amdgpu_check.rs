@@ -216,8 +216,8 @@ pub fn check_amdgpu_kernels(
         .get("amdhsa.kernels")
         .and_then(Value::as_array)
         .ok_or("the metadata note lists no `amdhsa.kernels`")?;
-    for kernel in kernels {
-        let name = format!("{entry_point_prefix}{}", kernel.name);
+    for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let name = format!("{entry_point_prefix}{entry}");
         let found = listed
             .iter()
             .find(|k| k.get(".name").and_then(Value::as_str) == Some(name.as_str()))
@@ -246,7 +246,7 @@ pub fn check_amdgpu_kernels(
         if explicit.len() != expected.len() {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {}",
-                kernel.name,
+                entry,
                 explicit.len(),
                 expected.len()
             ));
@@ -260,7 +260,7 @@ pub fn check_amdgpu_kernels(
                     .unwrap_or_else(|| format!("hidden checked-mode parameter {index}"));
                 return Err(format!(
                     "{which} of kernel `{}` is a {kind} of {size} bytes in the image, not the metadata's {} of {} bytes",
-                    kernel.name, want.kind, want.size
+                    entry, want.kind, want.size
                 ));
             }
         }

@@ -31,8 +31,8 @@ pub mod syclbin;
 
 pub use constants::{ConstantInfo, ConstantValue};
 pub use metadata::{
-    CheckSite, FaultKind, FaultRecord, KernelInfo, ParameterInfo, ShapedBufferInfo,
-    FAULT_RECORD_BYTES,
+    kernel_entry_points, CheckSite, FaultKind, FaultRecord, KernelInfo, ParameterInfo,
+    ShapedBufferInfo, FAULT_RECORD_BYTES,
 };
 
 use serde::{Deserialize, Serialize};
@@ -41,7 +41,10 @@ use std::path::Path;
 
 pub const MAGIC: &[u8; 8] = b"KDSLBNDL";
 /// Version 2 added a checksum to each image, version 3 one of the metadata; version 1 and 2
-/// files (without them) are still read.
+/// files (without them) are still read. The version counts changes of the layout: metadata
+/// fields are added with serde defaults instead, so older files still read and an older reader
+/// ignores what it does not know (a kernel's `contiguous_entry`, added in version 3, names an
+/// extra entry point that such a reader simply never launches).
 pub const FORMAT_VERSION: u32 = 3;
 
 /// The length of the header (magic to metadata) of a file of format `version`.

@@ -1,7 +1,7 @@
 //! What a runtime must know about each kernel to check and pack its arguments.
 
 use kdsl_ir::{
-    AddressSpace, Function, FunctionId, ModuleInfo, ParameterType, RecordType, ScalarType,
+    AddressSpace, FunctionId, Module, ModuleInfo, ParameterType, RecordType, ScalarType,
 };
 use serde::{Deserialize, Serialize};
 
@@ -39,6 +39,24 @@ pub struct KernelInfo {
     /// Older bundles read as empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shaped_buffers: Vec<ShapedBufferInfo>,
+    /// For a kernel with multi-dimensional buffers: the name of its second entry point in
+    /// every image (after the bundle's entry point prefix, as the kernel's own), a copy whose
+    /// innermost strides are 1. It takes the same parameters; a host launches it instead of
+    /// the kernel when every innermost stride argument is 1 ([`KernelInfo::innermost_strides`]),
+    /// and the kernel otherwise. Its check sites are among the kernel's. Bundles without it
+    /// (older ones, or an older runtime reading a newer one) launch the kernel, which handles
+    /// any strides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contiguous_entry: Option<String>,
+}
+
+/// Every entry point of `kernels` with its kernel: each kernel's name, then its contiguous
+/// entry where it has one (without the bundle's entry point prefix). An image must have them
+/// all, with the kernel's parameters.
+pub fn kernel_entry_points(kernels: &[KernelInfo]) -> impl Iterator<Item = (&KernelInfo, &str)> {
+    kernels
+        .iter()
+        .flat_map(|kernel| kernel.entry_points().map(move |entry| (kernel, entry)))
 }
 
 /// A multi-dimensional buffer parameter: the index (in [`KernelInfo::parameters`]) of its
@@ -57,6 +75,20 @@ impl KernelInfo {
     /// The shaped buffer whose buffer is parameter `index`.
     pub fn shaped_buffer(&self, index: usize) -> Option<&ShapedBufferInfo> {
         self.shaped_buffers.iter().find(|s| s.buffer == index)
+    }
+
+    /// The parameters holding each multi-dimensional buffer's innermost stride (the `u64`
+    /// arguments that choose [`KernelInfo::contiguous_entry`] when all are 1).
+    pub fn innermost_strides(&self) -> impl Iterator<Item = usize> + '_ {
+        self.shaped_buffers
+            .iter()
+            .filter_map(|shaped| shaped.strides.last().copied())
+    }
+
+    /// The kernel's entry points in an image, without the bundle's prefix: its name, then its
+    /// contiguous entry where it has one.
+    pub fn entry_points(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.name.as_str()).chain(self.contiguous_entry.as_deref())
     }
 
     /// Whether parameter `index` is a shape or stride that the host fills in from its buffer.
@@ -236,8 +268,9 @@ impl ParameterInfo {
 }
 
 impl KernelInfo {
-    /// The metadata of a kernel of the IR.
-    pub fn from_function(kernel: &Function, id: FunctionId, info: &ModuleInfo) -> KernelInfo {
+    /// The metadata of a kernel of the IR (of `module`, whose contiguous copy it names).
+    pub fn from_function(module: &Module, id: FunctionId, info: &ModuleInfo) -> KernelInfo {
+        let kernel = module.function(id);
         let facts = info.function(id);
         let parameters = kernel
             .parameters
@@ -290,6 +323,9 @@ impl KernelInfo {
                     strides: shaped.strides.iter().map(|id| id.0 as usize).collect(),
                 })
                 .collect(),
+            contiguous_entry: kernel
+                .contiguous_entry
+                .map(|copy| module.function(copy).name.clone()),
         }
     }
 

@@ -193,8 +193,8 @@ pub fn check_ptx_kernels(
 ) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "the PTX text is not UTF-8".to_string())?;
     let entries = entries(text)?;
-    for kernel in kernels {
-        let entry = format!("{entry_point_prefix}{}", kernel.name);
+    for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let entry = format!("{entry_point_prefix}{entry}");
         let found = entries.get(&entry).ok_or_else(|| {
             format!(
                 "the image has no entry `{entry}` for kernel `{}`",
@@ -205,7 +205,7 @@ pub fn check_ptx_kernels(
         if found.len() != expected.len() {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {}",
-                kernel.name,
+                entry,
                 found.len(),
                 expected.len()
             ));
@@ -229,7 +229,7 @@ pub fn check_ptx_kernels(
             if found.size != expected.size || pointer_differs || alignment_differs {
                 return Err(format!(
                     "{name} of kernel `{}` does not have the size or type the metadata gives it",
-                    kernel.name
+                    entry
                 ));
             }
         }
@@ -300,6 +300,30 @@ mod tests {
         assert_eq!(sizes, [8, 4, 2, 1]);
         assert_eq!(entries["mix"][0].pointee_alignment, Some(4));
         assert!(entries["mix"][0].pointer && !entries["mix"][1].pointer);
+    }
+
+    #[test]
+    fn a_contiguous_entry_must_be_there_with_the_kernels_parameters() {
+        let with_entry = |entry: &str| KernelInfo {
+            contiguous_entry: Some(entry.into()),
+            ..mix(ScalarType::F32)
+        };
+        let copy = PTX.replace(".entry empty()", ".entry mix$contiguous()");
+        let message =
+            check_ptx_kernels(copy.as_bytes(), &[with_entry("mix$contiguous")], "").unwrap_err();
+        assert!(
+            message.contains("has 0 parameters in the image"),
+            "{message}"
+        );
+        let message =
+            check_ptx_kernels(PTX.as_bytes(), &[with_entry("mix$contiguous")], "").unwrap_err();
+        assert!(message.contains("no entry `mix$contiguous`"), "{message}");
+        let both = format!(
+            "{PTX}{}",
+            PTX.replace(".entry mix(", ".entry mix$contiguous(")
+        );
+        let both = both.replacen(".entry empty()", ".entry other()", 1);
+        check_ptx_kernels(both.as_bytes(), &[with_entry("mix$contiguous")], "").unwrap();
     }
 
     #[test]

@@ -216,8 +216,8 @@ pub fn check_spirv_kernels(
     entry_point_prefix: &str,
 ) -> Result<(), String> {
     let (entry_points, types) = entry_point_parameters(bytes)?;
-    for kernel in kernels {
-        let entry_point = format!("{entry_point_prefix}{}", kernel.name);
+    for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let entry_point = format!("{entry_point_prefix}{entry}");
         let found = entry_points.get(&entry_point).ok_or_else(|| {
             format!(
                 "the image has no entry point `{entry_point}` for kernel `{}`",
@@ -234,7 +234,7 @@ pub fn check_spirv_kernels(
         if found.len() != expected {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {expected}",
-                kernel.name,
+                entry,
                 found.len()
             ));
         }
@@ -252,7 +252,7 @@ pub fn check_spirv_kernels(
                 return Err(format!(
                     "parameter `{}` of kernel `{}` does not have the type the metadata gives it",
                     parameter.name(),
-                    kernel.name
+                    entry
                 ));
             }
         }
@@ -262,7 +262,7 @@ pub fn check_spirv_kernels(
         {
             return Err(format!(
                 "kernel `{}`'s checked-mode parameters in the image are not the metadata's",
-                kernel.name
+                entry
             ));
         }
     }

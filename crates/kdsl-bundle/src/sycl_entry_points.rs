@@ -15,7 +15,9 @@ pub fn single_image_for_sycl(bundle: &Bundle, image: &Image) -> Result<Bundle, B
     let bytes = if bundle.entry_point_prefix == KERNEL_NAME_PREFIX {
         image.bytes.clone()
     } else if image.target == TargetKind::Ptx && bundle.entry_point_prefix.is_empty() {
-        let names: Vec<&str> = bundle.kernels.iter().map(|k| k.name.as_str()).collect();
+        let names: Vec<&str> = crate::kernel_entry_points(&bundle.kernels)
+            .map(|(_, entry)| entry)
+            .collect();
         rename_ptx_entries(&image.bytes, &names).map_err(|entry_point| {
             BundleError::MissingEntryPoint {
                 entry_point,

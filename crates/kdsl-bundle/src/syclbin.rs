@@ -241,10 +241,8 @@ impl Syclbin {
             )));
         }
         let mut module = AbstractModule {
-            kernel_names: bundle
-                .kernels
-                .iter()
-                .map(|k| entry_point_name(&k.name))
+            kernel_names: crate::kernel_entry_points(&bundle.kernels)
+                .map(|(_, entry)| entry_point_name(entry))
                 .collect(),
             kdsl: Some(KdslMetadata {
                 source_name: bundle.source_name.clone(),

@@ -259,8 +259,12 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
     } else {
         ""
     };
+    let contiguous = match &kernel.contiguous_entry {
+        Some(entry) => format!(", entry `{entry}` for contiguous arrays"),
+        None => String::new(),
+    };
     println!(
-        "kernel {}({}) local memory {} bytes{work_group}{indices}",
+        "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}",
         kernel.name,
         parameters.join(", "),
         kernel.local_memory_bytes

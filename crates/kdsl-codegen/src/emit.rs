@@ -18,9 +18,9 @@ fn internal(target: &TargetDescription, message: impl Into<String>) -> CodegenEr
     }
 }
 
-/// The entry point symbols of the module's kernels.
+/// The entry point symbols of the module's kernels and their contiguous copies.
 fn entry_points(ir: &kdsl_ir::Module, options: &Options) -> Vec<String> {
-    ir.kernels()
+    ir.entry_points()
         .map(|k| options.entry_point_name(&k.name))
         .collect()
 }

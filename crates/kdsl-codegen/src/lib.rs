@@ -278,9 +278,11 @@ fn kernel_infos_from(module: &Module, info: &kdsl_ir::ModuleInfo) -> Vec<KernelI
         .functions
         .iter()
         .enumerate()
-        .filter(|(_, function)| function.kind == kdsl_ir::FunctionKind::Kernel)
-        .map(|(index, function)| {
-            KernelInfo::from_function(function, kdsl_ir::FunctionId(index as u32), info)
+        .filter(|(_, function)| {
+            function.kind == kdsl_ir::FunctionKind::Kernel && function.contiguous_copy_of.is_none()
+        })
+        .map(|(index, _)| {
+            KernelInfo::from_function(module, kdsl_ir::FunctionId(index as u32), info)
         })
         .collect()
 }

@@ -32,13 +32,17 @@ pub(crate) fn check(
         reported: HashSet::new(),
         work_group_collectives: features.uses_work_group_collectives(),
     };
+    // A kernel's contiguous copy has its features and limits, so it is checked as the kernel.
     for (function, uses) in module.functions.iter().zip(&features.functions) {
+        if function.contiguous_copy_of.is_some() {
+            continue;
+        }
         checker.reported.clear();
         checker.function(function, uses);
     }
     let private_bytes = private_memory_bytes(module, features);
     for (function, &bytes) in module.functions.iter().zip(&private_bytes) {
-        if function.kind == FunctionKind::Kernel {
+        if function.kind == FunctionKind::Kernel && function.contiguous_copy_of.is_none() {
             checker.local_memory(function);
             checker.private_memory(function, bytes);
         }

@@ -22,14 +22,18 @@ fn a_constant_offset_is_added_after_the_widening() {
         TargetSpec::amdgpu(Some("gfx90a")),
     ] {
         let ir = emit_llvm_ir(shaped_buffers(), &spec, &Options::default()).expect("compiles");
-        let stencil = llvm_function(&ir, "stencil");
         // `x - 1` widened as `zext(x + -1)` becomes `(x + 0xffffffff) & 0xffffffff` in 64
         // bits, which hides that `x - 1` and `x` are neighbours (the CPU device gathers them).
-        assert!(
-            !stencil.contains("4294967295"),
-            "{spec}: `x - 1` wraps in 32 bits before the widening:\n{stencil}"
-        );
-        // The left neighbour is the centre's address minus 4 bytes.
+        // (LLVM quotes a name with `$`.)
+        for entry in ["stencil", "\"stencil$contiguous\""] {
+            let function = llvm_function(&ir, entry);
+            assert!(
+                !function.contains("4294967295"),
+                "{spec}: `x - 1` wraps in 32 bits before the widening:\n{function}"
+            );
+        }
+        // In the contiguous entry, the left neighbour is the centre's address minus 4 bytes.
+        let stencil = llvm_function(&ir, "\"stencil$contiguous\"");
         assert!(
             stencil.contains("i64 -4"),
             "{spec}: no constant offset of -4 bytes:\n{stencil}"

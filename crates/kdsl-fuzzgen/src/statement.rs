@@ -1150,7 +1150,7 @@ impl Generator<'_> {
                 let size = local.element.size_in_bytes();
                 for count in [1u32, 2, 4, 8, 16] {
                     if matches!(count * size, 4 | 8 | 16)
-                        && group_items % count == 0
+                        && group_items.is_multiple_of(count)
                         && buffer.length >= count
                     {
                         plans.push((local_index, buffer_index, count));

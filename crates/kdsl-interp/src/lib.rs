@@ -475,20 +475,35 @@ fn run_kernel_on_this_thread(
             .collect();
         InterpError::InvalidModule(messages.join("; "))
     })?;
-    let (index, function) = module
+    let (mut index, mut function) = module
         .functions
         .iter()
         .enumerate()
-        .find(|(_, f)| f.kind == kdsl_ir::FunctionKind::Kernel && f.name == kernel)
+        .find(|(_, f)| {
+            f.kind == kdsl_ir::FunctionKind::Kernel
+                && f.contiguous_copy_of.is_none()
+                && f.name == kernel
+        })
         .ok_or_else(|| InterpError::KernelNotFound {
             name: kernel.to_string(),
             available: module.kernels().map(|f| f.name.clone()).collect(),
         })?;
-    // The expansion keeps the functions' order, and its loops exchange nothing.
-    let synchronizes = features.synchronizes(kdsl_ir::FunctionId(index as u32));
     launch.check()?;
     check_required_work_group_size(function, launch)?;
     check_arguments(function, arguments)?;
+    // Contiguous arrays run the kernel's contiguous copy, as on devices.
+    let stride = |parameter: usize| match arguments.get(parameter) {
+        Some(InterpArgument::Scalar(ScalarValue::U64(value))) => Some(*value),
+        _ => None,
+    };
+    if let (Some(copy), true) = (
+        function.contiguous_entry,
+        function.takes_contiguous_entry(stride),
+    ) {
+        (index, function) = (copy.0 as usize, module.function(copy));
+    }
+    // The expansion keeps the functions' order, and its loops exchange nothing.
+    let synchronizes = features.synchronizes(kdsl_ir::FunctionId(index as u32));
 
     let parameters: Vec<execute::KernelParameter> = arguments
         .iter()

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{compile, compile_file, Random};
+use common::{compile, compile_file, shaped, Random};
 use kdsl_interp::{
     f16, run_kernel, run_kernel_with_output, InterpArgument, InterpError, InterpLaunch,
 };
@@ -830,6 +830,55 @@ kernel k(out: global mut [f32], grid: global [[f32]], row: i32, column: u32) {
         let pointed = pointed_at(source, &error);
         assert_eq!(pointed, if dimension == 0 { "row" } else { "column" });
     }
+}
+
+/// A kernel with multi-dimensional buffers runs its contiguous copy when every innermost
+/// stride is 1, as devices do, and itself otherwise; the copy is marked here (it writes 2
+/// where the kernel writes 1) so the output shows which ran.
+#[test]
+fn unit_innermost_strides_run_the_contiguous_copy() {
+    let mut module = compile(
+        "
+kernel k(out: global mut [[u32]], grid: global [[u32]]) {
+    out[0, 0] = grid[0, 0] + 1;
+}",
+    );
+    let copy = module.functions[0]
+        .contiguous_entry
+        .expect("a contiguous copy");
+    let copy = &mut module.functions[copy.0 as usize];
+    assert_eq!(copy.name, "k$contiguous");
+    kdsl_ir::visit_mut::rewrite_block(&mut copy.body, &mut |expression| {
+        if let kdsl_ir::ExpressionKind::Literal(kdsl_ir::Literal::Integer(value)) =
+            &mut expression.kind
+        {
+            if expression.ty == ScalarType::U32 {
+                *value *= 2;
+            }
+        }
+    });
+    let written = |out_strides: [u64; 2], grid_strides: [u64; 2]| {
+        let mut arguments = shaped(vec![0u32; 4], &[2, 2], &out_strides);
+        arguments.extend(shaped(vec![10u32; 4], &[2, 2], &grid_strides));
+        kdsl_interp::run_kernel(&module, "k", &one_item(), &mut arguments).unwrap();
+        arguments[0].as_slice::<u32>().unwrap()[0]
+    };
+    assert_eq!(written([2, 1], [2, 1]), 12, "row-major: the copy");
+    assert_eq!(
+        written([1, 2], [2, 1]),
+        11,
+        "a transposed output: the kernel"
+    );
+    assert_eq!(
+        written([2, 1], [1, 2]),
+        11,
+        "a transposed input: the kernel"
+    );
+    let error = kdsl_interp::run_kernel(&module, "k$contiguous", &one_item(), &mut []);
+    assert!(
+        matches!(&error, Err(InterpError::KernelNotFound { available, .. }) if available == &["k"]),
+        "a copy is no kernel of its own: {error:?}"
+    );
 }
 
 #[test]

@@ -134,6 +134,8 @@ mod tests {
             span: Span::default(),
             work_group_size: None,
             shaped_buffers: Vec::new(),
+            contiguous_entry: None,
+            contiguous_copy_of: None,
         }
     }
 

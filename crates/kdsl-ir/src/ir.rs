@@ -34,7 +34,16 @@ pub struct ModuleConstant {
 }
 
 impl Module {
+    /// The kernels the source declares, which hosts launch by name (contiguous copies, which
+    /// hosts reach through their kernel, left out).
     pub fn kernels(&self) -> impl Iterator<Item = &Function> {
+        self.functions
+            .iter()
+            .filter(|f| f.kind == FunctionKind::Kernel && f.contiguous_copy_of.is_none())
+    }
+
+    /// Every kernel entry point of the images: the kernels and their contiguous copies.
+    pub fn entry_points(&self) -> impl Iterator<Item = &Function> {
         self.functions
             .iter()
             .filter(|f| f.kind == FunctionKind::Kernel)
@@ -115,7 +124,23 @@ pub struct Function {
     /// parameters that carry their shape and strides (see [`ShapedBuffer`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shaped_buffers: Vec<ShapedBuffer>,
+    /// A kernel with multi-dimensional buffers: its entry point for contiguous rows, a copy of
+    /// this kernel whose innermost strides are the literal 1 (its
+    /// [`Function::contiguous_copy_of`] names this kernel). A host launches the copy instead
+    /// when every innermost stride argument is 1 ([`Function::takes_contiguous_entry`]), so
+    /// that code vectorized for unit strides runs without the strided form beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contiguous_entry: Option<FunctionId>,
+    /// On such a copy, the kernel it copies. A copy is an entry point of the images, never a
+    /// kernel of its own: hosts name the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contiguous_copy_of: Option<FunctionId>,
 }
+
+/// What a kernel's contiguous copy is called, in the IR and as an entry point of every image:
+/// the kernel's name and this suffix, which no kdsl name contains and every target's symbols
+/// allow (PTX identifiers take `$`).
+pub const CONTIGUOUS_ENTRY_SUFFIX: &str = "$contiguous";
 
 /// A buffer parameter declared with two or three dimensions (`a: global [[f32]]`). The buffer
 /// itself is an ordinary [`ParameterType::Buffer`] parameter; `shape[k]` is a `u32` parameter
@@ -143,6 +168,25 @@ impl Function {
 
     pub fn variable(&self, id: VariableId) -> &Variable {
         &self.variables[id.0 as usize]
+    }
+
+    /// The parameters holding each multi-dimensional buffer's innermost stride: those a
+    /// kernel's contiguous copy takes as 1.
+    pub fn innermost_strides(&self) -> impl Iterator<Item = ParameterId> + '_ {
+        self.shaped_buffers
+            .iter()
+            .filter_map(|shaped| shaped.strides.last().copied())
+    }
+
+    /// Whether a launch whose parameter `i` is the `u64` scalar `scalar(i)` (`None` for any
+    /// other argument) takes the kernel's contiguous entry: it has one and every innermost
+    /// stride is 1. The interpreter's choice; the runtime chooses alike from the bundle's
+    /// metadata (`KernelInfo::contiguous_entry`).
+    pub fn takes_contiguous_entry(&self, scalar: impl Fn(usize) -> Option<u64>) -> bool {
+        self.contiguous_entry.is_some()
+            && self
+                .innermost_strides()
+                .all(|id| scalar(id.0 as usize) == Some(1))
     }
 
     /// Bytes of work-group local memory the function declares itself.

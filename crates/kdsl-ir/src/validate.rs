@@ -99,6 +99,38 @@ impl FunctionValidator<'_> {
         }
     }
 
+    /// A kernel and its contiguous copy name each other and take the same parameters; device
+    /// functions have neither.
+    fn contiguous_entry(&mut self) {
+        let function = self.function;
+        let index = FunctionId(self.index as u32);
+        let other = |id: FunctionId| self.module.functions.get(id.0 as usize);
+        let pair = match (function.contiguous_entry, function.contiguous_copy_of) {
+            (None, None) => return,
+            (Some(copy), None) => other(copy).map(|copy| (function, copy, copy.contiguous_copy_of)),
+            (None, Some(kernel)) => {
+                other(kernel).map(|kernel| (kernel, function, kernel.contiguous_entry))
+            }
+            (Some(_), Some(_)) => None,
+        };
+        let paired = pair.is_some_and(|(kernel, copy, back)| {
+            back == Some(index)
+                && kernel.kind == FunctionKind::Kernel
+                && copy.kind == FunctionKind::Kernel
+                && !kernel.shaped_buffers.is_empty()
+                && kernel.parameters == copy.parameters
+                && kernel.shaped_buffers == copy.shaped_buffers
+                && kernel.work_group_size == copy.work_group_size
+                && copy.name == format!("{}{CONTIGUOUS_ENTRY_SUFFIX}", kernel.name)
+        });
+        if !paired {
+            self.error(
+                function.span,
+                "a contiguous entry and its kernel do not name each other, or differ in kind, name or parameters",
+            );
+        }
+    }
+
     fn function(&mut self) {
         let function = self.function;
         if let Err(problem) = crate::ids::check_function(function) {
@@ -120,6 +152,7 @@ impl FunctionValidator<'_> {
             }
         }
         self.shaped_buffers();
+        self.contiguous_entry();
         for parameter in &function.parameters {
             if let ParameterType::Buffer {
                 space, writable, ..
@@ -1162,6 +1195,8 @@ mod tests {
             span: Span::default(),
             work_group_size: None,
             shaped_buffers: Vec::new(),
+            contiguous_entry: None,
+            contiguous_copy_of: None,
         };
         crate::ids::number_function(&mut function);
         function
@@ -1410,6 +1445,8 @@ mod tests {
             body: vec![statement(StatementKind::Return { value: None })],
             span: Span::default(),
             shaped_buffers: Vec::new(),
+            contiguous_entry: None,
+            contiguous_copy_of: None,
             work_group_size: None,
         };
         let module = Module {

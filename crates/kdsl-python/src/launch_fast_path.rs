@@ -4,7 +4,9 @@
 //! Only the common case is taken: every array a device array of a kind known here, of the
 //! parameter's element type, C-contiguous, writable where the parameter is `mut`, all on one
 //! queue or stream; for a multi-dimensional parameter, an array of its rank, whose extents and
-//! (C-contiguous) strides fill the hidden parameters that follow it. Anything else (NumPy
+//! (C-contiguous) strides fill the hidden parameters that follow it, so the runtime launches
+//! the kernel's contiguous entry point (`Kernel::entry_for`; strided views, which the Python
+//! path passes, launch the kernel's own). Anything else (NumPy
 //! arrays, keywords, and every misuse) goes to the Python path, which raises the precise error. On an out-of-order SYCL queue (dpnp's
 //! default) a launch is ordered as dpnp orders its own operations: after the events of the
 //! queue's `SequentialOrderManager`, and recorded there. The checks that remain (scalars, aliasing, the launch geometry,

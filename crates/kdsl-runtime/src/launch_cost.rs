@@ -182,6 +182,7 @@ fn null_saxpy_kernel(device: &Device) -> Kernel {
         info: saxpy_info(),
         source_name: "saxpy.krn".into(),
         backend: Box::new(NullKernel),
+        contiguous: None,
     }
 }
 
@@ -205,6 +206,87 @@ fn null_backend_launches_check_and_order_like_a_real_one() {
     assert!(kernel
         .launch(&Launch::new([33], [32]), &args![&mut y, &x, 2.0f32, 32u32])
         .is_err());
+}
+
+/// A kernel backend that says which entry point it is.
+struct EntryKernel(&'static str);
+
+impl KernelBackend for EntryKernel {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `scale(out: global mut [[f32]], input: global [[f32]])` with both entry points.
+fn null_scale_kernel(device: &Device) -> Kernel {
+    let buffer = |name: &str, writable| ParameterInfo::Buffer {
+        name: name.into(),
+        element: ScalarType::F32,
+        space: AddressSpace::Global,
+        writable,
+        alignment: 0,
+        record: None,
+    };
+    let scalar = |name: &str, ty| ParameterInfo::Scalar {
+        name: name.into(),
+        ty,
+    };
+    let mut parameters = Vec::new();
+    let mut shaped_buffers = Vec::new();
+    for (name, writable) in [("out", true), ("input", false)] {
+        let first = parameters.len();
+        parameters.push(buffer(name, writable));
+        parameters.push(scalar("shape0", ScalarType::U32));
+        parameters.push(scalar("shape1", ScalarType::U32));
+        parameters.push(scalar("stride0", ScalarType::U64));
+        parameters.push(scalar("stride1", ScalarType::U64));
+        shaped_buffers.push(kdsl_bundle::ShapedBufferInfo {
+            buffer: first,
+            rank: 2,
+            shape: vec![first + 1, first + 2],
+            strides: vec![first + 3, first + 4],
+        });
+    }
+    let info = KernelInfo {
+        name: "scale".into(),
+        parameters,
+        shaped_buffers,
+        contiguous_entry: Some("scale$contiguous".into()),
+        ..KernelInfo::default()
+    };
+    Kernel {
+        device: device.clone(),
+        layout: ArgumentLayout::new(&info),
+        contiguous: Some(crate::program::ContiguousEntry {
+            backend: Box::new(EntryKernel("contiguous")),
+            innermost_strides: info.innermost_strides().collect(),
+        }),
+        info,
+        source_name: "scale.krn".into(),
+        backend: Box::new(EntryKernel("own")),
+    }
+}
+
+#[test]
+fn unit_innermost_strides_choose_the_contiguous_entry() {
+    let device = null_device();
+    let kernel = null_scale_kernel(&device);
+    let output: Buffer<f32> = device.buffer_from(&[0.0; 16]).unwrap();
+    let input: Buffer<f32> = device.buffer_from(&[1.0; 16]).unwrap();
+    let entry = |out_strides: [u64; 2], input_strides: [u64; 2]| {
+        let mut arguments =
+            crate::ShapedArgument::strided(&output, &[4, 4], &out_strides).arguments();
+        arguments
+            .extend(crate::ShapedArgument::strided(&input, &[4, 4], &input_strides).arguments());
+        let chosen = kernel.entry_for(&arguments).as_any();
+        chosen.downcast_ref::<EntryKernel>().unwrap().0
+    };
+    assert_eq!(entry([4, 1], [4, 1]), "contiguous");
+    // Padded rows are still contiguous rows.
+    assert_eq!(entry([4, 1], [8, 1]), "contiguous");
+    assert_eq!(entry([1, 4], [4, 1]), "own", "a transposed output");
+    assert_eq!(entry([4, 1], [1, 4]), "own", "a transposed input");
+    assert_eq!(entry([8, 2], [4, 1]), "own", "every other column");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! Loaded programs and their kernels; a launch gives an [`Event`] (`event.rs`).
 
-use crate::args::{Argument, ArgumentLayout};
+use crate::args::{Argument, ArgumentKind, ArgumentLayout, ScalarValue};
 use crate::backend::{KernelBackend, ModuleBackend};
 use crate::device::Device;
 use crate::error::{Result, RuntimeError};
@@ -76,12 +76,22 @@ impl Program {
                 available: self.kernel_names(),
             })?;
         let backend = Arc::clone(&self.module).kernel(name, &self.entry_point(name))?;
+        // Only a kernel with multi-dimensional buffers has strides to choose by.
+        let innermost_strides: Vec<usize> = info.innermost_strides().collect();
+        let contiguous = match &info.contiguous_entry {
+            Some(entry) if !innermost_strides.is_empty() => Some(ContiguousEntry {
+                backend: Arc::clone(&self.module).kernel(entry, &self.entry_point(entry))?,
+                innermost_strides,
+            }),
+            _ => None,
+        };
         Ok(Kernel {
             device: self.device.clone(),
             layout: ArgumentLayout::new(info),
             info: info.clone(),
             source_name: self.source_name.clone(),
             backend,
+            contiguous,
         })
     }
 }
@@ -95,6 +105,16 @@ pub struct Kernel {
     /// The source file the bundle was compiled from, to name a checked kernel's faults.
     pub(crate) source_name: String,
     pub(crate) backend: Box<dyn KernelBackend>,
+    /// The kernel's entry point for contiguous arrays, where the bundle names one.
+    pub(crate) contiguous: Option<ContiguousEntry>,
+}
+
+/// A kernel's second entry point ([`KernelInfo::contiguous_entry`]): a copy compiled with
+/// every innermost stride 1, which a launch takes when its innermost stride arguments are 1.
+pub(crate) struct ContiguousEntry {
+    pub(crate) backend: Box<dyn KernelBackend>,
+    /// The arguments that hold the innermost strides.
+    pub(crate) innermost_strides: Vec<usize>,
 }
 
 impl fmt::Debug for Kernel {
@@ -107,6 +127,25 @@ impl fmt::Debug for Kernel {
 }
 
 impl Kernel {
+    /// The entry point a launch with `arguments` runs: the contiguous entry when the kernel
+    /// has one and every innermost stride argument is 1, the kernel's own otherwise (which
+    /// takes any strides). A few comparisons per launch.
+    pub(crate) fn entry_for(&self, arguments: &[Argument<'_>]) -> &dyn KernelBackend {
+        match &self.contiguous {
+            Some(contiguous)
+                if contiguous.innermost_strides.iter().all(|&index| {
+                    matches!(
+                        arguments.get(index).map(|argument| &argument.kind),
+                        Some(ArgumentKind::Scalar(ScalarValue::U64(1)))
+                    )
+                }) =>
+            {
+                &*contiguous.backend
+            }
+            _ => &*self.backend,
+        }
+    }
+
     pub fn name(&self) -> &str {
         &self.info.name
     }

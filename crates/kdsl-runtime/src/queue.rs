@@ -1,7 +1,7 @@
 //! Queues: in-order streams of copies, fills and launches on one device instance.
 
 use crate::args::{check_arguments, Argument, ArgumentKind, ParameterSlot};
-use crate::backend::{EventBackend, QueueBackend, RawArgument, Submitted};
+use crate::backend::{EventBackend, KernelBackend, QueueBackend, RawArgument, Submitted};
 use crate::buffer::{check_length, check_writable, Buffer, PendingRead, Region};
 use crate::device::{BackendKind, Device};
 use crate::element::Element;
@@ -155,12 +155,13 @@ impl<'q> QueueRef<'q> {
         arguments: &[Argument<'_>],
         wait_for: &[&Event],
     ) -> Result<Event> {
+        let entry = kernel.entry_for(arguments);
         // An open work-group size is left to SYCL devices and chosen here for the others.
         let chosen;
         let launch = if launch.local_left_open() {
             let info = &self.device.inner.info;
             let device_chooses = info.backend == BackendKind::Sycl;
-            let budget = kernel.backend.occupancy_group_size().unwrap_or(256);
+            let budget = entry.occupancy_group_size().unwrap_or(256);
             chosen = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
             &chosen
         } else {
@@ -170,7 +171,7 @@ impl<'q> QueueRef<'q> {
         let mut raw: InlineVec<RawArgument, INLINE_ARGUMENTS> =
             InlineVec::new(RawArgument::Pointer(0));
         if kernel.layout.has_local() {
-            let granule = kernel.backend.local_argument_granule();
+            let granule = entry.local_argument_granule();
             let (places, _) = local_memory::layout(&kernel.info, arguments, granule);
             raw.extend(arguments.iter().zip(places).map(|(argument, place)| {
                 match (&argument.kind, place) {
@@ -188,10 +189,10 @@ impl<'q> QueueRef<'q> {
             }));
         }
         if kernel.info.checked {
-            return self.launch_checked(kernel, launch, arguments, wait_for, raw);
+            return self.launch_checked(kernel, entry, launch, arguments, wait_for, raw);
         }
         self.submit(buffer_uses(kernel, arguments), wait_for, |queue, waits| {
-            queue.launch(&*kernel.backend, launch, raw.as_slice(), waits)
+            queue.launch(entry, launch, raw.as_slice(), waits)
         })
     }
 
@@ -201,6 +202,7 @@ impl<'q> QueueRef<'q> {
     fn launch_checked(
         &self,
         kernel: &Kernel,
+        entry: &dyn KernelBackend,
         launch: &Launch,
         arguments: &[Argument<'_>],
         wait_for: &[&Event],
@@ -242,7 +244,7 @@ impl<'q> QueueRef<'q> {
         let mut event = self.submit(
             buffer_uses(kernel, arguments).chain(std::iter::once(record_use)),
             &waits,
-            |queue, waits| queue.launch(&*kernel.backend, launch, raw.as_slice(), waits),
+            |queue, waits| queue.launch(entry, launch, raw.as_slice(), waits),
         )?;
         event.fault_check = Some(check);
         Ok(event)

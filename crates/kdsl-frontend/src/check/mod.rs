@@ -275,12 +275,12 @@ impl<'file> Checker<'file> {
                         && function.type_parameters.is_empty() =>
                 {
                     if let Some(lowered) = self.check_function(function, &function.name.name) {
-                        module.functions.push(lowered);
+                        push_kernel(&mut module, lowered);
                     }
                 }
                 Item::Instance(instance) => {
                     if let Some(lowered) = self.check_instance(instance) {
-                        module.functions.push(lowered);
+                        push_kernel(&mut module, lowered);
                     }
                 }
                 _ => {}
@@ -1168,6 +1168,21 @@ impl<'file> Checker<'file> {
             );
         }
         order
+    }
+}
+
+/// Appends a kernel, followed by its contiguous copy where it has multi-dimensional buffers
+/// (`body::shaped::contiguous_copy`), the two naming each other.
+fn push_kernel(module: &mut Module, mut kernel: Function) {
+    let id = FunctionId(module.functions.len() as u32);
+    match body::shaped::contiguous_copy(&kernel) {
+        Some(mut copy) => {
+            kernel.contiguous_entry = Some(FunctionId(id.0 + 1));
+            copy.contiguous_copy_of = Some(id);
+            module.functions.push(kernel);
+            module.functions.push(copy);
+        }
+        None => module.functions.push(kernel),
     }
 }
 

@@ -705,8 +705,8 @@ fn shaped_buffers() {
     traces.extend(shaped(random.f32s(24, -1.0, 1.0), &[4, 6], &[1, 4]));
     let traces =
         Case::new("traces", InterpLaunch::new([8], [8]), traces).compare(0, Compare::Close(1e-6));
-    // The stencil on a contiguous input (the unit-stride copy of the body) and on a
-    // transposed one (the strided copy).
+    // The stencil on a contiguous input (the kernel's contiguous entry point, on the
+    // interpreter and on devices) and on a transposed one (the kernel's own entry).
     let stencil = |input: Vec<InterpArgument>| {
         let mut arguments = shaped(vec![0.0f32; count], &[rows, cols], &[u64::from(cols), 1]);
         arguments.extend(input);

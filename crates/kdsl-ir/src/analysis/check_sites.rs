@@ -41,7 +41,7 @@ struct FunctionSites {
     /// The sites of the function: `first..end`.
     first: u32,
     end: u32,
-    /// The functions it calls directly.
+    /// The functions it calls directly (and a kernel's contiguous copy).
     callees: BTreeSet<usize>,
     /// Whether it synchronizes with other work-items (a barrier, a sub-group or work-group
     /// operation), itself or through the functions it calls.
@@ -72,9 +72,16 @@ impl CheckSites {
             // Functions come callees first, so every callee's answer is known here.
             let synchronizing = result.synchronizes(&function.body);
             let first = result.sites.len() as u32;
+            // A contiguous copy's sites are its kernel's: the kernel reports them (the copy
+            // runs in its place) and names itself in them.
+            let copy_of = function.contiguous_copy_of.map(|kernel| kernel.0 as usize);
+            let name = copy_of
+                .and_then(|kernel| module.functions.get(kernel))
+                .map_or(&function.name, |kernel| &kernel.name);
             let mut walk = Walk {
                 sites: &mut result.sites,
                 function,
+                name,
                 own: FunctionSites {
                     first,
                     synchronizing,
@@ -84,6 +91,10 @@ impl CheckSites {
             visit_block(&function.body, &mut walk);
             let mut own = walk.own;
             own.end = result.sites.len() as u32;
+            let index = result.functions.len();
+            if let Some(kernel) = copy_of.and_then(|kernel| result.functions.get_mut(kernel)) {
+                kernel.callees.insert(index);
+            }
             result.functions.push(own);
         }
         result
@@ -159,6 +170,8 @@ impl Visitor for Synchronizing<'_> {
 struct Walk<'s, 'm> {
     sites: &'s mut Vec<CheckSite>,
     function: &'m Function,
+    /// The name the sites give: the function's, or a contiguous copy's kernel's.
+    name: &'m str,
     own: FunctionSites,
 }
 
@@ -167,7 +180,7 @@ impl Walk<'_, '_> {
         let id = self.sites.len() as u32;
         self.sites.push(CheckSite {
             id,
-            function: self.function.name.clone(),
+            function: self.name.to_string(),
             what,
             span,
             signed_index,
@@ -364,6 +377,8 @@ mod tests {
             span: Span::default(),
             work_group_size: None,
             shaped_buffers: Vec::new(),
+            contiguous_entry: None,
+            contiguous_copy_of: None,
         };
         crate::ids::number_function(&mut function);
         Module {

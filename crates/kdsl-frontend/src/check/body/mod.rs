@@ -10,7 +10,7 @@ mod places;
 mod print;
 mod records;
 mod scopes;
-mod shaped;
+pub(super) mod shaped;
 mod statements;
 mod tuples;
 mod vectors;
@@ -451,7 +451,14 @@ impl Checker<'_> {
         }
         let state = self.function.take()?;
         self.suppress_unknown_names = saved_suppress;
-        let body = shaped::specialize_contiguous(body, &state.shaped_buffers, item.body.span);
+        // A kernel's contiguous form is an entry point of its own (`shaped::contiguous_copy`); a
+        // device function keeps both forms in its body, chosen where it is called.
+        let body = match kind {
+            FunctionKind::Kernel => body,
+            FunctionKind::Device => {
+                shaped::specialize_contiguous(body, &state.shaped_buffers, item.body.span)
+            }
+        };
         parameters_ok.then(|| Function {
             name: name.to_string(),
             kind,
@@ -462,6 +469,8 @@ impl Checker<'_> {
             span: item.span,
             work_group_size: work_group_size.required(),
             shaped_buffers: state.shaped_buffers,
+            contiguous_entry: None,
+            contiguous_copy_of: None,
         })
     }
 

@@ -2,7 +2,7 @@
 //! parameters, the flat index of `a[i, j]`, and `a.shape(k)` / `a.stride(k)`.
 
 use super::*;
-use kdsl_ir::ShapedBuffer;
+use kdsl_ir::{ShapedBuffer, CONTIGUOUS_ENTRY_SUFFIX};
 
 /// Appends a shaped buffer's IR parameters to `parameters`: the buffer `name`, then one `u32`
 /// extent per dimension (`name.shape0`, ...), then one `u64` stride in elements per dimension
@@ -375,11 +375,12 @@ impl Checker<'_> {
     }
 }
 
-/// Versions the body of a kernel with multi-dimensional buffers for contiguous rows: when
-/// every buffer's innermost stride is 1 (a C-contiguous array, or rows sliced from one), a copy
-/// of the body with those strides replaced by the literal 1 runs, whose accesses the optimizer
-/// sees as consecutive in the innermost index (so the CPU device vectorizes them as it does a
-/// hand-written `row * n + col`); otherwise the body as written. The condition is uniform.
+/// Versions the body of a device function with multi-dimensional buffers for contiguous rows:
+/// when every buffer's innermost stride is 1 (a C-contiguous array, or rows sliced from one), a
+/// copy of the body with those strides replaced by the literal 1 runs, whose accesses the
+/// optimizer sees as consecutive in the innermost index (so the CPU device vectorizes them as
+/// it does a hand-written `row * n + col`); otherwise the body as written. The condition is
+/// uniform, and folds away where the caller passes the literal 1 (a kernel's contiguous copy).
 pub(super) fn specialize_contiguous(body: Block, shaped: &[ShapedBuffer], span: Span) -> Block {
     let innermost: Vec<ParameterId> = shaped
         .iter()
@@ -415,20 +416,43 @@ pub(super) fn specialize_contiguous(body: Block, shaped: &[ShapedBuffer], span: 
     else {
         return body;
     };
-    let mut contiguous = body.clone();
-    kdsl_ir::visit_mut::rewrite_block(&mut contiguous, &mut |expression| {
-        if matches!(expression.kind, ExpressionKind::Parameter(id) if innermost.contains(&id)) {
-            *expression = unit_stride(expression.span);
-        }
-    });
     vec![Statement {
         kind: StatementKind::If {
             condition,
-            accept: contiguous,
+            accept: with_unit_strides(&body, &innermost),
             reject: body,
         },
         span,
     }]
+}
+
+/// The contiguous copy of a kernel with multi-dimensional buffers: an entry point of its own
+/// (named with [`CONTIGUOUS_ENTRY_SUFFIX`]) whose innermost strides are the literal 1, which a
+/// host launches instead of the kernel when every innermost stride is 1. A separate entry
+/// point, not a branch in the body, because the CPU device's vectorizer keeps both branches
+/// of a uniform test inside its work-item loop (docs/benchmarks.md, 2026-12-04). `None` for a
+/// kernel without such buffers.
+pub(in crate::check) fn contiguous_copy(kernel: &Function) -> Option<Function> {
+    let innermost: Vec<ParameterId> = kernel.innermost_strides().collect();
+    if innermost.is_empty() {
+        return None;
+    }
+    Some(Function {
+        name: format!("{}{CONTIGUOUS_ENTRY_SUFFIX}", kernel.name),
+        body: with_unit_strides(&kernel.body, &innermost),
+        ..kernel.clone()
+    })
+}
+
+/// `body` with every read of the parameters `strides` replaced by the literal 1.
+fn with_unit_strides(body: &Block, strides: &[ParameterId]) -> Block {
+    let mut copy = body.clone();
+    kdsl_ir::visit_mut::rewrite_block(&mut copy, &mut |expression| {
+        if matches!(expression.kind, ExpressionKind::Parameter(id) if strides.contains(&id)) {
+            *expression = unit_stride(expression.span);
+        }
+    });
+    copy
 }
 
 fn unit_stride(span: Span) -> Expression {
