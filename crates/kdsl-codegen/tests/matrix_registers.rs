@@ -68,8 +68,8 @@ fn count_loops(block: &kdsl_ir::Block, unroll: kdsl_ir::Unroll) -> usize {
 
 /// examples/kmeans_tf32.krn on sm_90: its eight accumulators and twelve input tiles stay in
 /// registers, and each accumulator takes three tile products (3xTF32) or one (`SPLIT=false`)
-/// a stage, two `mma.sync` m16n8k8 each, in both of the kernel's bodies (any strides and unit
-/// innermost strides).
+/// a stage, two `mma.sync` m16n8k8 each, in both of the kernel's entry points (any strides, and
+/// contiguous arrays).
 #[test]
 fn kmeans_tiles_stay_in_registers_with_three_products_or_one() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kmeans_tf32.krn");
