@@ -42,6 +42,8 @@ PY
 # (examples/python/kmeans.py compiles examples/kmeans.krn as it is: cached above.)
 # The first-launch benchmark's sources (one of them made by concatenation) likewise.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" crates/kdsl-bench/python/first_launch.py --rounds 1 >/dev/null
+# The k-means assignment benchmark's kernels (one with a definition: SPLIT=false).
+KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" crates/kdsl-bench/python/kmeans_tiles.py --compile-only >/dev/null
 # The tests also compile inline sources (checked mode, misuse cases): running them here once
 # with the carried cache puts those bundles in it too.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \

@@ -3,9 +3,10 @@
 # from a copy of the repository: installs the carried kdsl wheel and pytest into a private folder
 # (`pip install --no-deps --no-index --target`, no LLVM, no network), then runs the Python tests
 # (CuPy and PyTorch arrays, a non-default stream), the k-means example on NumPy, CuPy and
-# PyTorch arrays against PyTorch, the launch-overhead benchmark against CuPy RawKernel, the
-# collective kernels against Triton and PyTorch, and the vector kernels (f32x4) against Triton
-# and PyTorch.
+# PyTorch arrays against PyTorch (kmeans_assign_tiles too), the k-means assignment on matrix
+# units against the SIMT kernel and PyTorch (kmeans_tiles.py), the launch-overhead benchmark
+# against CuPy RawKernel, the collective kernels against Triton and PyTorch, and the vector
+# kernels (f32x4) against Triton and PyTorch.
 # Results go to $OUT (or target/python-carry/results).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -49,8 +50,10 @@ first_launch_status=${PIPESTATUS[0]}
 kmeans_status=0 collectives_status=0 vectors_status=0 examples_status=0
 # KDSL_SKIP_BENCHMARKS=1 leaves out the long comparisons with Triton and PyTorch.
 if [ -z "${KDSL_SKIP_BENCHMARKS:-}" ]; then
-  "$python" examples/python/kmeans.py --backend numpy,cupy,torch --samples 1000000 --features 32 --clusters 128 --iterations 20 2>&1 | tee "$out/kmeans.txt"
+  "$python" examples/python/kmeans.py --backend numpy,cupy,torch --samples 1000000 --features 32 --clusters 128 --iterations 20 --tiles 2>&1 | tee "$out/kmeans.txt"
   kmeans_status=${PIPESTATUS[0]}
+  "$python" crates/kdsl-bench/python/kmeans_tiles.py --json "$out/kmeans_tiles.json" 2>&1 | tee "$out/kmeans_tiles.txt"
+  [ "${PIPESTATUS[0]}" -eq 0 ] || kmeans_status=1
   { "$python" examples/python/pairwise_distance.py --backend numpy,cupy,torch --points 8192 --dimensions 32 \
       && "$python" examples/python/matmul.py --backend numpy,cupy,torch --size 4096; } 2>&1 | tee "$out/examples.txt"
   examples_status=${PIPESTATUS[0]}

@@ -8,6 +8,11 @@ computation written in NumPy (CPU arrays) or PyTorch (GPU arrays).
 
     python examples/python/kmeans.py                 # every backend available here
     python examples/python/kmeans.py --backend cupy --samples 2000000 --clusters 128
+    python examples/python/kmeans.py --tiles         # also kmeans_assign_tiles (matrix units)
+
+With --tiles each backend also runs the iterations with examples/kmeans_tf32.krn's
+kmeans_assign_tiles (the dot products on matrix units, split 3xTF32) in place of
+kmeans_assign; it takes the same arguments.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import numpy as np
 import kdsl
 
 KERNELS = Path(__file__).resolve().parent.parent / "kmeans.krn"
-GROUP = 256  # kmeans_assign's work-group size (WINDOW_FEATURES x WINDOW_CENTROIDS)
+TILE_KERNELS = Path(__file__).resolve().parent.parent / "kmeans_tf32.krn"
+# tf32 matrix tiles need sm_80 or later on NVIDIA, not the default targets' sm_75.
+TILE_TARGETS = ["spirv", "ptx:sm_90", "amdgpu"]
 COPIES = 8  # privatised copies of the sums (kmeans_assign reads them from the shape)
 
 
@@ -117,7 +124,8 @@ class Backend:
             self.xp.cuda.synchronize()
 
 
-def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.ndarray, iterations: int):
+def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.ndarray, iterations: int, assign_kernel=None):
+    """Lloyd iterations with `assign_kernel` (default module.kmeans_assign) and module.kmeans_update."""
     samples, features = x.shape
     clusters = len(start)
     x_t = backend.array(x.T)
@@ -126,11 +134,12 @@ def run_kdsl(module: kdsl.Module, backend: Backend, x: np.ndarray, start: np.nda
     sums = backend.array(np.zeros((COPIES, clusters, features), np.float32))
     counts = backend.array(np.zeros((COPIES, clusters), np.uint32))
     labels = backend.array(np.zeros(samples, np.uint32))
-    # kmeans_assign requires work-groups of GROUP (#[work_group_size(GROUP)]), which a launch
+    # The assignment kernels fix their work-group size (#[work_group_size]), which a launch
     # without a local size gets.
-    assert module.kmeans_assign.work_group_size == (GROUP, 1, 1)
+    assign_kernel = assign_kernel or module.kmeans_assign
+    group = assign_kernel.work_group_size[0]
     # The kernels read the sizes from the arrays' shapes.
-    assign = module.kmeans_assign[-(-samples // GROUP) * GROUP]
+    assign = assign_kernel[-(-samples // group) * group]
     update = module.kmeans_update[-(-clusters // 32) * 32, 32]
 
     def iteration():
@@ -191,11 +200,16 @@ def main() -> int:
     parser.add_argument("--clusters", type=int, default=64)
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="a small problem (for the demo)")
+    parser.add_argument("--tiles", action="store_true", help="also run kmeans_assign_tiles (matrix units)")
     arguments = parser.parse_args()
     if arguments.quick:
         arguments.samples, arguments.features, arguments.clusters, arguments.iterations = 20_000, 16, 16, 5
     backends = available_backends() if arguments.backend == "all" else arguments.backend.split(",")
     module = kdsl.compile(path=KERNELS)
+    variants = [("kdsl", None)]
+    if arguments.tiles:
+        tiles = kdsl.compile(path=TILE_KERNELS, targets=TILE_TARGETS)
+        variants.append(("tiles", tiles.kmeans_assign_tiles))
     x, start = make_data(arguments.samples, arguments.features, arguments.clusters)
     expected_centroids, expected_labels = lloyd_numpy(x, start, arguments.iterations)
     print(
@@ -205,18 +219,19 @@ def main() -> int:
     failures = 0
     for name in backends:
         backend = Backend(name)
-        centroids, labels, seconds = run_kdsl(module, backend, x, start, arguments.iterations)
-        agreement = float((labels == expected_labels).mean())
-        close = np.allclose(centroids, expected_centroids, rtol=1e-3, atol=1e-3)
-        ok = close and agreement == 1.0
-        failures += not ok
         reference_name, reference_seconds = reference_time(backend, x, start, arguments.iterations)
-        print(
-            f"  {name:6} kdsl {seconds * 1e3:9.3f} ms/iteration   {reference_name} "
-            f"{reference_seconds * 1e3:9.3f} ms/iteration   ratio kdsl/{reference_name} "
-            f"{seconds / reference_seconds:6.3f}   labels agree {agreement:.4%}   "
-            f"{'OK' if ok else 'MISMATCH'}"
-        )
+        for variant, assign_kernel in variants:
+            centroids, labels, seconds = run_kdsl(module, backend, x, start, arguments.iterations, assign_kernel)
+            agreement = float((labels == expected_labels).mean())
+            close = np.allclose(centroids, expected_centroids, rtol=1e-3, atol=1e-3)
+            ok = close and agreement == 1.0
+            failures += not ok
+            print(
+                f"  {name:6} {variant:5} {seconds * 1e3:9.3f} ms/iteration   {reference_name} "
+                f"{reference_seconds * 1e3:9.3f} ms/iteration   ratio {variant}/{reference_name} "
+                f"{seconds / reference_seconds:6.3f}   labels agree {agreement:.4%}   "
+                f"{'OK' if ok else 'MISMATCH'}"
+            )
     return 1 if failures else 0
 
 

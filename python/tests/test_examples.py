@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import example, needs_shapes
+from conftest import EXAMPLES, example, needs_shapes
+
+import kdsl
 
 RNG = np.random.default_rng(7)
 
@@ -105,10 +107,12 @@ def test_softmax(kind):
     np.testing.assert_allclose(kind.to_numpy(dout).reshape(rows, columns), expected, rtol=1e-5, atol=1e-7)
 
 
-def test_kmeans_lloyd_iteration(kind):
+@pytest.mark.parametrize("assign", ["kmeans_assign", "kmeans_assign_tiles"])
+def test_kmeans_lloyd_iteration(kind, assign):
     """examples/kmeans.krn (2-D and 3-D arrays, a device function returning a tuple, arrays
     passed by reference, privatised sums): one Lloyd iteration against NumPy, on samples
-    around separated centres."""
+    around separated centres; also with examples/kmeans_tf32.krn's kmeans_assign_tiles (the
+    same arguments, the dot products on matrix units) in place of kmeans_assign."""
     needs_shapes(kind)
     samples, features, clusters, copies = 3000, 14, 37, 8
     centres = RNG.uniform(-20, 20, (clusters, features)).astype(np.float32)
@@ -123,8 +127,16 @@ def test_kmeans_lloyd_iteration(kind):
     centroids_t = kind.to_device(np.ascontiguousarray(start.T))
     half_norms = kind.to_device((0.5 * (start * start).sum(axis=1)).astype(np.float32))
     x_t = kind.to_device(np.ascontiguousarray(x.T))
-    # The sizes (and the number of copies of the sums) come from the arrays' shapes.
-    module.kmeans_assign[-(-samples // 256) * 256](labels, sums, counts, x_t, centroids_t, half_norms)
+    if assign == "kmeans_assign":
+        kernel = module.kmeans_assign
+    else:
+        # tf32 tiles need sm_80 or later: not the default targets' sm_75.
+        tiles = kdsl.compile(path=EXAMPLES / "kmeans_tf32.krn", targets=["spirv", "ptx:sm_90", "amdgpu"])
+        kernel = tiles.kmeans_assign_tiles
+    # The sizes (and the number of copies of the sums) come from the arrays' shapes; the
+    # kernels fix their work-group sizes.
+    group = kernel.work_group_size[0]
+    kernel[-(-samples // group) * group](labels, sums, counts, x_t, centroids_t, half_norms)
     module.kmeans_update[64, 32](centroids_t, half_norms, sums, counts).wait()
     distances = ((x[:, None, :].astype(np.float64) - start[None, :, :]) ** 2).sum(axis=2)
     expected_labels = distances.argmin(axis=1)

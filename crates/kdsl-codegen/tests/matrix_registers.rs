@@ -65,3 +65,36 @@ fn count_loops(block: &kdsl_ir::Block, unroll: kdsl_ir::Unroll) -> usize {
         })
         .sum()
 }
+
+/// examples/kmeans_tf32.krn on sm_90: its eight accumulators and twelve input tiles stay in
+/// registers, and each accumulator takes three tile products (3xTF32) or one (`SPLIT=false`)
+/// a stage, two `mma.sync` m16n8k8 each, in both of the kernel's entry points (any strides, and
+/// contiguous arrays).
+#[test]
+fn kmeans_tiles_stay_in_registers_with_three_products_or_one() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/kmeans_tf32.krn");
+    let source = std::fs::read_to_string(&path).expect("kmeans_tf32.krn");
+    for (split, products) in [(true, 3), (false, 1)] {
+        let module = kdsl_frontend::compile_to_ir_with_defines(
+            &source,
+            &[kdsl_frontend::Define::new("SPLIT", split)],
+        )
+        .expect("kmeans_tf32.krn compiles");
+        let ir = emit_llvm_ir(
+            &module,
+            &TargetSpec::ptx(Some("sm_90")),
+            &Options::default(),
+        )
+        .expect("compiles for sm_90");
+        assert!(
+            !ir.contains("alloca"),
+            "SPLIT={split}: tiles left in memory"
+        );
+        let mma = ir
+            .lines()
+            .filter(|line| !line.starts_with("declare"))
+            .map(|line| line.matches("@llvm.nvvm.mma.m16n8k8.row.col.tf32").count())
+            .sum::<usize>();
+        assert_eq!(mma, 2 * 8 * products * 2, "SPLIT={split}: mma calls");
+    }
+}

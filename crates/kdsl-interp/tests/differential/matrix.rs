@@ -501,3 +501,332 @@ fn async_copies_on_the_interpreter_match_the_host() {
         assert!(i.iter().rev().eq(o.iter()));
     }
 }
+
+// k-means' assignment on matrix units (examples/kmeans_tf32.krn): `kmeans_assign_tiles` must
+// give `kmeans_assign`'s labels wherever the nearest centroid is clear, and, with its 3xTF32
+// split, the exact labels of near ties whose distances differ by more than its stated error.
+
+/// `kmeans_assign`'s (and `kmeans_assign_tiles`') arguments: zero labels, sums and counts,
+/// then `x_t` (feature-major), `centroids_t` and the half squared norms (in f32).
+fn kmeans_arguments(
+    x_t: Vec<f32>,
+    centroids_t: Vec<f32>,
+    (n_samples, n_features, n_clusters): (usize, usize, usize),
+    copies: usize,
+) -> Vec<InterpArgument> {
+    let half_norms: Vec<f32> = (0..n_clusters)
+        .map(|c| {
+            0.5 * (0..n_features)
+                .map(|f| centroids_t[f * n_clusters + c].powi(2))
+                .sum::<f32>()
+        })
+        .collect();
+    let (samples, features, clusters) = (n_samples as u32, n_features as u32, n_clusters as u32);
+    let mut arguments = vec![buffer(vec![0u32; n_samples])];
+    arguments.extend(contiguous(
+        vec![0.0f32; copies * n_clusters * n_features],
+        &[copies as u32, clusters, features],
+    ));
+    arguments.extend(contiguous(
+        vec![0u32; copies * n_clusters],
+        &[copies as u32, clusters],
+    ));
+    arguments.extend(contiguous(x_t, &[features, samples]));
+    arguments.extend(contiguous(centroids_t, &[features, clusters]));
+    arguments.push(buffer(half_norms));
+    arguments
+}
+
+// Positions of the arguments above.
+const KMEANS_LABELS: usize = 0;
+const KMEANS_SUMS: usize = 1;
+const KMEANS_COUNTS: usize = 8;
+const KMEANS_X_T: usize = 13;
+const KMEANS_CENTROIDS_T: usize = 18;
+const KMEANS_HALF_NORMS: usize = 23;
+
+/// Sizes of the arguments above: (n_samples, n_features, n_clusters).
+fn kmeans_sizes(arguments: &[InterpArgument]) -> (usize, usize, usize) {
+    let extent = |index: usize| match arguments[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    (
+        extent(KMEANS_X_T + 2),
+        extent(KMEANS_X_T + 1),
+        extent(KMEANS_CENTROIDS_T + 2),
+    )
+}
+
+/// Per sample, from the f32 inputs in f64: the nearest centroid (lowest index on ties), the
+/// distance to the second nearest minus the nearest's (both as |c|^2 / 2 - x.c with the f32
+/// half norms) and the bound above which the kernels' labels must be the nearest: the sum of
+/// the two distances' stated errors, each at most (3 n_features + 16) 2^-24 (sum_f |x_f c_f| +
+/// |c|^2 / 2) (examples/kmeans_tf32.krn), taken at the larger scale of the two.
+struct Nearest {
+    label: u32,
+    gap: f64,
+    bound: f64,
+    /// sum_f |x_f c_f| + |c|^2 / 2 of the larger centroid.
+    scale: f64,
+}
+
+fn nearest_in_f64(arguments: &[InterpArgument]) -> Vec<Nearest> {
+    let (n_samples, n_features, n_clusters) = kmeans_sizes(arguments);
+    let x_t = as_f64s(&arguments[KMEANS_X_T]).unwrap();
+    let centroids_t = as_f64s(&arguments[KMEANS_CENTROIDS_T]).unwrap();
+    let half_norms = as_f64s(&arguments[KMEANS_HALF_NORMS]).unwrap();
+    let unit = (3 * n_features + 16) as f64 * f64::from(f32::EPSILON) / 2.0;
+    (0..n_samples)
+        .map(|sample| {
+            let scored: Vec<(f64, f64)> = (0..n_clusters)
+                .map(|c| {
+                    let (mut dot, mut scale) = (0.0, half_norms[c].abs());
+                    for f in 0..n_features {
+                        let term = x_t[f * n_samples + sample] * centroids_t[f * n_clusters + c];
+                        dot += term;
+                        scale += term.abs();
+                    }
+                    (half_norms[c] - dot, scale)
+                })
+                .collect();
+            let best = (0..n_clusters)
+                .min_by(|&i, &j| scored[i].0.total_cmp(&scored[j].0))
+                .unwrap();
+            let second = (0..n_clusters)
+                .filter(|&c| c != best)
+                .min_by(|&i, &j| scored[i].0.total_cmp(&scored[j].0));
+            let (gap, scale) = match second {
+                Some(s) => (
+                    scored[s].0 - scored[best].0,
+                    scored[s].1.max(scored[best].1),
+                ),
+                None => (f64::INFINITY, 0.0),
+            };
+            Nearest {
+                label: best as u32,
+                gap,
+                bound: 2.0 * unit * scale,
+                scale,
+            }
+        })
+        .collect()
+}
+
+/// The labels a kernel wrote.
+fn kmeans_labels(arguments: &[InterpArgument]) -> Vec<u32> {
+    arguments[KMEANS_LABELS].as_slice::<u32>().unwrap().to_vec()
+}
+
+/// The sums and counts added over the privatised copies: (sums, counts) per cluster.
+fn kmeans_totals(arguments: &[InterpArgument]) -> (Vec<f64>, Vec<u32>) {
+    let (_, n_features, n_clusters) = kmeans_sizes(arguments);
+    let sums = as_f64s(&arguments[KMEANS_SUMS]).unwrap();
+    let counts = arguments[KMEANS_COUNTS].as_slice::<u32>().unwrap();
+    let mut total_sums = vec![0.0; n_clusters * n_features];
+    for (index, value) in sums.iter().enumerate() {
+        total_sums[index % (n_clusters * n_features)] += value;
+    }
+    let mut total_counts = vec![0u32; n_clusters];
+    for (index, value) in counts.iter().enumerate() {
+        total_counts[index % n_clusters] += value;
+    }
+    (total_sums, total_counts)
+}
+
+/// Fails unless every label whose gap is above its bound is the exact one; returns how many
+/// labels were held to it.
+fn labels_above_the_bound(labels: &[u32], nearest: &[Nearest]) -> Result<usize, String> {
+    let mut held = 0;
+    for (sample, (label, want)) in labels.iter().zip(nearest).enumerate() {
+        if want.gap > want.bound {
+            held += 1;
+            if *label != want.label {
+                return Err(format!(
+                    "sample {sample}: label {label}, nearest {} (gap {:e} above the bound {:e})",
+                    want.label, want.gap, want.bound
+                ));
+            }
+        }
+    }
+    Ok(held)
+}
+
+/// Well separated blobs: 300 samples (the last work-group partly empty), 13 features (two
+/// stages, the second partial), 70 clusters (two windows, the second partial).
+fn kmeans_blob_arguments(seed: u64) -> Vec<InterpArgument> {
+    let (n_samples, n_features, n_clusters) = (300usize, 13usize, 70usize);
+    let mut random = Random::new(seed);
+    let (x_t, centres) = kmeans_blobs(&mut random, n_samples, n_features, n_clusters);
+    let centroids_t: Vec<f32> = (0..n_features * n_clusters)
+        .map(|i| centres[(i % n_clusters) * n_features + i / n_clusters] + 0.25)
+        .collect();
+    kmeans_arguments(x_t, centroids_t, (n_samples, n_features, n_clusters), 4)
+}
+
+/// Near ties: each sample lies between a centroid and its nearest neighbour, off the middle by
+/// a distance gap of 2e-5 to 5e-4 of its scale (sum_f |x_f c_f|): above the 3xTF32 bound
+/// (about 4e-6 of it for 16 features), below what rounding to tf32 alone may move a distance
+/// (up to 2^-10 of it).
+fn kmeans_near_tie_arguments(seed: u64) -> Vec<InterpArgument> {
+    let (n_samples, n_features, n_clusters) = (256usize, 16usize, 40usize);
+    let mut random = Random::new(seed);
+    let centres: Vec<Vec<f64>> = (0..n_clusters)
+        .map(|_| random.f64s(n_features, -20.0, 20.0))
+        .collect();
+    let distance = |a: &[f64], b: &[f64]| -> f64 {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).powi(2))
+            .sum::<f64>()
+            .sqrt()
+    };
+    let mut x_t = vec![0.0f32; n_features * n_samples];
+    for sample in 0..n_samples {
+        let a = (random.next_u64() % n_clusters as u64) as usize;
+        let b = (0..n_clusters)
+            .filter(|&c| c != a)
+            .min_by(|&i, &j| {
+                distance(&centres[a], &centres[i]).total_cmp(&distance(&centres[a], &centres[j]))
+            })
+            .unwrap();
+        let length = distance(&centres[a], &centres[b]);
+        let middle: Vec<f64> = (0..n_features)
+            .map(|f| 0.5 * (centres[a][f] + centres[b][f]))
+            .collect();
+        let scale: f64 = (0..n_features)
+            .map(|f| (middle[f] * centres[a][f].abs().max(centres[b][f].abs())).abs())
+            .sum();
+        // x = middle + t (b - a) makes d(a) - d(b) = t |b - a|^2.
+        let gap = scale * 10f64.powf(random.f64_in(-4.7, -3.3));
+        let side = if random.next_u64().is_multiple_of(2) {
+            1.0
+        } else {
+            -1.0
+        };
+        let t = side * gap / length / length;
+        for f in 0..n_features {
+            x_t[f * n_samples + sample] = (middle[f] + t * (centres[b][f] - centres[a][f])) as f32;
+        }
+    }
+    let centroids_t: Vec<f32> = (0..n_features * n_clusters)
+        .map(|i| centres[i % n_clusters][i / n_clusters] as f32)
+        .collect();
+    kmeans_arguments(x_t, centroids_t, (n_samples, n_features, n_clusters), 2)
+}
+
+/// A launch of `kmeans_assign_tiles` (work-groups of 128) over the arguments' samples.
+fn kmeans_tiles_case(arguments: Vec<InterpArgument>) -> Case {
+    let (n_samples, _, _) = kmeans_sizes(&arguments);
+    Case::new(
+        "kmeans_assign_tiles",
+        InterpLaunch::covering(n_samples as u32, 128),
+        arguments,
+    )
+    // Atomic float sums add in the order work-items arrive.
+    .compare(KMEANS_SUMS, Compare::Close(1e-5))
+}
+
+/// The device's labels must be the exact ones wherever the gap is above the bound.
+fn kmeans_labels_check(_: &[InterpArgument], device: &[InterpArgument]) -> CaseResult {
+    labels_above_the_bound(&kmeans_labels(device), &nearest_in_f64(device)).map(|_| ())
+}
+
+#[test]
+fn kmeans_on_matrix_units() {
+    let mut blobs = kmeans_tiles_case(kmeans_blob_arguments(61));
+    blobs.check = Some(kmeans_labels_check);
+    let mut ties = kmeans_tiles_case(kmeans_near_tie_arguments(62));
+    ties.check = Some(kmeans_labels_check);
+    on_example("kmeans_tf32", vec![blobs, ties]);
+}
+
+#[test]
+fn kmeans_tiles_give_kmeans_assign_labels() {
+    let tiles = compile_file("examples/kmeans_tf32.krn");
+    let plain = compile_file("examples/kmeans.krn");
+    let arguments = kmeans_blob_arguments(61);
+    let n_samples = kmeans_sizes(&arguments).0 as u32;
+    let mut want = arguments.clone();
+    run_kernel(
+        &plain,
+        "kmeans_assign",
+        &InterpLaunch::covering(n_samples, 256),
+        &mut want,
+    )
+    .expect("kmeans_assign");
+    let (want_sums, want_counts) = kmeans_totals(&want);
+    assert_eq!(
+        kmeans_labels(&want),
+        nearest_in_f64(&want)
+            .iter()
+            .map(|n| n.label)
+            .collect::<Vec<_>>(),
+        "kmeans_assign on well separated blobs"
+    );
+    // One round of units (sub-groups of 16 and 32: the units past the fourth only stage) and
+    // two (64: each sub-group computes two units).
+    for lanes in [16, 32, 64] {
+        let mut got = arguments.clone();
+        let launch = InterpLaunch::covering(n_samples, 128).with_sub_group_size(lanes);
+        run_kernel(&tiles, "kmeans_assign_tiles", &launch, &mut got).expect("tiles");
+        assert_eq!(kmeans_labels(&got), kmeans_labels(&want), "{lanes} lanes");
+        let (sums, counts) = kmeans_totals(&got);
+        assert_eq!(counts, want_counts, "{lanes} lanes");
+        common::assert_close("sums", &sums, &want_sums, 1e-5);
+    }
+}
+
+#[test]
+fn kmeans_near_ties_need_the_split() {
+    let split = compile_file("examples/kmeans_tf32.krn");
+    let path = workspace().join("examples/kmeans_tf32.krn");
+    let source = std::fs::read_to_string(path).unwrap();
+    let tf32_only = kdsl_frontend::compile_to_ir_with_defines(
+        &source,
+        &[kdsl_frontend::Define::new("SPLIT", false)],
+    )
+    .expect("SPLIT=false compiles");
+    let plain = compile_file("examples/kmeans.krn");
+    let arguments = kmeans_near_tie_arguments(62);
+    let nearest = nearest_in_f64(&arguments);
+    let near = nearest.iter().filter(|n| n.gap < n.scale / 1024.0).count();
+    let n_samples = nearest.len() as u32;
+    let launch = InterpLaunch::covering(n_samples, 128);
+    let labels = |module: &Module, kernel: &str, launch: &InterpLaunch| {
+        let mut outputs = arguments.clone();
+        run_kernel(module, kernel, launch, &mut outputs).expect(kernel);
+        kmeans_labels(&outputs)
+    };
+    // kmeans_assign (f32 fmas) and the 3xTF32 tiles both give the exact label of every sample
+    // whose gap is above the bound (here at least nine in ten).
+    let plain_labels = labels(
+        &plain,
+        "kmeans_assign",
+        &InterpLaunch::covering(n_samples, 256),
+    );
+    let held = labels_above_the_bound(&plain_labels, &nearest).expect("kmeans_assign");
+    let split_labels = labels(&split, "kmeans_assign_tiles", &launch);
+    labels_above_the_bound(&split_labels, &nearest).expect("3xTF32");
+    assert!(
+        held * 10 >= nearest.len() * 9 && near * 2 >= nearest.len(),
+        "{held} of {} samples above the bound, {near} near ties",
+        nearest.len()
+    );
+    // Rounding to tf32 alone moves distances by more than these gaps: labels change (56 of
+    // the 256 with these inputs).
+    let tf32_labels = labels(&tf32_only, "kmeans_assign_tiles", &launch);
+    let flipped = tf32_labels
+        .iter()
+        .zip(&nearest)
+        .filter(|(label, want)| **label != want.label)
+        .count();
+    assert!(
+        flipped * 20 >= nearest.len(),
+        "plain TF32 changed only {flipped} near-tie labels"
+    );
+    eprintln!(
+        "near ties: {} samples, {held} above the 3xTF32 bound, {near} within 2^-10 of their scale; plain TF32 changed {flipped} labels",
+        nearest.len()
+    );
+}
