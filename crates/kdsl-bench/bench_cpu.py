@@ -14,8 +14,7 @@ A case whose launch leaves a result to compare (k-means: the labels) is checked 
 results on every side in every round; the script stops with an error if they differ.
 
 BUNDLE_DIR holds the examples' bundles (scripts/compile-examples.sh) and, for the index-form
-and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn, inputs/matmul_flat.krn and
-inputs/stencil_flat.krn
+and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn and inputs/matmul_flat.krn
 compiled to NAME.kbundle beside them. Use a folder of its own, not the device tests' (they find
 example kernels by name, and the inputs reuse `matmul` and `stencil`).
 
@@ -296,11 +295,10 @@ CASES = [
     # OpenCL C 3.0 for cl_ext_float_atomics' atomic_fetch_add_explicit on floats (see kernels.cl).
     ("kmeans_assign", case_kmeans_assign, "-cl-std=CL3.0", [("kdsl", "kmeans")]),
     # inputs/index_forms.krn: 32-bit index arithmetic (language v2's rule), and
-    # inputs/index_forms_2d.krn: the same kernels on 2-D arrays.
+    # inputs/index_forms_2d.krn: the same kernels and examples/stencil.krn on 2-D arrays.
     ("scale2d", case_scale2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
     ("stencil2d", case_stencil2d, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "index_forms")]),
-    # examples/stencil.krn takes 2-D arrays; inputs/stencil_flat.krn is its flat twin.
-    ("stencil", case_stencil, "", [("kdsl 2-D", "stencil"), ("kdsl flat", "stencil_flat")]),
+    ("stencil", case_stencil, "", [("kdsl 2-D", "index_forms_2d"), ("kdsl flat", "stencil")]),
 ]
 
 

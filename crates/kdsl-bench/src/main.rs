@@ -300,9 +300,12 @@ fn stencil(device: &Device, kernel: &Kernel, options: &Options) -> CaseResult {
         .alloc::<f32>(width * height)
         .map_err(|e| e.to_string())?;
     let launch = Launch::new([width, height], [32, 8]);
-    let shape = [height as u32, width as u32];
-    let mut arguments = ShapedArgument::contiguous(&mut output_buffer, &shape).arguments();
-    arguments.extend(ShapedArgument::contiguous(&input_buffer, &shape).arguments());
+    let arguments = args![
+        &mut output_buffer,
+        &input_buffer,
+        width as u32,
+        height as u32
+    ];
     let timing = time_launches(kernel, &launch, &arguments, options).map_err(|e| e.to_string())?;
     let output = output_buffer.read_to_vec().map_err(|e| e.to_string())?;
     for y in (1..height - 1).step_by(97) {

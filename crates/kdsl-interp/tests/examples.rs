@@ -129,8 +129,12 @@ fn stencil() {
     let mut random = Random::new(5);
     let (width, height) = (21usize, 13usize);
     let input = random.f32s(width * height, -1.0, 1.0);
-    let mut arguments = contiguous(vec![0.0f32; width * height], &[height as u32, width as u32]);
-    arguments.extend(contiguous(input.clone(), &[height as u32, width as u32]));
+    let mut arguments = [
+        InterpArgument::buffer(vec![0.0f32; width * height]),
+        InterpArgument::buffer(input.clone()),
+        InterpArgument::scalar(width as u32),
+        InterpArgument::scalar(height as u32),
+    ];
     let launch = InterpLaunch::new([24, 16], [8, 8]);
     run_kernel(&module, "stencil", &launch, &mut arguments).unwrap();
     let at = |x: usize, y: usize| f64::from(input[y * width + x]);

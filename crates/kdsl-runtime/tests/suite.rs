@@ -1103,11 +1103,11 @@ mod cases {
         let input = Random::new(61).f32s(width * height);
         let input_buffer = device.buffer_from(&input).map_err(fail)?;
         let mut output = device.alloc::<f32>(width * height).map_err(fail)?;
-        let shape = [height as u32, width as u32];
-        let mut arguments = ShapedArgument::contiguous(&mut output, &shape).arguments();
-        arguments.extend(ShapedArgument::contiguous(&input_buffer, &shape).arguments());
         kernel
-            .launch(&Launch::new([width, height], [16, 16]), &arguments)
+            .launch(
+                &Launch::new([width, height], [16, 16]),
+                &args![&mut output, &input_buffer, width as u32, height as u32],
+            )
             .map_err(fail)?
             .wait()
             .map_err(fail)?;

@@ -27,14 +27,19 @@ pub(super) fn negate_in_assembly<'ctx>(
     module: &Module<'ctx>,
     negate: &str,
 ) -> Result<(), String> {
-    let negations: Vec<(InstructionValue<'ctx>, IntValue<'ctx>)> = instructions(module)
-        .filter_map(|i| Some((i, negated_value(i)?)))
+    let negations: Vec<InstructionValue<'ctx>> = instructions(module)
+        .filter(|&i| negated_value(i).is_some())
         .collect();
     let builder = context.create_builder();
     let error = |e: inkwell::builder::BuilderError| e.to_string();
     let i32_type = context.i32_type();
     let negate_type = i32_type.fn_type(&[i32_type.into()], false);
-    for (negation, value) in negations {
+    for negation in negations {
+        // Read the operand now: in `-(-x)` the inner negation, rewritten first, has been
+        // replaced by its truncation.
+        let Some(value) = negated_value(negation) else {
+            continue;
+        };
         builder.position_before(&negation);
         let wide = builder
             .build_int_s_extend(value, i32_type, "")

@@ -315,22 +315,19 @@ fn backend_regressions() {
 #[test]
 fn stencil() {
     let mut random = Random::new(26);
-    let (width, height) = (21u32, 13u32);
-    let count = (width * height) as usize;
-    // Row-major arrays (the contiguous entry point), and a transposed input (the kernel's own).
-    let case = |input: Vec<InterpArgument>| {
-        let mut arguments = contiguous(vec![0.0f32; count], &[height, width]);
-        arguments.extend(input);
-        Case::new("stencil", InterpLaunch::new([24, 16], [8, 8]), arguments)
-            .compare(0, Compare::Close(1e-6))
-    };
-    let row_major = case(contiguous(random.f32s(count, -1.0, 1.0), &[height, width]));
-    let transposed = case(shaped(
-        random.f32s(count, -1.0, 1.0),
-        &[height, width],
-        &[1, u64::from(height)],
-    ));
-    on_example("stencil", vec![row_major, transposed]);
+    let (width, height) = (21usize, 13usize);
+    let case = Case::new(
+        "stencil",
+        InterpLaunch::new([24, 16], [8, 8]),
+        vec![
+            buffer(vec![0.0f32; width * height]),
+            buffer(random.f32s(width * height, -1.0, 1.0)),
+            scalar(width as u32),
+            scalar(height as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-6));
+    on_example("stencil", vec![case]);
 }
 
 #[test]
