@@ -14,6 +14,16 @@ use inkwell::values::{
 };
 use inkwell::IntPredicate;
 
+/// Every instruction of `module`, collected per function so that rewrites may erase them.
+fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = InstructionValue<'ctx>> {
+    module.get_functions().flat_map(|function| {
+        function
+            .get_basic_block_iter()
+            .flat_map(|block| block.get_instructions())
+            .collect::<Vec<_>>()
+    })
+}
+
 /// Applies the target's post-optimization legalizations to `module`.
 pub(crate) fn after_optimization<'ctx>(
     context: &'ctx Context,

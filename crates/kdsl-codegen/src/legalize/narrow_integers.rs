@@ -3,6 +3,7 @@
 //! into forms it compiles right. Exact rewrites; ptxas 13.5 gets both patterns right, but the
 //! driver, not kdsl, picks the ptxas that runs.
 
+use super::instructions;
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::Module;
@@ -199,13 +200,4 @@ fn replace<'ctx>(old: InstructionValue<'ctx>, new: IntValue<'ctx>) {
         inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(old.as_value_ref(), new.as_value_ref());
     }
     old.erase_from_basic_block();
-}
-
-fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = InstructionValue<'ctx>> {
-    module.get_functions().flat_map(|function| {
-        function
-            .get_basic_block_iter()
-            .flat_map(|block| block.get_instructions())
-            .collect::<Vec<_>>()
-    })
 }

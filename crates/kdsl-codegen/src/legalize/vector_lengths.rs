@@ -4,6 +4,7 @@
 //! bitcast to a supported type, becomes loads of those lanes or of that type; any other value
 //! of such a type is reported.
 
+use super::instructions;
 use inkwell::builder::Builder;
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::{
@@ -70,15 +71,6 @@ unsafe fn unsupported_length(ty: LLVMTypeRef, lengths: &[u32]) -> bool {
         LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMVectorTypeKind
             && !lengths.contains(&LLVMGetVectorSize(ty))
     }
-}
-
-fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = InstructionValue<'ctx>> {
-    module.get_functions().flat_map(|function| {
-        function
-            .get_basic_block_iter()
-            .flat_map(|block| block.get_instructions())
-            .collect::<Vec<_>>()
-    })
 }
 
 /// How one user reads lanes of the split load.
