@@ -497,22 +497,31 @@ fn vector_accesses_use_vector_memory_instructions() {
     assert!(spirv_ir.contains("align 16"), "{spirv_ir}");
 }
 
-/// ptxas computes `abs.s16`/`abs.s8` in 32 bits without wrapping the minimum; the lowering
-/// takes narrow `abs` on a 32-bit value LLVM cannot narrow back.
-#[test]
-fn narrow_abs_never_uses_ptx_narrow_abs() {
+/// `tests/kernels/backend_regressions.krn` as PTX for sm_90 at -O0 and at -O3.
+fn backend_regressions_ptx() -> Vec<(u8, String)> {
     let source = std::fs::read_to_string(
         kdsl_testkit::files::workspace_root().join("tests/kernels/backend_regressions.krn"),
     )
     .unwrap();
     let module = module_of("backend_regressions", &source);
-    for opt_level in [0, 3] {
-        let options = Options {
-            opt_level,
-            ..Options::default()
-        };
-        let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
-        let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    [0, 3]
+        .into_iter()
+        .map(|opt_level| {
+            let options = Options {
+                opt_level,
+                ..Options::default()
+            };
+            let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
+            (opt_level, String::from_utf8(ptx.image.bytes).unwrap())
+        })
+        .collect()
+}
+
+/// ptxas computes `abs.s16`/`abs.s8` in 32 bits without wrapping the minimum; the lowering
+/// takes narrow `abs` on a 32-bit value LLVM cannot narrow back.
+#[test]
+fn narrow_abs_never_uses_ptx_narrow_abs() {
+    for (opt_level, ptx) in backend_regressions_ptx() {
         assert!(
             !ptx.contains("abs.s16") && !ptx.contains("abs.s8"),
             "-O{opt_level}: {ptx}"
@@ -527,18 +536,7 @@ fn narrow_abs_never_uses_ptx_narrow_abs() {
 /// values in 32-bit assembly and compares the `min`'s operand directly.
 #[test]
 fn ptx_avoids_narrow_negation_and_min_max_compared_with_their_constant() {
-    let source = std::fs::read_to_string(
-        kdsl_testkit::files::workspace_root().join("tests/kernels/backend_regressions.krn"),
-    )
-    .unwrap();
-    let module = module_of("backend_regressions", &source);
-    for opt_level in [0, 3] {
-        let options = Options {
-            opt_level,
-            ..Options::default()
-        };
-        let ptx = compile(&module, &TargetSpec::ptx(Some("sm_90")), &options).unwrap();
-        let ptx = String::from_utf8(ptx.image.bytes).unwrap();
+    for (opt_level, ptx) in backend_regressions_ptx() {
         assert!(!ptx.contains("neg.s16"), "-O{opt_level}: {ptx}");
         assert_eq!(
             min_max_compared_with_its_constant(&ptx),

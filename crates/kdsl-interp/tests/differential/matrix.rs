@@ -320,38 +320,17 @@ fn gemm_on_matrix_units() {
     // stages wrap around.
     let (m, n, k) = (128usize, 256usize, 256usize);
     let mut random = Random::new(94);
-    let half = Case::new(
-        "hgemm",
-        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(f16s(&mut random, m * k)),
-            buffer(f16s(&mut random, k * n)),
-            scalar(m as u32),
-            scalar(n as u32),
-            scalar(k as u32),
-            // Three stages of A (128 x 72) and B (64 x 136).
-            InterpArgument::local(ScalarType::F16, 3 * (128 * 72 + 64 * 136)),
-        ],
-    )
-    .compare(0, Compare::Close(1e-4));
-    on_example("hgemm", vec![half]);
-    let tf32 = Case::new(
+    let (a, b) = (f16s(&mut random, m * k), f16s(&mut random, k * n));
+    // Three stages of A (128 x 72) and B (64 x 136).
+    let ring = InterpArgument::local(ScalarType::F16, 3 * (128 * 72 + 64 * 136));
+    on_example("hgemm", vec![gemm_case("hgemm", (m, n, k), a, b, ring)]);
+    let (a, b) = (random.f32s(m * k, -1.0, 1.0), random.f32s(k * n, -1.0, 1.0));
+    // Three stages of A (128 x 36) and B (32 x 136).
+    let ring = InterpArgument::local(ScalarType::F32, 3 * (128 * 36 + 32 * 136));
+    on_example(
         "sgemm_tf32",
-        InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(random.f32s(m * k, -1.0, 1.0)),
-            buffer(random.f32s(k * n, -1.0, 1.0)),
-            scalar(m as u32),
-            scalar(n as u32),
-            scalar(k as u32),
-            // Three stages of A (128 x 36) and B (32 x 136).
-            InterpArgument::local(ScalarType::F32, 3 * (128 * 36 + 32 * 136)),
-        ],
-    )
-    .compare(0, Compare::Close(1e-4));
-    on_example("sgemm_tf32", vec![tf32]);
+        vec![gemm_case("sgemm_tf32", (m, n, k), a, b, ring)],
+    );
 }
 
 #[test]
@@ -359,23 +338,37 @@ fn matrix_ring_in_launch_sized_memory() {
     // Four steps of 32: the ring of three buffers wraps around.
     let (m, n, k) = (128usize, 128usize, 128usize);
     let mut random = Random::new(97);
-    let mut case = Case::new(
-        "hgemm_ring",
+    let (a, b) = (f16s(&mut random, m * k), f16s(&mut random, k * n));
+    // Three buffers of A (128 x 40) and B (32 x 136).
+    let ring = InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136));
+    let mut case = gemm_case("hgemm_ring", (m, n, k), a, b, ring);
+    case.check = Some(ring_product_check);
+    on_test_kernel("matrix_ring", vec![case]);
+}
+
+/// A GEMM of the generator's form (`c`, `a`, `b`, `m`, `n`, `k`, then its ring), one
+/// 128-work-item group per 128 x 128 block of C, compared within 1e-4.
+fn gemm_case<T: kdsl_interp::HostElement>(
+    kernel: &'static str,
+    (m, n, k): (usize, usize, usize),
+    a: Vec<T>,
+    b: Vec<T>,
+    ring: InterpArgument,
+) -> Case {
+    Case::new(
+        kernel,
         InterpLaunch::new([128 * n as u32 / 128, m as u32 / 128], [128, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
-            buffer(f16s(&mut random, m * k)),
-            buffer(f16s(&mut random, k * n)),
+            buffer(a),
+            buffer(b),
             scalar(m as u32),
             scalar(n as u32),
             scalar(k as u32),
-            // Three buffers of A (128 x 40) and B (32 x 136).
-            InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136)),
+            ring,
         ],
     )
-    .compare(0, Compare::Close(1e-4));
-    case.check = Some(ring_product_check);
-    on_test_kernel("matrix_ring", vec![case]);
+    .compare(0, Compare::Close(1e-4))
 }
 
 /// The interpreter's `hgemm_ring` against the product itself: a ring read out of turn would
