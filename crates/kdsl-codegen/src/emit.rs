@@ -193,9 +193,7 @@ pub(crate) fn compile(
             arch: target.arch.clone(),
             bytes,
             // Checked mode takes the plain lowering everywhere (`lower_module`).
-            matrix_units: info.features.uses_matrix()
-                && !options.checked
-                && target.matrix_units.native_for(&info.features),
+            matrix_units: !options.checked && target.uses_matrix_units(&info.features),
         },
         llvm_ir,
         requirements,

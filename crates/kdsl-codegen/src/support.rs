@@ -179,6 +179,8 @@ impl Checker<'_> {
                 Use::Scalar(ty) => self.scalar(ty, span),
                 Use::Builtin(builtin, ty) => self.builtin(builtin, ty, span),
                 Use::Matrix(shape) => self.matrix(shape, span),
+                // Every target computes it: through its plain definition where no unit does.
+                Use::GroupMatrix => {}
                 Use::Print { bools } => self.print(bools, span),
                 // Every target copies, asynchronously or through plain loads and stores.
                 Use::Barrier | Use::AsyncCopy => {}

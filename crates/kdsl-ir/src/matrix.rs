@@ -9,6 +9,7 @@
 
 use crate::analysis::FunctionFeatures;
 use crate::ir::*;
+use crate::matrix_group::GroupShape;
 use crate::span::Span;
 use crate::types::{AddressSpace, ScalarType};
 use serde::{Deserialize, Serialize};
@@ -169,15 +170,42 @@ pub enum MatrixOp {
         b: PlaceBase,
         c: PlaceBase,
     },
+    /// `matrix_group_mma(acc, a, a_offset, a_chunk, b, b_offset, b_chunk, depth)`: a matrix
+    /// group's `acc += A × B` (see [`crate::matrix_group`]). Its operands are uniform in the
+    /// matrix group rather than the sub-group.
+    GroupMultiplyAdd {
+        shape: GroupShape,
+        accumulator: PlaceBase,
+        a: MatrixMemory,
+        a_offset: Expression,
+        a_chunk: Expression,
+        b: MatrixMemory,
+        b_offset: Expression,
+        b_chunk: Expression,
+    },
 }
 
 impl MatrixOp {
-    pub fn shape(&self) -> MatrixShape {
+    /// The sub-group tile shape; `None` for a matrix group's operation.
+    pub fn shape(&self) -> Option<MatrixShape> {
         match self {
             MatrixOp::Load { shape, .. }
             | MatrixOp::Store { shape, .. }
             | MatrixOp::Fill { shape, .. }
-            | MatrixOp::MultiplyAdd { shape, .. } => *shape,
+            | MatrixOp::MultiplyAdd { shape, .. } => Some(*shape),
+            MatrixOp::GroupMultiplyAdd { .. } => None,
+        }
+    }
+
+    /// The shape as users read it: `m16n16k16 f16`, `m64n128k64 f16`.
+    pub fn shape_name(&self) -> String {
+        match self {
+            MatrixOp::GroupMultiplyAdd { shape, .. } => shape.name(),
+            _ => self
+                .shape()
+                .map(MatrixShape::name)
+                .unwrap_or_default()
+                .into(),
         }
     }
 
@@ -199,6 +227,7 @@ impl MatrixOp {
             MatrixOp::Store { .. } => "matrix_store",
             MatrixOp::Fill { .. } => "matrix_fill",
             MatrixOp::MultiplyAdd { .. } => "matrix_mma",
+            MatrixOp::GroupMultiplyAdd { .. } => "matrix_group_mma",
         }
     }
 
@@ -210,6 +239,13 @@ impl MatrixOp {
             }
             MatrixOp::Fill { value, .. } => vec![value],
             MatrixOp::MultiplyAdd { .. } => Vec::new(),
+            MatrixOp::GroupMultiplyAdd {
+                a_offset,
+                a_chunk,
+                b_offset,
+                b_chunk,
+                ..
+            } => vec![a_offset, a_chunk, b_offset, b_chunk],
         }
     }
 
@@ -219,6 +255,18 @@ impl MatrixOp {
             MatrixOp::Load { tile, .. } | MatrixOp::Fill { tile, .. } => (vec![*tile], vec![]),
             MatrixOp::Store { tile, .. } => (vec![], vec![*tile]),
             MatrixOp::MultiplyAdd { d, a, b, c, .. } => (vec![*d], vec![*a, *b, *c]),
+            MatrixOp::GroupMultiplyAdd { accumulator, .. } => {
+                (vec![*accumulator], vec![*accumulator])
+            }
+        }
+    }
+
+    /// The buffers or local arrays it reads or writes.
+    pub fn memories(&self) -> Vec<&MatrixMemory> {
+        match self {
+            MatrixOp::Load { memory, .. } | MatrixOp::Store { memory, .. } => vec![memory],
+            MatrixOp::GroupMultiplyAdd { a, b, .. } => vec![a, b],
+            MatrixOp::Fill { .. } | MatrixOp::MultiplyAdd { .. } => Vec::new(),
         }
     }
 }
@@ -232,6 +280,7 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
     "matrix_store",
     "matrix_fill",
     "matrix_mma",
+    "matrix_group_mma",
 ];
 
 /// `module` with every matrix statement replaced by its plain definition: loops over the
@@ -244,6 +293,16 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
 /// `f32`, starting from `C`. Integer inputs are widened to `i32`, whose products are exact,
 /// and summed from `C` with wrapping `i32` additions.
 pub fn expand_plain(module: &Module) -> Module {
+    expand(module, false)
+}
+
+/// `module` with only its matrix-group statements (`matrix_group_mma`) expanded, for targets
+/// whose sub-group tiles reach matrix units but whose matrix groups do not.
+pub fn expand_plain_groups(module: &Module) -> Module {
+    expand(module, true)
+}
+
+fn expand(module: &Module, only_groups: bool) -> Module {
     let mut module = module.clone();
     for function in &mut module.functions {
         if !FunctionFeatures::new(function).uses_matrix() {
@@ -253,6 +312,7 @@ pub fn expand_plain(module: &Module) -> Module {
             variables: &mut function.variables,
             scratch: None,
             integer_sum: None,
+            only_groups,
         };
         let body = std::mem::take(&mut function.body);
         function.body = expander.block(body);
@@ -275,6 +335,8 @@ struct Expander<'a> {
     scratch: Option<Scratch>,
     /// The `i32` sum of integer tiles, added when first needed.
     integer_sum: Option<VariableId>,
+    /// Expand matrix-group statements only, leaving sub-group tiles.
+    only_groups: bool,
 }
 
 impl Expander<'_> {
@@ -283,7 +345,9 @@ impl Expander<'_> {
         for statement in block {
             let span = statement.span;
             match statement.kind {
-                StatementKind::Matrix(op) => out.extend(self.matrix(&op, span)),
+                StatementKind::Matrix(op) if !self.only_groups || op.shape().is_none() => {
+                    out.extend(self.matrix(&op, span))
+                }
                 StatementKind::If {
                     condition,
                     accept,
@@ -356,7 +420,10 @@ impl Expander<'_> {
 
     fn matrix(&mut self, op: &MatrixOp, span: Span) -> Block {
         let s = self.scratch(span);
-        let (sum, ty) = self.sum(op.shape(), span);
+        let Some(shape) = op.shape() else {
+            return self.group_mma(op, s, span);
+        };
+        let (sum, ty) = self.sum(shape, span);
         let e = Build { span };
         let i = || e.var(s.index, ScalarType::U32);
         match op {
@@ -449,7 +516,110 @@ impl Expander<'_> {
                 body.push(e.store(e.array_place(*d, ty, i()), e.var(sum, ty)));
                 e.lane_loop(s.index, m * n, body)
             }
+            MatrixOp::GroupMultiplyAdd { .. } => self.group_mma(op, s, span),
         }
+    }
+}
+
+impl Expander<'_> {
+    /// A matrix group's `acc += A × B`, element by element: work-item `t` (its place in the
+    /// group) computes the elements it owns (`matrix_group::accumulator_position`), reading
+    /// `A` and `B` from local memory in their chunked layouts.
+    fn group_mma(&mut self, op: &MatrixOp, s: Scratch, span: Span) -> Block {
+        let MatrixOp::GroupMultiplyAdd {
+            shape,
+            accumulator,
+            a,
+            a_offset,
+            a_chunk,
+            b,
+            b_offset,
+            b_chunk,
+        } = op
+        else {
+            return Vec::new();
+        };
+        let item = self.add("matrix.item", ScalarType::U32, span);
+        let e = Build { span };
+        let u32v = |id| e.var(id, ScalarType::U32);
+        let i = || e.var(s.index, ScalarType::U32);
+        let kk = || e.var(s.k, ScalarType::U32);
+        let width = || e.u32(GroupShape::chunk_elements());
+        // The place in the group: the local linear id modulo 128.
+        let local = |dimension| {
+            e.expression(
+                ExpressionKind::WorkItem {
+                    query: WorkItemQuery::LocalId,
+                    dimension,
+                },
+                ScalarType::U32,
+            )
+        };
+        let size = |dimension| {
+            e.expression(
+                ExpressionKind::WorkItem {
+                    query: WorkItemQuery::LocalSize,
+                    dimension,
+                },
+                ScalarType::U32,
+            )
+        };
+        let linear = e.add(
+            local(0),
+            e.mul(size(0), e.add(local(1), e.mul(size(1), local(2)))),
+        );
+        let position = e.rem(linear, e.u32(crate::matrix_group::GROUP_SIZE));
+        // (row, column) of element `i`, as `matrix_group::accumulator_position` computes them.
+        let lane = || e.rem(u32v(item), e.u32(32));
+        let row = e.add(
+            e.add(
+                e.mul(e.u32(16), e.div(u32v(item), e.u32(32))),
+                e.div(lane(), e.u32(4)),
+            ),
+            e.mul(e.u32(8), e.div(e.rem(i(), e.u32(4)), e.u32(2))),
+        );
+        let column = e.add(
+            e.add(
+                e.mul(e.u32(8), e.div(i(), e.u32(4))),
+                e.mul(e.u32(2), e.rem(lane(), e.u32(4))),
+            ),
+            e.rem(i(), e.u32(2)),
+        );
+        let row_var = self.add("matrix.row", ScalarType::U32, span);
+        let column_var = self.add("matrix.column", ScalarType::U32, span);
+        // `matrix_group::a_index` and `b_index`.
+        let chunked = |offset: &Expression, chunk: &Expression, r: Expression, c: Expression| {
+            e.add(
+                offset.clone(),
+                e.add(
+                    e.add(
+                        e.mul(e.div(c.clone(), width()), chunk.clone()),
+                        e.mul(r, width()),
+                    ),
+                    e.rem(c, width()),
+                ),
+            )
+        };
+        let a_element = e.load(e.memory_place(a, chunked(a_offset, a_chunk, u32v(row_var), kk())));
+        let b_element =
+            e.load(e.memory_place(b, chunked(b_offset, b_chunk, kk(), u32v(column_var))));
+        let f32 = ScalarType::F32;
+        let product = e.binary(
+            BinaryOp::Multiply,
+            e.cast(a_element, f32),
+            e.cast(b_element, f32),
+        );
+        let accumulate = vec![e.assign(s.sum, e.binary(BinaryOp::Add, e.var(s.sum, f32), product))];
+        let mut body = vec![
+            e.assign(row_var, row),
+            e.assign(column_var, column),
+            e.assign(s.sum, e.load(e.array_place(*accumulator, f32, i()))),
+        ];
+        body.extend(e.full_loop(s.k, shape.depth, accumulate));
+        body.push(e.store(e.array_place(*accumulator, f32, i()), e.var(s.sum, f32)));
+        let mut out = vec![e.assign(item, position)];
+        out.extend(e.full_loop(s.index, shape.accumulator_length(), body));
+        out
     }
 }
 

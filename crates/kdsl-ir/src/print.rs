@@ -220,17 +220,13 @@ impl Printer<'_> {
             PlaceBase::Variable(id) => format!("${}", id.0),
         };
         let (written, read) = op.tiles();
-        let memory = match op {
-            crate::matrix::MatrixOp::Load { memory, .. }
-            | crate::matrix::MatrixOp::Store { memory, .. } => vec![base(memory.base)],
-            _ => Vec::new(),
-        };
+        let memory: Vec<String> = op.memories().into_iter().map(|m| base(m.base)).collect();
         let tiles: Vec<String> = written.into_iter().chain(read).map(base).collect();
         write!(
             out,
             "{}<{}>[{}",
             op.name(),
-            op.shape().name(),
+            op.shape_name(),
             [tiles, memory].concat().join(", ")
         )?;
         out.push(']');

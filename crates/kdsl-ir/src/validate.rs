@@ -576,7 +576,9 @@ impl FunctionValidator<'_> {
 
     fn matrix(&mut self, op: &crate::matrix::MatrixOp, span: Span) {
         use crate::matrix::{MatrixOp, MatrixRole};
-        let shape = op.shape();
+        let Some(shape) = op.shape() else {
+            return self.group_matrix(op, span);
+        };
         let tile = |checker: &mut Self, base: PlaceBase, role: MatrixRole, write: bool| {
             let (rows, columns) = shape.dimensions(role);
             match checker.array_of(base) {
@@ -657,6 +659,49 @@ impl FunctionValidator<'_> {
                 tile(self, *a, MatrixRole::A, false);
                 tile(self, *b, MatrixRole::B, false);
                 tile(self, *c, MatrixRole::Accumulator, false);
+            }
+            MatrixOp::GroupMultiplyAdd { .. } => {}
+        }
+    }
+
+    /// `matrix_group_mma`: a private `f32` accumulator of the shape's length, `f16` local
+    /// memories, `u32` offsets and chunk strides.
+    fn group_matrix(&mut self, op: &crate::matrix::MatrixOp, span: Span) {
+        let crate::matrix::MatrixOp::GroupMultiplyAdd {
+            shape,
+            accumulator,
+            a,
+            b,
+            ..
+        } = op
+        else {
+            return;
+        };
+        let length = u64::from(shape.accumulator_length());
+        match self.array_of(*accumulator) {
+            Some((ty, AddressSpace::Private, true))
+                if ty.element == crate::GroupShape::ACCUMULATOR
+                    && ty.element_count() == length
+                    && ty.dimensions.len() == 1 => {}
+            _ => self.error(
+                span,
+                format!(
+                    "accumulator of {} is not a private mut [f32; {length}]",
+                    shape.name()
+                ),
+            ),
+        }
+        for memory in [a, b] {
+            if memory.element != crate::GroupShape::INPUT || memory.space != AddressSpace::Local {
+                self.error(span, "matrix group memory is not local `f16`");
+            }
+        }
+        for value in op.expressions() {
+            if self
+                .expression(value)
+                .is_some_and(|ty| ty != ScalarType::U32)
+            {
+                self.error(value.span, "matrix operand is not `u32`");
             }
         }
     }

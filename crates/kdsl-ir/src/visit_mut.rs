@@ -62,6 +62,17 @@ pub fn walk_block_mut(
                     walk_expression_mut(value, visit, visit_place)
                 }
                 crate::matrix::MatrixOp::MultiplyAdd { .. } => {}
+                crate::matrix::MatrixOp::GroupMultiplyAdd {
+                    a_offset,
+                    a_chunk,
+                    b_offset,
+                    b_chunk,
+                    ..
+                } => {
+                    for value in [a_offset, a_chunk, b_offset, b_chunk] {
+                        walk_expression_mut(value, visit, visit_place);
+                    }
+                }
             },
             StatementKind::If {
                 condition,

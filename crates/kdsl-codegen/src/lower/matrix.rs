@@ -45,13 +45,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     pub(super) fn matrix(&mut self, op: &MatrixOp) -> Result<()> {
+        let Some(shape) = op.shape() else {
+            if self.target.matrix_groups != crate::target::MatrixGroups::Wgmma {
+                return Err(LowerError(format!(
+                    "`{}` reached a target without warpgroup matrix units unexpanded",
+                    op.name()
+                )));
+            }
+            return self.wgmma(op);
+        };
         if !self.target.matrix_units.native() {
             return Err(LowerError(format!(
                 "`{}` reached a target without matrix units unexpanded",
                 op.name()
             )));
         }
-        if let Some(instruction) = self.target.matrix_units.amdgpu_instruction(op.shape()) {
+        if let Some(instruction) = self.target.matrix_units.amdgpu_instruction(shape) {
             return self.amdgpu_matrix(op, instruction);
         }
         match op {
@@ -145,6 +154,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 self.set_fragment(*d, accumulator, &values)
             }
+            MatrixOp::GroupMultiplyAdd { .. } => self.wgmma(op),
         }
     }
 
@@ -330,7 +340,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     /// The address of `memory[offset]`, in a space the wmma intrinsics take (generic, global
     /// or shared).
-    fn matrix_address(
+    pub(super) fn matrix_address(
         &mut self,
         memory: &MatrixMemory,
         offset: &kdsl_ir::Expression,
@@ -356,7 +366,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     /// The tile's array as a pointer to its first element.
-    fn tile_pointer(&self, tile: PlaceBase) -> Result<PointerValue<'ctx>> {
+    pub(super) fn tile_pointer(&self, tile: PlaceBase) -> Result<PointerValue<'ctx>> {
         match tile {
             PlaceBase::Variable(id) => Ok(self.variables[id.0 as usize].pointer),
             PlaceBase::Parameter(id) => match self.parameters.get(id.0 as usize) {

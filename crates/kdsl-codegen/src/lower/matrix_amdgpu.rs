@@ -292,6 +292,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 Ok(())
             }
+            MatrixOp::GroupMultiplyAdd { .. } => Err(LowerError(
+                "matrix-group tiles reach AMDGPU as their plain definition".into(),
+            )),
         }
     }
 

@@ -20,6 +20,7 @@ mod inlining;
 mod local_parameters;
 mod matrix;
 pub(crate) mod matrix_amdgpu;
+mod matrix_group;
 mod memory;
 mod print;
 mod shaped;
@@ -78,8 +79,13 @@ pub(crate) fn lower_module<'ctx>(
     if checked {
         form = kdsl_ir::analysis::checked_form(ir, features);
     } else {
+        if features.uses_group_matrix()
+            && target.matrix_groups != crate::target::MatrixGroups::Wgmma
+        {
+            form = std::borrow::Cow::Owned(kdsl_ir::matrix::expand_plain_groups(&form));
+        }
         if features.uses_matrix() {
-            form = std::borrow::Cow::Owned(if target.matrix_units.native_for(features) {
+            form = std::borrow::Cow::Owned(if target.uses_matrix_units(features) {
                 kdsl_ir::tile_registers::unroll_tile_zeroing(&form)
             } else {
                 kdsl_ir::matrix::expand_plain(&form)

@@ -203,6 +203,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
         matrix_units: matrix_units(arch),
+        matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
     })
 }

@@ -225,6 +225,15 @@ pub(crate) enum MatrixUnits {
     },
 }
 
+/// How matrix-group tiles (`matrix_group_mma`) lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatrixGroups {
+    /// Their plain definition (`kdsl_ir::matrix::expand_plain_groups`).
+    Plain,
+    /// sm_90a's `wgmma.mma_async` (`lower::matrix_group`).
+    Wgmma,
+}
+
 /// How asynchronous copies (`async_copy`, `async_commit`, `async_wait`) lower.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AsyncCopies {
@@ -463,10 +472,20 @@ pub(crate) struct TargetDescription {
     pub legalization: Legalization,
     pub output: OutputFormat,
     pub matrix_units: MatrixUnits,
+    pub matrix_groups: MatrixGroups,
     pub async_copies: AsyncCopies,
 }
 
 impl TargetDescription {
+    /// Whether a module's matrix statements (`features`) reach matrix units: sub-group tiles
+    /// where the target has a unit for every shape the module uses, matrix-group tiles on
+    /// `wgmma`. The rest take their plain definitions.
+    pub fn uses_matrix_units(&self, features: &kdsl_ir::analysis::ModuleFeatures) -> bool {
+        let tiles = !features.matrix_shapes().is_empty() && self.matrix_units.native_for(features);
+        let groups = features.uses_group_matrix() && self.matrix_groups == MatrixGroups::Wgmma;
+        tiles || groups
+    }
+
     /// The target as users name it in messages: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
     pub fn display_name(&self) -> String {
         if self.arch.is_empty() {

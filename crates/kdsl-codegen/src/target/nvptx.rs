@@ -124,6 +124,12 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::PtxAssembly,
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
+        // `wgmma` is sm_90a's alone (Blackwell has other instructions).
+        matrix_groups: if arch == "sm_90a" {
+            crate::target::MatrixGroups::Wgmma
+        } else {
+            crate::target::MatrixGroups::Plain
+        },
         async_copies: if capability >= 80 {
             crate::target::AsyncCopies::NvvmCpAsync
         } else {

@@ -145,6 +145,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         },
         // SPV_KHR_cooperative_matrix is not used yet: matrix tiles take the plain lowering.
         matrix_units: crate::target::MatrixUnits::Plain,
+        matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
     })
 }

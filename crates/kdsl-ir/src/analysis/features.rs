@@ -22,8 +22,10 @@ pub enum Use {
     /// A math function, atomic, sub-group or work-group operation on operands (for an atomic:
     /// a memory element) of a type.
     Builtin(Builtin, ScalarType),
-    /// A matrix statement of a shape.
+    /// A sub-group matrix statement of a shape.
     Matrix(MatrixShape),
+    /// A matrix group's statement (`matrix_group_mma`).
+    GroupMatrix,
     /// A `print` of this many `bool` values.
     Print { bools: usize },
     /// A `barrier()`.
@@ -97,7 +99,7 @@ impl FunctionFeatures {
     pub fn uses_matrix(&self) -> bool {
         self.body
             .iter()
-            .any(|first| matches!(first.used, Use::Matrix(_)))
+            .any(|first| matches!(first.used, Use::Matrix(_) | Use::GroupMatrix))
     }
 
     /// Whether its own body waits for or exchanges values with other work-items: a barrier, a
@@ -134,6 +136,14 @@ impl ModuleFeatures {
     /// Whether any function has a matrix statement.
     pub fn uses_matrix(&self) -> bool {
         self.functions.iter().any(FunctionFeatures::uses_matrix)
+    }
+
+    /// Whether any function has a matrix group's statement (`matrix_group_mma`).
+    pub fn uses_group_matrix(&self) -> bool {
+        self.functions
+            .iter()
+            .flat_map(|function| &function.body)
+            .any(|first| first.used == Use::GroupMatrix)
     }
 
     /// The shapes of the module's matrix statements, each once, in the order of
@@ -251,7 +261,10 @@ impl Visitor for Collector {
                     .count();
                 self.add(Use::Print { bools }, span);
             }
-            StatementKind::Matrix(op) => self.add(Use::Matrix(op.shape()), span),
+            StatementKind::Matrix(op) => match op.shape() {
+                Some(shape) => self.add(Use::Matrix(shape), span),
+                None => self.add(Use::GroupMatrix, span),
+            },
             StatementKind::Barrier { .. } => self.add(Use::Barrier, span),
             StatementKind::AsyncCopy(_) => self.add(Use::AsyncCopy, span),
             _ => {}
