@@ -241,9 +241,15 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
             StatementKind::Matrix(op) => {
                 // A sub-group operation on operands the whole sub-group agrees on; the tiles
                 // it writes hold different elements in each work-item.
+                // A matrix group's operands differ between its groups (`get_local_id(0) / 128`
+                // and the like), which this analysis cannot tell from differing inside one;
+                // that they agree within the group is the program's to keep (docs/language.md).
+                let group = op.shape().is_none();
                 for value in op.expressions() {
                     let level = self.expression(value, control);
-                    self.require_same_argument(op.name(), value, level, Uniformity::SubGroup);
+                    if !group {
+                        self.require_same_argument(op.name(), value, level, Uniformity::SubGroup);
+                    }
                 }
                 let need = Need {
                     allowed: Uniformity::SubGroup,
