@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Compiles every examples/*.krn into one bundle per file (SPIR-V, PTX for sm_75 and sm_90,
-# AMDGPU for gfx90a, gfx1100 and gfx9-generic) in the folder given as the first argument, and
+# Compiles every examples/*.krn into one bundle per file (SPIR-V, PTX for sm_75 and sm_90 and,
+# for matrix-group kernels, sm_90a, AMDGPU for gfx90a, gfx1100 and gfx9-generic) in the folder given as the first argument, and
 # the feature kernels of tests/kernels/*.krn into its tests/ subfolder (for the differential tests).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,6 +16,8 @@ for source in examples/*.krn; do
   arches=sm_75,sm_90,gfx90a,gfx1100,gfx9-generic
   # tf32 matrix tiles need sm_80 or later.
   case $name in *tf32*) arches=sm_90,gfx90a,gfx1100,gfx9-generic ;; esac
+  # Matrix-group tiles reach wgmma on sm_90a alone (the runtime prefers it on 9.0 devices).
+  case $name in *wgmma*|*group*) arches=$arches,sm_90a ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx,amdgpu --arch "$arches" -o "$out/$name.kbundle"
 done
 # Three examples also as SYCLBIN files, which the device suite loads through the SYCLBIN path.
@@ -26,6 +28,7 @@ for source in tests/kernels/*.krn; do
   name=$(basename "$source" .krn)
   arches=sm_75,sm_90
   case $name in *tf32*) arches=sm_90 ;; esac
+  case $name in *wgmma*|*group*) arches=$arches,sm_90a ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done
 # The launch-sized local arrays as a SYCLBIN too, for the differential tests' SYCLBIN case.

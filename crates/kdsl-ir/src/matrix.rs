@@ -9,7 +9,7 @@
 
 use crate::analysis::FunctionFeatures;
 use crate::ir::*;
-use crate::matrix_group::GroupShape;
+use crate::matrix_group::{GroupInput, GroupShape};
 use crate::span::Span;
 use crate::types::{AddressSpace, ScalarType};
 use serde::{Deserialize, Serialize};
@@ -172,9 +172,11 @@ pub enum MatrixOp {
     },
     /// `matrix_group_mma(acc, a, a_offset, a_chunk, b, b_offset, b_chunk, depth)`: a matrix
     /// group's `acc += A × B` (see [`crate::matrix_group`]). Its operands are uniform in the
-    /// matrix group rather than the sub-group.
+    /// matrix group rather than the sub-group. `matrix_group_mma_async` (`asynchronous`) may
+    /// go on after the statement, until a `matrix_group_wait`.
     GroupMultiplyAdd {
         shape: GroupShape,
+        asynchronous: bool,
         accumulator: PlaceBase,
         a: MatrixMemory,
         a_offset: Expression,
@@ -183,6 +185,9 @@ pub enum MatrixOp {
         b_offset: Expression,
         b_chunk: Expression,
     },
+    /// `matrix_group_wait(pending)`: waits until at most `pending` of the work-item's
+    /// `matrix_group_mma_async` statements are still going on.
+    GroupWait { pending: u32 },
 }
 
 impl MatrixOp {
@@ -193,7 +198,7 @@ impl MatrixOp {
             | MatrixOp::Store { shape, .. }
             | MatrixOp::Fill { shape, .. }
             | MatrixOp::MultiplyAdd { shape, .. } => Some(*shape),
-            MatrixOp::GroupMultiplyAdd { .. } => None,
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => None,
         }
     }
 
@@ -201,6 +206,7 @@ impl MatrixOp {
     pub fn shape_name(&self) -> String {
         match self {
             MatrixOp::GroupMultiplyAdd { shape, .. } => shape.name(),
+            MatrixOp::GroupWait { pending } => pending.to_string(),
             _ => self
                 .shape()
                 .map(MatrixShape::name)
@@ -227,7 +233,12 @@ impl MatrixOp {
             MatrixOp::Store { .. } => "matrix_store",
             MatrixOp::Fill { .. } => "matrix_fill",
             MatrixOp::MultiplyAdd { .. } => "matrix_mma",
-            MatrixOp::GroupMultiplyAdd { .. } => "matrix_group_mma",
+            MatrixOp::GroupMultiplyAdd {
+                asynchronous: false,
+                ..
+            } => "matrix_group_mma",
+            MatrixOp::GroupMultiplyAdd { .. } => "matrix_group_mma_async",
+            MatrixOp::GroupWait { .. } => "matrix_group_wait",
         }
     }
 
@@ -246,6 +257,7 @@ impl MatrixOp {
                 b_chunk,
                 ..
             } => vec![a_offset, a_chunk, b_offset, b_chunk],
+            MatrixOp::GroupWait { .. } => Vec::new(),
         }
     }
 
@@ -258,6 +270,7 @@ impl MatrixOp {
             MatrixOp::GroupMultiplyAdd { accumulator, .. } => {
                 (vec![*accumulator], vec![*accumulator])
             }
+            MatrixOp::GroupWait { .. } => (Vec::new(), Vec::new()),
         }
     }
 
@@ -266,7 +279,9 @@ impl MatrixOp {
         match self {
             MatrixOp::Load { memory, .. } | MatrixOp::Store { memory, .. } => vec![memory],
             MatrixOp::GroupMultiplyAdd { a, b, .. } => vec![a, b],
-            MatrixOp::Fill { .. } | MatrixOp::MultiplyAdd { .. } => Vec::new(),
+            MatrixOp::Fill { .. } | MatrixOp::MultiplyAdd { .. } | MatrixOp::GroupWait { .. } => {
+                Vec::new()
+            }
         }
     }
 }
@@ -281,6 +296,8 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
     "matrix_fill",
     "matrix_mma",
     "matrix_group_mma",
+    "matrix_group_mma_async",
+    "matrix_group_wait",
 ];
 
 /// `module` with every matrix statement replaced by its plain definition: loops over the
@@ -516,7 +533,9 @@ impl Expander<'_> {
                 body.push(e.store(e.array_place(*d, ty, i()), e.var(sum, ty)));
                 e.lane_loop(s.index, m * n, body)
             }
-            MatrixOp::GroupMultiplyAdd { .. } => self.group_mma(op, s, span),
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => {
+                self.group_mma(op, s, span)
+            }
         }
     }
 }
@@ -526,6 +545,7 @@ impl Expander<'_> {
     /// group) computes the elements it owns (`matrix_group::accumulator_position`), reading
     /// `A` and `B` from local memory in their chunked layouts.
     fn group_mma(&mut self, op: &MatrixOp, s: Scratch, span: Span) -> Block {
+        // Every statement completes where it stands: a wait has nothing to wait for.
         let MatrixOp::GroupMultiplyAdd {
             shape,
             accumulator,
@@ -535,6 +555,7 @@ impl Expander<'_> {
             b,
             b_offset,
             b_chunk,
+            ..
         } = op
         else {
             return Vec::new();
@@ -544,7 +565,7 @@ impl Expander<'_> {
         let u32v = |id| e.var(id, ScalarType::U32);
         let i = || e.var(s.index, ScalarType::U32);
         let kk = || e.var(s.k, ScalarType::U32);
-        let width = || e.u32(GroupShape::chunk_elements());
+        let width = || e.u32(shape.chunk_elements());
         // The place in the group: the local linear id modulo 128.
         let local = |dimension| {
             e.expression(
@@ -587,28 +608,39 @@ impl Expander<'_> {
         );
         let row_var = self.add("matrix.row", ScalarType::U32, span);
         let column_var = self.add("matrix.column", ScalarType::U32, span);
-        // `matrix_group::a_index` and `b_index`.
+        // `GroupShape::a_index` and `b_index`.
+        let per_row = || e.u32(shape.row_elements());
         let chunked = |offset: &Expression, chunk: &Expression, r: Expression, c: Expression| {
+            let within = e.rem(c.clone(), per_row());
+            let swizzled = e.binary(
+                BinaryOp::BitXor,
+                e.div(within.clone(), width()),
+                e.rem(r.clone(), e.u32(8)),
+            );
             e.add(
                 offset.clone(),
                 e.add(
                     e.add(
-                        e.mul(e.div(c.clone(), width()), chunk.clone()),
-                        e.mul(r, width()),
+                        e.mul(e.div(c.clone(), per_row()), chunk.clone()),
+                        e.mul(r, per_row()),
                     ),
-                    e.rem(c, width()),
+                    e.add(e.mul(swizzled, width()), e.rem(within, width())),
                 ),
             )
         };
         let a_element = e.load(e.memory_place(a, chunked(a_offset, a_chunk, u32v(row_var), kk())));
-        let b_element =
-            e.load(e.memory_place(b, chunked(b_offset, b_chunk, kk(), u32v(column_var))));
+        let b_place = match shape.input {
+            GroupInput::F16 => chunked(b_offset, b_chunk, kk(), u32v(column_var)),
+            GroupInput::Tf32 => chunked(b_offset, b_chunk, u32v(column_var), kk()),
+        };
+        let b_element = e.load(e.memory_place(b, b_place));
         let f32 = ScalarType::F32;
-        let product = e.binary(
-            BinaryOp::Multiply,
-            e.cast(a_element, f32),
-            e.cast(b_element, f32),
-        );
+        // `f16` widens exactly; `f32` inputs are rounded to tf32 as the sub-group tiles' are.
+        let widen = |value: Expression| match shape.input {
+            GroupInput::F16 => e.cast(value, f32),
+            GroupInput::Tf32 => e.math(MathFunction::RoundTf32, value),
+        };
+        let product = e.binary(BinaryOp::Multiply, widen(a_element), widen(b_element));
         let accumulate = vec![e.assign(s.sum, e.binary(BinaryOp::Add, e.var(s.sum, f32), product))];
         let mut body = vec![
             e.assign(row_var, row),

@@ -17,13 +17,30 @@ pub const GROUP_SIZE: u32 = 128;
 pub const ROWS: u32 = 64;
 /// The widths N the accumulator can have: multiples of 8 up to 256.
 pub const MAX_COLUMNS: u32 = 256;
-/// `A` and `B` are stored in chunks of this many bytes along their contiguous dimension.
+/// `A` and `B` are stored in rows of this many bytes along their contiguous dimension ...
+pub const SWIZZLE_ROW_BYTES: u32 = 128;
+/// ... whose chunks of this many bytes are permuted within each group of 8 rows.
 pub const CHUNK_BYTES: u32 = 16;
+/// The most `matrix_group_mma_async` statements `matrix_group_wait` may leave going on.
+pub const MAX_PENDING: u32 = 7;
+/// The alignment (bytes) of the tiles in local memory: offsets and block strides are
+/// multiples of it (8 rows of 128 bytes, the swizzle's period).
+pub const TILE_ALIGNMENT_BYTES: u32 = 1024;
 
-/// The shape of one `matrix_group_mma`: `f16` inputs, an `f32` accumulator of 64 × `columns`
-/// and a depth (K) of `depth`.
+/// The input types of a matrix group's tiles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum GroupInput {
+    /// `f16` `A` and `B`, K 16 a step; `B` chunked along N.
+    F16,
+    /// `f32` `A` and `B` computed as tf32, K 8 a step; `B` chunked along K.
+    Tf32,
+}
+
+/// The shape of one `matrix_group_mma`: `f16` or tf32 inputs, an `f32` accumulator of
+/// 64 × `columns` and a depth (K) of `depth`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GroupShape {
+    pub input: GroupInput,
     /// N: a multiple of 8 from 8 to 256.
     pub columns: u32,
     /// K: a multiple of [`GroupShape::depth_step`].
@@ -31,19 +48,25 @@ pub struct GroupShape {
 }
 
 impl GroupShape {
-    /// The element type of `A` and `B`.
-    pub const INPUT: ScalarType = ScalarType::F16;
     /// The element type of the accumulator.
     pub const ACCUMULATOR: ScalarType = ScalarType::F32;
 
+    /// The element type of `A` and `B` in memory.
+    pub fn input_element(self) -> ScalarType {
+        GroupInput::element(self.input)
+    }
+
     /// The depth of one matrix-unit instruction; K is a multiple of it.
-    pub fn depth_step() -> u32 {
-        16
+    pub fn depth_step(self) -> u32 {
+        match self.input {
+            GroupInput::F16 => 16,
+            GroupInput::Tf32 => 8,
+        }
     }
 
     /// Elements of `A` or `B` in one 16-byte chunk.
-    pub fn chunk_elements() -> u32 {
-        CHUNK_BYTES / Self::INPUT.size_in_bytes()
+    pub fn chunk_elements(self) -> u32 {
+        CHUNK_BYTES / self.input_element().size_in_bytes()
     }
 
     /// The accumulator's length in each work-item's private array: 64 · N / 128.
@@ -51,26 +74,85 @@ impl GroupShape {
         ROWS * self.columns / GROUP_SIZE
     }
 
-    /// The shape whose accumulator is `length` elements long, at `depth`; `None` when no
+    /// The shape with inputs of `element` (`f16`, or `f32` for tf32) whose accumulator is
+    /// `length` elements long, at `depth`; `None` when the element type has no shape, no
     /// shape has that length (N would not be a multiple of 8 from 8 to 256) or the depth is
-    /// not a positive multiple of the instruction's.
-    pub fn of_accumulator(length: u64, depth: u64) -> Option<GroupShape> {
+    /// not a positive multiple of the instruction's (at most 4096).
+    pub fn of_tiles(element: ScalarType, length: u64, depth: u64) -> Option<GroupShape> {
+        let input = GroupInput::of_element(element)?;
         let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
+        let shape = GroupShape {
+            input,
+            columns: u32::try_from(columns).ok()?,
+            depth: u32::try_from(depth).ok()?,
+        };
         let valid = length > 0
             && columns % 8 == 0
             && columns <= u64::from(MAX_COLUMNS)
             && depth > 0
-            && depth % u64::from(Self::depth_step()) == 0
+            && depth % u64::from(shape.depth_step()) == 0
             && depth <= 4096;
-        valid.then(|| GroupShape {
-            columns: columns as u32,
-            depth: depth as u32,
-        })
+        valid.then_some(shape)
     }
 
-    /// The shape as users read it: `m64n128k64 f16`.
+    /// `f16` tiles' shape: [`GroupShape::of_tiles`] for `f16`.
+    pub fn of_accumulator(length: u64, depth: u64) -> Option<GroupShape> {
+        Self::of_tiles(ScalarType::F16, length, depth)
+    }
+
+    /// The shape as users read it: `m64n128k64 f16`, `m64n128k32 tf32`.
     pub fn name(self) -> String {
-        format!("m64n{}k{} f16", self.columns, self.depth)
+        let input = match self.input {
+            GroupInput::F16 => "f16",
+            GroupInput::Tf32 => "tf32",
+        };
+        format!("m64n{}k{} {input}", self.columns, self.depth)
+    }
+
+    /// Elements in one 128-byte row of the swizzled layout: 64 `f16`, 32 `f32`.
+    pub fn row_elements(self) -> u32 {
+        SWIZZLE_ROW_BYTES / self.input_element().size_in_bytes()
+    }
+
+    /// Where element (`row`, `column`) of the 64 × K `A` tile is, relative to its offset: in
+    /// blocks of 128 bytes of `column`s (64 `f16`, 32 `f32`), `chunk` elements apart, each a
+    /// row-major array of 128-byte rows whose 16-byte chunks are permuted by the row: chunk
+    /// `j` of row `r` is stored at `j ^ (r % 8)` (wgmma's 128-byte swizzle).
+    pub fn a_index(self, row: u32, column: u32, chunk: u32) -> u32 {
+        let width = self.chunk_elements();
+        let per_row = self.row_elements();
+        (column / per_row) * chunk
+            + row * per_row
+            + (((column % per_row) / width) ^ (row % 8)) * width
+            + column % width
+    }
+
+    /// Where element (`row`, `column`) of the K × N `B` tile is, relative to its offset: for
+    /// `f16` as `A`'s (blocks of 64 `column`s, n); for tf32 as `A`'s of `B` transposed (blocks
+    /// of 32 `row`s, k, each row of the block one column of `B`).
+    pub fn b_index(self, row: u32, column: u32, chunk: u32) -> u32 {
+        match self.input {
+            GroupInput::F16 => self.a_index(row, column, chunk),
+            GroupInput::Tf32 => self.a_index(column, row, chunk),
+        }
+    }
+}
+
+impl GroupInput {
+    fn of_element(element: ScalarType) -> Option<GroupInput> {
+        match element {
+            ScalarType::F16 => Some(GroupInput::F16),
+            ScalarType::F32 => Some(GroupInput::Tf32),
+            _ => None,
+        }
+    }
+
+    /// The element type of `A` and `B` in memory.
+    pub fn element(self) -> ScalarType {
+        match self {
+            GroupInput::F16 => ScalarType::F16,
+            GroupInput::Tf32 => ScalarType::F32,
+        }
     }
 }
 
@@ -85,22 +167,6 @@ pub fn accumulator_position(item: u32, index: u32) -> (u32, u32) {
     (row, column)
 }
 
-/// Where element (`row`, `column`) of the 64 × K `A` tile is, relative to its offset: chunks of
-/// 8 consecutive `column`s (k), each chunk column of all 64 rows `chunk` elements after the
-/// previous.
-pub fn a_index(row: u32, column: u32, chunk: u32) -> u32 {
-    let width = GroupShape::chunk_elements();
-    (column / width) * chunk + row * width + column % width
-}
-
-/// Where element (`row`, `column`) of the K × N `B` tile is, relative to its offset: chunks of
-/// 8 consecutive `column`s (n), each chunk column of all K rows `chunk` elements after the
-/// previous.
-pub fn b_index(row: u32, column: u32, chunk: u32) -> u32 {
-    let width = GroupShape::chunk_elements();
-    (column / width) * chunk + row * width + column % width
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +176,7 @@ mod tests {
         assert_eq!(
             GroupShape::of_accumulator(64, 64),
             Some(GroupShape {
+                input: GroupInput::F16,
                 columns: 128,
                 depth: 64
             })
@@ -121,12 +188,19 @@ mod tests {
         assert_eq!(GroupShape::of_accumulator(64, 24), None);
         assert_eq!(GroupShape::of_accumulator(64, 0), None);
         assert_eq!(GroupShape::of_accumulator(0, 16), None);
+        let tf32 = GroupShape::of_tiles(ScalarType::F32, 64, 8).unwrap();
+        assert_eq!(
+            (tf32.input, tf32.columns, tf32.depth_step()),
+            (GroupInput::Tf32, 128, 8)
+        );
+        assert_eq!(GroupShape::of_tiles(ScalarType::F32, 64, 12), None);
+        assert_eq!(GroupShape::of_tiles(ScalarType::I8, 64, 16), None);
     }
 
     #[test]
     fn every_accumulator_element_has_one_owner() {
         for columns in [8, 64, 256] {
-            let shape = GroupShape { columns, depth: 16 };
+            let shape = GroupShape::of_accumulator(u64::from(columns / 2), 16).unwrap();
             let mut seen = vec![0u32; (ROWS * columns) as usize];
             for item in 0..GROUP_SIZE {
                 for index in 0..shape.accumulator_length() {
@@ -140,10 +214,25 @@ mod tests {
     }
 
     #[test]
-    fn chunks_are_sixteen_bytes_of_consecutive_columns() {
-        assert_eq!(a_index(0, 7, 512), 7);
-        assert_eq!(a_index(1, 0, 512), 8);
-        assert_eq!(a_index(0, 8, 512), 512);
-        assert_eq!(b_index(15, 9, 256), 256 + 15 * 8 + 1);
+    fn rows_of_128_bytes_with_swizzled_chunks() {
+        let f16 = GroupShape::of_accumulator(64, 16).unwrap();
+        assert_eq!(f16.a_index(0, 7, 8192), 7);
+        assert_eq!(f16.a_index(0, 8, 8192), 8);
+        assert_eq!(f16.a_index(1, 0, 8192), 64 + 8); // chunk 0 of row 1 at chunk 1
+        assert_eq!(f16.a_index(3, 9, 8192), 3 * 64 + (1 ^ 3) * 8 + 1);
+        assert_eq!(f16.a_index(0, 64, 8192), 8192);
+        assert_eq!(f16.b_index(9, 70, 4096), 4096 + 9 * 64 + (0 ^ 1) * 8 + 6);
+        let tf32 = GroupShape::of_tiles(ScalarType::F32, 64, 8).unwrap();
+        assert_eq!(tf32.a_index(2, 5, 2048), 2 * 32 + (1 ^ 2) * 4 + 1);
+        // `B` (k, n) of tf32: row n, chunk k / 4.
+        assert_eq!(tf32.b_index(5, 2, 8192), 2 * 32 + (1 ^ 2) * 4 + 1);
+        assert_eq!(tf32.b_index(33, 0, 8192), 8192 + 1);
+        // Every element of a 64 x 128 tile has its own place.
+        let mut seen = std::collections::HashSet::new();
+        for row in 0..64 {
+            for column in 0..128 {
+                assert!(seen.insert(f16.a_index(row, column, 4096)));
+            }
+        }
     }
 }

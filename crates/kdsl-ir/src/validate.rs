@@ -660,13 +660,19 @@ impl FunctionValidator<'_> {
                 tile(self, *b, MatrixRole::B, false);
                 tile(self, *c, MatrixRole::Accumulator, false);
             }
-            MatrixOp::GroupMultiplyAdd { .. } => {}
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => {}
         }
     }
 
     /// `matrix_group_mma`: a private `f32` accumulator of the shape's length, `f16` local
     /// memories, `u32` offsets and chunk strides.
     fn group_matrix(&mut self, op: &crate::matrix::MatrixOp, span: Span) {
+        if let crate::matrix::MatrixOp::GroupWait { pending } = op {
+            if *pending > crate::matrix_group::MAX_PENDING {
+                self.error(span, format!("`matrix_group_wait({pending})`"));
+            }
+            return;
+        }
         let crate::matrix::MatrixOp::GroupMultiplyAdd {
             shape,
             accumulator,
@@ -692,8 +698,16 @@ impl FunctionValidator<'_> {
             ),
         }
         for memory in [a, b] {
-            if memory.element != crate::GroupShape::INPUT || memory.space != AddressSpace::Local {
-                self.error(span, "matrix group memory is not local `f16`");
+            if memory.element != shape.input_element() || memory.space != AddressSpace::Local {
+                self.error(
+                    span,
+                    format!(
+                        "matrix group memory of `{}` in {:?} is not local `{}`",
+                        memory.element,
+                        memory.space,
+                        shape.input_element()
+                    ),
+                );
             }
         }
         for value in op.expressions() {

@@ -61,7 +61,8 @@ pub fn walk_block_mut(
                 crate::matrix::MatrixOp::Fill { value, .. } => {
                     walk_expression_mut(value, visit, visit_place)
                 }
-                crate::matrix::MatrixOp::MultiplyAdd { .. } => {}
+                crate::matrix::MatrixOp::MultiplyAdd { .. }
+                | crate::matrix::MatrixOp::GroupWait { .. } => {}
                 crate::matrix::MatrixOp::GroupMultiplyAdd {
                     a_offset,
                     a_chunk,

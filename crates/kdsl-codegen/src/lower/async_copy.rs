@@ -1,7 +1,8 @@
 //! Asynchronous copies from global to local memory on NVIDIA (`cp.async`, sm_80 on): a copy of
 //! 16 bytes bypasses L1 (`.cg`), one of 4 or 8 bytes goes through it (`.ca`, the only form
 //! those sizes have). Targets without asynchronous copies never get here: their statements
-//! were expanded into plain loads and stores (`kdsl_ir::async_copy::expand_plain`).
+//! were expanded into plain loads and stores (`kdsl_ir::async_copy::expand_plain`). On sm_90a
+//! a wait also fences the copies for wgmma (`lower::matrix_group`).
 
 use super::{FunctionLowering, LowerError, Result};
 use crate::target::AsyncCopies;
@@ -40,6 +41,11 @@ impl FunctionLowering<'_, '_> {
                 let function = self.intrinsic("llvm.nvvm.cp.async.wait.group", &[])?;
                 let pending = self.i32_constant(u64::from(*pending));
                 self.call_function(function, &[pending.into()])?;
+                if self.target.matrix_groups == crate::target::MatrixGroups::Wgmma {
+                    // The copies were written through the generic proxy; wgmma reads through
+                    // the async proxy, which sees them after this fence (and a barrier).
+                    self.proxy_fence()?;
+                }
             }
         }
         Ok(())

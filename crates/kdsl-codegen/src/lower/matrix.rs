@@ -154,7 +154,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 self.set_fragment(*d, accumulator, &values)
             }
-            MatrixOp::GroupMultiplyAdd { .. } => self.wgmma(op),
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => self.wgmma(op),
         }
     }
 

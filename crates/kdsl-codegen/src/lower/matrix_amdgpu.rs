@@ -292,7 +292,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 Ok(())
             }
-            MatrixOp::GroupMultiplyAdd { .. } => Err(LowerError(
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => Err(LowerError(
                 "matrix-group tiles reach AMDGPU as their plain definition".into(),
             )),
         }

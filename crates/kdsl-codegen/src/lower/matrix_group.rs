@@ -4,24 +4,29 @@
 //! statement completes where it stands as its plain definition does. LLVM 22 has intrinsics for
 //! the fence, commit and wait but none for `wgmma.mma_async` itself.
 //!
-//! The layouts of `kdsl_ir::matrix_group` are wgmma's unswizzled ("interleave") canonical
-//! layouts: `A` K-major, `B` MN-major (hence `imm-trans-b` = 1), core matrices of 8 rows of 16
-//! bytes stored contiguously. The leading-dimension offset of a descriptor is the distance
-//! between core matrices along K, the stride-dimension offset the distance along M or N. The
+//! The layouts of `kdsl_ir::matrix_group` are wgmma's canonical layouts of the 128-byte
+//! swizzle: `A` K-major; `B` MN-major for `f16` (hence `imm-trans-b` = 1), K-major for tf32.
+//! The stride-dimension offset of a descriptor is the distance between groups of 8 rows of
+//! 128 bytes; the leading-dimension offset of an MN-major operand the distance between its
+//! 128-byte-wide blocks along N (unused for K-major ones, which a step never leaves). The
 //! accumulator's element `i` is the instruction's register `i` (`accumulator_position`).
 
 use super::{FunctionLowering, LowerError, Result};
 use inkwell::values::{BasicValueEnum, IntValue};
-use kdsl_ir::matrix_group::{GroupShape, CHUNK_BYTES};
+use kdsl_ir::matrix_group::{GroupInput, SWIZZLE_ROW_BYTES, TILE_ALIGNMENT_BYTES};
 use kdsl_ir::{Expression, MatrixMemory, MatrixOp, ScalarType};
 
-/// Bytes between two core matrices of 8 rows of 16 bytes stored one after the other.
-const CORE_MATRIX_BYTES: u64 = 8 * CHUNK_BYTES as u64;
+/// Bytes between two groups of 8 rows of 128 bytes: the swizzle's period.
+const SWIZZLE_PERIOD_BYTES: u32 = TILE_ALIGNMENT_BYTES;
 
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     pub(super) fn wgmma(&mut self, op: &MatrixOp) -> Result<()> {
+        if let MatrixOp::GroupWait { pending } = op {
+            return self.wgmma_wait(*pending);
+        }
         let MatrixOp::GroupMultiplyAdd {
             shape,
+            asynchronous,
             accumulator,
             a,
             a_offset,
@@ -37,53 +42,65 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             )));
         };
         let i64_type = self.context.i64_type();
-        let element_bytes = u64::from(GroupShape::INPUT.size_in_bytes());
-        // `A`: K-major, chunk columns `a_chunk` elements apart along K, 8-row blocks 128 bytes
-        // apart along M.
-        let a_chunk_bytes = self.chunk_bytes(a_chunk, element_bytes)?;
-        let a_descriptor = self.descriptor(
-            a,
-            a_offset,
-            a_chunk_bytes,
-            i64_type.const_int(CORE_MATRIX_BYTES, false),
-        )?;
-        // `B`: MN-major, 8-row blocks (of K) 128 bytes apart, chunk columns (of N) `b_chunk`
-        // elements apart.
-        let b_chunk_bytes = self.chunk_bytes(b_chunk, element_bytes)?;
-        let b_descriptor = self.descriptor(
-            b,
-            b_offset,
-            i64_type.const_int(CORE_MATRIX_BYTES, false),
-            b_chunk_bytes,
-        )?;
-        // Step s starts 2 s chunk columns further into `A` and 16 s rows further into `B`
-        // (the descriptors' addresses count 16 bytes).
-        let steps = shape.depth / GroupShape::depth_step();
-        let a_step = self.builder.build_right_shift(
-            a_chunk_bytes,
-            i64_type.const_int(3, false),
-            false,
-            "",
-        )?;
-        let b_step = i64_type.const_int(
-            u64::from(GroupShape::depth_step()) * u64::from(CHUNK_BYTES) / 16,
-            false,
-        );
+        let constant = |value: u64| i64_type.const_int(value, false);
+        let element_bytes = u64::from(shape.input_element().size_in_bytes());
+        let period = constant(u64::from(SWIZZLE_PERIOD_BYTES));
+        let a_block_bytes = self.chunk_bytes(a_chunk, element_bytes)?;
+        let b_block_bytes = self.chunk_bytes(b_chunk, element_bytes)?;
+        // K-major operands (`A`; tf32's `B`) read 8-row groups 1024 bytes apart; their leading
+        // offset is unused (one 16-byte unit by convention).
+        let a_descriptor = self.descriptor(a, a_offset, constant(16), period)?;
+        let (b_descriptor, instruction, transpose) = match shape.input {
+            // `B` MN-major: 64-column blocks (of N) `b_chunk` elements apart, 8-row groups (of
+            // K) 1024 bytes apart.
+            GroupInput::F16 => (
+                self.descriptor(b, b_offset, b_block_bytes, period)?,
+                format!("m64n{}k16.f32.f16.f16", shape.columns),
+                ", 0, 1",
+            ),
+            // tf32 has no transposed operands: `B` is K-major as `A` is.
+            GroupInput::Tf32 => (
+                self.descriptor(b, b_offset, constant(16), period)?,
+                format!("m64n{}k8.f32.tf32.tf32", shape.columns),
+                "",
+            ),
+        };
+        // Step s reads k from `s * step` on: along a K-major operand, block `k / per_row` and
+        // byte `k % per_row` of its rows (the units swizzle the address); along `B` of `f16`,
+        // `step` rows of 128 bytes further. The descriptors' addresses count 16 bytes.
+        let steps = shape.depth / shape.depth_step();
+        let per_row = shape.row_elements();
         let mut descriptors: Vec<BasicValueEnum<'ctx>> = Vec::new();
-        for step in 0..u64::from(steps) {
-            let count = i64_type.const_int(step, false);
-            let a_offset = self.builder.build_int_mul(a_step, count, "")?;
-            let b_offset = self.builder.build_int_mul(b_step, count, "")?;
-            descriptors.push(
-                self.builder
-                    .build_int_add(a_descriptor, a_offset, "")?
-                    .into(),
-            );
-            descriptors.push(
-                self.builder
-                    .build_int_add(b_descriptor, b_offset, "")?
-                    .into(),
-            );
+        for step in 0..steps {
+            let k = step * shape.depth_step();
+            let along_k =
+                |lowering: &mut Self, descriptor, block_bytes| -> Result<IntValue<'ctx>> {
+                    let blocks = lowering.builder.build_int_mul(
+                        block_bytes,
+                        constant(u64::from(k / per_row)),
+                        "",
+                    )?;
+                    let bytes = lowering.builder.build_int_add(
+                        blocks,
+                        constant(u64::from(k % per_row) * element_bytes),
+                        "",
+                    )?;
+                    let units =
+                        lowering
+                            .builder
+                            .build_right_shift(bytes, constant(4), false, "")?;
+                    Ok(lowering.builder.build_int_add(descriptor, units, "")?)
+                };
+            descriptors.push(along_k(self, a_descriptor, a_block_bytes)?.into());
+            let b = match shape.input {
+                GroupInput::F16 => self.builder.build_int_add(
+                    b_descriptor,
+                    constant(u64::from(k * SWIZZLE_ROW_BYTES / 16)),
+                    "",
+                )?,
+                GroupInput::Tf32 => along_k(self, b_descriptor, b_block_bytes)?,
+            };
+            descriptors.push(b.into());
         }
 
         let length = shape.accumulator_length();
@@ -100,12 +117,15 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         for step in 0..steps {
             let a_operand = 2 * length + 2 * step;
             assembly.push_str(&format!(
-                "wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16 {{{registers}}}, ${a_operand}, ${}, p, 1, 1, 0, 1;\n",
-                shape.columns,
+                "wgmma.mma_async.sync.aligned.{instruction} {{{registers}}}, ${a_operand}, ${}, p, 1, 1{transpose};\n",
                 a_operand + 1
             ));
         }
-        assembly.push_str("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}");
+        assembly.push_str("wgmma.commit_group.sync.aligned;\n");
+        if !asynchronous {
+            assembly.push_str("wgmma.wait_group.sync.aligned 0;\n");
+        }
+        assembly.push('}');
         let mut constraints: Vec<String> = (0..length).map(|_| "=f".to_string()).collect();
         constraints.extend((0..length).map(|index| index.to_string()));
         constraints.extend((0..2 * steps).map(|_| "l".to_string()));
@@ -153,6 +173,84 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(())
     }
 
+    /// `wgmma.wait_group`, then every accumulator an asynchronous statement of the function
+    /// writes passes through an empty assembly block, so nothing reads its registers before
+    /// the wait (LLVM sees no other dependence between them).
+    fn wgmma_wait(&mut self, pending: u32) -> Result<()> {
+        let void = self.context.void_type().fn_type(&[], false);
+        let wait = self.context.create_inline_asm(
+            void,
+            format!("wgmma.wait_group.sync.aligned {pending};"),
+            "~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder.build_indirect_call(void, wait, &[], "")?;
+        let mut accumulators = Vec::new();
+        kdsl_ir::visit::visit_block(
+            &self.function.body,
+            &mut AsynchronousAccumulators(&mut accumulators),
+        );
+        for (accumulator, length) in accumulators {
+            let values = self.group_accumulator(accumulator, length, false, &[])?;
+            let f32_type = self.context.f32_type();
+            let result_type = self
+                .context
+                .struct_type(&vec![f32_type.into(); length as usize], false);
+            let parameter_types: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> =
+                vec![f32_type.into(); length as usize];
+            let mut constraints: Vec<String> = (0..length).map(|_| "=f".to_string()).collect();
+            constraints.extend((0..length).map(|index| index.to_string()));
+            let fence = self.context.create_inline_asm(
+                result_type.fn_type(&parameter_types, false),
+                String::new(),
+                constraints.join(","),
+                true,
+                false,
+                None,
+                false,
+            );
+            let arguments: Vec<inkwell::values::BasicMetadataValueEnum<'ctx>> =
+                values.iter().map(|value| (*value).into()).collect();
+            let call = self.builder.build_indirect_call(
+                result_type.fn_type(&parameter_types, false),
+                fence,
+                &arguments,
+                "",
+            )?;
+            let result = call
+                .try_as_basic_value()
+                .basic()
+                .ok_or_else(|| LowerError("the accumulator fence has no result".into()))?
+                .into_struct_value();
+            let mut outputs = Vec::with_capacity(length as usize);
+            for index in 0..length {
+                outputs.push(self.builder.build_extract_value(result, index, "")?);
+            }
+            self.group_accumulator(accumulator, length, true, &outputs)?;
+        }
+        Ok(())
+    }
+
+    /// `fence.proxy.async.shared::cta`: local memory written through the generic proxy is
+    /// seen by wgmma's reads through the async proxy.
+    pub(super) fn proxy_fence(&mut self) -> Result<()> {
+        let void = self.context.void_type().fn_type(&[], false);
+        let fence = self.context.create_inline_asm(
+            void,
+            "fence.proxy.async.shared::cta;".to_string(),
+            "~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder.build_indirect_call(void, fence, &[], "")?;
+        Ok(())
+    }
+
     /// A `u32` chunk stride in elements as bytes, `i64`.
     fn chunk_bytes(&mut self, chunk: &Expression, element_bytes: u64) -> Result<IntValue<'ctx>> {
         let i64_type = self.context.i64_type();
@@ -163,8 +261,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .build_int_mul(wide, i64_type.const_int(element_bytes, false), "")?)
     }
 
-    /// A wgmma shared-memory descriptor without swizzling: the start address and the two
-    /// offsets in 16-byte units, at bits 0, 16 and 32.
+    /// A wgmma shared-memory descriptor of the 128-byte swizzle: the start address and the two
+    /// offsets in 16-byte units, at bits 0, 16 and 32, and the layout type at bit 62. The
+    /// swizzle follows address bits, so tiles are 1024-byte aligned (base offset 0).
     fn descriptor(
         &mut self,
         memory: &MatrixMemory,
@@ -190,7 +289,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let leading = field(self, leading_bytes, 16)?;
         let stride = field(self, stride_bytes, 32)?;
         let descriptor = self.builder.build_or(start, leading, "")?;
-        Ok(self.builder.build_or(descriptor, stride, "")?)
+        let descriptor = self.builder.build_or(descriptor, stride, "")?;
+        // Layout type 1 at bits 62-63: the 128-byte swizzle.
+        Ok(self.builder.build_or(descriptor, constant(1 << 62), "")?)
     }
 
     /// Loads the accumulator's `length` `f32` elements, or (`store`) writes `values` to them.
@@ -218,5 +319,26 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
         }
         Ok(loaded)
+    }
+}
+
+/// The accumulators (and lengths) of a function's `matrix_group_mma_async` statements, each
+/// once.
+struct AsynchronousAccumulators<'a>(&'a mut Vec<(kdsl_ir::PlaceBase, u32)>);
+
+impl kdsl_ir::visit::Visitor for AsynchronousAccumulators<'_> {
+    fn enter_statement(&mut self, statement: &kdsl_ir::Statement) {
+        if let kdsl_ir::StatementKind::Matrix(MatrixOp::GroupMultiplyAdd {
+            shape,
+            accumulator,
+            asynchronous: true,
+            ..
+        }) = &statement.kind
+        {
+            let entry = (*accumulator, shape.accumulator_length());
+            if !self.0.contains(&entry) {
+                self.0.push(entry);
+            }
+        }
     }
 }
