@@ -227,7 +227,7 @@ impl MatrixOp {
             MatrixOp::Store { .. } => "matrix_store",
             MatrixOp::Fill { .. } => "matrix_fill",
             MatrixOp::MultiplyAdd { .. } => "matrix_mma",
-            MatrixOp::GroupMultiplyAdd { .. } => "matrix_group_mma",
+            MatrixOp::GroupMultiplyAdd { .. } => GROUP_MULTIPLY_ADD,
         }
     }
 
@@ -280,8 +280,11 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
     "matrix_store",
     "matrix_fill",
     "matrix_mma",
-    "matrix_group_mma",
+    GROUP_MULTIPLY_ADD,
 ];
+
+/// The name of a matrix group's statement, [`MatrixOp::GroupMultiplyAdd`].
+pub const GROUP_MULTIPLY_ADD: &str = "matrix_group_mma";
 
 /// `module` with every matrix statement replaced by its plain definition: loops over the
 /// tile in private memory and sub-group queries, for targets without matrix units and for

@@ -17,6 +17,8 @@ pub const GROUP_SIZE: u32 = 128;
 pub const ROWS: u32 = 64;
 /// The widths N the accumulator can have: multiples of 8 up to 256.
 pub const MAX_COLUMNS: u32 = 256;
+/// The largest depth K of one statement.
+pub const MAX_DEPTH: u32 = 4096;
 /// `A` and `B` are stored in chunks of this many bytes along their contiguous dimension.
 pub const CHUNK_BYTES: u32 = 16;
 
@@ -55,17 +57,25 @@ impl GroupShape {
     /// shape has that length (N would not be a multiple of 8 from 8 to 256) or the depth is
     /// not a positive multiple of the instruction's.
     pub fn of_accumulator(length: u64, depth: u64) -> Option<GroupShape> {
-        let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
-        let valid = length > 0
-            && columns % 8 == 0
-            && columns <= u64::from(MAX_COLUMNS)
-            && depth > 0
-            && depth % u64::from(Self::depth_step()) == 0
-            && depth <= 4096;
-        valid.then(|| GroupShape {
-            columns: columns as u32,
+        let columns = Self::columns_of_accumulator(length)?;
+        Self::valid_depth(depth).then_some(GroupShape {
+            columns,
             depth: depth as u32,
         })
+    }
+
+    /// N of an accumulator `length` elements long: `None` unless N = 128 · length / 64 is a
+    /// multiple of 8 from 8 to 256.
+    pub fn columns_of_accumulator(length: u64) -> Option<u32> {
+        let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
+        let valid = length > 0 && columns % 8 == 0 && columns <= u64::from(MAX_COLUMNS);
+        valid.then_some(columns as u32)
+    }
+
+    /// Whether K = `depth` is a positive multiple of [`GroupShape::depth_step`] up to
+    /// [`MAX_DEPTH`].
+    pub fn valid_depth(depth: u64) -> bool {
+        depth > 0 && depth % u64::from(Self::depth_step()) == 0 && depth <= u64::from(MAX_DEPTH)
     }
 
     /// The shape as users read it: `m64n128k64 f16`.

@@ -398,6 +398,184 @@ fn ring_product_check(reference: &[InterpArgument], _: &[InterpArgument]) -> Cas
     }
 }
 
+// Matrix-group tiles (tests/kernels/matrix_group.krn). The inputs are small integers, so every
+// product and sum is exact in f32 and every target, in any order of summation, gives the same
+// bits; the host reference reads the layouts from `kdsl_ir::matrix_group`, their one
+// definition.
+
+/// Where a kernel of tests/kernels/matrix_group.krn keeps its operands (element counts).
+struct GroupKernel {
+    name: &'static str,
+    /// N and K.
+    columns: u32,
+    depth: u32,
+    /// `A`: where group 0's starts, the chunk stride, how far apart two groups' are, the length.
+    a_start: u32,
+    a_chunk: u32,
+    a_group: u32,
+    a_length: u32,
+    /// `B`: its start, chunk stride and length; whether it is in launch-sized local memory.
+    b_start: u32,
+    b_chunk: u32,
+    b_length: u32,
+    local_b: bool,
+}
+
+const GROUP_WIDE: GroupKernel = GroupKernel {
+    name: "group_mma_wide",
+    columns: 128,
+    depth: 64,
+    a_start: 8,
+    a_chunk: 520,
+    a_group: 8 * 520,
+    a_length: 8 + 2 * 8 * 520,
+    b_start: 8,
+    b_chunk: 520,
+    b_length: 8 + 16 * 520,
+    local_b: false,
+};
+
+const GROUP_NARROW: GroupKernel = GroupKernel {
+    name: "group_mma_narrow",
+    columns: 16,
+    depth: 48,
+    a_start: 16,
+    a_chunk: 520,
+    a_group: 6 * 520,
+    a_length: 16 + 2 * 6 * 520,
+    b_start: 16,
+    b_chunk: 392,
+    b_length: 16 + 2 * 392,
+    local_b: true,
+};
+
+/// A launch of one work-group of `items` (128: one matrix group, 256: two): `A` of both groups
+/// and `B` with integers from -4 to 4 at the places `a_index` and `b_index` give, 99 in the
+/// padding (which would change any result that read it), and `C` with integers from -1000 to
+/// 1000 in each work-item's accumulator array.
+fn group_case(kernel: &GroupKernel, items: u32, seed: u64) -> Case {
+    use kdsl_ir::matrix_group::{a_index, b_index, ROWS};
+    let mut random = Random::new(seed);
+    let mut small = || random.i64_in(-4, 5) as f32;
+    let mut a = vec![99.0f32; kernel.a_length as usize];
+    for group in 0..2 {
+        for row in 0..ROWS {
+            for column in 0..kernel.depth {
+                let at =
+                    kernel.a_start + group * kernel.a_group + a_index(row, column, kernel.a_chunk);
+                a[at as usize] = small();
+            }
+        }
+    }
+    let mut b = vec![99.0f32; kernel.b_length as usize];
+    for row in 0..kernel.depth {
+        for column in 0..kernel.columns {
+            b[(kernel.b_start + b_index(row, column, kernel.b_chunk)) as usize] = small();
+        }
+    }
+    let length = (items * kernel.columns / 2) as usize;
+    let c: Vec<f32> = (0..length)
+        .map(|_| random.i64_in(-1000, 1001) as f32)
+        .collect();
+    let halves = |values: Vec<f32>| -> Vec<kdsl_interp::f16> {
+        values.into_iter().map(kdsl_interp::f16::from_f32).collect()
+    };
+    let mut arguments = vec![
+        buffer(vec![0.0f32; length]),
+        buffer(halves(a)),
+        buffer(halves(b)),
+        buffer(c),
+    ];
+    if kernel.local_b {
+        arguments.push(InterpArgument::local(
+            ScalarType::F16,
+            kernel.b_length.into(),
+        ));
+    }
+    let mut case = Case::new(kernel.name, InterpLaunch::new([items], [items]), arguments);
+    case.check = Some(group_reference_check);
+    case
+}
+
+/// Each work-item's accumulator after `acc += A x B`, from the launch's inputs: work-item t of
+/// group g holds element (row, column) = `accumulator_position(t, i)` at index i.
+fn group_reference(arguments: &[InterpArgument]) -> Vec<f64> {
+    use kdsl_ir::matrix_group::{a_index, accumulator_position, b_index, GROUP_SIZE};
+    let kernel = if arguments.len() == 5 {
+        &GROUP_NARROW
+    } else {
+        &GROUP_WIDE
+    };
+    let floats = |index: usize| as_f64s(&arguments[index]).expect("a float buffer");
+    let (a, b, c) = (floats(1), floats(2), floats(3));
+    let length = kernel.columns / 2;
+    let items = c.len() as u32 / length;
+    let mut want = c.clone();
+    for item in 0..items {
+        let (group, position) = (item / GROUP_SIZE, item % GROUP_SIZE);
+        for index in 0..length {
+            let (row, column) = accumulator_position(position, index);
+            let a_start = kernel.a_start + group * kernel.a_group;
+            want[(item * length + index) as usize] += (0..kernel.depth)
+                .map(|k| {
+                    a[(a_start + a_index(row, k, kernel.a_chunk)) as usize]
+                        * b[(kernel.b_start + b_index(k, column, kernel.b_chunk)) as usize]
+                })
+                .sum::<f64>();
+        }
+    }
+    want
+}
+
+/// The outputs (here the device's) against [`group_reference`], exactly.
+fn group_reference_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> CaseResult {
+    let want = group_reference(outputs);
+    let got = as_f64s(&outputs[0]).ok_or("D is not a float buffer")?;
+    match want.iter().zip(&got).position(|(want, got)| want != got) {
+        Some(index) => Err(format!(
+            "accumulator element {index}: {} against the layouts' {}",
+            got[index], want[index]
+        )),
+        None if want.len() == got.len() => Ok(()),
+        None => Err(format!("{} results, {} expected", got.len(), want.len())),
+    }
+}
+
+fn group_cases() -> Vec<Case> {
+    vec![
+        group_case(&GROUP_WIDE, 128, 120),
+        group_case(&GROUP_WIDE, 256, 121),
+        group_case(&GROUP_NARROW, 128, 122),
+        group_case(&GROUP_NARROW, 256, 123),
+    ]
+}
+
+#[test]
+fn matrix_group_tiles() {
+    differential(
+        "tests/kernels/matrix_group.krn",
+        || test_kernel_bundle("matrix_group"),
+        examples_required(),
+        group_cases(),
+    );
+}
+
+#[test]
+fn matrix_group_interpreter_follows_the_layouts() {
+    let module = compile_file("tests/kernels/matrix_group.krn");
+    for case in group_cases() {
+        // Sub-groups of 8 to 64 lanes: the matrix groups do not depend on them.
+        for lanes in [8, 32, 64] {
+            let mut arguments = case.arguments.clone();
+            let launch = case.launch.with_sub_group_size(lanes);
+            run_kernel(&module, case.kernel, &launch, &mut arguments).expect("interpreter");
+            let items = launch.work_group_size();
+            group_reference_check(&case.arguments, &arguments)
+                .unwrap_or_else(|why| panic!("{} on {items} work-items: {why}", case.kernel));
+        }
+    }
+}
+
 /// The launches of tests/kernels/async_copy.krn: `async_stream` over `groups` work-groups of
 /// `blocks` blocks each, and `async_sizes` over `groups` work-groups.
 fn async_copy_cases(seed: u64, groups: usize, blocks: usize) -> Vec<Case> {
