@@ -25,7 +25,8 @@ done
 for source in tests/kernels/*.krn; do
   name=$(basename "$source" .krn)
   arches=sm_75,sm_90
-  case $name in *tf32*) arches=sm_90 ;; esac
+  # Matrix-group tiles reach the matrix units (wgmma) only in an sm_90a image, which an H200 picks.
+  case $name in *tf32*) arches=sm_90 ;; matrix_group) arches=sm_75,sm_90,sm_90a ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done
 # The launch-sized local arrays as a SYCLBIN too, for the differential tests' SYCLBIN case.

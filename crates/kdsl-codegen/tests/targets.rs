@@ -92,6 +92,55 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
     );
 }
 
+/// Matrix-group tiles reach sm_90a's `wgmma` (one instruction per 16 of depth, in an assembly
+/// block that ptxas accepts for sm_90a), and every other NVIDIA processor runs their plain
+/// definition.
+#[test]
+fn matrix_groups_use_wgmma_on_sm_90a_only() {
+    let name = "matrix_group";
+    let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
+    let module = module_of(name, &std::fs::read_to_string(path).unwrap());
+    let spec = TargetSpec::ptx(Some("sm_90a"));
+    let artifact = compile_ok(name, &module, &spec);
+    let ptx = String::from_utf8(artifact.image.bytes.clone()).unwrap();
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+    let count = |pattern: &str| ptx.matches(pattern).count();
+    // group_mma_wide: depth 64 in one statement; group_mma_narrow: depth 16, three times.
+    let wide = count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
+    let narrow = count("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16");
+    assert!(
+        wide == 4 && (narrow == 1 || narrow == 3),
+        "{wide} and {narrow} wgmma: {ptx}"
+    );
+    assert_eq!(
+        count("wgmma.commit_group.sync.aligned"),
+        count("wgmma.wait_group.sync.aligned 0"),
+        "{ptx}"
+    );
+    let file = scratch_file(&format!("{name}-sm_90a.ptx"), ptx.as_bytes());
+    run(
+        Command::new(ptxas())
+            .arg("-arch=sm_90a")
+            .arg(&file)
+            .arg("-o")
+            .arg("/dev/null"),
+        &format!("ptxas -arch=sm_90a on {name}"),
+    );
+    let _ = std::fs::remove_file(file);
+    assert!(
+        artifact.image.matrix_units,
+        "the sm_90a image uses matrix units"
+    );
+    for arch in ["sm_75", "sm_90"] {
+        let plain = compile_ok(name, &module, &TargetSpec::ptx(Some(arch)));
+        let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
+        assert!(
+            !text.contains("wgmma") && !plain.image.matrix_units,
+            "{arch}: {text}"
+        );
+    }
+}
+
 /// Matrix tiles reach the tensor cores on NVIDIA (`wmma`; tf32 tiles `mma.sync` m16n8k8, in
 /// registers: no local memory), and every other target, or an NVIDIA processor without the
 /// shape, is told apart.
