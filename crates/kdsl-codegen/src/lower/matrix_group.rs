@@ -94,19 +94,20 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .collect::<Vec<_>>()
             .join(", ");
         let scale = 2 * length + 2 * steps;
-        // `{` and `}` are written `$(` and `$)`: LLVM reads bare braces as dialect variants.
+        // Braces are literal in LLVM's inline assembly; `$(`, `$|` and `$)` would be dialect
+        // variants.
         let mut assembly = format!(
-            "$(\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\nfence.proxy.async.shared::cta;\nwgmma.fence.sync.aligned;\n"
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\nfence.proxy.async.shared::cta;\nwgmma.fence.sync.aligned;\n"
         );
         for step in 0..steps {
             let a_operand = 2 * length + 2 * step;
             assembly.push_str(&format!(
-                "wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16 $({registers}$), ${a_operand}, ${}, p, 1, 1, 0, 1;\n",
+                "wgmma.mma_async.sync.aligned.m64n{}k16.f32.f16.f16 {{{registers}}}, ${a_operand}, ${}, p, 1, 1, 0, 1;\n",
                 shape.columns,
                 a_operand + 1
             ));
         }
-        assembly.push_str("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n$)");
+        assembly.push_str("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n}");
         let mut constraints: Vec<String> = (0..length).map(|_| "=f".to_string()).collect();
         constraints.extend((0..length).map(|index| index.to_string()));
         constraints.extend((0..2 * steps).map(|_| "l".to_string()));
