@@ -68,14 +68,16 @@ impl GroupShape {
     /// multiple of 8 from 8 to 256.
     pub fn columns_of_accumulator(length: u64) -> Option<u32> {
         let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
-        let valid = length > 0 && columns % 8 == 0 && columns <= u64::from(MAX_COLUMNS);
+        let valid = length > 0 && columns.is_multiple_of(8) && columns <= u64::from(MAX_COLUMNS);
         valid.then_some(columns as u32)
     }
 
     /// Whether K = `depth` is a positive multiple of [`GroupShape::depth_step`] up to
     /// [`MAX_DEPTH`].
     pub fn valid_depth(depth: u64) -> bool {
-        depth > 0 && depth % u64::from(Self::depth_step()) == 0 && depth <= u64::from(MAX_DEPTH)
+        depth > 0
+            && depth.is_multiple_of(u64::from(Self::depth_step()))
+            && depth <= u64::from(MAX_DEPTH)
     }
 
     /// The shape as users read it: `m64n128k64 f16`.

@@ -158,6 +158,7 @@ impl Checker<'_> {
                     return None;
                 }
                 let mut candidates: Vec<&str> = Builtin::all_names().collect();
+                candidates.extend(kdsl_ir::matrix::MATRIX_FUNCTIONS);
                 let device_names: Vec<String> = self.signatures.keys().cloned().collect();
                 candidates.extend(device_names.iter().map(String::as_str));
                 let mut diagnostic = Diagnostic::error(
