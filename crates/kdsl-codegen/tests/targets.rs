@@ -105,13 +105,21 @@ fn matrix_groups_use_wgmma_on_sm_90a_only() {
     let ptx = String::from_utf8(artifact.image.bytes.clone()).unwrap();
     assert!(ptx.contains(".target sm_90a"), "{ptx}");
     let count = |pattern: &str| ptx.matches(pattern).count();
-    // group_mma_wide: depth 64 in one statement; group_mma_narrow: depth 16, three times.
-    let wide = count("wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16");
-    let narrow = count("wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16");
-    assert!(
-        wide == 4 && (narrow == 1 || narrow == 3),
-        "{wide} and {narrow} wgmma: {ptx}"
-    );
+    // The instructions of each kernel (its `.entry` up to the next).
+    let in_kernel = |kernel: &str, instruction: &str| {
+        let start = ptx.find(&format!(".entry {kernel}(")).expect(kernel);
+        let rest = &ptx[start + 1..];
+        let end = rest.find(".entry").map_or(ptx.len(), |end| start + 1 + end);
+        ptx[start..end].matches(instruction).count()
+    };
+    let n128 = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    let n16 = "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16";
+    // Depth 64 in one statement: four instructions; depth 16 in a loop of three: one or three.
+    assert_eq!(in_kernel("group_mma_wide", n128), 4, "{ptx}");
+    assert_eq!(in_kernel("group_gemm", n128), 4, "{ptx}");
+    let narrow = in_kernel("group_mma_narrow", n16);
+    assert!([1, 3].contains(&narrow), "{ptx}");
+    assert_eq!(count("wgmma.mma_async"), 8 + narrow, "{ptx}");
     assert_eq!(
         count("wgmma.commit_group.sync.aligned"),
         count("wgmma.wait_group.sync.aligned 0"),

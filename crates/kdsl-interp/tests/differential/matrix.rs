@@ -541,13 +541,69 @@ fn group_reference_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> Ca
     }
 }
 
+/// `group_gemm`, the example of docs/language.md: C = A x B for m = 64, n = 256, k = 128 (two
+/// work-groups, two steps of depth), small integers again.
+fn group_gemm_case() -> Case {
+    let (m, n, k) = (64usize, 256usize, 128usize);
+    let mut random = Random::new(124);
+    let mut small = |count: usize| -> Vec<kdsl_interp::f16> {
+        (0..count)
+            .map(|_| kdsl_interp::f16::from_f32(random.i64_in(-4, 5) as f32))
+            .collect()
+    };
+    let (a, b) = (small(m * k), small(k * n));
+    let mut case = Case::new(
+        "group_gemm",
+        InterpLaunch::new([n as u32, m as u32 / 64], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(a),
+            buffer(b),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    );
+    case.check = Some(group_gemm_check);
+    case
+}
+
+/// The outputs' C against the row-major product, exactly.
+fn group_gemm_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> CaseResult {
+    let size = |index: usize| match outputs[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    let floats = |index: usize| as_f64s(&outputs[index]).unwrap_or_default();
+    let (c, a, b) = (floats(0), floats(1), floats(2));
+    let (n, k) = (size(3), size(4));
+    let m = c.len() / n.max(1);
+    let want = reference_mma(&a, &b, &vec![0.0; m * n], m, n, k);
+    match want.iter().zip(&c).position(|(want, got)| want != got) {
+        Some(index) => Err(format!(
+            "C element {index}: {} against {}",
+            c[index], want[index]
+        )),
+        None if !want.is_empty() => Ok(()),
+        None => Err("no results".into()),
+    }
+}
+
 fn group_cases() -> Vec<Case> {
     vec![
         group_case(&GROUP_WIDE, 128, 120),
         group_case(&GROUP_WIDE, 256, 121),
         group_case(&GROUP_NARROW, 128, 122),
         group_case(&GROUP_NARROW, 256, 123),
+        group_gemm_case(),
     ]
+}
+
+#[test]
+fn matrix_group_example_is_the_documented_one() {
+    let read = |path: &str| std::fs::read_to_string(workspace().join(path)).unwrap();
+    let kernels = read("tests/kernels/matrix_group.krn");
+    let example = &kernels[kernels.find("const A_CHUNK").unwrap()..];
+    assert!(read("docs/language.md").contains(example));
 }
 
 #[test]
@@ -570,7 +626,8 @@ fn matrix_group_interpreter_follows_the_layouts() {
             let launch = case.launch.with_sub_group_size(lanes);
             run_kernel(&module, case.kernel, &launch, &mut arguments).expect("interpreter");
             let items = launch.work_group_size();
-            group_reference_check(&case.arguments, &arguments)
+            let check = case.check.expect("a check");
+            check(&case.arguments, &arguments)
                 .unwrap_or_else(|why| panic!("{} on {items} work-items: {why}", case.kernel));
         }
     }
