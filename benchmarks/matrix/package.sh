@@ -31,6 +31,17 @@ grep -v '^#' "$variants" | while read -r name file kernel tf32 depth buffering s
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/$name.ptx"
   echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
 done
+# The GEMMs on matrix-group tiles (wgmma, sm_90a): wgmma_variants.txt, the examples included.
+cp "$here/wgmma_variants.py" "$here/wgmma_variants.txt" "$out/"
+grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups tiles columns stages; do
+  [ -n "$name" ] || continue
+  case $file in
+    examples/*) cp "$file" "$out/krn/$name.krn" ;;
+    *) python3 "$here/wgmma_variants.py" "$input" "$groups" "$tiles" "$columns" "$stages" "$out/krn/$name.krn" ;;
+  esac
+  target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90a --emit ptx -o "$out/ptx/$name.ptx"
+  echo "$name: $("$ptxas" -arch=sm_90a -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
+done
 # tf32 tiles straight from global memory, for check_tf32.py.
 target/debug/kdsl compile tests/kernels/matrix_tf32.krn --target ptx --arch sm_90 --emit ptx -o "$out/ptx/matrix_tf32.ptx"
 cat "$out/ptxas.txt"

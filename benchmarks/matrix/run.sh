@@ -15,7 +15,7 @@ cp "$here/ptxas.txt" "$out/ptxas.txt"
 # where scripts/gpu-package.sh put the binary.
 if [ -x "$carry/differential" ]; then
   KDSL_WORKSPACE=$(cd "$carry/.." && pwd) KDSL_TEST_BUNDLES=$carry/bundles KDSL_TEST_DEVICE=cuda \
-    timeout 120 "$carry/differential" --test-threads=1 --nocapture matrix gemm_on_matrix_units async_copies \
+    timeout 180 "$carry/differential" --test-threads=1 --nocapture matrix gemm_on_matrix async_copies \
     > "$out/differential.txt" 2>&1
   echo "differential rc=$?" >> "$out/differential.txt"
   tail -n 30 "$out/differential.txt"
@@ -32,6 +32,14 @@ while read -r name source kernel tf32 depth buffering stages threads group; do
   argument=$kernel@$name$(python3 "$here/gemm_variants.py" launch "$tf32" "$depth" "$buffering" "$stages" "$threads")
   case $source in examples/*) examples+=("$argument") ;; *) variants+=("$argument") ;; esac
 done < "$here/variants.txt"
+# The matrix-group GEMMs (wgmma_variants.txt): examples among the examples, the rest variants.
+while read -r name source input groups tiles columns stages; do
+  case $name in ''|'#'*) continue ;; esac
+  kernel=hgemm_wgmma
+  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; esac
+  argument=$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")
+  case $source in examples/*) examples+=("$argument") ;; *) variants+=("$argument") ;; esac
+done < "$here/wgmma_variants.txt"
 # The examples against cuBLAS and Triton at every size (EXAMPLE_SIZES); the variants against
 # cuBLAS at the two large ones (VARIANT_SIZES).
 if [ ${#examples[@]} -gt 0 ]; then

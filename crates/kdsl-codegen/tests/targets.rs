@@ -73,8 +73,12 @@ fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_c
 }
 
 /// The kernel files with tf32 matrix tiles, which NVIDIA processors before sm_80 cannot run.
-fn needs_sm_80(name: &str) -> bool {
-    name.contains("tf32")
+/// Whether `module` has sub-group tf32 tiles, which need sm_80 (matrix-group ones compile for
+/// every processor).
+fn needs_sm_80(module: &kdsl_ir::Module) -> bool {
+    kdsl_ir::analysis::ModuleFeatures::new(module)
+        .matrix_shapes()
+        .contains(&kdsl_ir::MatrixShape::Tf32M16N16K8)
 }
 
 /// `module` is refused for `spec` with E0601 diagnostics that name the target.
@@ -92,6 +96,63 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
     );
 }
 
+/// Matrix-group tiles reach sm_90a's `wgmma` (one instruction per 16 of depth, in an assembly
+/// block that ptxas accepts for sm_90a), and every other NVIDIA processor runs their plain
+/// definition.
+#[test]
+fn matrix_groups_use_wgmma_on_sm_90a_only() {
+    let name = "matrix_group";
+    let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
+    let module = module_of(name, &std::fs::read_to_string(path).unwrap());
+    let spec = TargetSpec::ptx(Some("sm_90a"));
+    let artifact = compile_ok(name, &module, &spec);
+    let ptx = String::from_utf8(artifact.image.bytes.clone()).unwrap();
+    assert!(ptx.contains(".target sm_90a"), "{ptx}");
+    let count = |pattern: &str| ptx.matches(pattern).count();
+    // The instructions of each kernel (its `.entry` up to the next).
+    let in_kernel = |kernel: &str, instruction: &str| {
+        let start = ptx.find(&format!(".entry {kernel}(")).expect(kernel);
+        let rest = &ptx[start + 1..];
+        let end = rest.find(".entry").map_or(ptx.len(), |end| start + 1 + end);
+        ptx[start..end].matches(instruction).count()
+    };
+    let n128 = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    let n16 = "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16";
+    // Depth 64 in one statement: four instructions; depth 16 in a loop of three: one or three.
+    assert_eq!(in_kernel("group_mma_wide", n128), 4, "{ptx}");
+    assert_eq!(in_kernel("group_gemm", n128), 4, "{ptx}");
+    let narrow = in_kernel("group_mma_narrow", n16);
+    assert!([1, 3].contains(&narrow), "{ptx}");
+    assert_eq!(count("wgmma.mma_async"), 8 + narrow, "{ptx}");
+    assert_eq!(
+        count("wgmma.commit_group.sync.aligned"),
+        count("wgmma.wait_group.sync.aligned 0"),
+        "{ptx}"
+    );
+    let file = scratch_file(&format!("{name}-sm_90a.ptx"), ptx.as_bytes());
+    run(
+        Command::new(ptxas())
+            .arg("-arch=sm_90a")
+            .arg(&file)
+            .arg("-o")
+            .arg("/dev/null"),
+        &format!("ptxas -arch=sm_90a on {name}"),
+    );
+    let _ = std::fs::remove_file(file);
+    assert!(
+        artifact.image.matrix_units,
+        "the sm_90a image uses matrix units"
+    );
+    for arch in ["sm_75", "sm_90"] {
+        let plain = compile_ok(name, &module, &TargetSpec::ptx(Some(arch)));
+        let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
+        assert!(
+            !text.contains("wgmma") && !plain.image.matrix_units,
+            "{arch}: {text}"
+        );
+    }
+}
+
 /// Matrix tiles reach the tensor cores on NVIDIA (`wmma`; tf32 tiles `mma.sync` m16n8k8, in
 /// registers: no local memory), and every other target, or an NVIDIA processor without the
 /// shape, is told apart.
@@ -102,7 +163,7 @@ fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
         let module = module_of(name, &std::fs::read_to_string(path).unwrap());
         let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90")));
         let ptx = String::from_utf8(ptx.image.bytes).unwrap();
-        let instruction = if needs_sm_80(name) {
+        let instruction = if needs_sm_80(&module) {
             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
         } else {
             "wmma.mma.sync.aligned.row.row"
@@ -242,7 +303,7 @@ fn every_kernel_assembles_with_ptxas() {
     for (name, module) in kernel_modules() {
         for arch in [None, Some("sm_90")] {
             let spec = TargetSpec::ptx(arch);
-            if needs_sm_80(name) && arch.is_none() {
+            if needs_sm_80(module) && arch.is_none() {
                 refused_naming_the_target(name, module, &spec);
                 continue;
             }
@@ -367,7 +428,7 @@ fn reused_target_machines_give_the_same_code_whatever_came_before() {
         let mut images = std::collections::BTreeMap::new();
         for (name, module) in order {
             for spec in &targets {
-                if needs_sm_80(name) && spec.kind == TargetKind::Ptx {
+                if needs_sm_80(module) && spec.kind == TargetKind::Ptx {
                     continue;
                 }
                 images.insert(

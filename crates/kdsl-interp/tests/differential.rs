@@ -114,10 +114,13 @@ fn compiled_test_kernel(name: &str, extension: &str) -> Result<Bundle, String> {
                 "kbundle"
             },
         ])
-        // tf32 tiles need sm_80 or later.
+        // As scripts/compile-examples.sh: tf32 tiles need sm_80 or later, and matrix groups
+        // reach wgmma only in an sm_90a image.
         .args(["--target", "spirv,ptx", "--arch"])
         .arg(if name.contains("tf32") {
             "sm_90"
+        } else if name == "matrix_group" {
+            "sm_75,sm_90,sm_90a"
         } else {
             "sm_75,sm_90"
         })

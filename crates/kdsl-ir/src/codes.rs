@@ -73,7 +73,8 @@ pub enum ErrorCode {
     /// count that differs from the values, a value that cannot be printed; a string literal
     /// anywhere else.
     E0330,
-    /// A matrix operation's tile or memory operand of a shape or type no matrix shape has.
+    /// A matrix operation's tile or memory operand of a shape or type no matrix shape has, or a
+    /// matrix group's depth that is not a constant multiple of 16.
     E0340,
     /// An asynchronous copy's operand: a destination outside local memory, a source outside a
     /// global buffer, different element types, a count that is not a constant the copy allows.

@@ -236,9 +236,9 @@ impl MatrixOp {
             MatrixOp::GroupMultiplyAdd {
                 asynchronous: false,
                 ..
-            } => "matrix_group_mma",
-            MatrixOp::GroupMultiplyAdd { .. } => "matrix_group_mma_async",
-            MatrixOp::GroupWait { .. } => "matrix_group_wait",
+            } => GROUP_MULTIPLY_ADD,
+            MatrixOp::GroupMultiplyAdd { .. } => GROUP_MULTIPLY_ADD_ASYNC,
+            MatrixOp::GroupWait { .. } => GROUP_WAIT,
         }
     }
 
@@ -295,10 +295,16 @@ pub const MATRIX_FUNCTIONS: &[&str] = &[
     "matrix_store",
     "matrix_fill",
     "matrix_mma",
-    "matrix_group_mma",
-    "matrix_group_mma_async",
-    "matrix_group_wait",
+    GROUP_MULTIPLY_ADD,
+    GROUP_MULTIPLY_ADD_ASYNC,
+    GROUP_WAIT,
 ];
+
+/// The names of a matrix group's statements: [`MatrixOp::GroupMultiplyAdd`] and its
+/// asynchronous form, [`MatrixOp::GroupWait`].
+pub const GROUP_MULTIPLY_ADD: &str = "matrix_group_mma";
+pub const GROUP_MULTIPLY_ADD_ASYNC: &str = "matrix_group_mma_async";
+pub const GROUP_WAIT: &str = "matrix_group_wait";
 
 /// `module` with every matrix statement replaced by its plain definition: loops over the
 /// tile in private memory and sub-group queries, for targets without matrix units and for
@@ -608,25 +614,21 @@ impl Expander<'_> {
         );
         let row_var = self.add("matrix.row", ScalarType::U32, span);
         let column_var = self.add("matrix.column", ScalarType::U32, span);
-        // `GroupShape::a_index` and `b_index`.
+        // `GroupShape::a_index` and `b_index`: the linear index, then the swizzle.
         let per_row = || e.u32(shape.row_elements());
         let chunked = |offset: &Expression, chunk: &Expression, r: Expression, c: Expression| {
-            let within = e.rem(c.clone(), per_row());
-            let swizzled = e.binary(
-                BinaryOp::BitXor,
-                e.div(within.clone(), width()),
-                e.rem(r.clone(), e.u32(8)),
-            );
-            e.add(
+            let linear = e.add(
                 offset.clone(),
                 e.add(
                     e.add(
                         e.mul(e.div(c.clone(), per_row()), chunk.clone()),
                         e.mul(r, per_row()),
                     ),
-                    e.add(e.mul(swizzled, width()), e.rem(within, width())),
+                    e.rem(c, per_row()),
                 ),
-            )
+            );
+            let row = e.rem(e.div(linear.clone(), per_row()), e.u32(8));
+            e.binary(BinaryOp::BitXor, linear, e.mul(row, width()))
         };
         let a_element = e.load(e.memory_place(a, chunked(a_offset, a_chunk, u32v(row_var), kk())));
         let b_place = match shape.input {

@@ -17,14 +17,16 @@ pub const GROUP_SIZE: u32 = 128;
 pub const ROWS: u32 = 64;
 /// The widths N the accumulator can have: multiples of 8 up to 256.
 pub const MAX_COLUMNS: u32 = 256;
+/// The largest depth K of one statement.
+pub const MAX_DEPTH: u32 = 4096;
 /// `A` and `B` are stored in rows of this many bytes along their contiguous dimension ...
 pub const SWIZZLE_ROW_BYTES: u32 = 128;
 /// ... whose chunks of this many bytes are permuted within each group of 8 rows.
 pub const CHUNK_BYTES: u32 = 16;
 /// The most `matrix_group_mma_async` statements `matrix_group_wait` may leave going on.
 pub const MAX_PENDING: u32 = 7;
-/// The alignment (bytes) of the tiles in local memory: offsets and block strides are
-/// multiples of it (8 rows of 128 bytes, the swizzle's period).
+/// The alignment (bytes) of local arrays that matrix groups read: 8 rows of 128 bytes, the
+/// swizzle's period.
 pub const TILE_ALIGNMENT_BYTES: u32 = 1024;
 
 /// The input types of a matrix group's tiles.
@@ -58,10 +60,7 @@ impl GroupShape {
 
     /// The depth of one matrix-unit instruction; K is a multiple of it.
     pub fn depth_step(self) -> u32 {
-        match self.input {
-            GroupInput::F16 => 16,
-            GroupInput::Tf32 => 8,
-        }
+        self.input.depth_step()
     }
 
     /// Elements of `A` or `B` in one 16-byte chunk.
@@ -77,27 +76,28 @@ impl GroupShape {
     /// The shape with inputs of `element` (`f16`, or `f32` for tf32) whose accumulator is
     /// `length` elements long, at `depth`; `None` when the element type has no shape, no
     /// shape has that length (N would not be a multiple of 8 from 8 to 256) or the depth is
-    /// not a positive multiple of the instruction's (at most 4096).
+    /// not a positive multiple of the instruction's (at most [`MAX_DEPTH`]).
     pub fn of_tiles(element: ScalarType, length: u64, depth: u64) -> Option<GroupShape> {
         let input = GroupInput::of_element(element)?;
-        let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
-        let shape = GroupShape {
+        let columns = Self::columns_of_accumulator(length)?;
+        input.valid_depth(depth).then_some(GroupShape {
             input,
-            columns: u32::try_from(columns).ok()?,
-            depth: u32::try_from(depth).ok()?,
-        };
-        let valid = length > 0
-            && columns % 8 == 0
-            && columns <= u64::from(MAX_COLUMNS)
-            && depth > 0
-            && depth % u64::from(shape.depth_step()) == 0
-            && depth <= 4096;
-        valid.then_some(shape)
+            columns,
+            depth: depth as u32,
+        })
     }
 
     /// `f16` tiles' shape: [`GroupShape::of_tiles`] for `f16`.
     pub fn of_accumulator(length: u64, depth: u64) -> Option<GroupShape> {
         Self::of_tiles(ScalarType::F16, length, depth)
+    }
+
+    /// N of an accumulator `length` elements long: `None` unless N = 128 · length / 64 is a
+    /// multiple of 8 from 8 to 256.
+    pub fn columns_of_accumulator(length: u64) -> Option<u32> {
+        let columns = length.checked_mul(u64::from(GROUP_SIZE))? / u64::from(ROWS);
+        let valid = length > 0 && columns.is_multiple_of(8) && columns <= u64::from(MAX_COLUMNS);
+        valid.then_some(columns as u32)
     }
 
     /// The shape as users read it: `m64n128k64 f16`, `m64n128k32 tf32`.
@@ -114,32 +114,52 @@ impl GroupShape {
         SWIZZLE_ROW_BYTES / self.input_element().size_in_bytes()
     }
 
-    /// Where element (`row`, `column`) of the 64 × K `A` tile is, relative to its offset: in
-    /// blocks of 128 bytes of `column`s (64 `f16`, 32 `f32`), `chunk` elements apart, each a
-    /// row-major array of 128-byte rows whose 16-byte chunks are permuted by the row: chunk
-    /// `j` of row `r` is stored at `j ^ (r % 8)` (wgmma's 128-byte swizzle).
-    pub fn a_index(self, row: u32, column: u32, chunk: u32) -> u32 {
-        let width = self.chunk_elements();
+    /// The index in its local array of element (`row`, `column`) of a 64 × K `A` tile at
+    /// `offset` with blocks `chunk` elements apart: before the swizzle, blocks of 128 bytes of
+    /// `column`s (64 `f16`, 32 `f32`), each a row-major array of 128-byte rows, the rows of a
+    /// block one after the other; then [`GroupShape::swizzle`].
+    pub fn a_index(self, offset: u32, row: u32, column: u32, chunk: u32) -> u32 {
         let per_row = self.row_elements();
-        (column / per_row) * chunk
-            + row * per_row
-            + (((column % per_row) / width) ^ (row % 8)) * width
-            + column % width
+        self.swizzle(offset + (column / per_row) * chunk + row * per_row + column % per_row)
     }
 
-    /// Where element (`row`, `column`) of the K × N `B` tile is, relative to its offset: for
-    /// `f16` as `A`'s (blocks of 64 `column`s, n); for tf32 as `A`'s of `B` transposed (blocks
-    /// of 32 `row`s, k, each row of the block one column of `B`).
-    pub fn b_index(self, row: u32, column: u32, chunk: u32) -> u32 {
+    /// The index of element (`row`, `column`) of a K × N `B` tile: for `f16` as `A`'s (blocks
+    /// of 64 `column`s, n); for tf32 as `A`'s of `B` transposed (blocks of 32 `row`s, k, each
+    /// row of a block one column of `B`).
+    pub fn b_index(self, offset: u32, row: u32, column: u32, chunk: u32) -> u32 {
         match self.input {
-            GroupInput::F16 => self.a_index(row, column, chunk),
-            GroupInput::Tf32 => self.a_index(column, row, chunk),
+            GroupInput::F16 => self.a_index(offset, row, column, chunk),
+            GroupInput::Tf32 => self.a_index(offset, column, row, chunk),
         }
+    }
+
+    /// wgmma's 128-byte swizzle of an index into the local array: its 16-byte chunk within
+    /// its 128-byte row is exchanged with chunk `j ^ (r % 8)`, r the row's index in the array
+    /// (the array starts 1024-byte aligned: the units swizzle address bits).
+    pub fn swizzle(self, index: u32) -> u32 {
+        index ^ ((index / self.row_elements()) % 8 * self.chunk_elements())
     }
 }
 
 impl GroupInput {
-    fn of_element(element: ScalarType) -> Option<GroupInput> {
+    /// The depth of one matrix-unit instruction: 16 for `f16`, 8 for tf32.
+    pub fn depth_step(self) -> u32 {
+        match self {
+            GroupInput::F16 => 16,
+            GroupInput::Tf32 => 8,
+        }
+    }
+
+    /// Whether K = `depth` is a positive multiple of [`GroupInput::depth_step`] up to
+    /// [`MAX_DEPTH`].
+    pub fn valid_depth(self, depth: u64) -> bool {
+        depth > 0
+            && depth.is_multiple_of(u64::from(self.depth_step()))
+            && depth <= u64::from(MAX_DEPTH)
+    }
+
+    /// The input of `A` and `B` tiles of `element`: `f16`, or `f32` computed as tf32.
+    pub fn of_element(element: ScalarType) -> Option<GroupInput> {
         match element {
             ScalarType::F16 => Some(GroupInput::F16),
             ScalarType::F32 => Some(GroupInput::Tf32),
@@ -216,22 +236,28 @@ mod tests {
     #[test]
     fn rows_of_128_bytes_with_swizzled_chunks() {
         let f16 = GroupShape::of_accumulator(64, 16).unwrap();
-        assert_eq!(f16.a_index(0, 7, 8192), 7);
-        assert_eq!(f16.a_index(0, 8, 8192), 8);
-        assert_eq!(f16.a_index(1, 0, 8192), 64 + 8); // chunk 0 of row 1 at chunk 1
-        assert_eq!(f16.a_index(3, 9, 8192), 3 * 64 + (1 ^ 3) * 8 + 1);
-        assert_eq!(f16.a_index(0, 64, 8192), 8192);
-        assert_eq!(f16.b_index(9, 70, 4096), 4096 + 9 * 64 + (0 ^ 1) * 8 + 6);
+        assert_eq!(f16.a_index(0, 0, 7, 8192), 7);
+        assert_eq!(f16.a_index(0, 0, 8, 8192), 8);
+        assert_eq!(f16.a_index(0, 1, 0, 8192), 64 + 8); // chunk 0 of row 1 at chunk 1
+        assert_eq!(f16.a_index(0, 3, 9, 8192), 3 * 64 + (1 ^ 3) * 8 + 1);
+        assert_eq!(f16.a_index(0, 0, 64, 8192), 8192);
+        assert_eq!(
+            f16.b_index(4096, 9, 70, 4096),
+            8192 + 9 * 64 + 8 + 6 // chunk 0 of row 9 at chunk 1
+        );
+        // An offset inside a row moves the tile along the swizzled array.
+        assert_eq!(f16.a_index(16, 1, 0, 8192), 64 + (2 ^ 1) * 8);
+        assert_eq!(f16.a_index(16, 0, 48, 8192), 64 + 8); // row 1, chunk 0 at 1
         let tf32 = GroupShape::of_tiles(ScalarType::F32, 64, 8).unwrap();
-        assert_eq!(tf32.a_index(2, 5, 2048), 2 * 32 + (1 ^ 2) * 4 + 1);
+        assert_eq!(tf32.a_index(0, 2, 5, 2048), 2 * 32 + (1 ^ 2) * 4 + 1);
         // `B` (k, n) of tf32: row n, chunk k / 4.
-        assert_eq!(tf32.b_index(5, 2, 8192), 2 * 32 + (1 ^ 2) * 4 + 1);
-        assert_eq!(tf32.b_index(33, 0, 8192), 8192 + 1);
+        assert_eq!(tf32.b_index(0, 5, 2, 8192), 2 * 32 + (1 ^ 2) * 4 + 1);
+        assert_eq!(tf32.b_index(0, 33, 0, 8192), 8192 + 1);
         // Every element of a 64 x 128 tile has its own place.
         let mut seen = std::collections::HashSet::new();
         for row in 0..64 {
             for column in 0..128 {
-                assert!(seen.insert(f16.a_index(row, column, 4096)));
+                assert!(seen.insert(f16.a_index(8, row, column, 4096)));
             }
         }
     }

@@ -57,7 +57,13 @@ pub(crate) fn pointer_at_offset<'ctx>(
             let space = LlvmAddressSpace::from(target.address_spaces.local);
             let global = module.add_global(byte.array_type(0), Some(space), DYNAMIC_LOCAL);
             global.set_linkage(Linkage::External);
-            global.set_alignment(DYNAMIC_LOCAL_ALIGNMENT);
+            // wgmma's swizzle follows address bits: matrix-group tiles start 1024-byte aligned.
+            let alignment = if target.matrix_groups == crate::target::MatrixGroups::Wgmma {
+                kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES
+            } else {
+                DYNAMIC_LOCAL_ALIGNMENT
+            };
+            global.set_alignment(alignment);
             global
         }
     };

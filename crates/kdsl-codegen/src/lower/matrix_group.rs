@@ -111,6 +111,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .collect::<Vec<_>>()
             .join(", ");
         let scale = 2 * length + 2 * steps;
+        // Braces are literal in LLVM's inline assembly; `$(`, `$|` and `$)` would be dialect
+        // variants.
         let mut assembly = format!(
             "{{\n.reg .pred p;\nsetp.ne.b32 p, ${scale}, 0;\nfence.proxy.async.shared::cta;\nwgmma.fence.sync.aligned;\n"
         );

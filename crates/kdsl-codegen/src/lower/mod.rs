@@ -490,6 +490,15 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     } else {
                         alignment_of(&variable.ty)
                     };
+                    // wgmma's swizzle follows address bits: matrix-group tiles start
+                    // 1024-byte aligned.
+                    let alignment = if target.matrix_groups == crate::target::MatrixGroups::Wgmma
+                        && native_tiles
+                    {
+                        alignment.max(kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES)
+                    } else {
+                        alignment
+                    };
                     global.set_alignment(alignment);
                     global.as_pointer_value()
                 }

@@ -334,6 +334,41 @@ fn gemm_on_matrix_units() {
 }
 
 #[test]
+fn gemm_on_matrix_groups() {
+    // Five stages: the rings of four wrap around; one work-group of two matrix groups.
+    let (m, n) = (128usize, 256usize);
+    let mut random = Random::new(131);
+    let k = 5 * 64;
+    let (a, b) = (f16s(&mut random, m * k), f16s(&mut random, k * n));
+    let ring = InterpArgument::local(ScalarType::F16, 4 * (128 * 64 + 64 * 256));
+    on_example(
+        "hgemm_wgmma",
+        vec![wgmma_gemm_case("hgemm_wgmma", (m, n, k), a, b, ring)],
+    );
+    let k = 5 * 32;
+    let (a, b) = (random.f32s(m * k, -1.0, 1.0), random.f32s(k * n, -1.0, 1.0));
+    let ring = InterpArgument::local(ScalarType::F32, 4 * (128 * 32 + 32 * 256));
+    on_example(
+        "sgemm_tf32_wgmma",
+        vec![wgmma_gemm_case("sgemm_tf32_wgmma", (m, n, k), a, b, ring)],
+    );
+}
+
+/// A GEMM of wgmma_variants.py's form (`c`, `a`, `b`, `m`, `n`, `k`, then its ring): 256
+/// work-items per 128 x 256 block of C, compared within 1e-4.
+fn wgmma_gemm_case<T: kdsl_interp::HostElement>(
+    kernel: &'static str,
+    (m, n, k): (usize, usize, usize),
+    a: Vec<T>,
+    b: Vec<T>,
+    ring: InterpArgument,
+) -> Case {
+    let mut case = gemm_case(kernel, (m, n, k), a, b, ring);
+    case.launch = InterpLaunch::new([n as u32, m as u32 / 128], [256, 1]);
+    case
+}
+
+#[test]
 fn matrix_ring_in_launch_sized_memory() {
     // Four steps of 32: the ring of three buffers wraps around.
     let (m, n, k) = (128usize, 128usize, 128usize);
@@ -395,6 +430,248 @@ fn ring_product_check(reference: &[InterpArgument], _: &[InterpArgument]) -> Cas
             got[index], want[index]
         )),
         None => Ok(()),
+    }
+}
+
+// Matrix-group tiles (tests/kernels/matrix_group.krn). The inputs are small integers, so every
+// product and sum is exact in f32 and every target, in any order of summation, gives the same
+// bits; the host reference reads the layouts from `kdsl_ir::matrix_group`, their one
+// definition.
+
+/// Where a kernel of tests/kernels/matrix_group.krn keeps its operands (element counts).
+struct GroupKernel {
+    name: &'static str,
+    /// N and K.
+    columns: u32,
+    depth: u32,
+    /// `A`: where group 0's starts, the chunk stride, how far apart two groups' are, the length.
+    a_start: u32,
+    a_chunk: u32,
+    a_group: u32,
+    a_length: u32,
+    /// `B`: its start, chunk stride and length; whether it is in launch-sized local memory.
+    b_start: u32,
+    b_chunk: u32,
+    b_length: u32,
+    local_b: bool,
+}
+
+const GROUP_WIDE: GroupKernel = GroupKernel {
+    name: "group_mma_wide",
+    columns: 128,
+    depth: 64,
+    a_start: 8,
+    a_chunk: 64 * 64 + 8,
+    a_group: 64 * 64 + 8,
+    a_length: 8 + 2 * (64 * 64 + 8),
+    b_start: 8,
+    b_chunk: 64 * 64 + 8,
+    b_length: 8 + 2 * (64 * 64 + 8),
+    local_b: false,
+};
+
+const GROUP_NARROW: GroupKernel = GroupKernel {
+    name: "group_mma_narrow",
+    columns: 16,
+    depth: 48,
+    a_start: 16,
+    a_chunk: 64 * 64 + 16,
+    a_group: 64 * 64 + 16,
+    a_length: 16 + 2 * (64 * 64 + 16),
+    b_start: 16,
+    b_chunk: 48 * 64 + 8,
+    b_length: 16 + 48 * 64 + 8,
+    local_b: true,
+};
+
+/// A launch of one work-group of `items` (128: one matrix group, 256: two): `A` of both groups
+/// and `B` with integers from -4 to 4 at the places `a_index` and `b_index` give, 99 in the
+/// padding (which would change any result that read it), and `C` with integers from -1000 to
+/// 1000 in each work-item's accumulator array.
+fn group_case(kernel: &GroupKernel, items: u32, seed: u64) -> Case {
+    use kdsl_ir::matrix_group::ROWS;
+    let shape = f16_shape(kernel);
+    let mut random = Random::new(seed);
+    let mut small = || random.i64_in(-4, 5) as f32;
+    let mut a = vec![99.0f32; kernel.a_length as usize];
+    for group in 0..2 {
+        for row in 0..ROWS {
+            for column in 0..kernel.depth {
+                let start = kernel.a_start + group * kernel.a_group;
+                let at = shape.a_index(start, row, column, kernel.a_chunk);
+                a[at as usize] = small();
+            }
+        }
+    }
+    let mut b = vec![99.0f32; kernel.b_length as usize];
+    for row in 0..kernel.depth {
+        for column in 0..kernel.columns {
+            b[shape.b_index(kernel.b_start, row, column, kernel.b_chunk) as usize] = small();
+        }
+    }
+    let length = (items * kernel.columns / 2) as usize;
+    let c: Vec<f32> = (0..length)
+        .map(|_| random.i64_in(-1000, 1001) as f32)
+        .collect();
+    let halves = |values: Vec<f32>| -> Vec<kdsl_interp::f16> {
+        values.into_iter().map(kdsl_interp::f16::from_f32).collect()
+    };
+    let mut arguments = vec![
+        buffer(vec![0.0f32; length]),
+        buffer(halves(a)),
+        buffer(halves(b)),
+        buffer(c),
+    ];
+    if kernel.local_b {
+        arguments.push(InterpArgument::local(
+            ScalarType::F16,
+            kernel.b_length.into(),
+        ));
+    }
+    let mut case = Case::new(kernel.name, InterpLaunch::new([items], [items]), arguments);
+    case.check = Some(group_reference_check);
+    case
+}
+
+/// Each work-item's accumulator after `acc += A x B`, from the launch's inputs: work-item t of
+/// group g holds element (row, column) = `accumulator_position(t, i)` at index i.
+fn group_reference(arguments: &[InterpArgument]) -> Vec<f64> {
+    use kdsl_ir::matrix_group::{accumulator_position, GROUP_SIZE};
+    let kernel = if arguments.len() == 5 {
+        &GROUP_NARROW
+    } else {
+        &GROUP_WIDE
+    };
+    let shape = f16_shape(kernel);
+    let floats = |index: usize| as_f64s(&arguments[index]).expect("a float buffer");
+    let (a, b, c) = (floats(1), floats(2), floats(3));
+    let length = kernel.columns / 2;
+    let items = c.len() as u32 / length;
+    let mut want = c.clone();
+    for item in 0..items {
+        let (group, position) = (item / GROUP_SIZE, item % GROUP_SIZE);
+        for index in 0..length {
+            let (row, column) = accumulator_position(position, index);
+            let a_start = kernel.a_start + group * kernel.a_group;
+            want[(item * length + index) as usize] += (0..kernel.depth)
+                .map(|k| {
+                    a[shape.a_index(a_start, row, k, kernel.a_chunk) as usize]
+                        * b[shape.b_index(kernel.b_start, k, column, kernel.b_chunk) as usize]
+                })
+                .sum::<f64>();
+        }
+    }
+    want
+}
+
+/// The `f16` shape of a kernel's statements (the layouts do not depend on the depth).
+fn f16_shape(kernel: &GroupKernel) -> kdsl_ir::GroupShape {
+    kdsl_ir::GroupShape::of_accumulator(u64::from(kernel.columns / 2), 16).expect("a valid N")
+}
+
+/// The outputs (here the device's) against [`group_reference`], exactly.
+fn group_reference_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> CaseResult {
+    let want = group_reference(outputs);
+    let got = as_f64s(&outputs[0]).ok_or("D is not a float buffer")?;
+    match want.iter().zip(&got).position(|(want, got)| want != got) {
+        Some(index) => Err(format!(
+            "accumulator element {index}: {} against the layouts' {}",
+            got[index], want[index]
+        )),
+        None if want.len() == got.len() => Ok(()),
+        None => Err(format!("{} results, {} expected", got.len(), want.len())),
+    }
+}
+
+/// `group_gemm`, the example of docs/language.md: C = A x B for m = 64, n = 256, k = 128 (two
+/// work-groups, two steps of depth), small integers again.
+fn group_gemm_case() -> Case {
+    let (m, n, k) = (64usize, 256usize, 128usize);
+    let mut random = Random::new(124);
+    let mut small = |count: usize| -> Vec<kdsl_interp::f16> {
+        (0..count)
+            .map(|_| kdsl_interp::f16::from_f32(random.i64_in(-4, 5) as f32))
+            .collect()
+    };
+    let (a, b) = (small(m * k), small(k * n));
+    let mut case = Case::new(
+        "group_gemm",
+        InterpLaunch::new([n as u32, m as u32 / 64], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(a),
+            buffer(b),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    );
+    case.check = Some(group_gemm_check);
+    case
+}
+
+/// The outputs' C against the row-major product, exactly.
+fn group_gemm_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> CaseResult {
+    let size = |index: usize| match outputs[index] {
+        InterpArgument::Scalar(ScalarValue::U32(value)) => value as usize,
+        _ => 0,
+    };
+    let floats = |index: usize| as_f64s(&outputs[index]).unwrap_or_default();
+    let (c, a, b) = (floats(0), floats(1), floats(2));
+    let (n, k) = (size(3), size(4));
+    let m = c.len() / n.max(1);
+    let want = reference_mma(&a, &b, &vec![0.0; m * n], m, n, k);
+    match want.iter().zip(&c).position(|(want, got)| want != got) {
+        Some(index) => Err(format!(
+            "C element {index}: {} against {}",
+            c[index], want[index]
+        )),
+        None if !want.is_empty() => Ok(()),
+        None => Err("no results".into()),
+    }
+}
+
+fn group_cases() -> Vec<Case> {
+    vec![
+        group_case(&GROUP_WIDE, 128, 120),
+        group_case(&GROUP_WIDE, 256, 121),
+        group_case(&GROUP_NARROW, 128, 122),
+        group_case(&GROUP_NARROW, 256, 123),
+        group_gemm_case(),
+    ]
+}
+
+#[test]
+fn matrix_group_example_is_the_documented_one() {
+    let read = |path: &str| std::fs::read_to_string(workspace().join(path)).unwrap();
+    let kernels = read("tests/kernels/matrix_group.krn");
+    let example = &kernels[kernels.find("// One matrix group per 64 x 128").unwrap()..];
+    assert!(read("docs/language.md").contains(example));
+}
+
+#[test]
+fn matrix_group_tiles() {
+    differential(
+        "tests/kernels/matrix_group.krn",
+        || test_kernel_bundle("matrix_group"),
+        examples_required(),
+        group_cases(),
+    );
+}
+
+#[test]
+fn matrix_group_interpreter_follows_the_layouts() {
+    let module = compile_file("tests/kernels/matrix_group.krn");
+    for case in group_cases() {
+        // Sub-groups of 8 to 64 lanes: the matrix groups do not depend on them.
+        for lanes in [8, 32, 64] {
+            let mut arguments = case.arguments.clone();
+            let launch = case.launch.with_sub_group_size(lanes);
+            run_kernel(&module, case.kernel, &launch, &mut arguments).expect("interpreter");
+            let items = launch.work_group_size();
+            let check = case.check.expect("a check");
+            check(&case.arguments, &arguments)
+                .unwrap_or_else(|why| panic!("{} on {items} work-items: {why}", case.kernel));
+        }
     }
 }
 

@@ -94,6 +94,21 @@ struct VectorAccesses {
 }
 
 impl Visitor for VectorAccesses {
+    // Matrix groups read tiles whose swizzle follows address bits (`matrix_group`).
+    fn enter_statement(&mut self, statement: &crate::Statement) {
+        if let crate::StatementKind::Matrix(op @ crate::MatrixOp::GroupMultiplyAdd { .. }) =
+            &statement.kind
+        {
+            for memory in op.memories() {
+                if let PlaceBase::Parameter(id) = memory.base {
+                    if let Some(slot) = self.alignments.get_mut(id.0 as usize) {
+                        *slot = (*slot).max(crate::matrix_group::TILE_ALIGNMENT_BYTES);
+                    }
+                }
+            }
+        }
+    }
+
     fn enter_expression(&mut self, expression: &Expression) {
         if let ExpressionKind::Call {
             function,

@@ -137,6 +137,19 @@ impl Checker<'_> {
                 ));
                 None
             }
+            None if kdsl_ir::matrix::MATRIX_FUNCTIONS.contains(&callee.name.as_str()) => {
+                // Its operands are arrays, which no expression reads: leave them unchecked.
+                self.report(
+                    Diagnostic::error(
+                        ErrorCode::E0513,
+                        format!("`{}` is a statement, not a value", callee.name),
+                        span,
+                        "used as a value",
+                    )
+                    .with_hint(format!("write `{}(...);` on its own line", callee.name)),
+                );
+                None
+            }
             None => {
                 for argument in arguments {
                     let _ = self.expression(argument, None);
@@ -145,6 +158,7 @@ impl Checker<'_> {
                     return None;
                 }
                 let mut candidates: Vec<&str> = Builtin::all_names().collect();
+                candidates.extend(kdsl_ir::matrix::MATRIX_FUNCTIONS);
                 let device_names: Vec<String> = self.signatures.keys().cloned().collect();
                 candidates.extend(device_names.iter().map(String::as_str));
                 let mut diagnostic = Diagnostic::error(

@@ -1,9 +1,13 @@
 //! The matrix operations (`matrix_load_a`, `matrix_mma`, ...): statements whose operands are
 //! whole private arrays (tiles), a buffer or local array, and `u32` offsets and strides. The
-//! tile's element type and length choose the shape (`kdsl_ir::matrix`).
+//! tile's element type and length choose the shape (`kdsl_ir::matrix`). A matrix group's
+//! `matrix_group_mma` takes its accumulator's length for N and a constant depth for K
+//! (`kdsl_ir::matrix_group`).
 
 use super::*;
 use kdsl_ir::matrix::{MatrixMemory, MatrixOp, MatrixRole, MatrixShape};
+use kdsl_ir::matrix::{GROUP_MULTIPLY_ADD, GROUP_MULTIPLY_ADD_ASYNC, GROUP_WAIT};
+use kdsl_ir::matrix_group::{self, GroupInput, GroupShape};
 
 /// A tile operand: the array, its type, and where it was declared.
 struct Tile {
@@ -22,6 +26,8 @@ impl Checker<'_> {
         let name = callee.name.as_str();
         let arity = match name {
             "matrix_fill" => 2,
+            GROUP_MULTIPLY_ADD | GROUP_MULTIPLY_ADD_ASYNC => 8,
+            GROUP_WAIT => 1,
             _ => 4,
         };
         if arguments.len() != arity {
@@ -41,6 +47,12 @@ impl Checker<'_> {
                 self.matrix_memory_op(name, MatrixRole::Accumulator, arguments, false)
             }
             "matrix_fill" => self.matrix_fill(name, arguments),
+            GROUP_MULTIPLY_ADD | GROUP_MULTIPLY_ADD_ASYNC => self.matrix_group_mma(name, arguments),
+            GROUP_WAIT => self
+                .group_constant(name, &arguments[0], "groups left going on", |pending| {
+                    pending <= u64::from(matrix_group::MAX_PENDING)
+                })
+                .map(|pending| MatrixOp::GroupWait { pending }),
             _ => self.matrix_mma(name, arguments),
         };
         if let Some(op) = op {
@@ -139,6 +151,197 @@ impl Checker<'_> {
         })
     }
 
+    /// `matrix_group_mma(acc, a, a_offset, a_chunk, b, b_offset, b_chunk, depth)` (and
+    /// `_async`): the accumulator's length names N, the memories' element type the input
+    /// (`f16`, or `f32` as tf32), the constant depth K.
+    fn matrix_group_mma(&mut self, name: &str, arguments: &[ast::Expression]) -> Option<MatrixOp> {
+        let accumulator = self.matrix_tile(name, &arguments[0], true);
+        let columns = accumulator
+            .as_ref()
+            .and_then(|tile| self.group_columns(name, &arguments[0], tile));
+        let a = self.group_memory(name, &arguments[1]);
+        let a_offset = self.matrix_scalar(&arguments[2], ScalarType::U32);
+        let a_chunk = self.matrix_scalar(&arguments[3], ScalarType::U32);
+        let b = self.group_memory(name, &arguments[4]);
+        let b_offset = self.matrix_scalar(&arguments[5], ScalarType::U32);
+        let b_chunk = self.matrix_scalar(&arguments[6], ScalarType::U32);
+        let (a, b) = (a?, b?);
+        let input = GroupInput::of_element(a.element)?;
+        if b.element != a.element {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` multiplies an `A` of `{}` by a `B` of `{}`",
+                        a.element, b.element
+                    ),
+                    arguments[4].span,
+                    format!("`{}` elements", b.element),
+                )
+                .with_label(arguments[1].span, format!("`{}` elements", a.element))
+                .with_hint("`A` and `B` are both `f16` or both `f32` (computed as tf32)"),
+            );
+            return None;
+        }
+        let depth = self.group_depth(name, &arguments[7], input);
+        Some(MatrixOp::GroupMultiplyAdd {
+            shape: GroupShape {
+                input,
+                columns: columns?,
+                depth: depth?,
+            },
+            asynchronous: name == GROUP_MULTIPLY_ADD_ASYNC,
+            accumulator: accumulator?.base,
+            a,
+            a_offset: a_offset?,
+            a_chunk: a_chunk?,
+            b,
+            b_offset: b_offset?,
+            b_chunk: b_chunk?,
+        })
+    }
+
+    /// N of a matrix group's accumulator `[f32; N / 2]`, or E0340 saying which arrays fit.
+    fn group_columns(
+        &mut self,
+        name: &str,
+        argument: &ast::Expression,
+        tile: &Tile,
+    ) -> Option<u32> {
+        let columns = (tile.ty.dimensions.len() == 1 && tile.ty.element == GroupShape::ACCUMULATOR)
+            .then(|| GroupShape::columns_of_accumulator(tile.ty.element_count()))
+            .flatten();
+        if columns.is_none() {
+            let example = GroupShape {
+                input: GroupInput::F16,
+                columns: 128,
+                depth: GroupInput::F16.depth_step(),
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` needs an accumulator `[f32; N / 2]`, found a `{}`",
+                        tile.ty
+                    ),
+                    argument.span,
+                    "no matrix-group shape has this accumulator",
+                )
+                .with_hint(format!(
+                    "each work-item holds {rows} x N / {group} elements of the {rows} x N \
+                     accumulator: `[f32; N / 2]` with N a multiple of 8 up to {max}, such as \
+                     `[f32; {length}]` for N = {columns}",
+                    rows = matrix_group::ROWS,
+                    group = matrix_group::GROUP_SIZE,
+                    max = matrix_group::MAX_COLUMNS,
+                    length = example.accumulator_length(),
+                    columns = example.columns,
+                )),
+            );
+        }
+        columns
+    }
+
+    /// `A` or `B` of a matrix group: `f16` or `f32` local memory, read only.
+    fn group_memory(&mut self, name: &str, argument: &ast::Expression) -> Option<MatrixMemory> {
+        let memory = self.matrix_memory(name, argument, false, true)?;
+        if GroupInput::of_element(memory.element).is_none() {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` multiplies `f16` or `f32` elements, but this memory holds `{}`",
+                        memory.element
+                    ),
+                    argument.span,
+                    format!("`{}` elements", memory.element),
+                )
+                .with_hint(
+                    "a matrix group's `A` and `B` are `f16` local arrays, or `f32` ones (computed as tf32)",
+                ),
+            );
+            return None;
+        }
+        Some(memory)
+    }
+
+    /// A constant `u32` operand of `name` that `valid` accepts (`what` it counts), or E0340.
+    fn group_constant(
+        &mut self,
+        name: &str,
+        argument: &ast::Expression,
+        what: &str,
+        valid: impl Fn(u64) -> bool,
+    ) -> Option<u32> {
+        let value = self.matrix_scalar(argument, ScalarType::U32)?;
+        let constant = constant::evaluate(&value)
+            .ok()
+            .and_then(|v| v.as_i128())
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|&v| valid(v.into()));
+        if constant.is_none() {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` takes a constant from 0 to {}: the {what}",
+                        matrix_group::MAX_PENDING
+                    ),
+                    argument.span,
+                    "not such a constant",
+                )
+                .with_hint("write a literal or a module constant"),
+            );
+        }
+        constant
+    }
+
+    /// The depth K of `matrix_group_mma`: a constant positive multiple of the input's step (16
+    /// for `f16`, 8 for tf32), at most 4096.
+    fn group_depth(
+        &mut self,
+        name: &str,
+        argument: &ast::Expression,
+        input: GroupInput,
+    ) -> Option<u32> {
+        let value = self.matrix_scalar(argument, ScalarType::U32)?;
+        let step = input.depth_step();
+        let Some(depth) = constant::evaluate(&value)
+            .ok()
+            .and_then(|v| v.as_i128())
+            .and_then(|v| u32::try_from(v).ok())
+        else {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!("the depth of `{name}` must be a constant"),
+                    argument.span,
+                    "not a constant",
+                )
+                .with_hint(format!(
+                    "write a literal or a module constant: K, a multiple of {step} such as 64"
+                )),
+            );
+            return None;
+        };
+        if !input.valid_depth(depth.into()) {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!("`{name}` cannot have a depth of {depth}"),
+                    argument.span,
+                    format!("K = {depth}"),
+                )
+                .with_hint(format!(
+                    "the depth K is a multiple of {step} from {step} to {}",
+                    matrix_group::MAX_DEPTH
+                )),
+            );
+            return None;
+        }
+        Some(depth)
+    }
+
     fn matrix_memory_op(
         &mut self,
         name: &str,
@@ -150,7 +353,7 @@ impl Checker<'_> {
         let shape = tile
             .as_ref()
             .and_then(|tile| self.tile_shape(name, &arguments[0], tile, role));
-        let memory = self.matrix_memory(name, &arguments[1], !load);
+        let memory = self.matrix_memory(name, &arguments[1], !load, false);
         let offset = self.matrix_scalar(&arguments[2], ScalarType::U32);
         let stride = self.matrix_scalar(&arguments[3], ScalarType::U32);
         let (tile, shape, memory, offset, stride) = (tile?, shape?, memory?, offset?, stride?);
@@ -252,6 +455,11 @@ impl Checker<'_> {
     /// A private array variable or private array parameter, writable when `write`.
     fn matrix_tile(&mut self, name: &str, argument: &ast::Expression, write: bool) -> Option<Tile> {
         let not_a_tile = |checker: &mut Self| {
+            let example = if name == kdsl_ir::matrix::GROUP_MULTIPLY_ADD {
+                64
+            } else {
+                256
+            };
             checker.report(
                 Diagnostic::error(
                     ErrorCode::E0340,
@@ -259,7 +467,9 @@ impl Checker<'_> {
                     argument.span,
                     "not a private array",
                 )
-                .with_hint("declare the tile `let mut acc: [f32; 256];` and pass it by name"),
+                .with_hint(format!(
+                    "declare the tile `let mut acc: [f32; {example}];` and pass it by name"
+                )),
             );
         };
         let E::Name(identifier) = &strip_parentheses(argument).kind else {
@@ -312,24 +522,37 @@ impl Checker<'_> {
         Some(Tile { base, ty })
     }
 
-    /// A buffer parameter or a one-dimensional local array, writable when `write`.
+    /// A buffer parameter or a one-dimensional local array, writable when `write`; local
+    /// memory only (a local array or a `local` parameter) when `local_only`.
     fn matrix_memory(
         &mut self,
         name: &str,
         argument: &ast::Expression,
         write: bool,
+        local_only: bool,
     ) -> Option<MatrixMemory> {
         let not_memory = |checker: &mut Self| {
+            let (expected, label) = if local_only {
+                ("one-dimensional local memory", "not a local array")
+            } else {
+                (
+                    "a buffer or a one-dimensional local array",
+                    "not a buffer or local array",
+                )
+            };
             checker.report(
                 Diagnostic::error(
                     ErrorCode::E0340,
-                    format!("`{name}` expects a buffer or a one-dimensional local array here"),
+                    format!("`{name}` expects {expected} here"),
                     argument.span,
-                    "not a buffer or local array",
+                    label,
                 )
-                .with_hint(
-                    "pass the buffer or local array by name; the offset says where the tile starts",
-                ),
+                .with_hint(if local_only {
+                    "pass a one-dimensional `local` array or `local` parameter by name; the offset \
+                     says where the tile starts"
+                } else {
+                    "pass the buffer or local array by name; the offset says where the tile starts"
+                }),
             );
         };
         let E::Name(identifier) = &strip_parentheses(argument).kind else {
@@ -395,6 +618,24 @@ impl Checker<'_> {
                 return None;
             }
         };
+        if local_only && memory.space != AddressSpace::Local {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0340,
+                    format!(
+                        "`{name}` reads its tiles from local memory, but `{}` is a {} buffer",
+                        identifier.name, memory.space
+                    ),
+                    argument.span,
+                    format!("a {} buffer", memory.space),
+                )
+                .with_hint(
+                    "copy the tiles into a `local` array first (`async_copy`, then \
+                     `async_wait` and `barrier()`), and pass that array",
+                ),
+            );
+            return None;
+        }
         if write && !writable {
             self.report(
                 Diagnostic::error(

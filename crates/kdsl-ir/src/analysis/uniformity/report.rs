@@ -49,6 +49,45 @@ impl FunctionAnalysis<'_, '_> {
         );
     }
 
+    /// A matrix statement's offset, stride or fill value must be the same in every work-item
+    /// of the sub-group (`matrix_mma`, ...) or matrix group (`matrix_group_mma`).
+    pub(super) fn require_same_operand(
+        &mut self,
+        operation: &str,
+        operand: &Expression,
+        value: Value,
+    ) {
+        if value.level <= Uniformity::SubGroup {
+            return;
+        }
+        let label = match value.origin {
+            Some(origin) => format!(
+                "depends on {}",
+                describe_origin(self.analyzer.module, origin)
+            ),
+            None => "differs between work-items".to_string(),
+        };
+        let hint = if is_matrix_group(operation) {
+            "compute offsets and chunk strides from kernel arguments, constants, group ids and \
+             the matrix group's index, `sub_group_broadcast(get_local_id(0) / 128, 0)`"
+        } else {
+            "compute offsets, strides and fill values from kernel arguments, constants, group \
+             ids and `get_sub_group_id()`"
+        };
+        self.diagnostics.push(
+            Diagnostic::error(
+                ErrorCode::E0519,
+                format!(
+                    "the operands of `{operation}` must be the same in every work-item of the {}",
+                    group_name(operation, Uniformity::SubGroup)
+                ),
+                operand.span,
+                label,
+            )
+            .with_hint(hint),
+        );
+    }
+
     /// Checks an operation that needs control at most `need.allowed` divergent.
     pub(super) fn require(
         &mut self,
@@ -62,11 +101,12 @@ impl FunctionAnalysis<'_, '_> {
             return;
         }
         let module = self.analyzer.module;
-        let (code, group) = if need.allowed == Uniformity::Uniform {
-            (ErrorCode::E0518, "work-group")
+        let code = if need.allowed == Uniformity::Uniform {
+            ErrorCode::E0518
         } else {
-            (ErrorCode::E0519, "sub-group")
+            ErrorCode::E0519
         };
+        let group = group_name(need.operation, need.allowed);
         let operation = format!("`{}`", need.operation);
         let (message, label) = match callee {
             None => (
@@ -88,7 +128,13 @@ impl FunctionAnalysis<'_, '_> {
         if let Some(cause) = control.cause {
             diagnostic = diagnostic.with_label(cause.span, describe_cause(module, cause, control));
         }
-        let hint = if need.allowed == Uniformity::Uniform {
+        let hint = if is_matrix_group(need.operation) {
+            format!(
+                "move {operation} out of the divergent code: all 128 work-items of a matrix group \
+                 reach it together, so make the conditions that lead to it the same in each \
+                 matrix group (kernel arguments, constants, group ids)"
+            )
+        } else if need.allowed == Uniformity::Uniform {
             format!(
                 "move {operation} out of the divergent code, or make the conditions that lead to \
                  it depend only on kernel arguments, constants and group ids"
@@ -101,6 +147,30 @@ impl FunctionAnalysis<'_, '_> {
             )
         };
         self.diagnostics.push(diagnostic.with_hint(hint));
+    }
+}
+
+/// Whether `operation` is a matrix group's statement, whose work-items must agree like a
+/// sub-group's (the analysis checks them at that level: sub-groups never straddle matrix
+/// groups).
+fn is_matrix_group(operation: &str) -> bool {
+    [
+        crate::matrix::GROUP_MULTIPLY_ADD,
+        crate::matrix::GROUP_MULTIPLY_ADD_ASYNC,
+        crate::matrix::GROUP_WAIT,
+    ]
+    .contains(&operation)
+}
+
+/// The work-items that must reach `operation` together, and agree on its operands, at level
+/// `allowed`.
+fn group_name(operation: &str, allowed: Uniformity) -> &'static str {
+    if is_matrix_group(operation) {
+        "matrix group"
+    } else if allowed == Uniformity::Uniform {
+        "work-group"
+    } else {
+        "sub-group"
     }
 }
 

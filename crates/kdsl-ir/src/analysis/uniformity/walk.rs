@@ -239,17 +239,11 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 self.reachable = false;
             }
             StatementKind::Matrix(op) => {
-                // A sub-group operation on operands the whole sub-group agrees on; the tiles
-                // it writes hold different elements in each work-item.
-                // A matrix group's operands differ between its groups (`get_local_id(0) / 128`
-                // and the like), which this analysis cannot tell from differing inside one;
-                // that they agree within the group is the program's to keep (docs/language.md).
-                let group = op.shape().is_none();
+                // A sub-group (or matrix group) operation on operands the whole group agrees
+                // on; the tiles it writes hold different elements in each work-item.
                 for value in op.expressions() {
                     let level = self.expression(value, control);
-                    if !group {
-                        self.require_same_argument(op.name(), value, level, Uniformity::SubGroup);
-                    }
+                    self.require_same_operand(op.name(), value, level);
                 }
                 let need = Need {
                     allowed: Uniformity::SubGroup,
