@@ -8,7 +8,8 @@
 //! entry block, and every read uses that value, as clang's optimized SPIR-V does.
 //!
 //! A device function that stays a function (above the inlining budget) reads the queries it
-//! uses once at its own entry, which the device compiler's inliner puts at the call.
+//! uses once at its own entry; its callers do not pass them. The CPU device gets such a read
+//! right (`read_again_in_kept_helper` in tests/kernels/work_item_reads.krn).
 
 use crate::lower::{opencl_work_item_function, WORK_ITEM_QUERIES};
 use inkwell::context::Context;
