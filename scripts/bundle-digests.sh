@@ -4,7 +4,9 @@
 # text. Run it before and after a refactoring that must not change what the compiler emits and
 # diff the two outputs. A file that does not compile gets a digest of its diagnostics instead.
 # Usage: bash scripts/bundle-digests.sh [OUTPUT_FOLDER] > digests.txt (DIGESTS_BINARY=path/to/kdsl uses
-# that binary instead of building kdsl-cli).
+# that binary instead of building kdsl-cli; DIGESTS_FLAGS adds `kdsl compile` flags to every
+# compilation, e.g. DIGESTS_FLAGS='-O0 --target ptx,amdgpu --arch sm_75,sm_90,gfx90a,gfx1100'
+# to hold the GPU images to the same bytes through a change that is meant to alter SPIR-V only).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${1:-$root/target/bundle-digests}
@@ -30,7 +32,8 @@ for source in examples/*.krn tests/kernels/*.krn; do
       checked) flags=(--checked); file=$out/$name.checked.kbundle ;;
       ir) flags=(--emit ir); file=$out/$name.ir ;;
     esac
-    if "$binary" compile "$source" "${flags[@]}" -o "$file" >"$out/$name.$mode.log" 2>&1; then
+    # shellcheck disable=SC2086 # DIGESTS_FLAGS is a list of words.
+    if "$binary" compile "$source" "${flags[@]}" ${DIGESTS_FLAGS:-} -o "$file" >"$out/$name.$mode.log" 2>&1; then
       echo "$(digest "$file")  $source $mode"
     else
       echo "$(digest "$out/$name.$mode.log")  $source $mode (failed; digest of its diagnostics)"

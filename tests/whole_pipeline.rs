@@ -14,3 +14,5 @@ mod records;
 mod shaped;
 #[path = "syclbin.rs"]
 mod syclbin;
+#[path = "work_item_reads.rs"]
+mod work_item_reads;

@@ -1,8 +1,10 @@
 //! Rewrites of the optimized LLVM module that a target's backend or driver mishandles, where
-//! the optimizer itself creates the pattern (so lowering cannot avoid it). Exact rewrites.
+//! the optimizer itself creates the pattern (so lowering cannot avoid it), its inliner
+//! included (a helper's work-item reads land where it is called). Exact rewrites.
 
 mod narrow_integers;
 mod vector_lengths;
+mod work_item_reads;
 
 use crate::target::TargetDescription;
 use inkwell::builder::Builder;
@@ -30,6 +32,9 @@ pub(crate) fn after_optimization<'ctx>(
     module: &Module<'ctx>,
     target: &TargetDescription,
 ) -> Result<(), String> {
+    if target.legalization.read_work_items_once_at_entry {
+        work_item_reads::read_once_at_entry(context, module)?;
+    }
     if target.legalization.expand_multiply_with_overflow {
         expand_multiply_with_overflow(context, module)?;
     }

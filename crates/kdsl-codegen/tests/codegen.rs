@@ -36,3 +36,5 @@ mod targets;
 mod unroll;
 #[path = "work_group_size.rs"]
 mod work_group_size;
+#[path = "work_item_reads.rs"]
+mod work_item_reads;

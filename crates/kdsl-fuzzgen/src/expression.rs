@@ -254,11 +254,11 @@ impl Generator<'_> {
             ));
             if uniformity == Uniformity::Varying {
                 reads.push(Read::WorkItem(
-                    self.work_item_id("get_global_id", "gid", "get_global_size", dimension),
+                    format!("get_global_id({dimension})"),
                     interval_facts(Uniformity::Varying, 0, i128::from(global) - 1),
                 ));
                 reads.push(Read::WorkItem(
-                    self.work_item_id("get_local_id", "lid", "get_local_size", dimension),
+                    format!("get_local_id({dimension})"),
                     interval_facts(Uniformity::Varying, 0, i128::from(local) - 1),
                 ));
             }
@@ -279,31 +279,6 @@ impl Generator<'_> {
             }
         }
         reads
-    }
-
-    /// The text of work-item id `query(dimension)`: the query itself, or, where
-    /// [`crate::KnownBugs::avoid_intel_cpu_work_item_id_read_again`] is on, the same value
-    /// computed from `linear` (the prologue's `gid` or `lid`), so that the kernel reads the
-    /// work-item ids only once.
-    fn work_item_id(&self, query: &str, linear: &str, size: &str, dimension: usize) -> String {
-        if !self
-            .options
-            .known_bugs
-            .avoid_intel_cpu_work_item_id_read_again
-        {
-            return format!("{query}({dimension})");
-        }
-        // The prologue's `linear` is ((id2 * size1) + id1) * size0 + id0.
-        let below = match dimension {
-            0 => linear.to_string(),
-            1 => format!("({linear} / {size}(0))"),
-            _ => format!("({linear} / ({size}(0) * {size}(1)))"),
-        };
-        if dimension + 1 == self.geometry.dimensions as usize {
-            below
-        } else {
-            format!("({below} % {size}({dimension}))")
-        }
     }
 
     /// Reads one value of type `ty`, or `None` if nothing of that type is readable.

@@ -156,15 +156,6 @@ pub struct KnownBugs {
     /// SPIR-V of the same OpenCL C, which calls the `atomic_min` built-in, is right). Local
     /// atomics are not `atomic_min` or `atomic_max`.
     pub avoid_intel_cpu_local_atomic_min_max: bool,
-    /// Intel's OpenCL CPU device (its vectorizer on, work-groups over 16 work-items): a
-    /// work-item id read again after a branch or loop, subtracted from the global id read
-    /// before it, is off by 16 per 16-wide chunk of the work-group when a division,
-    /// remainder, shift or comparison uses the difference
-    /// (`let gid = get_global_id(0); if c { o[gid] = (8u32 - (get_global_id(0) - gid)) % 3u32; }`
-    /// stores 0 from work-item 16 on); the OpenCL C compiled by the driver shows it too.
-    /// The generator reads `get_global_id` and `get_local_id` only in the kernel's prologue
-    /// and writes the others as `gid` and `lid` (or as computed from them).
-    pub avoid_intel_cpu_work_item_id_read_again: bool,
 }
 
 impl KnownBugs {
@@ -176,7 +167,6 @@ impl KnownBugs {
             avoid_intel_cpu_never_written_private_array: true,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: true,
             avoid_intel_cpu_local_atomic_min_max: true,
-            avoid_intel_cpu_work_item_id_read_again: true,
         }
     }
 
@@ -188,7 +178,6 @@ impl KnownBugs {
             avoid_intel_cpu_never_written_private_array: false,
             avoid_intel_cpu_f16_multi_dimensional_output_with_barrier: false,
             avoid_intel_cpu_local_atomic_min_max: false,
-            avoid_intel_cpu_work_item_id_read_again: false,
         }
     }
 }

@@ -43,6 +43,30 @@ pub(super) fn mangle(name: &str, parameters: &str) -> String {
     format!("_Z{}{name}{parameters}", name.len())
 }
 
+/// Every work-item query.
+pub(crate) const WORK_ITEM_QUERIES: [WorkItemQuery; 6] = [
+    WorkItemQuery::GlobalId,
+    WorkItemQuery::LocalId,
+    WorkItemQuery::GroupId,
+    WorkItemQuery::LocalSize,
+    WorkItemQuery::GlobalSize,
+    WorkItemQuery::NumGroups,
+];
+
+/// The OpenCL builtin (`size_t get_global_id(uint dimension)`, ...) that
+/// [`WorkItemLowering::OpenClBuiltins`] calls for `query`, mangled.
+pub(crate) fn opencl_work_item_function(query: WorkItemQuery) -> String {
+    let name = match query {
+        WorkItemQuery::GlobalId => "get_global_id",
+        WorkItemQuery::LocalId => "get_local_id",
+        WorkItemQuery::GroupId => "get_group_id",
+        WorkItemQuery::LocalSize => "get_local_size",
+        WorkItemQuery::GlobalSize => "get_global_size",
+        WorkItemQuery::NumGroups => "get_num_groups",
+    };
+    mangle(name, "j")
+}
+
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// The declaration of an LLVM intrinsic, overloaded on `overloads`.
     pub(super) fn intrinsic(
@@ -240,17 +264,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     fn opencl_work_item(&mut self, query: WorkItemQuery, dimension: u8) -> Result<IntValue<'ctx>> {
-        let name = match query {
-            WorkItemQuery::GlobalId => "get_global_id",
-            WorkItemQuery::LocalId => "get_local_id",
-            WorkItemQuery::GroupId => "get_group_id",
-            WorkItemQuery::LocalSize => "get_local_size",
-            WorkItemQuery::GlobalSize => "get_global_size",
-            WorkItemQuery::NumGroups => "get_num_groups",
-        };
         let i64_type = self.context.i64_type();
         let function = self.external_function(
-            &mangle(name, "j"),
+            &opencl_work_item_function(query),
             Some(i64_type.into()),
             &[self.context.i32_type().into()],
             true,

@@ -26,6 +26,8 @@ mod print;
 mod shaped;
 mod statement;
 
+pub(crate) use builtins::{opencl_work_item_function, WORK_ITEM_QUERIES};
+
 use crate::target::{SizeFormat, TargetDescription};
 use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::basic_block::BasicBlock;

@@ -399,6 +399,13 @@ pub(crate) struct Legalization {
     /// the comparison of `x` with `C`, because ptxas 13.0 folds the comparison into a 16x2
     /// `VIMNMX`'s predicate output and got `min(13, 3) == 3` false (fuzzgen seed 9708).
     pub compare_narrow_min_max_operand_directly: bool,
+    /// After the optimizer: each work-item query of a function (`get_global_id(0)`, ...) read
+    /// once, in its entry block, and that value used for every read, inlined callees' included,
+    /// because Intel's OpenCL CPU device compiler gets `get_global_id(0) - gid` wrong where the
+    /// second read sits in a later block than the first (16 per 16-wide chunk of the group,
+    /// fuzzgen seed 9454). Applies to the builtin calls of [`WorkItemLowering::OpenClBuiltins`];
+    /// a function above the inlining budget reads at its own entry.
+    pub read_work_items_once_at_entry: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

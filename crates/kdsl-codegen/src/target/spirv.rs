@@ -2,9 +2,11 @@
 //! Physical64 addressing, OpenCL memory model.
 //!
 //! Kernels are `spir_kernel`, device functions `spir_func`. Work-item queries, barriers and
-//! sub-group operations are OpenCL builtin calls the LLVM SPIR-V backend recognizes; math
-//! functions become `OpenCL.std` extended instructions. Float atomic add needs
-//! `SPV_EXT_shader_atomic_float_add`, which is enabled for every module.
+//! sub-group operations are OpenCL builtin calls the LLVM SPIR-V backend recognizes (each
+//! work-item query is read once per function, in its entry block, for Intel's CPU device
+//! compiler: `read_work_items_once_at_entry`); math functions become `OpenCL.std` extended
+//! instructions. Float atomic add needs `SPV_EXT_shader_atomic_float_add`, which is enabled
+//! for every module.
 //!
 //! LLVM 22's SPIR-V backend keeps state between modules in a static; [`backend_state`] says
 //! how every module still starts from fresh state, in process where the build allows it and
@@ -137,6 +139,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             expand_signed_bool_to_float: true,
             // OpenCL's vector sizes (8 and 16 need the `Vector16` capability).
             vector_lengths: Some(&[2, 3, 4, 8, 16]),
+            read_work_items_once_at_entry: true,
             ..Legalization::default()
         },
         output: OutputFormat::SpirvBinary {

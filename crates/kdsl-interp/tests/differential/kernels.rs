@@ -545,6 +545,30 @@ fn work_items() {
     on_test_kernel("work_items", vec![case]);
 }
 
+/// Ids read again after a branch (fuzzgen seed 9454); the -O0 images run in the root's
+/// `tests/work_item_reads.rs`.
+#[test]
+fn work_item_reads() {
+    let kernels = [
+        "read_again_in_branch",
+        "read_again_in_loop",
+        "local_id_read_again",
+        "read_again_in_inlined_helper",
+        "read_again_in_kept_helper",
+    ];
+    let cases = kernels
+        .into_iter()
+        .map(|kernel| {
+            Case::new(
+                kernel,
+                InterpLaunch::new([64], [32]),
+                vec![scalar(1i32), buffer(vec![77u32; 64])],
+            )
+        })
+        .collect();
+    on_test_kernel("work_item_reads", cases);
+}
+
 #[test]
 fn work_group_size() {
     let mut random = Random::new(41);
