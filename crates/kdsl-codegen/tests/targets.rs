@@ -280,15 +280,17 @@ fn every_kernel_links_into_amdgpu_code_objects() {
             let artifact = cached(name, module, &TargetSpec::amdgpu(Some(arch)));
             assert_eq!(&artifact.image.bytes[..4], b"\x7fELF", "{name}: ELF magic");
             let file = scratch_file(&format!("{name}.hsaco"), &artifact.image.bytes);
-            let notes = run(
-                Command::new(&readobj).arg("--notes").arg(&file),
-                &format!("llvm-readobj --notes on {name} for {arch}"),
-            );
-            let symbols = run(
-                Command::new(&readobj).arg("--symbols").arg(&file),
-                &format!("llvm-readobj --symbols on {name} for {arch}"),
+            // One run for both; llvm-readobj prints the symbols, then the notes.
+            let symbols_and_notes = run(
+                Command::new(&readobj)
+                    .args(["--notes", "--symbols"])
+                    .arg(&file),
+                &format!("llvm-readobj --notes --symbols on {name} for {arch}"),
             );
             let _ = std::fs::remove_file(file);
+            let (symbols, notes) = symbols_and_notes
+                .split_once("NoteSections [")
+                .unwrap_or_else(|| panic!("{name} {arch}: no notes after the symbols"));
             assert!(
                 notes.contains("amdhsa.kernels"),
                 "{name} {arch}: no amdhsa.kernels"
