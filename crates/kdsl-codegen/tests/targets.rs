@@ -476,6 +476,7 @@ fn vector_accesses_use_vector_memory_instructions() {
             .arg(&path),
         "llvm-objdump",
     );
+    let _ = std::fs::remove_file(path);
     assert_eq!(
         count(&disassembly, "global_load_dwordx4"),
         2,
