@@ -277,12 +277,17 @@ fn a_server_that_stops_answering_costs_commands_a_timeout_not_a_hang() {
     let suspended = Suspended::new(pid);
 
     let output = scratch("suspended.kbundle");
-    let compiled = scope.run(&[
-        "compile",
-        "examples/saxpy.krn",
-        "-o",
-        output.to_str().unwrap(),
-    ]);
+    // Both commands wait out the answer timeout, at the same time.
+    let (compiled, status) = std::thread::scope(|threads| {
+        let status = threads.spawn(|| scope.run(&["server", "status"]));
+        let compiled = scope.run(&[
+            "compile",
+            "examples/saxpy.krn",
+            "-o",
+            output.to_str().unwrap(),
+        ]);
+        (compiled, status.join().expect("`server status` ran"))
+    });
     assert!(compiled.status.success(), "{}", stderr(&compiled));
     assert!(
         stderr(&compiled).contains("did not answer within"),
@@ -296,7 +301,6 @@ fn a_server_that_stops_answering_costs_commands_a_timeout_not_a_hang() {
     );
     assert!(kdsl_bundle::Bundle::from_bytes(&std::fs::read(&output).unwrap()).is_ok());
 
-    let status = scope.run(&["server", "status"]);
     assert_eq!(status.status.code(), Some(1), "{}", stderr(&status));
     assert!(
         stderr(&status).contains("did not answer"),

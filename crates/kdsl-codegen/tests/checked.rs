@@ -1,9 +1,11 @@
 //! Checked mode (`Options::checked`): every example and test kernel compiled checked for every
-//! target and validated (`spirv-val`, `ptxas`, `llvm-readobj`), the hidden parameters in each
+//! target (the generated GEMMs for fewer processors: `common::checked_targets`) and validated
+//! (`spirv-val`, `ptxas`, `llvm-readobj`), the hidden parameters in each
 //! image and the check sites in the bundle metadata. The optimized LLVM IR of
 //! `tests/kernels/checked.krn`, checked and unchecked, is a file test (`// test: llvm-checked`).
 
-use crate::common::{artifact, kernel_modules, ptxas, tool, validate};
+use crate::common::{artifact, checked_targets, kernel_modules, ptxas, tool, validate};
+use kdsl_bundle::TargetKind;
 use kdsl_codegen::{compile, emit_llvm_ir, kernel_infos, Options, TargetSpec};
 use std::process::Command;
 
@@ -24,36 +26,67 @@ fn checked_source() -> String {
         .unwrap()
 }
 
+/// A kernel file compiled checked for `spec`, once for the binary (`common::artifact`).
+fn compiled_checked(
+    name: &str,
+    module: &kdsl_ir::Module,
+    spec: &TargetSpec,
+) -> std::sync::Arc<kdsl_codegen::Artifact> {
+    artifact(name, module, spec, true)
+        .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
+}
+
+/// The processors of one kind a kernel file is compiled checked for (`common::checked_targets`).
+fn checked_targets_of(name: &str, kind: TargetKind) -> Vec<TargetSpec> {
+    checked_targets(name)
+        .into_iter()
+        .filter(|spec| spec.kind == kind)
+        .collect()
+}
+
 #[test]
-fn every_kernel_compiled_checked_validates_on_every_target() {
+fn every_kernel_compiled_checked_is_valid_spirv() {
     let spirv_val = tool(&["spirv-val"]);
-    let ptxas = ptxas();
-    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
     for (name, module) in kernel_modules() {
-        let compiled = |spec: &TargetSpec| {
-            artifact(name, module, spec, true)
-                .unwrap_or_else(|e| panic!("{name}.krn checked for {spec}: {e}"))
-        };
-        let spirv = compiled(&TargetSpec::spirv());
-        validate(
-            name,
-            "spv",
-            &spirv.image.bytes,
-            &mut Command::new(&spirv_val),
-        );
-        for arch in ["sm_75", "sm_90"] {
-            let ptx = compiled(&TargetSpec::ptx(Some(arch)));
+        for spec in checked_targets_of(name, TargetKind::Spirv) {
+            let spirv = compiled_checked(name, module, &spec);
+            validate(
+                name,
+                "spv",
+                &spirv.image.bytes,
+                &mut Command::new(&spirv_val),
+            );
+        }
+    }
+}
+
+#[test]
+fn every_kernel_compiled_checked_assembles_with_ptxas() {
+    let ptxas = ptxas();
+    for (name, module) in kernel_modules() {
+        let targets = checked_targets_of(name, TargetKind::Ptx);
+        assert!(!targets.is_empty(), "{name}: no PTX processor");
+        for spec in targets {
+            let ptx = compiled_checked(name, module, &spec);
             validate(
                 name,
                 "ptx",
                 &ptx.image.bytes,
                 Command::new(&ptxas)
-                    .arg(format!("-arch={arch}"))
+                    .arg(format!("-arch={}", spec.resolved_arch()))
                     .args(["-o", "/dev/null"]),
             );
         }
-        for arch in ["gfx90a", "gfx1100"] {
-            let object = compiled(&TargetSpec::amdgpu(Some(arch)));
+    }
+}
+
+#[test]
+fn every_kernel_compiled_checked_links_for_amdgpu() {
+    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
+    for (name, module) in kernel_modules() {
+        for spec in checked_targets_of(name, TargetKind::Amdgpu) {
+            let arch = spec.resolved_arch();
+            let object = compiled_checked(name, module, &spec);
             let notes = validate(
                 name,
                 "hsaco",

@@ -6,6 +6,7 @@ pub use kdsl_testkit::tools::{ptxas, tool};
 use std::collections::HashMap;
 use std::process::Command;
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// Runs a validator on `bytes` written to a scratch file; panics with its output on failure.
 pub fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command) -> String {
@@ -50,34 +51,101 @@ pub fn kernel_modules() -> &'static [(String, kdsl_ir::Module)] {
     })
 }
 
+/// The generated GEMMs among the examples (`benchmarks/matrix/gemm_variants.py`: launch-sized
+/// rings, 4 x 4 accumulator tiles, hundreds of statements; `wgmma_variants.py`: 128-element
+/// matrix-group accumulators). Checked mode expands their tiles
+/// into plain loops with a check at every access, which makes their checked images by far the
+/// slowest of this binary to build and validate (`hgemm`: 20 to 30 s per AMDGPU processor and
+/// 11 s of `ptxas`, where its plain images take about 1 s). `tests/kernels/matrix_ring.krn`,
+/// a smaller GEMM of the same generator, stands in for them where they are compiled for fewer
+/// processors.
+pub const GENERATED_GEMMS: [&str; 4] = ["hgemm", "sgemm_tf32", "hgemm_wgmma", "sgemm_tf32_wgmma"];
+
+/// The processors a kernel file is compiled checked for (`checked.rs`, `image_checks.rs`):
+/// SPIR-V, PTX for sm_75 and sm_90, AMDGPU for gfx90a and gfx1100. The [`GENERATED_GEMMS`]
+/// are compiled checked for SPIR-V and sm_90 alone: checked mode lowers their tiles, copies and
+/// rings as it does `matrix_ring.krn`'s, which is compiled for all of them, so the other
+/// processors would only build the same lowering larger.
+pub fn checked_targets(stem: &str) -> Vec<TargetSpec> {
+    let mut targets = vec![TargetSpec::spirv(), TargetSpec::ptx(Some("sm_90"))];
+    if !GENERATED_GEMMS.contains(&stem) {
+        targets.extend([
+            TargetSpec::ptx(Some("sm_75")),
+            TargetSpec::amdgpu(Some("gfx90a")),
+            TargetSpec::amdgpu(Some("gfx1100")),
+        ]);
+    }
+    targets
+}
+
+/// The generated GEMMs are examples written by the generator, and `matrix_ring.krn`, which
+/// stands in for them, is one too: a renamed file would silently leave the list.
+#[test]
+fn generated_gemms_are_the_generators_examples() {
+    let root = kdsl_testkit::files::workspace_root();
+    for path in GENERATED_GEMMS
+        .iter()
+        .map(|stem| root.join(format!("examples/{stem}.krn")))
+        .chain([root.join("tests/kernels/matrix_ring.krn")])
+    {
+        let source =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let sub_group = source.contains("gemm_variants.py") && source.contains("matrix_mma(");
+        let group = source.contains("wgmma_variants.py") && source.contains("matrix_group_mma");
+        assert!(
+            sub_group || group,
+            "{} is no GEMM of benchmarks/matrix/gemm_variants.py or wgmma_variants.py",
+            path.display()
+        );
+    }
+}
+
 type ArtifactKey = (String, String, bool);
-type Artifacts = Mutex<HashMap<ArtifactKey, Result<Arc<Artifact>, String>>>;
+/// A compiled image (or the error) and how long the compile took.
+type Compiled = Result<(Arc<Artifact>, Duration), String>;
+type Artifacts = Mutex<HashMap<ArtifactKey, Arc<OnceLock<Compiled>>>>;
 
 /// A kernel file (from [`kernel_modules`]) compiled for `spec`, plain or checked, once per
 /// binary: the validation, image-check and checked-mode modules look at the same images, and
-/// compiling each only once is most of this binary's time saved. Tests of the compiler's own
-/// determinism compile afresh instead.
+/// compiling each only once is most of this binary's time saved. A test asking for an image
+/// another test is compiling waits for it instead of compiling it too. Tests of the compiler's
+/// own determinism compile afresh instead.
 pub fn artifact(
     stem: &str,
     module: &kdsl_ir::Module,
     spec: &TargetSpec,
     checked: bool,
 ) -> Result<Arc<Artifact>, String> {
+    timed_artifact(stem, module, spec, checked).map(|(artifact, _)| artifact)
+}
+
+/// [`artifact`] with the time its one compile took (`targets::compile_times` reports them).
+pub fn timed_artifact(
+    stem: &str,
+    module: &kdsl_ir::Module,
+    spec: &TargetSpec,
+    checked: bool,
+) -> Compiled {
     static ARTIFACTS: OnceLock<Artifacts> = OnceLock::new();
-    let artifacts = ARTIFACTS.get_or_init(Default::default);
     let key = (stem.to_string(), spec.to_string(), checked);
-    if let Some(found) = artifacts.lock().unwrap().get(&key) {
-        return found.clone();
-    }
-    let options = Options {
-        checked,
-        ..Options::default()
-    };
-    let compiled = compile(module, spec, &options)
-        .map(Arc::new)
-        .map_err(|e| e.to_string());
-    artifacts.lock().unwrap().insert(key, compiled.clone());
-    compiled
+    let slot = ARTIFACTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap()
+        .entry(key)
+        .or_default()
+        .clone();
+    slot.get_or_init(|| {
+        let options = Options {
+            checked,
+            ..Options::default()
+        };
+        let start = Instant::now();
+        compile(module, spec, &options)
+            .map(|artifact| (Arc::new(artifact), start.elapsed()))
+            .map_err(|e| e.to_string())
+    })
+    .clone()
 }
 
 /// The text of `define ... @name(` up to its closing brace in LLVM IR.
