@@ -95,7 +95,7 @@ def kernel(input, groups, tiles, columns, stages):
         f"#[work_group_size({threads})]",
         f"kernel {name}(c: global mut [f32], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
         "    let item = get_local_id(0);",
-        "    let group = sub_group_broadcast(item / 128, 0);",
+        "    let group = get_matrix_group_id();",
         f"    let block_row = get_group_id(1) * {rows};",
         f"    let block_column = get_group_id(0) * {columns};",
         "    let stages = k / BK;",

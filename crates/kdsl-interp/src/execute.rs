@@ -1159,6 +1159,9 @@ impl<'g> WorkItem<'g> {
             SubGroupOp::LocalId => return Ok(self.lane as u64),
             SubGroupOp::Size => return Ok(u64::from(self.sub_group_size)),
             SubGroupOp::GroupId => return Ok(self.sub_group as u64),
+            SubGroupOp::MatrixGroupId => {
+                return Ok(self.linear_local as u64 / u64::from(kdsl_ir::matrix_group::GROUP_SIZE))
+            }
             SubGroupOp::GroupCount => {
                 let group_size = self.group.launch.launch.work_group_size() as usize;
                 return Ok(group_size.div_ceil(lanes_per_group) as u64);
@@ -1234,7 +1237,8 @@ impl<'g> WorkItem<'g> {
             SubGroupOp::LocalId
             | SubGroupOp::Size
             | SubGroupOp::GroupId
-            | SubGroupOp::GroupCount => return Ok(0),
+            | SubGroupOp::GroupCount
+            | SubGroupOp::MatrixGroupId => return Ok(0),
         };
         match lanes.get(source_lane as usize) {
             Some(&value) => Ok(value),

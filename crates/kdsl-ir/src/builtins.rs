@@ -534,6 +534,14 @@ pub static BUILTINS: &[BuiltinRow] = &[
         SubGroupOp::GroupCount,
         Operands::Nothing,
     ),
+    // Local linear id / 128: every target has it, with or without sub-groups.
+    row(
+        "get_matrix_group_id",
+        Builtin::SubGroup(SubGroupOp::MatrixGroupId),
+        Operands::Nothing,
+        ResultRule::U32,
+        Requirement::Always,
+    ),
     sub_group_exchange("sub_group_shuffle", SubGroupOp::Shuffle),
     sub_group_exchange("sub_group_shuffle_xor", SubGroupOp::ShuffleXor),
     sub_group_exchange("sub_group_shuffle_up", SubGroupOp::ShuffleUp),

@@ -677,6 +677,10 @@ pub enum SubGroupOp {
     GroupId,
     /// `get_num_sub_groups()`: how many sub-groups the work-group has, `u32`.
     GroupCount,
+    /// `get_matrix_group_id()`: the index of the work-item's matrix group (local linear id /
+    /// 128, `crate::matrix_group`), `u32`; the same in every lane, as sub-groups never straddle
+    /// two matrix groups.
+    MatrixGroupId,
     /// `sub_group_shuffle(value, lane)`: `value` as held by lane `lane` (a `u32`).
     Shuffle,
     /// `sub_group_shuffle_xor(value, mask)`: `value` as held by lane `id ^ mask`.

@@ -170,6 +170,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             SubGroupOp::Size => query(self, "get_sub_group_size"),
             SubGroupOp::GroupId => query(self, "get_sub_group_id"),
             SubGroupOp::GroupCount => query(self, "get_num_sub_groups"),
+            SubGroupOp::MatrixGroupId => self.matrix_group_id(),
             SubGroupOp::Shuffle => call(self, "sub_group_shuffle", true),
             SubGroupOp::ShuffleXor => call(self, "sub_group_shuffle_xor", true),
             SubGroupOp::Broadcast => call(self, "sub_group_broadcast", true),
@@ -285,6 +286,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     .build_int_unsigned_div(linear, size, "")?
                     .into())
             }
+            SubGroupOp::MatrixGroupId => self.matrix_group_id(),
             SubGroupOp::GroupCount => {
                 let items = self.linear_local_size()?;
                 let padded = self.builder.build_int_nuw_add(
@@ -633,6 +635,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let size_y = self.work_item(WorkItemQuery::LocalSize, 1)?;
         let plane = self.multiply_add(size_y, z, y)?;
         self.multiply_add(size_x, plane, x)
+    }
+
+    /// `get_matrix_group_id()`: the local linear id / 128.
+    fn matrix_group_id(&mut self) -> Result<BasicValueEnum<'ctx>> {
+        let linear = self.linear_local_id()?;
+        let size = self.i32_constant(u64::from(kdsl_ir::matrix_group::GROUP_SIZE));
+        Ok(self
+            .builder
+            .build_int_unsigned_div(linear, size, "")?
+            .into())
     }
 
     fn linear_local_size(&mut self) -> Result<IntValue<'ctx>> {

@@ -49,7 +49,7 @@ impl Checker<'_> {
             "matrix_fill" => self.matrix_fill(name, arguments),
             GROUP_MULTIPLY_ADD | GROUP_MULTIPLY_ADD_ASYNC => self.matrix_group_mma(name, arguments),
             GROUP_WAIT => self
-                .group_constant(name, &arguments[0], "groups left going on", |pending| {
+                .group_constant(name, &arguments[0], "statements left going on", |pending| {
                     pending <= u64::from(matrix_group::MAX_PENDING)
                 })
                 .map(|pending| MatrixOp::GroupWait { pending }),

@@ -69,7 +69,7 @@ impl FunctionAnalysis<'_, '_> {
         };
         let hint = if is_matrix_group(operation) {
             "compute offsets and chunk strides from kernel arguments, constants, group ids and \
-             the matrix group's index, `sub_group_broadcast(get_local_id(0) / 128, 0)`"
+             the matrix group's index, `get_matrix_group_id()`"
         } else {
             "compute offsets, strides and fill values from kernel arguments, constants, group \
              ids and `get_sub_group_id()`"

@@ -38,7 +38,7 @@ pub fn sub_group_operation(op: SubGroupOp, arguments: &[Uniformity]) -> Operatio
         // sub-group size, so its last sub-group may have fewer lanes than the others.
         SubGroupOp::LocalId => (None, Varying),
         SubGroupOp::GroupCount => (None, Uniform),
-        SubGroupOp::Size | SubGroupOp::GroupId => (None, SubGroup),
+        SubGroupOp::Size | SubGroupOp::GroupId | SubGroupOp::MatrixGroupId => (None, SubGroup),
         // Every lane reads another lane's value, so the whole sub-group must be there. A value
         // already the same in the sub-group stays what it is; a varying one read from the same
         // lane everywhere (a broadcast) becomes the same in the sub-group.
