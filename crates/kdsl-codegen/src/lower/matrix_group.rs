@@ -1,8 +1,9 @@
 //! Matrix-group tiles (`matrix_group_mma`) on sm_90a's warpgroup matrix units: one inline
 //! assembly block per statement that fences the accumulator, issues `wgmma.mma_async` once per
-//! 16 of depth with shared-memory descriptors for `A` and `B`, commits and waits, so the
-//! statement completes where it stands as its plain definition does. LLVM 22 has intrinsics for
-//! the fence, commit and wait but none for `wgmma.mma_async` itself.
+//! instruction depth (16 for `f16`, 8 for tf32) with shared-memory descriptors for `A` and `B`,
+//! commits and, unless asynchronous, waits, so the statement completes where it stands as its
+//! plain definition does. LLVM 22 has intrinsics for the fence, commit and wait but none for
+//! `wgmma.mma_async` itself.
 //!
 //! The layouts of `kdsl_ir::matrix_group` are wgmma's canonical layouts of the 128-byte
 //! swizzle: `A` K-major; `B` MN-major for `f16` (hence `imm-trans-b` = 1), K-major for tf32.
@@ -179,17 +180,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// writes passes through an empty assembly block, so nothing reads its registers before
     /// the wait (LLVM sees no other dependence between them).
     fn wgmma_wait(&mut self, pending: u32) -> Result<()> {
-        let void = self.context.void_type().fn_type(&[], false);
-        let wait = self.context.create_inline_asm(
-            void,
-            format!("wgmma.wait_group.sync.aligned {pending};"),
-            "~{memory}".to_string(),
-            true,
-            false,
-            None,
-            false,
-        );
-        self.builder.build_indirect_call(void, wait, &[], "")?;
+        self.ordered_assembly(&format!("wgmma.wait_group.sync.aligned {pending};"))?;
         let mut accumulators = Vec::new();
         kdsl_ir::visit::visit_block(
             &self.function.body,
@@ -239,17 +230,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// `fence.proxy.async.shared::cta`: local memory written through the generic proxy is
     /// seen by wgmma's reads through the async proxy.
     pub(super) fn proxy_fence(&mut self) -> Result<()> {
+        self.ordered_assembly("fence.proxy.async.shared::cta;")
+    }
+
+    /// One instruction of inline assembly without operands, ordered with every memory access.
+    fn ordered_assembly(&mut self, text: &str) -> Result<()> {
         let void = self.context.void_type().fn_type(&[], false);
-        let fence = self.context.create_inline_asm(
+        let assembly = self.context.create_inline_asm(
             void,
-            "fence.proxy.async.shared::cta;".to_string(),
+            text.to_string(),
             "~{memory}".to_string(),
             true,
             false,
             None,
             false,
         );
-        self.builder.build_indirect_call(void, fence, &[], "")?;
+        self.builder.build_indirect_call(void, assembly, &[], "")?;
         Ok(())
     }
 

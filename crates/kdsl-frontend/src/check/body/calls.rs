@@ -5,6 +5,19 @@ use super::*;
 use kdsl_ir::{Operands, ResultRule, TypeSet};
 
 impl Checker<'_> {
+    /// E0513: a statement (`async_copy`, `matrix_mma`, ...) called where a value is needed.
+    fn statement_as_value(&mut self, callee: &ast::Identifier, span: Span) {
+        self.report(
+            Diagnostic::error(
+                ErrorCode::E0513,
+                format!("`{}` is a statement, not a value", callee.name),
+                span,
+                "used as a value",
+            )
+            .with_hint(format!("write `{}(...);` on its own line", callee.name)),
+        );
+    }
+
     pub(super) fn arity_error(
         &mut self,
         callee: &ast::Identifier,
@@ -139,15 +152,7 @@ impl Checker<'_> {
             }
             None if kdsl_ir::matrix::MATRIX_FUNCTIONS.contains(&callee.name.as_str()) => {
                 // Its operands are arrays, which no expression reads: leave them unchecked.
-                self.report(
-                    Diagnostic::error(
-                        ErrorCode::E0513,
-                        format!("`{}` is a statement, not a value", callee.name),
-                        span,
-                        "used as a value",
-                    )
-                    .with_hint(format!("write `{}(...);` on its own line", callee.name)),
-                );
+                self.statement_as_value(callee, span);
                 None
             }
             None => {
@@ -550,15 +555,7 @@ impl Checker<'_> {
                 for argument in &arguments {
                     let _ = self.expression(argument, None);
                 }
-                self.report(
-                    Diagnostic::error(
-                        ErrorCode::E0513,
-                        format!("`{}` is a statement, not a value", callee.name),
-                        span,
-                        "used as a value",
-                    )
-                    .with_hint(format!("write `{}(...);` on its own line", callee.name)),
-                );
+                self.statement_as_value(callee, span);
                 None
             }
             Builtin::WorkItem(query) => {
