@@ -105,8 +105,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
 
         let length = shape.accumulator_length();
-        let f32_type = self.context.f32_type();
-        let values = self.group_accumulator(*accumulator, length, false, &[])?;
         let registers = (0..length)
             .map(|index| format!("${index}"))
             .collect::<Vec<_>>()
@@ -129,50 +127,64 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             assembly.push_str("wgmma.wait_group.sync.aligned 0;\n");
         }
         assembly.push('}');
+        // The descriptors, then the scale-d predicate's source (1: D = A × B + D).
+        let mut operands: Vec<(BasicValueEnum<'ctx>, &str)> =
+            descriptors.into_iter().map(|value| (value, "l")).collect();
+        operands.push((self.context.i32_type().const_int(1, false).into(), "r"));
+        self.through_accumulator(*accumulator, length, assembly, &operands)?;
+        Ok(())
+    }
+
+    /// Passes the accumulator's `length` elements through inline assembly `text` as in-out
+    /// `f32` registers `$0`.. (tied), with `operands` (value, constraint) after them, ordered
+    /// with memory, and stores what comes out back into the accumulator.
+    fn through_accumulator(
+        &mut self,
+        accumulator: kdsl_ir::PlaceBase,
+        length: u32,
+        text: String,
+        operands: &[(BasicValueEnum<'ctx>, &str)],
+    ) -> Result<()> {
+        let f32_type = self.context.f32_type();
+        let values = self.group_accumulator(accumulator, length, false, &[])?;
         let mut constraints: Vec<String> = (0..length).map(|_| "=f".to_string()).collect();
         constraints.extend((0..length).map(|index| index.to_string()));
-        constraints.extend((0..2 * steps).map(|_| "l".to_string()));
-        constraints.push("r".to_string());
+        let mut parameter_types: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> =
+            vec![f32_type.into(); length as usize];
+        let mut arguments: Vec<inkwell::values::BasicMetadataValueEnum<'ctx>> =
+            values.iter().map(|value| (*value).into()).collect();
+        for (value, constraint) in operands {
+            constraints.push(constraint.to_string());
+            parameter_types.push(value.get_type().into());
+            arguments.push((*value).into());
+        }
         constraints.push("~{memory}".to_string());
-
         let result_type = self
             .context
             .struct_type(&vec![f32_type.into(); length as usize], false);
-        let mut parameter_types: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> =
-            vec![f32_type.into(); length as usize];
-        for _ in 0..2 * steps {
-            parameter_types.push(i64_type.into());
-        }
-        parameter_types.push(self.context.i32_type().into());
         let function_type = result_type.fn_type(&parameter_types, false);
-        let asm = self.context.create_inline_asm(
+        let assembly = self.context.create_inline_asm(
             function_type,
-            assembly,
+            text,
             constraints.join(","),
             true,
             false,
             None,
             false,
         );
-        let mut arguments: Vec<inkwell::values::BasicMetadataValueEnum<'ctx>> =
-            values.iter().map(|value| (*value).into()).collect();
-        for descriptor in &descriptors {
-            arguments.push((*descriptor).into());
-        }
-        arguments.push(self.context.i32_type().const_int(1, false).into());
         let call = self
             .builder
-            .build_indirect_call(function_type, asm, &arguments, "")?;
+            .build_indirect_call(function_type, assembly, &arguments, "")?;
         let result = call
             .try_as_basic_value()
             .basic()
-            .ok_or_else(|| LowerError("`wgmma` assembly has no result".into()))?
+            .ok_or_else(|| LowerError("accumulator assembly has no result".into()))?
             .into_struct_value();
         let mut outputs = Vec::with_capacity(length as usize);
         for index in 0..length {
             outputs.push(self.builder.build_extract_value(result, index, "")?);
         }
-        self.group_accumulator(*accumulator, length, true, &outputs)?;
+        self.group_accumulator(accumulator, length, true, &outputs)?;
         Ok(())
     }
 
@@ -187,42 +199,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             &mut AsynchronousAccumulators(&mut accumulators),
         );
         for (accumulator, length) in accumulators {
-            let values = self.group_accumulator(accumulator, length, false, &[])?;
-            let f32_type = self.context.f32_type();
-            let result_type = self
-                .context
-                .struct_type(&vec![f32_type.into(); length as usize], false);
-            let parameter_types: Vec<inkwell::types::BasicMetadataTypeEnum<'ctx>> =
-                vec![f32_type.into(); length as usize];
-            let mut constraints: Vec<String> = (0..length).map(|_| "=f".to_string()).collect();
-            constraints.extend((0..length).map(|index| index.to_string()));
-            let fence = self.context.create_inline_asm(
-                result_type.fn_type(&parameter_types, false),
-                String::new(),
-                constraints.join(","),
-                true,
-                false,
-                None,
-                false,
-            );
-            let arguments: Vec<inkwell::values::BasicMetadataValueEnum<'ctx>> =
-                values.iter().map(|value| (*value).into()).collect();
-            let call = self.builder.build_indirect_call(
-                result_type.fn_type(&parameter_types, false),
-                fence,
-                &arguments,
-                "",
-            )?;
-            let result = call
-                .try_as_basic_value()
-                .basic()
-                .ok_or_else(|| LowerError("the accumulator fence has no result".into()))?
-                .into_struct_value();
-            let mut outputs = Vec::with_capacity(length as usize);
-            for index in 0..length {
-                outputs.push(self.builder.build_extract_value(result, index, "")?);
-            }
-            self.group_accumulator(accumulator, length, true, &outputs)?;
+            self.through_accumulator(accumulator, length, String::new(), &[])?;
         }
         Ok(())
     }
