@@ -143,3 +143,23 @@ def test_kmeans_lloyd_iteration(kind, assign):
             expected[cluster] = members.astype(np.float64).mean(axis=0)
     np.testing.assert_allclose(kind.to_numpy(centroids_t).T, expected, rtol=1e-4, atol=1e-4)
     assert not kind.to_numpy(counts).any()
+
+
+@pytest.mark.parametrize("name,dtype,depth", [("hgemm_wgmma", np.float16, 64), ("sgemm_tf32_wgmma", np.float32, 32)])
+def test_gemm_on_matrix_groups(kind, name, dtype, depth):
+    """examples/hgemm_wgmma.krn and sgemm_tf32_wgmma.krn (matrix-group tiles: wgmma through the
+    sm_90a image on an H100 or H200, the plain definition elsewhere) against NumPy: one
+    work-group of 256 per 128 x 256 block of C, a ring of four stages that wraps around."""
+    m, n, k = 128, 256, 5 * depth
+    a = RNG.uniform(-1, 1, (m, k)).astype(dtype)
+    b = RNG.uniform(-1, 1, (k, n)).astype(dtype)
+    c = kind.to_device(np.zeros(m * n, np.float32))
+    module = kdsl.compile(path=EXAMPLES / f"{name}.krn", targets=["spirv", "ptx:sm_90", "ptx:sm_90a", "amdgpu"])
+    ring = kdsl.local(4 * (128 + 256) * depth, "f16" if dtype == np.float16 else "f32")
+    module[name][(n, m // 128), (256, 1)](
+        c, kind.to_device(a.ravel()), kind.to_device(b.ravel()), m, n, k, ring
+    ).wait()
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    # f16 products are exact in f32; tf32 inputs keep 10 mantissa bits.
+    tolerance = 1e-4 if dtype == np.float16 else 2e-2
+    np.testing.assert_allclose(kind.to_numpy(c).reshape(m, n), expected, rtol=tolerance, atol=tolerance)
