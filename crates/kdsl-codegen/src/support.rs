@@ -5,7 +5,9 @@
 //! work-group size) are checked here too.
 
 use crate::lower::collectives::SCRATCH_SLOTS;
-use crate::target::{PrintfLowering, TargetDescription, WorkGroupLowering, MAX_BRANCHED_BOOLS};
+use crate::target::{
+    MatrixGroups, PrintfLowering, TargetDescription, WorkGroupLowering, MAX_BRANCHED_BOOLS,
+};
 use crate::CodegenError;
 use kdsl_ir::analysis::{FirstUse, FunctionFeatures, ModuleFeatures, Use};
 use kdsl_ir::*;
@@ -170,6 +172,7 @@ impl Checker<'_> {
             self.parameter_bytes(function);
         }
         self.work_group_size(function);
+        self.matrix_group_size(function, features);
         self.uses(&features.body);
     }
 
@@ -298,6 +301,39 @@ impl Checker<'_> {
     }
 
     /// A required work-group size above what any processor of the target runs.
+    /// wgmma runs a matrix group as four whole warps: a kernel with matrix-group statements
+    /// that declares its work-group size declares a multiple of 128 (elsewhere their plain
+    /// definition runs in any work-group).
+    fn matrix_group_size(&mut self, function: &Function, features: &FunctionFeatures) {
+        let Some(size) = function.work_group_size else {
+            return;
+        };
+        let groups = u64::from(kdsl_ir::matrix_group::GROUP_SIZE);
+        let total: u64 = size.iter().map(|&d| u64::from(d)).product();
+        let uses_groups = features
+            .body
+            .iter()
+            .any(|first| first.used == Use::GroupMatrix);
+        if self.target.matrix_groups == MatrixGroups::Wgmma
+            && uses_groups
+            && !total.is_multiple_of(groups)
+        {
+            let target = self.target.display_name();
+            self.diagnostics.push(
+                Diagnostic::error(
+                    UNSUPPORTED,
+                    format!(
+                        "kernel `{}` has matrix-group statements in work-groups of {total} work-items, which target `{target}` runs only in work-groups of a multiple of {groups}",
+                        function.name
+                    ),
+                    function.span,
+                    "this kernel",
+                )
+                .with_hint(format!("make `#[work_group_size]` a multiple of {groups} work-items in all")),
+            );
+        }
+    }
+
     fn work_group_size(&mut self, function: &Function) {
         let (Some(size), Some(limit)) = (
             function.work_group_size,

@@ -95,6 +95,23 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
     );
 }
 
+/// A kernel with matrix-group statements whose declared work-group is no multiple of 128 is
+/// refused for sm_90a, naming the target (wgmma runs whole groups of four warps), and compiles
+/// for the other processors, whose plain definition runs in any work-group.
+#[test]
+fn matrix_groups_need_whole_groups_on_sm_90a() {
+    let source = "#[work_group_size(64)]\n\
+        kernel half(d: global mut [f32], a: local mut [f16], b: local mut [f16]) {\n\
+            let mut acc: [f32; 4];\n\
+            matrix_group_mma(acc, a, 0, 4096, b, 0, 4096, 16);\n\
+            d[get_local_id(0)] = acc[0];\n\
+        }\n";
+    let module = module_of("half_group", source);
+    refused_naming_the_target("half_group", &module, &TargetSpec::ptx(Some("sm_90a")));
+    compile_ok("half_group", &module, &TargetSpec::ptx(Some("sm_90")));
+    compile_ok("half_group", &module, &TargetSpec::spirv());
+}
+
 /// Matrix-group tiles reach sm_90a's `wgmma` (one instruction per 16 of depth, in an assembly
 /// block that ptxas accepts for sm_90a), and every other NVIDIA processor runs their plain
 /// definition.
