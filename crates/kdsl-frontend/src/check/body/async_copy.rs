@@ -105,11 +105,7 @@ impl Checker<'_> {
         name: &str,
     ) -> Option<u32> {
         let value = self.expression(argument, Some(ScalarType::U32))?;
-        let constant = constant::evaluate(&value)
-            .ok()
-            .and_then(|v| v.as_i128())
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|v| range.contains(v));
+        let constant = constant_u32(&value).filter(|v| range.contains(v));
         if constant.is_none() {
             let what = if name == "async_wait" {
                 "groups left in flight"

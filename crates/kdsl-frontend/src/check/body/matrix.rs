@@ -49,9 +49,7 @@ impl Checker<'_> {
             "matrix_fill" => self.matrix_fill(name, arguments),
             GROUP_MULTIPLY_ADD | GROUP_MULTIPLY_ADD_ASYNC => self.matrix_group_mma(name, arguments),
             GROUP_WAIT => self
-                .group_constant(name, &arguments[0], "statements left going on", |pending| {
-                    pending <= u64::from(matrix_group::MAX_PENDING)
-                })
+                .group_pending(name, &arguments[0])
                 .map(|pending| MatrixOp::GroupWait { pending }),
             _ => self.matrix_mma(name, arguments),
         };
@@ -265,26 +263,16 @@ impl Checker<'_> {
         Some(memory)
     }
 
-    /// A constant `u32` operand of `name` that `valid` accepts (`what` it counts), or E0340.
-    fn group_constant(
-        &mut self,
-        name: &str,
-        argument: &ast::Expression,
-        what: &str,
-        valid: impl Fn(u64) -> bool,
-    ) -> Option<u32> {
+    /// The operand of `matrix_group_wait`: a constant from 0 to `MAX_PENDING`, or E0340.
+    fn group_pending(&mut self, name: &str, argument: &ast::Expression) -> Option<u32> {
         let value = self.matrix_scalar(argument, ScalarType::U32)?;
-        let constant = constant::evaluate(&value)
-            .ok()
-            .and_then(|v| v.as_i128())
-            .and_then(|v| u32::try_from(v).ok())
-            .filter(|&v| valid(v.into()));
+        let constant = constant_u32(&value).filter(|&pending| pending <= matrix_group::MAX_PENDING);
         if constant.is_none() {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0340,
                     format!(
-                        "`{name}` takes a constant from 0 to {}: the {what}",
+                        "`{name}` takes a constant from 0 to {}: the statements left going on",
                         matrix_group::MAX_PENDING
                     ),
                     argument.span,
@@ -306,11 +294,7 @@ impl Checker<'_> {
     ) -> Option<u32> {
         let value = self.matrix_scalar(argument, ScalarType::U32)?;
         let step = input.depth_step();
-        let Some(depth) = constant::evaluate(&value)
-            .ok()
-            .and_then(|v| v.as_i128())
-            .and_then(|v| u32::try_from(v).ok())
-        else {
+        let Some(depth) = constant_u32(&value) else {
             self.report(
                 Diagnostic::error(
                     ErrorCode::E0340,

@@ -506,3 +506,11 @@ fn binary_expression(
         span,
     }
 }
+
+/// The value of a constant `u32` expression (a literal, a module constant, arithmetic on them).
+fn constant_u32(value: &Expression) -> Option<u32> {
+    constant::evaluate(value)
+        .ok()
+        .and_then(|v| v.as_i128())
+        .and_then(|v| u32::try_from(v).ok())
+}
