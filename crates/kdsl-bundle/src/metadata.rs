@@ -48,6 +48,13 @@ pub struct KernelInfo {
     /// any strides.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contiguous_entry: Option<String>,
+    /// True when the kernel (or a device function it calls) has matrix-group statements
+    /// (`matrix_group_mma`). On an image that uses matrix units ([`crate::Image::matrix_units`])
+    /// its work-groups must then be whole matrix groups: a multiple of
+    /// [`kdsl_ir::matrix_group::GROUP_SIZE`] work-items ([`KernelInfo::check_matrix_groups`]).
+    /// Older bundles read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub matrix_groups: bool,
 }
 
 /// Every entry point of `kernels` with its kernel: each kernel's name, then its contiguous
@@ -326,7 +333,37 @@ impl KernelInfo {
             contiguous_entry: kernel
                 .contiguous_entry
                 .map(|copy| module.function(copy).name.clone()),
+            matrix_groups: info.features.runs_group_matrix(id),
         }
+    }
+
+    /// Checks that a launch's work-group (`local`, one entry per dimension) is made of whole
+    /// matrix groups where the kernel has matrix-group statements and the image runs them on
+    /// matrix units (`image`, as users name it: `ptx:sm_90a`); any size is right otherwise.
+    pub fn check_matrix_groups(
+        &self,
+        local: &[u64],
+        matrix_units: bool,
+        image: &str,
+    ) -> Result<(), String> {
+        let group_size = u64::from(kdsl_ir::matrix_group::GROUP_SIZE);
+        let items = local
+            .iter()
+            .try_fold(1u64, |items, &size| items.checked_mul(size));
+        if !self.matrix_groups || !matrix_units || items.is_some_and(|n| n % group_size == 0) {
+            return Ok(());
+        }
+        Err(format!(
+            "the kernel's matrix-group statements run on the matrix units of the {image} image, \
+             which need work-groups of a multiple of {group_size} work-items (whole matrix \
+             groups), but the launch uses {} work-items ({})",
+            items.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+            local
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" x ")
+        ))
     }
 
     /// Checks a launch's work-group size (`local`, one entry per dimension of the launch,
@@ -433,6 +470,48 @@ mod tests {
             three_dimensional.check_work_group_size(&[4, 4, 2, 1]),
             Ok(())
         );
+    }
+
+    #[test]
+    fn matrix_groups_on_matrix_units_need_whole_groups() {
+        let groups = KernelInfo {
+            matrix_groups: true,
+            ..kernel(None)
+        };
+        for local in [&[128][..], &[256], &[64, 2], &[32, 2, 2], &[1024]] {
+            assert_eq!(
+                groups.check_matrix_groups(local, true, "ptx:sm_90a"),
+                Ok(())
+            );
+        }
+        assert_eq!(
+            groups.check_matrix_groups(&[64], true, "ptx:sm_90a"),
+            Err(
+                "the kernel's matrix-group statements run on the matrix units of the ptx:sm_90a \
+                 image, which need work-groups of a multiple of 128 work-items (whole matrix \
+                 groups), but the launch uses 64 work-items (64)"
+                    .into()
+            )
+        );
+        assert!(groups
+            .check_matrix_groups(&[16, 12], true, "ptx:sm_90a")
+            .is_err_and(|why| why.ends_with("uses 192 work-items (16 x 12)")));
+        // The plain definition takes any work-group, as does a kernel without matrix groups.
+        assert_eq!(groups.check_matrix_groups(&[64], false, "spirv"), Ok(()));
+        assert_eq!(
+            kernel(None).check_matrix_groups(&[64], true, "ptx:sm_90a"),
+            Ok(())
+        );
+        let old: KernelInfo = serde_json::from_str(
+            r#"{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#,
+        )
+        .unwrap();
+        assert!(!old.matrix_groups);
+        let new = serde_json::to_string(&groups).unwrap();
+        assert!(new.contains(r#""matrix_groups":true"#), "{new}");
+        assert!(!serde_json::to_string(&kernel(None))
+            .unwrap()
+            .contains("matrix_groups"));
     }
 
     #[test]

@@ -190,3 +190,32 @@ kernel k(out: global mut [f32], input: global [f32]) {
         .expect("compiles");
     assert!(!ModuleFeatures::new(&plain).uses_async_copies());
 }
+
+#[test]
+fn matrix_group_statements_are_found_through_calls() {
+    let source = "
+fn multiply(acc: private mut [f32; 4], a: local [f16; 1024], b: local [f16; 512]) {
+    matrix_group_mma(acc, a, 0, 512, b, 0, 512, 16);
+}
+
+kernel through_call(out: global mut [f32]) {
+    local a: [f16; 1024];
+    local b: [f16; 512];
+    let mut acc: [f32; 4];
+    for i in 0u32..4 {
+        acc[i] = 0.0;
+    }
+    multiply(acc, a, b);
+    out[get_global_id(0)] = acc[0];
+}
+
+kernel without(out: global mut [f32]) {
+    out[get_global_id(0)] = 1.0;
+}";
+    let module = module(source);
+    let features = ModuleFeatures::new(&module);
+    assert!(features.runs_group_matrix(id(&module, "through_call")));
+    assert!(features.runs_group_matrix(id(&module, "multiply")));
+    assert!(!features.runs_group_matrix(id(&module, "without")));
+    assert!(!features.function(id(&module, "through_call")).uses_matrix());
+}

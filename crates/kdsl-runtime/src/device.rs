@@ -536,7 +536,7 @@ impl Device {
         let image = select_image(bundle, &self.inner.info.target)?;
         check_image(bundle, image)?;
         let module = self.inner.backend.load(bundle, image)?;
-        Ok(Program::new(self.clone(), bundle, image.describe(), module))
+        Ok(Program::new(self.clone(), bundle, image, module))
     }
 
     /// An uninitialized device-memory buffer of `len` elements.

@@ -181,9 +181,49 @@ fn null_saxpy_kernel(device: &Device) -> Kernel {
         layout: ArgumentLayout::new(&saxpy_info()),
         info: saxpy_info(),
         source_name: "saxpy.krn".into(),
+        image: "null".into(),
+        matrix_units: false,
         backend: Box::new(NullKernel),
         contiguous: None,
     }
+}
+
+#[test]
+fn matrix_groups_on_matrix_units_refuse_partial_groups() {
+    let device = null_device();
+    let kernel = Kernel {
+        info: KernelInfo {
+            matrix_groups: true,
+            ..saxpy_info()
+        },
+        image: "ptx:sm_90a".into(),
+        matrix_units: true,
+        ..null_saxpy_kernel(&device)
+    };
+    let x: Buffer<f32> = device.buffer_from(&[1.0; 256]).unwrap();
+    let mut y: Buffer<f32> = device.buffer_from(&[0.0; 256]).unwrap();
+    let args = args![&mut y, &x, 2.0f32, 256u32];
+    match kernel.launch(&Launch::new([256], [64]), &args) {
+        Err(crate::RuntimeError::BadLaunch { why, .. }) => assert!(
+            why.contains("ptx:sm_90a") && why.contains("64 work-items"),
+            "{why}"
+        ),
+        other => panic!("a work-group of 64 gave {other:?}"),
+    }
+    kernel
+        .launch(&Launch::new([256], [128]), &args)
+        .unwrap()
+        .wait()
+        .unwrap();
+    let plain = Kernel {
+        matrix_units: false,
+        ..kernel
+    };
+    plain
+        .launch(&Launch::new([256], [64]), &args)
+        .unwrap()
+        .wait()
+        .unwrap();
 }
 
 #[test]
@@ -263,6 +303,8 @@ fn null_scale_kernel(device: &Device) -> Kernel {
         }),
         info,
         source_name: "scale.krn".into(),
+        image: "null".into(),
+        matrix_units: false,
         backend: Box::new(EntryKernel("own")),
     }
 }

@@ -7,7 +7,7 @@ use crate::error::{Result, RuntimeError};
 use crate::event::Event;
 use crate::launch::Launch;
 use crate::queue::{Queue, QueueRef};
-use kdsl_bundle::{Bundle, KernelInfo};
+use kdsl_bundle::{Bundle, Image, KernelInfo};
 use std::fmt;
 use std::sync::Arc;
 
@@ -16,6 +16,8 @@ pub struct Program {
     device: Device,
     source_name: String,
     image: String,
+    /// Whether the image runs matrix statements on matrix units ([`Image::matrix_units`]).
+    matrix_units: bool,
     kernels: Vec<KernelInfo>,
     entry_point_prefix: String,
     module: Arc<dyn ModuleBackend>,
@@ -35,13 +37,14 @@ impl Program {
     pub(crate) fn new(
         device: Device,
         bundle: &Bundle,
-        image: String,
+        image: &Image,
         module: Arc<dyn ModuleBackend>,
     ) -> Program {
         Program {
             device,
             source_name: bundle.source_name.clone(),
-            image,
+            image: image.describe(),
+            matrix_units: image.matrix_units,
             kernels: bundle.kernels.clone(),
             entry_point_prefix: bundle.entry_point_prefix.clone(),
             module,
@@ -90,6 +93,8 @@ impl Program {
             layout: ArgumentLayout::new(info),
             info: info.clone(),
             source_name: self.source_name.clone(),
+            image: self.image.clone(),
+            matrix_units: self.matrix_units,
             backend,
             contiguous,
         })
@@ -104,6 +109,10 @@ pub struct Kernel {
     pub(crate) layout: ArgumentLayout,
     /// The source file the bundle was compiled from, to name a checked kernel's faults.
     pub(crate) source_name: String,
+    /// The image it runs (`ptx:sm_90a`) and whether that image uses matrix units, which
+    /// decides the work-groups its matrix-group statements accept.
+    pub(crate) image: String,
+    pub(crate) matrix_units: bool,
     pub(crate) backend: Box<dyn KernelBackend>,
     /// The kernel's entry point for contiguous arrays, where the bundle names one.
     pub(crate) contiguous: Option<ContiguousEntry>,

@@ -138,6 +138,13 @@ impl<'q> QueueRef<'q> {
             check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         }
         check_launch(&kernel.info, launch, &device.info.limits)?;
+        kernel
+            .info
+            .check_matrix_groups(launch.local(), kernel.matrix_units, &kernel.image)
+            .map_err(|why| RuntimeError::BadLaunch {
+                kernel: kernel.info.name.clone(),
+                why,
+            })?;
         check_local_memory(
             &kernel.info,
             arguments,

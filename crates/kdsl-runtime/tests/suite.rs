@@ -120,6 +120,7 @@ queue_tests! {
     foreign_cuda_stream_and_memory,
     flipped_spirv_bits_are_survived,
     absurd_launches_are_refused,
+    matrix_group_launches_need_whole_groups,
     syclbin_bundles_run,
     queues_without_profiling,
     adopted_cpp_sycl_queue,

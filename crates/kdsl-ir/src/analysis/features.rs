@@ -183,6 +183,21 @@ impl ModuleFeatures {
     /// Whether `function`'s work-items wait for or exchange values with each other
     /// ([`FunctionFeatures::synchronizes_itself`]), in it or in a function it calls.
     pub fn synchronizes(&self, function: FunctionId) -> bool {
+        self.reaches(function, FunctionFeatures::synchronizes_itself)
+    }
+
+    /// Whether `function` or a function it calls has a matrix group's statement.
+    pub fn runs_group_matrix(&self, function: FunctionId) -> bool {
+        self.reaches(function, |features| {
+            features
+                .body
+                .iter()
+                .any(|first| first.used == Use::GroupMatrix)
+        })
+    }
+
+    /// Whether `test` holds for `function` or a function it calls, directly or not.
+    fn reaches(&self, function: FunctionId, test: impl Fn(&FunctionFeatures) -> bool) -> bool {
         let mut reached = HashSet::new();
         let mut pending = vec![function];
         while let Some(id) = pending.pop() {
@@ -192,7 +207,7 @@ impl ModuleFeatures {
             if !reached.insert(id) {
                 continue;
             }
-            if features.synchronizes_itself() {
+            if test(features) {
                 return true;
             }
             pending.extend(features.calls.iter().copied());

@@ -2,11 +2,12 @@
 //! borrowed (foreign) memory and streams.
 
 use super::{
-    check_close, check_equal, fail, handmade_program, saxpy_reference, syclbin_kernel, CaseResult,
-    Random,
+    bundle_folder, check_close, check_equal, fail, handmade_program, saxpy_reference,
+    syclbin_kernel, CaseResult, Random,
 };
+use kdsl_bundle::Bundle;
 use kdsl_ir::ScalarType;
-use kdsl_runtime::{args, AnyBuffer, Argument, Device, Launch, RuntimeError};
+use kdsl_runtime::{args, AnyBuffer, Argument, Device, Launch, RuntimeError, F16};
 
 fn saxpy_kernel(device: &Device) -> Result<kdsl_runtime::Kernel, String> {
     handmade_program(device)?.kernel("saxpy").map_err(fail)
@@ -419,6 +420,62 @@ pub fn absurd_launches_are_refused(device: &Device) -> CaseResult {
         .launch(&Launch::new([4], [4]), &args![&mut y, &x, 1.0f32, 4u32])
         .map_err(fail)?;
     check_equal("y", &y.read_to_vec().map_err(fail)?, &[2.0f32; 4])
+}
+
+/// `group_mma_wide` of tests/kernels/matrix_group.krn declares no work-group size: where its
+/// image runs matrix groups on matrix units (sm_90a's wgmma) a work-group of 64 is a typed
+/// error and the device stays usable; the plain definition elsewhere takes it.
+pub fn matrix_group_launches_need_whole_groups(device: &Device) -> CaseResult {
+    let (folder, required) = bundle_folder();
+    let path = folder.join("tests/matrix_group.kbundle");
+    let bundle = match Bundle::read(&path) {
+        Err(error) if !required => return Err(format!("skipped: {}: {error}", path.display())),
+        other => other.map_err(|error| format!("{}: {error}", path.display()))?,
+    };
+    let program = match device.load(&bundle) {
+        Err(RuntimeError::NoMatchingImage { bundle_has, .. }) => {
+            return Err(format!("skipped: its bundle has only {bundle_has}"))
+        }
+        other => other.map_err(fail)?,
+    };
+    let on_units = bundle
+        .images
+        .iter()
+        .any(|image| image.describe() == program.image() && image.matrix_units);
+    let kernel = program.kernel("group_mma_wide").map_err(fail)?;
+    // A, B: two blocks of 64 x 64 f16 with padding (tests/kernels/matrix_group.krn).
+    let inputs = 8 + 2 * (64 * 64 + 8);
+    let a = device
+        .buffer_from(&vec![F16::from_f32(0.5); inputs])
+        .map_err(fail)?;
+    let b = device
+        .buffer_from(&vec![F16::from_f32(0.25); inputs])
+        .map_err(fail)?;
+    let c = device.buffer_from(&vec![1.0f32; 256 * 64]).map_err(fail)?;
+    let mut d = device.alloc::<f32>(256 * 64).map_err(fail)?;
+    let half_group = kernel.launch(&Launch::new([64], [64]), &args![&mut d, &a, &b, &c]);
+    match (on_units, half_group) {
+        (true, Err(RuntimeError::BadLaunch { why, .. })) if why.contains("whole matrix groups") => {
+        }
+        (false, Ok(event)) => event.wait().map(drop).map_err(fail)?,
+        (_, other) => {
+            return Err(format!(
+                "a work-group of 64 on {} gave {other:?}",
+                program.image()
+            ))
+        }
+    }
+    kernel
+        .launch(&Launch::new([128], [128]), &args![&mut d, &a, &b, &c])
+        .map_err(fail)?
+        .wait()
+        .map_err(fail)?;
+    // Every element of the first group's accumulators: 1 + 64 products of 0.5 x 0.25.
+    check_equal(
+        "the first matrix group's accumulators",
+        &d.read_to_vec().map_err(fail)?[..128 * 64],
+        &[9.0f32; 128 * 64],
+    )
 }
 
 /// Kernels from SYCLBIN files (`kdsl compile --format syclbin`), found by their
