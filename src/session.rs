@@ -54,6 +54,31 @@ impl Compiler {
         })
     }
 
+    /// `targets` (the defaults, as a caller took them) with the targets where the module's
+    /// matrix statements reach matrix units added when missing
+    /// ([`kdsl_codegen::matrix_unit_targets`]: `ptx:sm_90a` for matrix groups).
+    pub fn with_matrix_unit_targets(
+        &self,
+        checked: &Checked,
+        mut targets: Vec<TargetSpec>,
+    ) -> Vec<TargetSpec> {
+        for extra in kdsl_codegen::matrix_unit_targets(&checked.module) {
+            let same_kind = |t: &TargetSpec| t.kind == extra.kind;
+            if !targets
+                .iter()
+                .any(|t| same_kind(t) && t.resolved_arch() == extra.resolved_arch())
+            {
+                // Beside the images of its kind, as `kdsl inspect` lists them.
+                let at = targets
+                    .iter()
+                    .rposition(same_kind)
+                    .map_or(targets.len(), |i| i + 1);
+                targets.insert(at, extra);
+            }
+        }
+        targets
+    }
+
     /// Sorts `targets` into those the module fits and those it does not with the reasons
     /// (local memory, a missing feature, too many parameter bytes), without generating code.
     pub fn supported_targets(&self, checked: &Checked, targets: &[TargetSpec]) -> TargetSelection {

@@ -161,8 +161,9 @@ def compile(
     :class:`Module`.
 
     - ``targets``: ``"spirv"``, ``"ptx"``, ``"ptx:sm_90"``, ``"amdgpu:gfx90a"`` (a list, or one
-      comma-separated string); default :data:`DEFAULT_TARGETS`, of which a target the kernels
-      do not fit (a GPU's local-memory limit, say) is left out with a warning; a target named
+      comma-separated string); default :data:`DEFAULT_TARGETS` (plus ``ptx:sm_90a`` for
+      matrix-group statements, whose matrix units only that image reaches), of which a target
+      the kernels do not fit (a GPU's local-memory limit, say) is left out with a warning; a target named
       here that they do not fit is a :class:`CompileError`.
     - ``defines``: module constants set at compile time (``{"TILE": 16, "SCALE": 0.5}``), as
       ``kdsl compile -D NAME=VALUE``: each replaces the declared value of the ``const`` it names;

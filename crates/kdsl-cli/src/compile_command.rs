@@ -285,6 +285,10 @@ fn compile(
         Some(targets) => target_specs(invocation, targets, arches)?,
         None => default_target_specs(arches)?,
     };
+    // Default PTX processors (none named with --arch) gain those where matrix units need them.
+    if defaulted && !arches.iter().any(|a| arch_kind(a) == Some(TargetKind::Ptx)) {
+        specs = compiler.with_matrix_unit_targets(&checked, specs);
+    }
     if defaulted && emit.is_none() {
         specs =
             drop_unfitting_default_targets(invocation, &compiler, &checked, specs, file, source)?;

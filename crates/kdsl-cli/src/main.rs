@@ -263,8 +263,13 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
         Some(entry) => format!(", entry `{entry}` for contiguous arrays"),
         None => String::new(),
     };
+    let groups = if kernel.matrix_groups {
+        ", matrix groups (work-groups of a multiple of 128 on matrix units)"
+    } else {
+        ""
+    };
     println!(
-        "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}",
+        "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}{groups}",
         kernel.name,
         parameters.join(", "),
         kernel.local_memory_bytes

@@ -707,3 +707,54 @@ fn default_targets_a_kernel_does_not_fit_are_skipped_with_a_warning() {
     assert!(!explicit.status.success());
     assert!(stderr(&explicit).contains("E0602"), "{}", stderr(&explicit));
 }
+
+#[test]
+fn default_targets_of_matrix_groups_add_the_wgmma_processor() {
+    let output = scratch("hgemm_wgmma.kbundle");
+    let describe = |arguments: &[&str]| {
+        let mut all = vec!["compile", "examples/hgemm_wgmma.krn", "-o"];
+        all.push(output.to_str().unwrap());
+        all.extend(arguments);
+        let compiled = kdsl(&all);
+        assert!(compiled.status.success(), "{}", stderr(&compiled));
+        let bundle = kdsl_bundle_from(&output);
+        let units: Vec<String> = bundle
+            .images
+            .iter()
+            .filter(|image| image.matrix_units)
+            .map(|image| image.describe())
+            .collect();
+        (bundle.describe_images(), units)
+    };
+    assert_eq!(
+        describe(&[]),
+        (
+            "spirv, ptx:sm_75, ptx:sm_90, ptx:sm_90a, amdgpu:gfx90a, amdgpu:gfx1100".to_string(),
+            vec!["ptx:sm_90a".to_string()]
+        )
+    );
+    let inspect = kdsl(&["inspect", output.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(
+        text.contains("matrix units: ptx:sm_90a")
+            && text.contains("matrix groups (work-groups of a multiple of 128 on matrix units)"),
+        "{text}"
+    );
+    // Named PTX processors replace the defaults, extra ones included.
+    assert_eq!(
+        describe(&["--arch", "sm_80"]).0,
+        "spirv, ptx:sm_80, amdgpu:gfx90a, amdgpu:gfx1100"
+    );
+    // Named targets are taken as they are.
+    assert_eq!(describe(&["--target", "ptx"]).0, "ptx:sm_75");
+    let saxpy = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    assert!(saxpy.status.success(), "{}", stderr(&saxpy));
+    assert!(!kdsl_bundle_from(&output)
+        .describe_images()
+        .contains("sm_90a"));
+}

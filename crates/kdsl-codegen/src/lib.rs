@@ -252,6 +252,19 @@ pub fn check_support(
     support::check(module, &features, &description, options.checked)
 }
 
+/// The targets that a bundle of `module` gets besides the default ones so that its matrix
+/// statements reach matrix units where a device has them: `ptx:sm_90a` for matrix-group
+/// statements, whose `wgmma` no other processor has (the runtime prefers that image on such a
+/// device). Empty for most modules.
+pub fn matrix_unit_targets(module: &Module) -> Vec<TargetSpec> {
+    let features = kdsl_ir::analysis::ModuleFeatures::new(module);
+    let mut targets = Vec::new();
+    if features.uses_group_matrix() {
+        targets.push(TargetSpec::ptx(Some(nvptx::WGMMA_PROCESSOR)));
+    }
+    targets
+}
+
 /// The optimized LLVM IR for one target, without running the backend.
 pub fn emit_llvm_ir(
     module: &Module,

@@ -60,7 +60,8 @@ type CompileResult<'py> = (
 /// Returns `(bundle_bytes, None, [], skipped)` on success, or `(None, report, diagnostics,
 /// skipped)` where the report is rendered with `file:line:col` and each diagnostic is a dict
 /// (code, message, line, column, hints). With `skip_unfit` (the caller's targets are the
-/// defaults), a target the kernels do not fit (a GPU's local-memory limit, a missing feature)
+/// defaults), the targets where matrix units need their own image are added
+/// (`Compiler::with_matrix_unit_targets`), and a target the kernels do not fit (a GPU's local-memory limit, a missing feature)
 /// is left out unless none would remain, and `skipped` says which and why.
 #[pyfunction]
 #[pyo3(signature = (source_name, source, targets, opt_level=3, defines=Vec::new(), checked=false, skip_unfit=false))]
@@ -98,6 +99,7 @@ fn compile<'py>(
         };
         let mut skipped = Vec::new();
         if skip_unfit {
+            specs = compiler.with_matrix_unit_targets(&checked, specs);
             let selection = compiler.supported_targets(&checked, &specs);
             if !selection.supported.is_empty() {
                 for (spec, error) in &selection.unsupported {

@@ -21,6 +21,10 @@ pub use kdsl_bundle::processors::{
     DEFAULT_NVIDIA_PROCESSOR as DEFAULT_ARCH, NVIDIA_PROCESSORS as KNOWN_ARCHES,
 };
 
+/// The one processor with `wgmma`, which matrix-group statements reach (Blackwell has other
+/// instructions); every other PTX processor runs their plain definition.
+pub const WGMMA_PROCESSOR: &str = "sm_90a";
+
 /// The static shared memory one kernel may declare (48 KiB on every processor).
 const MAX_STATIC_SHARED_BYTES: u64 = 48 * 1024;
 
@@ -124,8 +128,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::PtxAssembly,
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
-        // `wgmma` is sm_90a's alone (Blackwell has other instructions).
-        matrix_groups: if arch == "sm_90a" {
+        matrix_groups: if arch == WGMMA_PROCESSOR {
             crate::target::MatrixGroups::Wgmma
         } else {
             crate::target::MatrixGroups::Plain
