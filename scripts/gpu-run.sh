@@ -27,6 +27,9 @@ suite_status=${PIPESTATUS[0]}
 # The differential tests read the .krn sources: KDSL_WORKSPACE is the repository root here.
 KDSL_WORKSPACE=$(cd "$here/.." && pwd) KDSL_TEST_BUNDLES=$here/bundles KDSL_TEST_DEVICE=cuda "$here/differential" --test-threads 1 2>&1 | tee "$out/differential.txt"
 differential_status=${PIPESTATUS[0]}
+# Matrix groups through mma.sync: the same differential tests on bundles without sm_90a.
+KDSL_WORKSPACE=$(cd "$here/.." && pwd) KDSL_TEST_BUNDLES=$here/bundles-sm90 KDSL_TEST_DEVICE=cuda "$here/differential" --test-threads 1 matrix_group gemm_on_matrix_groups 2>&1 | tee "$out/differential-mma-sync.txt"
+[ "${PIPESTATUS[0]}" -eq 0 ] || differential_status=1
 nvcc -O3 -arch=sm_90 -ptx "$here/kernels.cu" -o "$out/kernels_nvcc.ptx"
 "$here/kdsl-bench-cuda" "$here/bundles" "$out/kernels_nvcc.ptx" --device cuda --runs 30 --json "$out/bench.json" 2>&1 | tee "$out/bench.txt"
 bench_status=${PIPESTATUS[0]}

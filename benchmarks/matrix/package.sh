@@ -41,6 +41,12 @@ grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups t
   esac
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90a --emit ptx -o "$out/ptx/$name.ptx"
   echo "$name: $("$ptxas" -arch=sm_90a -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
+  # The examples also for sm_90, where matrix groups take mma.sync per warp.
+  case $file in
+    examples/*)
+      target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/${name}_sync.ptx"
+      echo "${name}_sync: $("$ptxas" -arch=sm_90 -v "$out/ptx/${name}_sync.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt" ;;
+  esac
 done
 # tf32 tiles straight from global memory, for check_tf32.py.
 target/debug/kdsl compile tests/kernels/matrix_tf32.krn --target ptx --arch sm_90 --emit ptx -o "$out/ptx/matrix_tf32.ptx"

@@ -37,8 +37,12 @@ while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
   kernel=hgemm_wgmma
   case $input in tf32*) kernel=sgemm_tf32_wgmma ;; esac
-  argument=$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")
-  case $source in examples/*) examples+=("$argument") ;; *) variants+=("$argument") ;; esac
+  launch=$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")
+  case $source in
+    # The sm_90 build (mma.sync per warp) beside the sm_90a one (wgmma).
+    examples/*) examples+=("$kernel@$name$launch") variants+=("$kernel@${name}_sync$launch") ;;
+    *) variants+=("$kernel@$name$launch") ;;
+  esac
 done < "$here/wgmma_variants.txt"
 # The examples against cuBLAS and Triton at every size (EXAMPLE_SIZES); the variants against
 # cuBLAS at the two large ones (VARIANT_SIZES).

@@ -730,13 +730,13 @@ fn default_targets_of_matrix_groups_add_the_wgmma_processor() {
         describe(&[]),
         (
             "spirv, ptx:sm_75, ptx:sm_90, ptx:sm_90a, amdgpu:gfx90a, amdgpu:gfx1100".to_string(),
-            vec!["ptx:sm_90a".to_string()]
+            vec!["ptx:sm_90".to_string(), "ptx:sm_90a".to_string()]
         )
     );
     let inspect = kdsl(&["inspect", output.to_str().unwrap()]);
     let text = String::from_utf8_lossy(&inspect.stdout);
     assert!(
-        text.contains("matrix units: ptx:sm_90a")
+        text.contains("matrix units: ptx:sm_90, ptx:sm_90a")
             && text.contains("matrix groups (work-groups of a multiple of 128 on matrix units)"),
         "{text}"
     );

@@ -301,9 +301,9 @@ impl Checker<'_> {
     }
 
     /// A required work-group size above what any processor of the target runs.
-    /// wgmma runs a matrix group as four whole warps: a kernel with matrix-group statements
-    /// that declares its work-group size declares a multiple of 128 (elsewhere their plain
-    /// definition runs in any work-group).
+    /// Matrix units run a matrix group as four whole warps (`wgmma`, or `mma.sync` per warp):
+    /// a kernel with matrix-group statements that declares its work-group size declares a
+    /// multiple of 128 there (elsewhere their plain definition runs in any work-group).
     fn matrix_group_size(&mut self, function: &Function, features: &FunctionFeatures) {
         let Some(size) = function.work_group_size else {
             return;
@@ -314,7 +314,7 @@ impl Checker<'_> {
             .body
             .iter()
             .any(|first| first.used == Use::GroupMatrix);
-        if self.target.matrix_groups == MatrixGroups::Wgmma
+        if self.target.matrix_groups != MatrixGroups::Plain
             && uses_groups
             && !total.is_multiple_of(groups)
         {

@@ -96,10 +96,11 @@ fn refused_naming_the_target(name: &str, module: &kdsl_ir::Module, spec: &Target
 }
 
 /// A kernel with matrix-group statements whose declared work-group is no multiple of 128 is
-/// refused for sm_90a, naming the target (wgmma runs whole groups of four warps), and compiles
-/// for the other processors, whose plain definition runs in any work-group.
+/// refused where matrix units run them (sm_90a's wgmma, sm_80 and later's mma.sync: whole
+/// groups of four warps), naming the target, and compiles for the other targets, whose plain
+/// definition runs in any work-group.
 #[test]
-fn matrix_groups_need_whole_groups_on_sm_90a() {
+fn matrix_groups_need_whole_groups_on_matrix_units() {
     let source = "#[work_group_size(64)]\n\
         kernel half(d: global mut [f32], a: local mut [f16], b: local mut [f16]) {\n\
             let mut acc: [f32; 4];\n\
@@ -107,16 +108,18 @@ fn matrix_groups_need_whole_groups_on_sm_90a() {
             d[get_local_id(0)] = acc[0];\n\
         }\n";
     let module = module_of("half_group", source);
-    refused_naming_the_target("half_group", &module, &TargetSpec::ptx(Some("sm_90a")));
-    compile_ok("half_group", &module, &TargetSpec::ptx(Some("sm_90")));
+    for arch in ["sm_90a", "sm_90", "sm_80"] {
+        refused_naming_the_target("half_group", &module, &TargetSpec::ptx(Some(arch)));
+    }
+    compile_ok("half_group", &module, &TargetSpec::ptx(Some("sm_75")));
     compile_ok("half_group", &module, &TargetSpec::spirv());
 }
 
 /// Matrix-group tiles reach sm_90a's `wgmma` (one instruction per 16 of depth, in an assembly
-/// block that ptxas accepts for sm_90a), and every other NVIDIA processor runs their plain
-/// definition.
+/// block that ptxas accepts for sm_90a), `mma.sync` per warp on sm_80 and sm_90, and the plain
+/// definition on sm_75.
 #[test]
-fn matrix_groups_use_wgmma_on_sm_90a_only() {
+fn matrix_groups_use_the_matrix_units_each_processor_has() {
     let name = "matrix_group";
     let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
     let module = module_of(name, &std::fs::read_to_string(path).unwrap());
@@ -159,11 +162,49 @@ fn matrix_groups_use_wgmma_on_sm_90a_only() {
         artifact.image.matrix_units,
         "the sm_90a image uses matrix units"
     );
-    for arch in ["sm_75", "sm_90"] {
-        let plain = compile_ok(name, &module, &TargetSpec::ptx(Some(arch)));
-        let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
+    let plain = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_75")));
+    let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
+    assert!(
+        !text.contains("wgmma") && !text.contains("mma.sync") && !plain.image.matrix_units,
+        "sm_75: {text}"
+    );
+    for arch in ["sm_80", "sm_90"] {
+        let warps = compile_ok(name, &module, &TargetSpec::ptx(Some(arch)));
+        let text = String::from_utf8(warps.image.bytes.clone()).unwrap();
         assert!(
-            !text.contains("wgmma") && !plain.image.matrix_units,
+            !text.contains("wgmma") && warps.image.matrix_units,
+            "{arch}"
+        );
+        // One instruction per 8 columns in each step's loop body: 16 for N = 128, 2 for N = 16.
+        let in_kernel = |kernel: &str| {
+            let start = text.find(&format!(".entry {kernel}(")).expect(kernel);
+            let rest = &text[start + 1..];
+            let end = rest
+                .find(".entry")
+                .map_or(text.len(), |end| start + 1 + end);
+            text[start..end]
+                .matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+                .count()
+        };
+        assert_eq!(in_kernel("group_mma_wide"), 16, "{arch}: {text}");
+        let file = scratch_file(&format!("{name}-{arch}.ptx"), text.as_bytes());
+        run(
+            Command::new(ptxas())
+                .arg(format!("-arch={arch}"))
+                .arg(&file)
+                .arg("-o")
+                .arg("/dev/null"),
+            &format!("ptxas -arch={arch} on {name}"),
+        );
+        let _ = std::fs::remove_file(file);
+        // The GEMM example's accumulators stay in registers.
+        let gemm = "hgemm_wgmma";
+        let path = kdsl_testkit::files::workspace_root().join(format!("examples/{gemm}.krn"));
+        let example = module_of(gemm, &std::fs::read_to_string(path).unwrap());
+        let image = compile_ok(gemm, &example, &TargetSpec::ptx(Some(arch))).image;
+        let text = String::from_utf8(image.bytes).unwrap();
+        assert!(
+            text.contains("mma.sync.aligned.m16n8k16") && !text.contains(".local"),
             "{arch}: {text}"
         );
     }

@@ -119,25 +119,114 @@ impl GroupShape {
     /// `column`s (64 `f16`, 32 `f32`), each a row-major array of 128-byte rows, the rows of a
     /// block one after the other; then [`GroupShape::swizzle`].
     pub fn a_index(self, offset: u32, row: u32, column: u32, chunk: u32) -> u32 {
-        let per_row = self.row_elements();
-        self.swizzle(offset + (column / per_row) * chunk + row * per_row + column % per_row)
+        let Ok(index) = self.a_index_in(&mut Numbers, offset, row, column, chunk);
+        index
     }
 
     /// The index of element (`row`, `column`) of a K × N `B` tile: for `f16` as `A`'s (blocks
     /// of 64 `column`s, n); for tf32 as `A`'s of `B` transposed (blocks of 32 `row`s, k, each
     /// row of a block one column of `B`).
     pub fn b_index(self, offset: u32, row: u32, column: u32, chunk: u32) -> u32 {
-        match self.input {
-            GroupInput::F16 => self.a_index(offset, row, column, chunk),
-            GroupInput::Tf32 => self.a_index(offset, column, row, chunk),
-        }
+        let Ok(index) = self.b_index_in(&mut Numbers, offset, row, column, chunk);
+        index
     }
 
     /// wgmma's 128-byte swizzle of an index into the local array: its 16-byte chunk within
     /// its 128-byte row is exchanged with chunk `j ^ (r % 8)`, r the row's index in the array
     /// (the array starts 1024-byte aligned: the units swizzle address bits).
     pub fn swizzle(self, index: u32) -> u32 {
-        index ^ ((index / self.row_elements()) % 8 * self.chunk_elements())
+        let Ok(swizzled) = self.swizzle_in(&mut Numbers, index);
+        swizzled
+    }
+
+    /// [`GroupShape::a_index`] in any [`IndexArithmetic`] (a lowering's code).
+    pub fn a_index_in<A: IndexArithmetic>(
+        self,
+        arithmetic: &mut A,
+        offset: A::Value,
+        row: A::Value,
+        column: A::Value,
+        chunk: A::Value,
+    ) -> Result<A::Value, A::Error> {
+        let per_row = self.row_elements().trailing_zeros();
+        let block = arithmetic.shift_right(column, per_row)?;
+        let blocks = arithmetic.multiply(block, chunk)?;
+        let rows = arithmetic.shift_left(row, per_row)?;
+        let within = arithmetic.low_bits(column, per_row)?;
+        let index = arithmetic.add(offset, blocks)?;
+        let index = arithmetic.add(index, rows)?;
+        let index = arithmetic.add(index, within)?;
+        self.swizzle_in(arithmetic, index)
+    }
+
+    /// [`GroupShape::b_index`] in any [`IndexArithmetic`].
+    pub fn b_index_in<A: IndexArithmetic>(
+        self,
+        arithmetic: &mut A,
+        offset: A::Value,
+        row: A::Value,
+        column: A::Value,
+        chunk: A::Value,
+    ) -> Result<A::Value, A::Error> {
+        match self.input {
+            GroupInput::F16 => self.a_index_in(arithmetic, offset, row, column, chunk),
+            GroupInput::Tf32 => self.a_index_in(arithmetic, offset, column, row, chunk),
+        }
+    }
+
+    /// [`GroupShape::swizzle`] in any [`IndexArithmetic`].
+    pub fn swizzle_in<A: IndexArithmetic>(
+        self,
+        arithmetic: &mut A,
+        index: A::Value,
+    ) -> Result<A::Value, A::Error> {
+        let row = arithmetic.shift_right(index, self.row_elements().trailing_zeros())?;
+        let row_in_period = arithmetic.low_bits(row, 3)?;
+        let chunk = arithmetic.shift_left(row_in_period, self.chunk_elements().trailing_zeros())?;
+        arithmetic.xor(index, chunk)
+    }
+}
+
+/// The `u32` arithmetic that the layouts are written in ([`GroupShape::a_index_in`]), so one
+/// definition gives both numbers ([`Numbers`]) and a lowering's code. Shifts and masks, as the
+/// layouts' sizes are powers of two; everything wraps as 32-bit machine arithmetic does.
+pub trait IndexArithmetic {
+    type Value: Copy;
+    type Error;
+    fn add(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
+    fn multiply(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
+    /// `a · 2^bits`.
+    fn shift_left(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value, Self::Error>;
+    /// `a / 2^bits`.
+    fn shift_right(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value, Self::Error>;
+    /// `a % 2^bits`.
+    fn low_bits(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value, Self::Error>;
+    fn xor(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
+}
+
+/// [`IndexArithmetic`] on numbers.
+pub struct Numbers;
+
+impl IndexArithmetic for Numbers {
+    type Value = u32;
+    type Error = std::convert::Infallible;
+    fn add(&mut self, a: u32, b: u32) -> Result<u32, Self::Error> {
+        Ok(a.wrapping_add(b))
+    }
+    fn multiply(&mut self, a: u32, b: u32) -> Result<u32, Self::Error> {
+        Ok(a.wrapping_mul(b))
+    }
+    fn shift_left(&mut self, a: u32, bits: u32) -> Result<u32, Self::Error> {
+        Ok(a.wrapping_shl(bits))
+    }
+    fn shift_right(&mut self, a: u32, bits: u32) -> Result<u32, Self::Error> {
+        Ok(a >> bits)
+    }
+    fn low_bits(&mut self, a: u32, bits: u32) -> Result<u32, Self::Error> {
+        Ok(a & ((1u32 << bits) - 1))
+    }
+    fn xor(&mut self, a: u32, b: u32) -> Result<u32, Self::Error> {
+        Ok(a ^ b)
     }
 }
 

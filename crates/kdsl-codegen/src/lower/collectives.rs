@@ -627,7 +627,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     /// `x + size_x * (y + size_y * z)`.
-    fn linear_local_id(&mut self) -> Result<IntValue<'ctx>> {
+    pub(super) fn linear_local_id(&mut self) -> Result<IntValue<'ctx>> {
         let x = self.work_item(WorkItemQuery::LocalId, 0)?;
         let y = self.work_item(WorkItemQuery::LocalId, 1)?;
         let z = self.work_item(WorkItemQuery::LocalId, 2)?;

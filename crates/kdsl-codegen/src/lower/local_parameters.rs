@@ -47,6 +47,7 @@ pub(crate) fn pointer_at_offset<'ctx>(
     builder: &Builder<'ctx>,
     types: &Types<'ctx>,
     target: &TargetDescription,
+    local_alignment: u32,
     offset: IntValue<'ctx>,
     name: &str,
 ) -> Result<PointerValue<'ctx>, LowerError> {
@@ -57,12 +58,8 @@ pub(crate) fn pointer_at_offset<'ctx>(
             let space = LlvmAddressSpace::from(target.address_spaces.local);
             let global = module.add_global(byte.array_type(0), Some(space), DYNAMIC_LOCAL);
             global.set_linkage(Linkage::External);
-            // wgmma's swizzle follows address bits: matrix-group tiles start 1024-byte aligned.
-            let alignment = if target.matrix_groups == crate::target::MatrixGroups::Wgmma {
-                kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES
-            } else {
-                DYNAMIC_LOCAL_ALIGNMENT
-            };
+            // As the module's local arrays (1024 bytes where matrix groups read tiles).
+            let alignment = DYNAMIC_LOCAL_ALIGNMENT.max(local_alignment);
             global.set_alignment(alignment);
             global
         }

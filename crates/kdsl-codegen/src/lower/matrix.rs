@@ -46,13 +46,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     pub(super) fn matrix(&mut self, op: &MatrixOp) -> Result<()> {
         let Some(shape) = op.shape() else {
-            if self.target.matrix_groups != crate::target::MatrixGroups::Wgmma {
-                return Err(LowerError(format!(
-                    "`{}` reached a target without warpgroup matrix units unexpanded",
-                    op.name()
-                )));
-            }
-            return self.wgmma(op);
+            return self.group_matrix(op);
         };
         if !self.target.matrix_units.native() {
             return Err(LowerError(format!(
@@ -154,7 +148,19 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 self.set_fragment(*d, accumulator, &values)
             }
-            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => self.wgmma(op),
+            MatrixOp::GroupMultiplyAdd { .. } | MatrixOp::GroupWait { .. } => self.group_matrix(op),
+        }
+    }
+
+    /// A matrix group's statement on the target's units (`MatrixGroups`).
+    fn group_matrix(&mut self, op: &MatrixOp) -> Result<()> {
+        match self.target.matrix_groups {
+            crate::target::MatrixGroups::Wgmma => self.wgmma(op),
+            crate::target::MatrixGroups::MmaSync => self.group_mma_by_warps(op),
+            crate::target::MatrixGroups::Plain => Err(LowerError(format!(
+                "`{}` reached a target without matrix units for matrix groups unexpanded",
+                op.name()
+            ))),
         }
     }
 

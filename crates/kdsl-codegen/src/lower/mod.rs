@@ -21,6 +21,7 @@ mod local_parameters;
 mod matrix;
 pub(crate) mod matrix_amdgpu;
 mod matrix_group;
+mod matrix_group_warps;
 mod memory;
 mod print;
 mod shaped;
@@ -82,7 +83,7 @@ pub(crate) fn lower_module<'ctx>(
         form = kdsl_ir::analysis::checked_form(ir, features);
     } else {
         if features.uses_group_matrix()
-            && target.matrix_groups != crate::target::MatrixGroups::Wgmma
+            && target.matrix_groups == crate::target::MatrixGroups::Plain
         {
             form = std::borrow::Cow::Owned(kdsl_ir::matrix::expand_plain_groups(&form));
         }
@@ -129,10 +130,18 @@ pub(crate) fn lower_module<'ctx>(
             },
         ));
     }
+    let local_alignment = local_array_alignment(ir, target);
     for (index, (function, value)) in ir.functions.iter().zip(&functions).enumerate() {
         let builder = context.create_builder();
         let mut lowering = FunctionLowering::new(
-            context, module, builder, target, &functions, function, *value,
+            context,
+            module,
+            builder,
+            target,
+            &functions,
+            function,
+            *value,
+            local_alignment,
         )?;
         if let Some(plan) = &plan {
             lowering.checked = Some(checked::CheckedFunction::new(
@@ -427,6 +436,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
         functions: &'a [FunctionValue<'ctx>],
         function: &'a Function,
         value: FunctionValue<'ctx>,
+        local_alignment: u32,
     ) -> Result<Self> {
         let types = Types { context };
         let entry = context.append_basic_block(value, "entry");
@@ -460,6 +470,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                         &builder,
                         &types,
                         target,
+                        local_alignment,
                         llvm.into_int_value(),
                         &format!("{}.local", parameter.name),
                     )?)
@@ -468,8 +479,6 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                 ParameterType::Array { .. } => ParameterValue::Array(llvm.into_pointer_value()),
             });
         }
-        // Tiles left to the matrix units (not expanded into plain loops).
-        let native_tiles = kdsl_ir::analysis::FunctionFeatures::new(function).uses_matrix();
         let mut variables = Vec::with_capacity(function.variables.len());
         for variable in &function.variables {
             let ty = match &variable.ty {
@@ -486,22 +495,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
                     );
                     global.set_linkage(Linkage::Internal);
                     global.set_initializer(&poison(ty));
-                    // The tensor cores read and write tiles at 32-byte aligned addresses.
-                    let alignment = if native_tiles {
-                        alignment_of(&variable.ty).max(32)
-                    } else {
-                        alignment_of(&variable.ty)
-                    };
-                    // wgmma's swizzle follows address bits: matrix-group tiles start
-                    // 1024-byte aligned.
-                    let alignment = if target.matrix_groups == crate::target::MatrixGroups::Wgmma
-                        && native_tiles
-                    {
-                        alignment.max(kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES)
-                    } else {
-                        alignment
-                    };
-                    global.set_alignment(alignment);
+                    global.set_alignment(alignment_of(&variable.ty).max(local_alignment));
                     global.as_pointer_value()
                 }
                 _ => {
@@ -589,6 +583,22 @@ fn poison(ty: BasicTypeEnum<'_>) -> BasicValueEnum<'_> {
 }
 
 /// Arrays are 16-byte aligned so the backend may use wide accesses; scalars naturally.
+/// The alignment of every local array of a module (`ir`, after the expansions) whose matrix
+/// statements reach `target`'s units, since an array may reach them through calls: 32 bytes,
+/// where the tensor cores read and write sub-group tiles; 1024 bytes, the swizzle's period,
+/// where matrix groups read tiles (wgmma's swizzle follows address bits). 1 otherwise.
+fn local_array_alignment(ir: &kdsl_ir::Module, target: &TargetDescription) -> u32 {
+    let unexpanded = kdsl_ir::analysis::ModuleFeatures::new(ir);
+    if unexpanded.uses_group_matrix() && target.matrix_groups != crate::target::MatrixGroups::Plain
+    {
+        kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES
+    } else if unexpanded.uses_matrix() {
+        32
+    } else {
+        1
+    }
+}
+
 fn alignment_of(ty: &VariableType) -> u32 {
     match ty {
         VariableType::Scalar { ty } => ty.size_in_bytes(),

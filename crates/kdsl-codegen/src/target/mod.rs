@@ -232,6 +232,8 @@ pub(crate) enum MatrixGroups {
     Plain,
     /// sm_90a's `wgmma.mma_async` (`lower::matrix_group`).
     Wgmma,
+    /// `mma.sync` per warp of the group (`lower::matrix_group_warps`): sm_80 and later.
+    MmaSync,
 }
 
 /// How asynchronous copies (`async_copy`, `async_commit`, `async_wait`) lower.
@@ -486,10 +488,10 @@ pub(crate) struct TargetDescription {
 impl TargetDescription {
     /// Whether a module's matrix statements (`features`) reach matrix units: sub-group tiles
     /// where the target has a unit for every shape the module uses, matrix-group tiles on
-    /// `wgmma`. The rest take their plain definitions.
+    /// `wgmma` or `mma.sync`. The rest take their plain definitions.
     pub fn uses_matrix_units(&self, features: &kdsl_ir::analysis::ModuleFeatures) -> bool {
         let tiles = !features.matrix_shapes().is_empty() && self.matrix_units.native_for(features);
-        let groups = features.uses_group_matrix() && self.matrix_groups == MatrixGroups::Wgmma;
+        let groups = features.uses_group_matrix() && self.matrix_groups != MatrixGroups::Plain;
         tiles || groups
     }
 

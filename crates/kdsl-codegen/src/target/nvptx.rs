@@ -130,6 +130,8 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
         matrix_groups: if arch == WGMMA_PROCESSOR {
             crate::target::MatrixGroups::Wgmma
+        } else if capability >= 80 {
+            crate::target::MatrixGroups::MmaSync
         } else {
             crate::target::MatrixGroups::Plain
         },
