@@ -51,6 +51,26 @@ enum Action {
     },
 }
 
+/// `println!` that ends the process quietly, as tools killed by `SIGPIPE` do (status 141),
+/// when standard output is a pipe closed early (`kdsl inspect x.kbundle | head -3`), and with
+/// an error for any other failure to write, instead of panicking.
+macro_rules! out {
+    ($($argument:tt)*) => {{
+        use std::io::Write as _;
+        if let Err(error) = writeln!(std::io::stdout(), $($argument)*) {
+            stdout_failed(error);
+        }
+    }};
+}
+
+fn stdout_failed(error: std::io::Error) -> ! {
+    if error.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(141);
+    }
+    eprintln!("error: cannot write to standard output: {error}");
+    std::process::exit(1);
+}
+
 fn main() -> ExitCode {
     let command = Command::parse();
     let result = match command.action {
@@ -135,7 +155,7 @@ fn devices() -> Result<(), String> {
         ));
     }
     for device in devices {
-        println!("{device}");
+        out!("{device}");
     }
     Ok(())
 }
@@ -147,8 +167,8 @@ fn inspect(path: &Path) -> Result<(), String> {
         return inspect_syclbin(path, &bytes);
     }
     let bundle = kdsl::Bundle::from_bytes(&bytes).map_err(|e| format!("error: {e}"))?;
-    println!("{} (from {})", path.display(), bundle.source_name);
-    println!("images: {}", bundle.describe_images());
+    out!("{} (from {})", path.display(), bundle.source_name);
+    out!("images: {}", bundle.describe_images());
     let on_matrix_units: Vec<String> = bundle
         .images
         .iter()
@@ -156,13 +176,13 @@ fn inspect(path: &Path) -> Result<(), String> {
         .map(|image| image.describe())
         .collect();
     if !on_matrix_units.is_empty() {
-        println!("matrix units: {}", on_matrix_units.join(", "));
+        out!("matrix units: {}", on_matrix_units.join(", "));
     }
     for kernel in &bundle.kernels {
         print_kernel(kernel);
     }
     for constant in &bundle.constants {
-        println!(
+        out!(
             "const {}: {} = {}{}",
             constant.name,
             constant.ty,
@@ -175,7 +195,7 @@ fn inspect(path: &Path) -> Result<(), String> {
 
 fn inspect_syclbin(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let syclbin = kdsl::Syclbin::from_bytes(bytes).map_err(|e| format!("error: {e}"))?;
-    println!(
+    out!(
         "{}: SYCLBIN, state {}, {} abstract module{}",
         path.display(),
         syclbin.state.name(),
@@ -183,20 +203,20 @@ fn inspect_syclbin(path: &Path, bytes: &[u8]) -> Result<(), String> {
         if syclbin.modules.len() == 1 { "" } else { "s" }
     );
     for (index, module) in syclbin.modules.iter().enumerate() {
-        println!("module {index}:");
+        out!("module {index}:");
         if let Some(kdsl) = &module.kdsl {
-            println!("  kdsl metadata (from {})", kdsl.source_name);
+            out!("  kdsl metadata (from {})", kdsl.source_name);
         }
-        println!("  entry points: {}", module.kernel_names.join(", "));
+        out!("  entry points: {}", module.kernel_names.join(", "));
         for ir in &module.ir_modules {
             let kind = match ir.ir_type {
                 kdsl::bundle::syclbin::IrType::Spirv => "SPIR-V".to_string(),
                 other => format!("type {}", other.value()),
             };
-            println!("  IR module: {kind}, {} bytes", ir.bytes.len());
+            out!("  IR module: {kind}, {} bytes", ir.bytes.len());
         }
         for native in &module.native_images {
-            println!(
+            out!(
                 "  native image: {} {}, {} bytes",
                 native.target,
                 native.arch,
@@ -268,7 +288,7 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
     } else {
         ""
     };
-    println!(
+    out!(
         "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}{groups}",
         kernel.name,
         parameters.join(", "),

@@ -758,3 +758,45 @@ fn default_targets_of_matrix_groups_add_the_wgmma_processor() {
         .describe_images()
         .contains("sm_90a"));
 }
+
+#[test]
+fn output_to_a_closed_pipe_or_a_full_disk_is_no_panic() {
+    let bundle = scratch("inspect_me.kbundle");
+    let compiled = kdsl(&[
+        "compile",
+        "examples/saxpy.krn",
+        "--target",
+        "spirv",
+        "-o",
+        bundle.to_str().unwrap(),
+    ]);
+    assert!(compiled.status.success(), "{}", stderr(&compiled));
+    let inspect = || {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_kdsl"));
+        command
+            .args(["inspect", bundle.to_str().unwrap()])
+            .current_dir(workspace())
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    // The reader went away before the first line (`kdsl inspect x | head -0`).
+    let mut child = inspect()
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().unwrap();
+    assert_eq!(closed.status.code(), Some(141), "{}", stderr(&closed));
+    assert!(stderr(&closed).is_empty(), "{}", stderr(&closed));
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
+    if let Ok(full) = full {
+        let failed = inspect().stdout(full).output().unwrap();
+        assert_eq!(failed.status.code(), Some(1));
+        assert!(
+            stderr(&failed).starts_with("error: cannot write to standard output")
+                && !stderr(&failed).contains("panicked"),
+            "{}",
+            stderr(&failed)
+        );
+    }
+}
