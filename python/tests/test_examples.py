@@ -145,18 +145,21 @@ def test_kmeans_lloyd_iteration(kind, assign):
     assert not kind.to_numpy(counts).any()
 
 
+@pytest.mark.parametrize("targets", [None, "spirv,ptx:sm_90"], ids=["default", "sm_90"])
 @pytest.mark.parametrize("name,dtype,depth", [("hgemm_wgmma", np.float16, 64), ("sgemm_tf32_wgmma", np.float32, 32)])
-def test_gemm_on_matrix_groups(kind, name, dtype, depth):
+def test_gemm_on_matrix_groups(kind, name, dtype, depth, targets):
     """examples/hgemm_wgmma.krn and sgemm_tf32_wgmma.krn (matrix-group tiles: wgmma through the
-    sm_90a image on an H100 or H200, the plain definition elsewhere) against NumPy: one
-    work-group of 256 per 128 x 256 block of C, a ring of four stages that wraps around."""
+    sm_90a image of the default targets on an H100 or H200, mma.sync per warp through an sm_90
+    image, the plain definition elsewhere) against NumPy: one work-group of 256 per 128 x 256
+    block of C, a ring of four stages that wraps around."""
     m, n, k = 128, 256, 5 * depth
     a = RNG.uniform(-1, 1, (m, k)).astype(dtype)
     b = RNG.uniform(-1, 1, (k, n)).astype(dtype)
     c = kind.to_device(np.zeros(m * n, np.float32))
-    # The default targets gain sm_90a, whose wgmma matrix groups reach.
-    module = kdsl.compile(path=EXAMPLES / f"{name}.krn")
-    assert "ptx:sm_90a" in module.image_names
+    module = kdsl.compile(path=EXAMPLES / f"{name}.krn", targets=targets)
+    if targets is None:
+        # The default targets gain sm_90a, whose wgmma matrix groups reach.
+        assert "ptx:sm_90a" in module.image_names
     ring = kdsl.local(4 * (128 + 256) * depth, "f16" if dtype == np.float16 else "f32")
     module[name][(n, m // 128), (256, 1)](
         c, kind.to_device(a.ravel()), kind.to_device(b.ravel()), m, n, k, ring

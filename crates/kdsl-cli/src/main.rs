@@ -1,6 +1,8 @@
 //! The `kdsl` command: compile `.krn` files into bundles (in process or on a compile server),
 //! check them, list devices, show bundles.
 
+#[macro_use]
+mod output;
 mod compile_command;
 mod compile_server;
 mod outcome;
@@ -51,26 +53,6 @@ enum Action {
     },
 }
 
-/// `println!` that ends the process quietly, as tools killed by `SIGPIPE` do (status 141),
-/// when standard output is a pipe closed early (`kdsl inspect x.kbundle | head -3`), and with
-/// an error for any other failure to write, instead of panicking.
-macro_rules! out {
-    ($($argument:tt)*) => {{
-        use std::io::Write as _;
-        if let Err(error) = writeln!(std::io::stdout(), $($argument)*) {
-            stdout_failed(error);
-        }
-    }};
-}
-
-fn stdout_failed(error: std::io::Error) -> ! {
-    if error.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(141);
-    }
-    eprintln!("error: cannot write to standard output: {error}");
-    std::process::exit(1);
-}
-
 fn main() -> ExitCode {
     let command = Command::parse();
     let result = match command.action {
@@ -80,7 +62,7 @@ fn main() -> ExitCode {
             let source = match read_source(&arguments.file) {
                 Ok(source) => source,
                 Err(message) => {
-                    eprintln!("{message}");
+                    say_line!("{message}");
                     return ExitCode::FAILURE;
                 }
             };
@@ -97,9 +79,9 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
-            eprint!("{message}");
+            say!("{message}");
             if !message.ends_with('\n') {
-                eprintln!();
+                say_line!();
             }
             ExitCode::FAILURE
         }
@@ -130,13 +112,13 @@ fn check(file: &Path, defines: &[Define]) -> Result<(), String> {
     let (module, warnings) =
         kdsl::check_with_warnings(&source, &options).map_err(|e| render(&e, file, &source))?;
     if !warnings.is_empty() {
-        eprint!(
+        say!(
             "{}",
             render(&kdsl::CompileError::from(warnings), file, &source)
         );
     }
     let kernels: Vec<&str> = module.kernels().map(|k| k.name.as_str()).collect();
-    eprintln!(
+    say_line!(
         "{}: ok ({} kernel{}: {})",
         file.display(),
         kernels.len(),

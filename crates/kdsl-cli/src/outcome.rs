@@ -59,11 +59,11 @@ impl Outcome {
                     &mut messages,
                     &format!("error: cannot write `{}`: {e}", output.path.display()),
                 );
-                eprint!("{messages}");
+                say!("{messages}");
                 return ExitCode::FAILURE;
             }
         }
-        eprint!("{}", self.messages);
+        say!("{}", self.messages);
         ExitCode::from(self.exit_code)
     }
 }

@@ -788,6 +788,20 @@ fn output_to_a_closed_pipe_or_a_full_disk_is_no_panic() {
     let closed = child.wait_with_output().unwrap();
     assert_eq!(closed.status.code(), Some(141), "{}", stderr(&closed));
     assert!(stderr(&closed).is_empty(), "{}", stderr(&closed));
+    // Diagnostics to a closed standard error: the failed check still says so by its status.
+    let source = scratch("undefined_name.krn");
+    std::fs::write(
+        &source,
+        "kernel k(out: global mut [f32]) {\n    out[0] = missing;\n}\n",
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kdsl"))
+        .args(["check", source.to_str().unwrap()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full");
     if let Ok(full) = full {
         let failed = inspect().stdout(full).output().unwrap();

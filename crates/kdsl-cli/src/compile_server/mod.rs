@@ -68,7 +68,7 @@ pub(crate) fn compile(color: bool, source: &str) -> Option<Outcome> {
     match exchange(&request) {
         Ok(answer) => outcome_from_fields(answer),
         Err(Unanswered::Silent(socket)) => {
-            eprintln!(
+            say_line!(
                 "note: the compile server at {} did not answer within {} s; compiling in this process\n  = hint: end that `kdsl server run` process, or set KDSL_COMPILE_SERVER=off",
                 socket.display(),
                 ANSWER_TIMEOUT.as_secs()
@@ -95,18 +95,18 @@ pub(crate) fn command(action: ServerAction) -> Result<(), String> {
         ServerAction::Start { idle_timeout } => start(socket, idle_timeout),
         ServerAction::Stop => match exchange(&[PROTOCOL.into(), "stop".into()]) {
             Ok(answer) => {
-                eprintln!("stopped the compile server ({})", describe(&answer));
+                say_line!("stopped the compile server ({})", describe(&answer));
                 Ok(())
             }
             Err(Unanswered::Silent(_)) => Err(not_answering(&socket)),
             Err(Unanswered::NoServer | Unanswered::Lost) => {
-                eprintln!("no compile server runs for this kdsl at {}", socket.display());
+                say_line!("no compile server runs for this kdsl at {}", socket.display());
                 Ok(())
             }
         },
         ServerAction::Status => match ping() {
             Ok(pid) => {
-                eprintln!("a compile server runs (pid {pid}) at {}", socket.display());
+                say_line!("a compile server runs (pid {pid}) at {}", socket.display());
                 Ok(())
             }
             Err(Unanswered::Silent(_)) => Err(not_answering(&socket)),
@@ -143,13 +143,13 @@ fn ping() -> Result<String, Unanswered> {
 fn start(socket: PathBuf, idle_timeout: u64) -> Result<(), String> {
     match ping() {
         Ok(pid) => {
-            eprintln!(
+            say_line!(
                 "a compile server already runs (pid {pid}) at {}",
                 socket.display()
             );
             return Ok(());
         }
-        Err(Unanswered::Silent(_)) => eprintln!(
+        Err(Unanswered::Silent(_)) => say_line!(
             "note: the compile server at {} does not answer; starting a new one in its place",
             socket.display()
         ),
@@ -169,7 +169,7 @@ fn start(socket: PathBuf, idle_timeout: u64) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(30) + 2 * ANSWER_TIMEOUT;
     while Instant::now() < deadline {
         if let Ok(pid) = ping() {
-            eprintln!(
+            say_line!(
                 "started a compile server (pid {pid}) at {}; it stops after {idle_timeout} s without commands, or on `kdsl server stop`",
                 socket.display()
             );
