@@ -19,6 +19,8 @@ fn c_type(ty: ScalarType) -> &'static str {
         ScalarType::I64 => "__INT64_TYPE__",
         ScalarType::U64 => "__UINT64_TYPE__",
         ScalarType::F16 => "_Float16",
+        // Laid out as any 16-bit scalar (not every clang target has `__bf16`).
+        ScalarType::Bf16 => "__UINT16_TYPE__",
         ScalarType::F32 => "float",
         ScalarType::F64 => "double",
     }
@@ -26,13 +28,14 @@ fn c_type(ty: ScalarType) -> &'static str {
 
 fn records() -> Vec<RecordType> {
     use ScalarType::*;
-    let shapes: [&[ScalarType]; 6] = [
+    let shapes: [&[ScalarType]; 7] = [
         &[I32, I32],
         &[U8, F64, I16, Bool, F32],
         &[F16, U8, U64, I8],
         &[Bool],
         &[F32, F32, F32, U16],
         &[I8, I16, I32, I64, U8, U16, U32, U64, F16, F32, F64, Bool],
+        &[U8, Bf16, F32, Bf16],
     ];
     shapes
         .iter()

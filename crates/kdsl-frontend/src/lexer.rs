@@ -77,13 +77,13 @@ pub enum Token<'input> {
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice())]
     Identifier(&'input str),
     /// Decimal, hexadecimal or binary integers, optionally with a type suffix.
-    #[regex(r"[0-9][0-9_]*([iu](8|16|32|64)|f(16|32|64))?", |lex| lex.slice())]
+    #[regex(r"[0-9][0-9_]*([iu](8|16|32|64)|f(16|32|64)|bf16)?", |lex| lex.slice())]
     #[regex(r"0x[0-9a-fA-F_]+([iu](8|16|32|64))?", |lex| lex.slice())]
-    #[regex(r"0b[01_]+([iu](8|16|32|64)|f(16|32|64))?", |lex| lex.slice())]
+    #[regex(r"0b[01_]+([iu](8|16|32|64)|f(16|32|64)|bf16)?", |lex| lex.slice())]
     Integer(&'input str),
     /// Decimal floats with a fraction and/or exponent, optionally with a type suffix.
-    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9][0-9_]*)?(f16|f32|f64)?", |lex| lex.slice())]
-    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*(f16|f32|f64)?", |lex| lex.slice())]
+    #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*([eE][+-]?[0-9][0-9_]*)?(f16|f32|f64|bf16)?", |lex| lex.slice())]
+    #[regex(r"[0-9][0-9_]*[eE][+-]?[0-9][0-9_]*(f16|f32|f64|bf16)?", |lex| lex.slice())]
     Float(&'input str),
     /// A string literal with its quotes, escapes unprocessed: only `print`'s format uses one.
     #[regex(r#""([^"\\\n]|\\[^\n])*""#, |lex| lex.slice())]

@@ -222,13 +222,19 @@ fn opencl_scalar_name(c_name: &str) -> Option<&'static str> {
     })
 }
 
+/// Whether a literal's suffix names a float type (`f32`, `bf16`).
+fn is_float_suffix(suffix: &str) -> bool {
+    suffix.starts_with('f') || suffix == "bf16"
+}
+
 /// Splits a type suffix such as `u32` off a numeric literal.
 fn split_suffix(text: &str, allow_integer_suffix: bool) -> (&str, Option<String>) {
-    const SUFFIXES: [&str; 11] = [
-        "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "f16", "f32", "f64",
+    // `bf16` before `f16`, which it ends with.
+    const SUFFIXES: [&str; 12] = [
+        "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64", "bf16", "f16", "f32", "f64",
     ];
     for suffix in SUFFIXES {
-        let is_integer_suffix = !suffix.starts_with('f');
+        let is_integer_suffix = !is_float_suffix(suffix);
         if is_integer_suffix && !allow_integer_suffix {
             continue;
         }
@@ -254,7 +260,7 @@ pub fn integer_literal(text: &str) -> Literal {
         digits.parse::<u128>().ok()
     };
     match &suffix {
-        Some(s) if s.starts_with('f') => Literal::Float {
+        Some(s) if is_float_suffix(s) => Literal::Float {
             value: value.map_or(f64::INFINITY, |v| v as f64),
             text: value.map_or_else(|| "1e400".to_string(), |v| v.to_string()),
             suffix,

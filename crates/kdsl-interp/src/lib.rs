@@ -68,7 +68,7 @@ mod execute;
 mod records;
 mod sync;
 
-pub use half::f16;
+pub use half::{bf16, f16};
 pub use kdsl_ir::ScalarValue;
 use kdsl_ir::{AddressSpace, Module, ParameterType, ScalarType, Span};
 
@@ -173,6 +173,7 @@ pub enum HostBuffer {
     I64(Vec<i64>),
     U64(Vec<u64>),
     F16(Vec<f16>),
+    Bf16(Vec<bf16>),
     F32(Vec<f32>),
     F64(Vec<f64>),
 }
@@ -221,7 +222,7 @@ macro_rules! host_types {
 
 host_types! {
     i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32, i64 => I64, u64 => U64,
-    f16 => F16, f32 => F32, f64 => F64,
+    f16 => F16, bf16 => Bf16, f32 => F32, f64 => F64,
 }
 
 macro_rules! each_buffer {
@@ -236,6 +237,7 @@ macro_rules! each_buffer {
             HostBuffer::I64($values) => $body,
             HostBuffer::U64($values) => $body,
             HostBuffer::F16($values) => $body,
+            HostBuffer::Bf16($values) => $body,
             HostBuffer::F32($values) => $body,
             HostBuffer::F64($values) => $body,
         }
@@ -254,6 +256,7 @@ impl HostBuffer {
             HostBuffer::I64(_) => ScalarType::I64,
             HostBuffer::U64(_) => ScalarType::U64,
             HostBuffer::F16(_) => ScalarType::F16,
+            HostBuffer::Bf16(_) => ScalarType::Bf16,
             HostBuffer::F32(_) => ScalarType::F32,
             HostBuffer::F64(_) => ScalarType::F64,
         }
@@ -284,6 +287,7 @@ impl HostBuffer {
             HostBuffer::I64(v) => v[index] as u64,
             HostBuffer::U64(v) => v[index],
             HostBuffer::F16(v) => u64::from(v[index].to_bits()),
+            HostBuffer::Bf16(v) => u64::from(v[index].to_bits()),
             HostBuffer::F32(v) => u64::from(v[index].to_bits()),
             HostBuffer::F64(v) => v[index].to_bits(),
         }
@@ -300,6 +304,7 @@ impl HostBuffer {
             HostBuffer::I64(v) => v[index] = bits as i64,
             HostBuffer::U64(v) => v[index] = bits,
             HostBuffer::F16(v) => v[index] = f16::from_bits(bits as u16),
+            HostBuffer::Bf16(v) => v[index] = bf16::from_bits(bits as u16),
             HostBuffer::F32(v) => v[index] = f32::from_bits(bits as u32),
             HostBuffer::F64(v) => v[index] = f64::from_bits(bits),
         }

@@ -105,7 +105,7 @@ impl Operands {
 /// A set of scalar types a built-in accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TypeSet {
-    /// `f16`, `f32`, `f64`.
+    /// `f16`, `bf16`, `f32`, `f64`.
     Floats,
     /// Every integer type.
     Integers,
@@ -801,9 +801,11 @@ impl Reduction {
         match (self, ty) {
             (Reduction::Add, _) => 0,
             (Reduction::Min, F16) => 0x7c00,
+            (Reduction::Min, Bf16) => 0x7f80,
             (Reduction::Min, F32) => f32::INFINITY.to_bits().into(),
             (Reduction::Min, F64) => f64::INFINITY.to_bits(),
             (Reduction::Max, F16) => 0xfc00,
+            (Reduction::Max, Bf16) => 0xff80,
             (Reduction::Max, F32) => f32::NEG_INFINITY.to_bits().into(),
             (Reduction::Max, F64) => f64::NEG_INFINITY.to_bits(),
             (Reduction::Min, _) if ty.is_signed_integer() => mask >> 1,

@@ -6,6 +6,7 @@
 
 pub mod analysis;
 pub mod async_copy;
+pub mod bf16;
 pub mod builtins;
 pub mod codes;
 pub mod diagnostic;

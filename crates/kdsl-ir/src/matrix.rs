@@ -881,6 +881,11 @@ mod tests {
         assert_eq!(MatrixShape::of_tile(Accumulator, U32, 256), None);
         assert_eq!(MatrixShape::of_tile(A, F32, 256), None);
         assert_eq!(MatrixShape::of_tile(Accumulator, F16, 256), None);
+        // No bf16 tiles (yet): every role refuses them.
+        for role in [A, B, Accumulator] {
+            assert_eq!(MatrixShape::of_tile(role, Bf16, 256), None);
+        }
+        assert_eq!(crate::GroupShape::of_tiles(Bf16, 32, 16), None);
     }
 
     #[test]

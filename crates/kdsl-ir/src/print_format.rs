@@ -25,6 +25,7 @@ pub fn display(value: ScalarValue) -> String {
         ScalarValue::I64(v) => v.to_string(),
         ScalarValue::U64(v) => v.to_string(),
         ScalarValue::F16(v) => general(f64::from(v)),
+        ScalarValue::Bf16(v) => general(f64::from(v)),
         ScalarValue::F32(v) => general(f64::from(v)),
         ScalarValue::F64(v) => general(v),
     }
@@ -57,7 +58,7 @@ impl PrintfArgument {
             U8 | U16 | U32 => PrintfArgument::UnsignedInt,
             I64 => PrintfArgument::Long,
             U64 => PrintfArgument::UnsignedLong,
-            F16 | F32 | F64 => PrintfArgument::Double,
+            F16 | Bf16 | F32 | F64 => PrintfArgument::Double,
         }
     }
 

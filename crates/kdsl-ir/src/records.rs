@@ -74,7 +74,7 @@ impl RecordType {
     }
 }
 
-/// The C type of a scalar, as `<stdint.h>` and `_Float16` name it.
+/// The C type of a scalar, as `<stdint.h>`, `_Float16` and `__bf16` name it.
 pub fn c_type(ty: ScalarType) -> &'static str {
     match ty {
         ScalarType::Bool => "_Bool",
@@ -87,6 +87,7 @@ pub fn c_type(ty: ScalarType) -> &'static str {
         ScalarType::I64 => "int64_t",
         ScalarType::U64 => "uint64_t",
         ScalarType::F16 => "_Float16",
+        ScalarType::Bf16 => "__bf16",
         ScalarType::F32 => "float",
         ScalarType::F64 => "double",
     }

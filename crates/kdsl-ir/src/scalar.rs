@@ -2,15 +2,17 @@
 //! constant folder and the interpreter (docs/language.md, "Semantics", says what each does).
 //!
 //! Every value is held in a `u64`: integers zero-extended from their width, `bool` as 0 or 1,
-//! floats as their IEEE bits (`f16` in the low 16 bits). The operation's type says how to
-//! read it. [`ScalarValue`] is the same value with its type, for APIs.
+//! floats as their IEEE bits (`f16` and `bf16` in the low 16 bits). The operation's type says
+//! how to read it. [`ScalarValue`] is the same value with its type, for APIs.
 //!
-//! Conversions to `f16` round exactly once (no detour through `f32`), whatever the host.
+//! Conversions to `f16` round exactly once (no detour through `f32`), whatever the host; `bf16`
+//! (`crate::bf16`) is computed in `f32` and rounded, and converted to by a single rounding too.
 
+use crate::bf16::{bf16_from_f32, bf16_from_f64, bf16_from_i128, bf16_to_f32, bf16_to_f64};
 use crate::ir::{AtomicOp, BinaryOp, Literal, MathFunction, UnaryOp};
 pub use crate::type_constants::{associated_constant, associated_constant_names};
 use crate::types::ScalarType;
-use half::f16;
+use half::{bf16, f16};
 use std::fmt;
 
 /// Why an operation has no defined result.
@@ -180,6 +182,7 @@ pub fn f16_from_i128(value: i128) -> u16 {
 pub fn float_as_f64(bits: u64, ty: ScalarType) -> f64 {
     match ty {
         ScalarType::F16 => f16_to_f64(bits as u16),
+        ScalarType::Bf16 => bf16_to_f64(bits as u16),
         ScalarType::F32 => f64::from(f32::from_bits(bits as u32)),
         _ => f64::from_bits(bits),
     }
@@ -189,26 +192,28 @@ pub fn float_as_f64(bits: u64, ty: ScalarType) -> f64 {
 pub fn f64_to_float(value: f64, ty: ScalarType) -> u64 {
     match ty {
         ScalarType::F16 => u64::from(f16_from_f64(value)),
+        ScalarType::Bf16 => u64::from(bf16_from_f64(value)),
         ScalarType::F32 => u64::from((value as f32).to_bits()),
         _ => value.to_bits(),
     }
 }
 
-/// Applies a one-argument float function. `f16` is computed in `f32` and rounded once to
-/// `f16`: for `sqrt`, `floor`, `ceil` and `round` that is the exact result.
+/// Applies a one-argument float function. `f16` and `bf16` are computed in `f32` and rounded
+/// once: for `sqrt`, `floor`, `ceil` and `round` that is the exact result.
 fn float_unary(ty: ScalarType, x: u64, single: fn(f32) -> f32, double: fn(f64) -> f64) -> u64 {
     match ty {
         ScalarType::F16 => {
             let value = single(f16_to_f64(x as u16) as f32);
             u64::from(f16_from_f64(f64::from(value)))
         }
+        ScalarType::Bf16 => u64::from(bf16_from_f32(single(bf16_to_f32(x as u16)))),
         ScalarType::F32 => u64::from(single(f32::from_bits(x as u32)).to_bits()),
         _ => double(f64::from_bits(x)).to_bits(),
     }
 }
 
-/// Applies a two-argument float function. `f16` is computed in `f32` and rounded to `f16`:
-/// for `+ - * / %` that is the correctly rounded result (`f32` has more than twice `f16`'s
+/// Applies a two-argument float function. `f16` and `bf16` are computed in `f32` and rounded:
+/// for `+ - * / %` that is the correctly rounded result (`f32` has more than twice their
 /// precision plus two bits, so the double rounding is harmless; `%` is exact).
 fn float_binary(
     ty: ScalarType,
@@ -222,6 +227,10 @@ fn float_binary(
             let left = f16_to_f64(x as u16) as f32;
             let right = f16_to_f64(y as u16) as f32;
             u64::from(f16_from_f64(f64::from(single(left, right))))
+        }
+        ScalarType::Bf16 => {
+            let (left, right) = (bf16_to_f32(x as u16), bf16_to_f32(y as u16));
+            u64::from(bf16_from_f32(single(left, right)))
         }
         ScalarType::F32 => {
             u64::from(single(f32::from_bits(x as u32), f32::from_bits(y as u32)).to_bits())
@@ -383,6 +392,7 @@ pub fn cast(x: u64, from: ScalarType, to: ScalarType) -> u64 {
             match to {
                 ScalarType::F64 => (value as f64).to_bits(),
                 ScalarType::F32 => u64::from((value as f32).to_bits()),
+                ScalarType::Bf16 => u64::from(bf16_from_i128(value)),
                 _ => u64::from(f16_from_i128(value)),
             }
         }
@@ -502,6 +512,11 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
         MathFunction::Pow => float_binary(ty, x, y(), f32::powf, f64::powf),
         MathFunction::Fma => match ty {
             ScalarType::F16 => u64::from(f16_fma(x as u16, y() as u16, z() as u16)),
+            // Computed in `f32` (one rounding there) and rounded to `bf16`, as hardware does.
+            ScalarType::Bf16 => {
+                let [a, b, c] = [x, y(), z()].map(|v| bf16_to_f32(v as u16));
+                u64::from(bf16_from_f32(a.mul_add(b, c)))
+            }
             ScalarType::F32 => {
                 let value = f32::from_bits(x as u32)
                     .mul_add(f32::from_bits(y() as u32), f32::from_bits(z() as u32));
@@ -660,49 +675,72 @@ pub fn parse_float(text: &str, ty: ScalarType) -> Option<f64> {
     let clean: String = text.chars().filter(|c| *c != '_').collect();
     match ty {
         ScalarType::F32 => clean.parse::<f32>().ok().map(f64::from),
-        ScalarType::F16 => {
-            let nearest = clean.parse::<f64>().ok()?;
-            // Rounding to f64 first is harmless unless the f64 lands exactly halfway between
-            // two f16 values; then the exact decimal decides.
-            let down = f16_from_f64_toward_zero(nearest);
-            let up = next_f16_away(down);
-            // Past the largest finite value, the next step up is 2^16 (rounding to infinity).
-            let up_value = match f16_to_f64(up) {
-                infinite if infinite.is_infinite() => 65536.0f64.copysign(nearest),
-                finite => finite,
-            };
-            let halfway = (f16_to_f64(down) + up_value) / 2.0;
-            let rounded = f16_from_f64(nearest);
-            if nearest != halfway {
-                return Some(f16_to_f64(rounded));
-            }
-            let chosen = match compare_decimal(&clean, halfway) {
-                std::cmp::Ordering::Less => down,
-                std::cmp::Ordering::Greater => up,
-                std::cmp::Ordering::Equal => rounded,
-            };
-            Some(f16_to_f64(chosen))
-        }
+        ScalarType::F16 => parse_narrow_float(&clean, &F16_FORMAT),
+        ScalarType::Bf16 => parse_narrow_float(&clean, &BF16_FORMAT),
         _ => clean.parse::<f64>().ok(),
     }
 }
 
-/// The `f16` nearest `value` toward zero (finite input of f16's range or beyond).
-fn f16_from_f64_toward_zero(value: f64) -> u16 {
-    let rounded = f16_from_f64(value);
-    if f16_to_f64(rounded).abs() > value.abs() {
+/// A 16-bit float format, for rounding decimal literals to it.
+struct NarrowFormat {
+    from_f64: fn(f64) -> u16,
+    to_f64: fn(u16) -> f64,
+    /// The bits of infinity.
+    infinity: u16,
+    /// The next step up past the largest finite value (2^16 for `f16`, 2^128 for `bf16`).
+    overflow: f64,
+}
+
+const F16_FORMAT: NarrowFormat = NarrowFormat {
+    from_f64: f16_from_f64,
+    to_f64: f16_to_f64,
+    infinity: 0x7c00,
+    overflow: 65536.0,
+};
+
+const BF16_FORMAT: NarrowFormat = NarrowFormat {
+    from_f64: bf16_from_f64,
+    to_f64: bf16_to_f64,
+    infinity: 0x7f80,
+    overflow: f64::from_bits((1023 + 128) << 52), // 2^128
+};
+
+/// A decimal literal (no `_`) rounded once to a 16-bit float format.
+fn parse_narrow_float(clean: &str, format: &NarrowFormat) -> Option<f64> {
+    let nearest = clean.parse::<f64>().ok()?;
+    // Rounding to f64 first is harmless unless the f64 lands exactly halfway between two
+    // values of the format; then the exact decimal decides.
+    let down = toward_zero(nearest, format);
+    let up = if down & 0x7fff >= format.infinity {
+        down
+    } else {
+        down + 1
+    };
+    // Past the largest finite value, the next step up is the format's overflow.
+    let up_value = match (format.to_f64)(up) {
+        infinite if infinite.is_infinite() => format.overflow.copysign(nearest),
+        finite => finite,
+    };
+    let halfway = ((format.to_f64)(down) + up_value) / 2.0;
+    let rounded = (format.from_f64)(nearest);
+    if nearest != halfway {
+        return Some((format.to_f64)(rounded));
+    }
+    let chosen = match compare_decimal(clean, halfway) {
+        std::cmp::Ordering::Less => down,
+        std::cmp::Ordering::Greater => up,
+        std::cmp::Ordering::Equal => rounded,
+    };
+    Some((format.to_f64)(chosen))
+}
+
+/// The value of the format nearest `value` toward zero (finite input of its range or beyond).
+fn toward_zero(value: f64, format: &NarrowFormat) -> u16 {
+    let rounded = (format.from_f64)(value);
+    if (format.to_f64)(rounded).abs() > value.abs() {
         rounded - 1
     } else {
         rounded
-    }
-}
-
-/// The next `f16` away from zero (infinity after the largest finite value).
-fn next_f16_away(bits: u16) -> u16 {
-    if bits & 0x7fff >= 0x7c00 {
-        bits
-    } else {
-        bits + 1
     }
 }
 
@@ -745,6 +783,7 @@ pub enum ScalarValue {
     I64(i64),
     U64(u64),
     F16(f16),
+    Bf16(bf16),
     F32(f32),
     F64(f64),
 }
@@ -762,6 +801,7 @@ impl ScalarValue {
             ScalarValue::I64(_) => ScalarType::I64,
             ScalarValue::U64(_) => ScalarType::U64,
             ScalarValue::F16(_) => ScalarType::F16,
+            ScalarValue::Bf16(_) => ScalarType::Bf16,
             ScalarValue::F32(_) => ScalarType::F32,
             ScalarValue::F64(_) => ScalarType::F64,
         }
@@ -780,6 +820,7 @@ impl ScalarValue {
             ScalarValue::I64(v) => v as u64,
             ScalarValue::U64(v) => v,
             ScalarValue::F16(v) => u64::from(v.to_bits()),
+            ScalarValue::Bf16(v) => u64::from(v.to_bits()),
             ScalarValue::F32(v) => u64::from(v.to_bits()),
             ScalarValue::F64(v) => v.to_bits(),
         }
@@ -798,6 +839,7 @@ impl ScalarValue {
             ScalarType::I64 => ScalarValue::I64(bits as i64),
             ScalarType::U64 => ScalarValue::U64(bits),
             ScalarType::F16 => ScalarValue::F16(f16::from_bits(bits as u16)),
+            ScalarType::Bf16 => ScalarValue::Bf16(bf16::from_bits(bits as u16)),
             ScalarType::F32 => ScalarValue::F32(f32::from_bits(bits as u32)),
             ScalarType::F64 => ScalarValue::F64(f64::from_bits(bits)),
         }
@@ -832,7 +874,7 @@ macro_rules! scalar_from {
 
 scalar_from! {
     bool => Bool, i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32,
-    i64 => I64, u64 => U64, f16 => F16, f32 => F32, f64 => F64,
+    i64 => I64, u64 => U64, f16 => F16, bf16 => Bf16, f32 => F32, f64 => F64,
 }
 
 #[cfg(test)]

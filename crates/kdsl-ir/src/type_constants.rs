@@ -37,6 +37,7 @@ pub fn associated_constant(ty: ScalarType, name: &str) -> Option<u64> {
     // (infinity, quiet NaN, largest finite, smallest positive normal, epsilon) bits.
     let (infinity, nan, max, min_positive, epsilon) = match ty {
         ScalarType::F16 => (0x7c00, 0x7e00, 0x7bff, 0x0400, 0x1400),
+        ScalarType::Bf16 => (0x7f80, 0x7fc0, 0x7f7f, 0x0080, 0x3c00),
         ScalarType::F32 => (
             u64::from(f32::INFINITY.to_bits()),
             u64::from(f32::NAN.to_bits()),

@@ -18,12 +18,14 @@ pub enum ScalarType {
     I64,
     U64,
     F16,
+    /// bfloat16: the upper half of an `f32` (8 exponent bits, 7 mantissa bits).
+    Bf16,
     F32,
     F64,
 }
 
 impl ScalarType {
-    pub const ALL: [ScalarType; 12] = [
+    pub const ALL: [ScalarType; 13] = [
         ScalarType::Bool,
         ScalarType::I8,
         ScalarType::U8,
@@ -34,6 +36,7 @@ impl ScalarType {
         ScalarType::I64,
         ScalarType::U64,
         ScalarType::F16,
+        ScalarType::Bf16,
         ScalarType::F32,
         ScalarType::F64,
     ];
@@ -51,6 +54,7 @@ impl ScalarType {
             ScalarType::I64 => "i64",
             ScalarType::U64 => "u64",
             ScalarType::F16 => "f16",
+            ScalarType::Bf16 => "bf16",
             ScalarType::F32 => "f32",
             ScalarType::F64 => "f64",
         }
@@ -64,7 +68,7 @@ impl ScalarType {
     pub fn size_in_bytes(self) -> u32 {
         match self {
             ScalarType::Bool | ScalarType::I8 | ScalarType::U8 => 1,
-            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 => 2,
+            ScalarType::I16 | ScalarType::U16 | ScalarType::F16 | ScalarType::Bf16 => 2,
             ScalarType::I32 | ScalarType::U32 | ScalarType::F32 => 4,
             ScalarType::I64 | ScalarType::U64 | ScalarType::F64 => 8,
         }
@@ -100,7 +104,10 @@ impl ScalarType {
     }
 
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarType::F16 | ScalarType::F32 | ScalarType::F64)
+        matches!(
+            self,
+            ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 | ScalarType::F64
+        )
     }
 
     /// Integers and floats: the types arithmetic works on.

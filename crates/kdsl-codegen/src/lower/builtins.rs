@@ -33,6 +33,7 @@ pub(super) fn itanium_code(ty: ScalarType) -> &'static str {
         ScalarType::I64 => "l",
         ScalarType::U64 => "m",
         ScalarType::F16 => "Dh",
+        ScalarType::Bf16 => "DF16b",
         ScalarType::F32 => "f",
         ScalarType::F64 => "d",
     }
@@ -444,6 +445,19 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 values.len()
             )));
         }
+        if ty == ScalarType::Bf16 {
+            return self.bf16_math(function, values);
+        }
+        self.math_values(function, values, ty)
+    }
+
+    /// A math function on the values of its arguments, of type `ty`.
+    pub(super) fn math_values(
+        &mut self,
+        function: MathFunction,
+        values: Vec<BasicValueEnum<'ctx>>,
+        ty: ScalarType,
+    ) -> Result<BasicValueEnum<'ctx>> {
         let value_type = self.types.value(ty);
         match self.target.math_strategy(function, ty) {
             MathStrategy::Intrinsic(name) => self.call_intrinsic(name, &[value_type], &values),

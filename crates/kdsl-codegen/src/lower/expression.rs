@@ -153,6 +153,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
 
     pub(super) fn literal(&self, literal: Literal, ty: ScalarType) -> BasicValueEnum<'ctx> {
         let llvm_type = self.types.value(ty);
+        if ty == ScalarType::Bf16 {
+            let bits = kdsl_ir::scalar::literal_bits(literal, ty);
+            return llvm_type.into_int_type().const_int(bits, false).into();
+        }
         match literal {
             Literal::Bool(value) => self
                 .context
@@ -185,6 +189,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         ty: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
         Ok(match op {
+            UnaryOp::Negate if ty == ScalarType::Bf16 => self.bf16_negate(value)?,
             UnaryOp::Negate if ty.is_float() => self
                 .builder
                 .build_float_neg(value.into_float_value(), "")?
@@ -241,6 +246,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         right: BasicValueEnum<'ctx>,
         amount_type: ScalarType,
     ) -> Result<BasicValueEnum<'ctx>> {
+        if ty == ScalarType::Bf16 {
+            return self.bf16_binary(op, left, right);
+        }
         if ty.is_float() {
             if op == BinaryOp::Remainder {
                 if let Some((name, promote_half)) = self.target.remainder_function(ty) {
@@ -450,6 +458,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     ) -> Result<BasicValueEnum<'ctx>> {
         if from == to {
             return Ok(value);
+        }
+        if from == ScalarType::Bf16 || to == ScalarType::Bf16 {
+            return self.bf16_cast(value, from, to);
         }
         let b = &self.builder;
         let target_type = self.types.value(to);

@@ -4,6 +4,7 @@
 //! - `mod.rs`: declarations (kernel ABI, parameter attributes, local-memory globals) and types.
 //! - `statement.rs`: structured control flow and variables.
 //! - `expression.rs`: operators, casts, calls.
+//! - `bf16.rs`: `bf16` as `i16`, computed in `f32`: every conversion between the two.
 //! - `memory.rs`: places, loads, stores, atomics.
 //! - `builtins.rs`: work-item queries, barriers, math.
 //! - `collectives.rs`: sub-group and work-group collectives.
@@ -12,6 +13,7 @@
 //! - `print.rs`: `print` as the target's C `printf`.
 
 mod async_copy;
+mod bf16;
 mod builtins;
 pub(crate) mod checked;
 pub(crate) mod collectives;
@@ -175,6 +177,8 @@ impl<'ctx> Types<'ctx> {
             ScalarType::I32 | ScalarType::U32 => c.i32_type().into(),
             ScalarType::I64 | ScalarType::U64 => c.i64_type().into(),
             ScalarType::F16 => c.f16_type().into(),
+            // Computed in `f32` (`bf16.rs`), so no target needs a bfloat type.
+            ScalarType::Bf16 => c.i16_type().into(),
             ScalarType::F32 => c.f32_type().into(),
             ScalarType::F64 => c.f64_type().into(),
         }

@@ -212,6 +212,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     self.builder.build_int_z_extend(value, int, "")?.into()
                 }
             }
+            PrintfArgument::Double if ty == ScalarType::Bf16 => {
+                let single = self.bf16_to_f32(value.into_int_value())?;
+                self.builder
+                    .build_float_ext(single, context.f64_type(), "")?
+                    .into()
+            }
             PrintfArgument::Double if ty != ScalarType::F64 => self
                 .builder
                 .build_float_ext(value.into_float_value(), context.f64_type(), "")?

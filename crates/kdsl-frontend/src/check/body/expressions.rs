@@ -478,6 +478,7 @@ impl Checker<'_> {
         let value = if negated { -value } else { value };
         let largest = match ty {
             ScalarType::F16 => 65504.0,
+            ScalarType::Bf16 => kdsl_ir::bf16::bf16_to_f64(0x7f7f),
             ScalarType::F32 => f64::from(f32::MAX),
             _ => f64::MAX,
         };
@@ -677,22 +678,17 @@ impl Checker<'_> {
                 .with_label(left.span, format!("`{lt}`"))
                 .with_label(right.span, format!("`{rt}`"));
                 if lt.is_numeric() && rt.is_numeric() {
-                    // Convert towards the type that holds the other's values best: an integer
-                    // to the float, else the narrower operand to the wider type.
-                    let (from, to) = if lt.is_float() != rt.is_float() {
-                        if lt.is_float() {
-                            (rt, lt)
-                        } else {
-                            (lt, rt)
-                        }
-                    } else if lt.bit_width() < rt.bit_width() {
-                        (lt, rt)
+                    let hint = if lt.is_float() && rt.is_float() && lt.bit_width() == rt.bit_width()
+                    {
+                        // `f16` and `bf16`: neither holds the other's values.
+                        format!(
+                            "kdsl has no implicit conversions, and neither `{lt}` nor `{rt}` holds the other's values: convert both operands with `as f32`"
+                        )
                     } else {
-                        (rt, lt)
+                        let (from, to) = conversion_towards_wider(lt, rt);
+                        format!("kdsl has no implicit conversions: convert the `{from}` operand with `as {to}`")
                     };
-                    diagnostic = diagnostic.with_hint(format!(
-                        "kdsl has no implicit conversions: convert the `{from}` operand with `as {to}`"
-                    ));
+                    diagnostic = diagnostic.with_hint(hint);
                 }
                 self.report(diagnostic);
                 return None;
@@ -790,4 +786,20 @@ impl Checker<'_> {
     }
 
     // ----- Places -----
+}
+
+/// The conversion of a mismatched operand that loses the least, as `(from, to)`: an integer to
+/// the float, else the narrower operand to the wider type.
+fn conversion_towards_wider(lt: ScalarType, rt: ScalarType) -> (ScalarType, ScalarType) {
+    if lt.is_float() != rt.is_float() {
+        if lt.is_float() {
+            (rt, lt)
+        } else {
+            (lt, rt)
+        }
+    } else if lt.bit_width() < rt.bit_width() {
+        (lt, rt)
+    } else {
+        (rt, lt)
+    }
 }
