@@ -27,7 +27,8 @@ done
 for source in tests/kernels/*.krn; do
   name=$(basename "$source" .krn)
   arches=sm_75,sm_90
-  case $name in *tf32*) arches=sm_90 ;; esac
+  # tf32 and bf16 tiles need sm_80 or later.
+  case $name in *tf32*|matrix_bf16) arches=sm_90 ;; esac
   case $name in *wgmma*|*group*) arches=$arches,sm_90a ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done

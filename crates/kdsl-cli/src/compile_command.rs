@@ -408,7 +408,12 @@ fn drop_unfitting_default_targets(
                 .supported
                 .iter()
                 .map(|s| s.kind.name())
-                .collect::<Vec<_>>()
+                .fold(Vec::new(), |mut kinds, kind| {
+                    if !kinds.contains(&kind) {
+                        kinds.push(kind);
+                    }
+                    kinds
+                })
                 .join(",")
         ));
     }

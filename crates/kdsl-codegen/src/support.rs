@@ -124,6 +124,7 @@ impl Checker<'_> {
                 MatrixShape::Tf32M16N16K8 => "an m16n16k8 tf32 matrix tile (tf32 tensor cores)",
                 MatrixShape::I8M16N16K16 => "an m16n16k16 `i8` matrix tile (integer tensor cores)",
                 MatrixShape::U8M16N16K16 => "an m16n16k16 `u8` matrix tile (integer tensor cores)",
+                MatrixShape::Bf16M16N16K16 => "an m16n16k16 `bf16` matrix tile (bf16 tensor cores)",
             };
             self.unsupported(
                 feature,

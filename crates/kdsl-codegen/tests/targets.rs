@@ -142,7 +142,10 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
     assert_eq!(in_kernel("group_gemm", n128), 4, "{ptx}");
     let narrow = in_kernel("group_mma_narrow", n16);
     assert!([1, 3].contains(&narrow), "{ptx}");
-    assert_eq!(count("wgmma.mma_async"), 8 + narrow, "{ptx}");
+    // group_gemm_bf16: depth 64, four bf16 instructions.
+    let bf16 = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16";
+    assert_eq!(in_kernel("group_gemm_bf16", bf16), 4, "{ptx}");
+    assert_eq!(count("wgmma.mma_async"), 12 + narrow, "{ptx}");
     assert_eq!(
         count("wgmma.commit_group.sync.aligned"),
         count("wgmma.wait_group.sync.aligned 0"),
@@ -187,6 +190,10 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
                 .count()
         };
         assert_eq!(in_kernel("group_mma_wide"), 16, "{arch}: {text}");
+        assert!(
+            text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+            "{arch}: {text}"
+        );
         let file = scratch_file(&format!("{name}-{arch}.ptx"), text.as_bytes());
         run(
             Command::new(ptxas())
@@ -215,7 +222,13 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
 /// shape, is told apart.
 #[test]
 fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
-    for name in ["matrix", "matrix_tf32", "matrix_i8", "matrix_u8"] {
+    for name in [
+        "matrix",
+        "matrix_tf32",
+        "matrix_i8",
+        "matrix_u8",
+        "matrix_bf16",
+    ] {
         let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
         let module = module_of(name, &std::fs::read_to_string(path).unwrap());
         let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90")));

@@ -26,23 +26,27 @@ pub enum MatrixShape {
     I8M16N16K16,
     /// `u8` inputs, `i32` accumulator, M = N = K = 16.
     U8M16N16K16,
+    /// `bf16` inputs, `f32` accumulator, M = N = K = 16.
+    Bf16M16N16K16,
 }
 
 impl MatrixShape {
-    pub const ALL: [MatrixShape; 4] = [
+    pub const ALL: [MatrixShape; 5] = [
         MatrixShape::F16M16N16K16,
         MatrixShape::Tf32M16N16K8,
         MatrixShape::I8M16N16K16,
         MatrixShape::U8M16N16K16,
+        MatrixShape::Bf16M16N16K16,
     ];
 
     /// (M, N, K).
     pub fn mnk(self) -> (u32, u32, u32) {
         match self {
             MatrixShape::Tf32M16N16K8 => (16, 16, 8),
-            MatrixShape::F16M16N16K16 | MatrixShape::I8M16N16K16 | MatrixShape::U8M16N16K16 => {
-                (16, 16, 16)
-            }
+            MatrixShape::F16M16N16K16
+            | MatrixShape::I8M16N16K16
+            | MatrixShape::U8M16N16K16
+            | MatrixShape::Bf16M16N16K16 => (16, 16, 16),
         }
     }
 
@@ -53,6 +57,7 @@ impl MatrixShape {
             MatrixShape::Tf32M16N16K8 => ScalarType::F32,
             MatrixShape::I8M16N16K16 => ScalarType::I8,
             MatrixShape::U8M16N16K16 => ScalarType::U8,
+            MatrixShape::Bf16M16N16K16 => ScalarType::Bf16,
         }
     }
 
@@ -72,6 +77,7 @@ impl MatrixShape {
             MatrixShape::Tf32M16N16K8 => "m16n16k8 tf32",
             MatrixShape::I8M16N16K16 => "m16n16k16 i8",
             MatrixShape::U8M16N16K16 => "m16n16k16 u8",
+            MatrixShape::Bf16M16N16K16 => "m16n16k16 bf16",
         }
     }
 
@@ -632,14 +638,16 @@ impl Expander<'_> {
         };
         let a_element = e.load(e.memory_place(a, chunked(a_offset, a_chunk, u32v(row_var), kk())));
         let b_place = match shape.input {
-            GroupInput::F16 => chunked(b_offset, b_chunk, kk(), u32v(column_var)),
+            GroupInput::F16 | GroupInput::Bf16 => {
+                chunked(b_offset, b_chunk, kk(), u32v(column_var))
+            }
             GroupInput::Tf32 => chunked(b_offset, b_chunk, u32v(column_var), kk()),
         };
         let b_element = e.load(e.memory_place(b, b_place));
         let f32 = ScalarType::F32;
         // `f16` widens exactly; `f32` inputs are rounded to tf32 as the sub-group tiles' are.
         let widen = |value: Expression| match shape.input {
-            GroupInput::F16 => e.cast(value, f32),
+            GroupInput::F16 | GroupInput::Bf16 => e.cast(value, f32),
             GroupInput::Tf32 => e.math(MathFunction::RoundTf32, value),
         };
         let product = e.binary(BinaryOp::Multiply, widen(a_element), widen(b_element));
@@ -881,11 +889,18 @@ mod tests {
         assert_eq!(MatrixShape::of_tile(Accumulator, U32, 256), None);
         assert_eq!(MatrixShape::of_tile(A, F32, 256), None);
         assert_eq!(MatrixShape::of_tile(Accumulator, F16, 256), None);
-        // No bf16 tiles (yet): every role refuses them.
-        for role in [A, B, Accumulator] {
-            assert_eq!(MatrixShape::of_tile(role, Bf16, 256), None);
+        for role in [A, B] {
+            assert_eq!(
+                MatrixShape::of_tile(role, Bf16, 256),
+                Some(MatrixShape::Bf16M16N16K16)
+            );
         }
-        assert_eq!(crate::GroupShape::of_tiles(Bf16, 32, 16), None);
+        assert_eq!(MatrixShape::of_tile(Accumulator, Bf16, 256), None);
+        // Matrix groups take them as `f16` ones.
+        assert_eq!(
+            crate::GroupShape::of_tiles(Bf16, 32, 16).map(|shape| shape.input),
+            Some(crate::matrix_group::GroupInput::Bf16)
+        );
     }
 
     #[test]

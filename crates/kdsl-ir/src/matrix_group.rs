@@ -34,6 +34,8 @@ pub const TILE_ALIGNMENT_BYTES: u32 = 1024;
 pub enum GroupInput {
     /// `f16` `A` and `B`, K 16 a step; `B` chunked along N.
     F16,
+    /// `bf16` `A` and `B`, laid out as `f16` ones.
+    Bf16,
     /// `f32` `A` and `B` computed as tf32, K 8 a step; `B` chunked along K.
     Tf32,
 }
@@ -104,6 +106,7 @@ impl GroupShape {
     pub fn name(self) -> String {
         let input = match self.input {
             GroupInput::F16 => "f16",
+            GroupInput::Bf16 => "bf16",
             GroupInput::Tf32 => "tf32",
         };
         format!("m64n{}k{} {input}", self.columns, self.depth)
@@ -169,7 +172,9 @@ impl GroupShape {
         chunk: A::Value,
     ) -> Result<A::Value, A::Error> {
         match self.input {
-            GroupInput::F16 => self.a_index_in(arithmetic, offset, row, column, chunk),
+            GroupInput::F16 | GroupInput::Bf16 => {
+                self.a_index_in(arithmetic, offset, row, column, chunk)
+            }
             GroupInput::Tf32 => self.a_index_in(arithmetic, offset, column, row, chunk),
         }
     }
@@ -234,7 +239,7 @@ impl GroupInput {
     /// The depth of one matrix-unit instruction: 16 for `f16`, 8 for tf32.
     pub fn depth_step(self) -> u32 {
         match self {
-            GroupInput::F16 => 16,
+            GroupInput::F16 | GroupInput::Bf16 => 16,
             GroupInput::Tf32 => 8,
         }
     }
@@ -251,6 +256,7 @@ impl GroupInput {
     pub fn of_element(element: ScalarType) -> Option<GroupInput> {
         match element {
             ScalarType::F16 => Some(GroupInput::F16),
+            ScalarType::Bf16 => Some(GroupInput::Bf16),
             ScalarType::F32 => Some(GroupInput::Tf32),
             _ => None,
         }
@@ -260,6 +266,7 @@ impl GroupInput {
     pub fn element(self) -> ScalarType {
         match self {
             GroupInput::F16 => ScalarType::F16,
+            GroupInput::Bf16 => ScalarType::Bf16,
             GroupInput::Tf32 => ScalarType::F32,
         }
     }

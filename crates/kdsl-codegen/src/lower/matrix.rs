@@ -134,6 +134,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     MatrixShape::U8M16N16K16 => {
                         ("llvm.nvvm.wmma.m16n16k16.mma.row.row.u8", i32_type, 2)
                     }
+                    // Two `bf16` in each of four `b32` registers per operand.
+                    MatrixShape::Bf16M16N16K16 => {
+                        ("llvm.nvvm.wmma.m16n16k16.mma.row.row.bf16", i32_type, 4)
+                    }
                 };
                 let (input, accumulator) = (shape.input(), shape.accumulator());
                 let accumulator_type = self.types.memory(accumulator);
@@ -325,6 +329,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             }
             (MatrixShape::F16M16N16K16, MatrixRole::B) => {
                 "llvm.nvvm.wmma.m16n16k16.load.b.row.stride.f16"
+            }
+            (MatrixShape::Bf16M16N16K16, MatrixRole::A) => {
+                "llvm.nvvm.wmma.m16n16k16.load.a.row.stride.bf16"
+            }
+            (MatrixShape::Bf16M16N16K16, MatrixRole::B) => {
+                "llvm.nvvm.wmma.m16n16k16.load.b.row.stride.bf16"
             }
             (MatrixShape::Tf32M16N16K8, _) => {
                 return Err(LowerError("tf32 inputs load through `tf32_load`".into()))

@@ -54,11 +54,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let (b_descriptor, instruction, transpose) = match shape.input {
             // `B` MN-major: 64-column blocks (of N) `b_chunk` elements apart, 8-row groups (of
             // K) 1024 bytes apart.
-            GroupInput::F16 => (
-                self.descriptor(b, b_offset, b_block_bytes, period)?,
-                format!("m64n{}k16.f32.f16.f16", shape.columns),
-                ", 0, 1",
-            ),
+            GroupInput::F16 | GroupInput::Bf16 => {
+                let input = shape.input_element().name();
+                (
+                    self.descriptor(b, b_offset, b_block_bytes, period)?,
+                    format!("m64n{}k16.f32.{input}.{input}", shape.columns),
+                    ", 0, 1",
+                )
+            }
             // tf32 has no transposed operands: `B` is K-major as `A` is.
             GroupInput::Tf32 => (
                 self.descriptor(b, b_offset, constant(16), period)?,
@@ -94,7 +97,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 };
             descriptors.push(along_k(self, a_descriptor, a_block_bytes)?.into());
             let b = match shape.input {
-                GroupInput::F16 => self.builder.build_int_add(
+                GroupInput::F16 | GroupInput::Bf16 => self.builder.build_int_add(
                     b_descriptor,
                     constant(u64::from(k * SWIZZLE_ROW_BYTES / 16)),
                     "",

@@ -1,6 +1,6 @@
 //! Matrix-group tiles (`matrix_group_mma`) on NVIDIA processors with `mma.sync` but without
 //! `wgmma` (sm_80 and later, sm_90a excepted): each warp of the matrix group computes its own 16
-//! rows of the accumulator, `mma.sync.m16n8k16` (`f16`) or `m16n8k8` (tf32) once per 8 columns
+//! rows of the accumulator, `mma.sync.m16n8k16` (`f16`, `bf16`) or `m16n8k8` (tf32) once per 8 columns
 //! and instruction depth, its registers loaded from local memory with `ldmatrix` at the indices
 //! of the one layout definition (`GroupShape::a_index_in`, `b_index_in`; each `ldmatrix` row
 //! is one 16-byte chunk, which the swizzle moves whole). The accumulator needs no shuffle:
@@ -10,8 +10,8 @@
 //!
 //! Registers of lane `l` (g = l / 4, t = l % 4; PTX ISA, "Matrix Fragments for mma.m16n8k16"
 //! and "mma.m16n8k8"):
-//! - `f16` `A` (16 × 16): register v holds (g + 8 (v % 2), 2 t + 8 (v / 2)) and the next column;
-//! - `f16` `B` (16 × 8): register v holds (2 t + 8 v, g) and (2 t + 8 v + 1, g);
+//! - `f16` and `bf16` `A` (16 × 16): register v holds (g + 8 (v % 2), 2 t + 8 (v / 2)) and the next column;
+//! - `f16` and `bf16` `B` (16 × 8): register v holds (2 t + 8 v, g) and (2 t + 8 v + 1, g);
 //! - tf32 `A` (16 × 8): register v holds (g + 8 (v % 2), t + 4 (v / 2)), rounded to tf32;
 //!   `B` (8 × 8): register v holds (t + 4 v, g).
 //!
@@ -112,6 +112,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let a_registers = self.group_a_fragment(&layout, &lanes, k)?;
         let name = match shape.input {
             GroupInput::F16 => "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+            GroupInput::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
             GroupInput::Tf32 => "llvm.nvvm.mma.m16n8k8.row.col.tf32",
         };
         let blocks = shape.columns / 8;
@@ -217,7 +218,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let first_column = self.builder.build_int_mul(half, self.i32(8), "")?;
         let first_column = self.add_constant(first_column, 8 * block)?;
         let (row, column, transpose) = match layout.shape.input {
-            GroupInput::F16 => {
+            GroupInput::F16 | GroupInput::Bf16 => {
                 let row = self
                     .builder
                     .build_int_add(k, lanes.matrix_odd_times_8, "")?;
@@ -285,7 +286,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .collect()
     }
 
-    /// A loaded 32-bit word as the instruction's operand: two `f16`, or an `f32` rounded to
+    /// A loaded 32-bit word as the instruction's operand: two `f16` (or `bf16`), or an `f32` rounded to
     /// tf32 (to nearest, ties away, as the plain definition).
     fn input_register(
         &mut self,
@@ -298,6 +299,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     .builder
                     .build_bit_cast(word, self.context.f16_type().vec_type(2), "")?)
             }
+            // Two `bf16` in one `b32`, as the instruction takes them.
+            GroupInput::Bf16 => Ok(word),
             GroupInput::Tf32 => {
                 let float = self
                     .builder

@@ -316,9 +316,10 @@ impl MatrixUnits {
             (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::F16M16N16K16) => {
                 (capability < 70).then_some("sm_70")
             }
-            (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::Tf32M16N16K8) => {
-                (capability < 80).then_some("sm_80")
-            }
+            (
+                MatrixUnits::NvvmWmma { capability },
+                kdsl_ir::MatrixShape::Tf32M16N16K8 | kdsl_ir::MatrixShape::Bf16M16N16K16,
+            ) => (capability < 80).then_some("sm_80"),
             (
                 MatrixUnits::NvvmWmma { capability },
                 kdsl_ir::MatrixShape::I8M16N16K16 | kdsl_ir::MatrixShape::U8M16N16K16,

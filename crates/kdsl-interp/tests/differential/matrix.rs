@@ -92,6 +92,33 @@ fn matrix_interpreter_is_exact_products_summed_in_f32() {
     }
 }
 
+/// tests/kernels/matrix_bf16.krn: `f32` inputs that the kernel rounds to `bf16` (as the
+/// interpreter does), whose products are exact in `f32`.
+#[test]
+fn matrix_tiles_bf16() {
+    let (m, n, k) = (32usize, 48usize, 64usize);
+    let mut random = Random::new(92);
+    let case = Case::new(
+        "mma_bf16",
+        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(random.f32s(m * k, -1.0, 1.0)),
+            buffer(random.f32s(k * n, -1.0, 1.0)),
+            buffer(random.f32s(m * n, -1.0, 1.0)),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-4));
+    differential(
+        "tests/kernels/matrix_bf16.krn",
+        || test_kernel_bundle("matrix_bf16"),
+        examples_required(),
+        vec![case],
+    );
+}
+
 fn tf32_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
     let mut random = Random::new(seed);
     Case::new(
@@ -609,6 +636,29 @@ fn group_gemm_case() -> Case {
     case
 }
 
+/// `group_gemm_bf16`: `group_gemm`'s product from `f32` small integers, which its kernel
+/// converts to `bf16` (exactly) in local memory.
+fn group_gemm_bf16_case() -> Case {
+    let (m, n, k) = (64usize, 256usize, 128usize);
+    let mut random = Random::new(125);
+    let mut small =
+        |count: usize| -> Vec<f32> { (0..count).map(|_| random.i64_in(-4, 5) as f32).collect() };
+    let (a, b) = (small(m * k), small(k * n));
+    let mut case = Case::new(
+        "group_gemm_bf16",
+        InterpLaunch::new([n as u32, m as u32 / 64], [128, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(a),
+            buffer(b),
+            scalar(n as u32),
+            scalar(k as u32),
+        ],
+    );
+    case.check = Some(group_gemm_check);
+    case
+}
+
 /// The outputs' C against the row-major product, exactly.
 fn group_gemm_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> CaseResult {
     let size = |index: usize| match outputs[index] {
@@ -637,6 +687,7 @@ fn group_cases() -> Vec<Case> {
         group_case(&GROUP_NARROW, 128, 122),
         group_case(&GROUP_NARROW, 256, 123),
         group_gemm_case(),
+        group_gemm_bf16_case(),
     ]
 }
 

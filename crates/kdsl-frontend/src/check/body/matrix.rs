@@ -151,7 +151,7 @@ impl Checker<'_> {
 
     /// `matrix_group_mma(acc, a, a_offset, a_chunk, b, b_offset, b_chunk, depth)` (and
     /// `_async`): the accumulator's length names N, the memories' element type the input
-    /// (`f16`, or `f32` as tf32), the constant depth K.
+    /// (`f16`, `bf16`, or `f32` as tf32), the constant depth K.
     fn matrix_group_mma(&mut self, name: &str, arguments: &[ast::Expression]) -> Option<MatrixOp> {
         let accumulator = self.matrix_tile(name, &arguments[0], true);
         let columns = accumulator
@@ -177,7 +177,9 @@ impl Checker<'_> {
                     format!("`{}` elements", b.element),
                 )
                 .with_label(arguments[1].span, format!("`{}` elements", a.element))
-                .with_hint("`A` and `B` are both `f16` or both `f32` (computed as tf32)"),
+                .with_hint(
+                    "`A` and `B` are both `f16`, both `bf16` or both `f32` (computed as tf32)",
+                ),
             );
             return None;
         }
@@ -240,7 +242,7 @@ impl Checker<'_> {
         columns
     }
 
-    /// `A` or `B` of a matrix group: `f16` or `f32` local memory, read only.
+    /// `A` or `B` of a matrix group: `f16`, `bf16` or `f32` local memory, read only.
     fn group_memory(&mut self, name: &str, argument: &ast::Expression) -> Option<MatrixMemory> {
         let memory = self.matrix_memory(name, argument, false, true)?;
         if GroupInput::of_element(memory.element).is_none() {
@@ -248,14 +250,14 @@ impl Checker<'_> {
                 Diagnostic::error(
                     ErrorCode::E0340,
                     format!(
-                        "`{name}` multiplies `f16` or `f32` elements, but this memory holds `{}`",
+                        "`{name}` multiplies `f16`, `bf16` or `f32` elements, but this memory holds `{}`",
                         memory.element
                     ),
                     argument.span,
                     format!("`{}` elements", memory.element),
                 )
                 .with_hint(
-                    "a matrix group's `A` and `B` are `f16` local arrays, or `f32` ones (computed as tf32)",
+                    "a matrix group's `A` and `B` are `f16` or `bf16` local arrays, or `f32` ones (computed as tf32)",
                 ),
             );
             return None;
@@ -406,17 +408,19 @@ impl Checker<'_> {
             .then(|| MatrixShape::of_tile(role, tile.ty.element, tile.ty.element_count()))
             .flatten();
         if shape.is_none() {
-            let expected: Vec<String> = MatrixShape::ALL
-                .iter()
-                .map(|shape| {
-                    let (rows, columns) = shape.dimensions(role);
-                    format!(
-                        "`[{}; {}]` ({})",
-                        shape.element(role),
-                        rows * columns,
-                        shape.name()
-                    )
-                })
+            // Each array once, with the shapes it serves (accumulators serve several).
+            let mut expected: Vec<(String, Vec<&str>)> = Vec::new();
+            for shape in MatrixShape::ALL {
+                let (rows, columns) = shape.dimensions(role);
+                let array = format!("`[{}; {}]`", shape.element(role), rows * columns);
+                match expected.iter_mut().find(|(known, _)| *known == array) {
+                    Some((_, shapes)) => shapes.push(shape.name()),
+                    None => expected.push((array, vec![shape.name()])),
+                }
+            }
+            let expected: Vec<String> = expected
+                .into_iter()
+                .map(|(array, shapes)| format!("{array} ({})", shapes.join(", ")))
                 .collect();
             let what = match role {
                 MatrixRole::A => "an `A` tile",
