@@ -107,3 +107,17 @@ def test_torch_bfloat16_tensors(device: str):
     wrong = torch.zeros(n, dtype=torch.int16, device=device)
     message = expect_argument_type(lambda: module.fill_bf16[320, 64](wrong, 1.0, n))
     assert "bf16" in message, message
+
+
+def test_two_dimensional_bfloat16_views():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    module = feature_kernels("types")
+    matrix = np.arange(6 * 10, dtype=np.float32).reshape(6, 10).astype(ml_dtypes.bfloat16)
+    view = matrix.T  # strides (1, 10): no copy needed
+    output = np.zeros(view.shape, ml_dtypes.bfloat16)
+    module.double2d_bf16[(6, 10), None](output, view)
+    expected = (view.astype(np.float32) * 2).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(output.view(np.uint16), expected.view(np.uint16))
+    bits = np.zeros(view.shape, np.uint16)
+    message = expect_argument_type(lambda: module.double2d_bf16[(6, 10), None](bits, view))
+    assert "bf16" in message, message
