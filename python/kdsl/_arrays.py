@@ -30,7 +30,9 @@ DLPACK_CUDA_HOST = 3
 DLPACK_ROCM = 10
 DLPACK_ONEAPI = 14
 
-# The array-interface type code (without byte order) of each kdsl element type.
+# The array-interface type code (without byte order) of each kdsl element type. bfloat16 has
+# none (NumPy has no bfloat16; ml_dtypes' reports `V2`, DLPack its own type code): `bf2` is
+# kdsl's, given to arrays known to hold bfloat16 (`_typestr`).
 TYPESTR = {
     "bool": "b1",
     "i8": "i1",
@@ -42,10 +44,11 @@ TYPESTR = {
     "i64": "i8",
     "u64": "u8",
     "f16": "f2",
+    "bf16": "bf2",
     "f32": "f4",
     "f64": "f8",
 }
-ITEMSIZE = {name: int(code[1:]) for name, code in TYPESTR.items()}
+ITEMSIZE = {name: int(code[-1]) for name, code in TYPESTR.items()}
 NUMPY_NAME = {
     "b1": "bool",
     "i1": "int8",
@@ -57,6 +60,7 @@ NUMPY_NAME = {
     "i8": "int64",
     "u8": "uint64",
     "f2": "float16",
+    "bf2": "bfloat16",
     "f4": "float32",
     "f8": "float64",
 }
@@ -100,14 +104,40 @@ def _element_name(typestr: str) -> str:
     return NUMPY_NAME.get(typestr[1:], typestr)
 
 
+# How to pass bfloat16 data, for a `bf16` parameter given another element type.
+BFLOAT16_HINT = (
+    "; pass bfloat16 arrays: a torch.bfloat16 tensor, or a NumPy array of ml_dtypes.bfloat16 "
+    "(bits held in uint16 or int16 become one without a copy: `array.view(ml_dtypes.bfloat16)`, "
+    "`tensor.view(torch.bfloat16)`); CuPy, dpnp and dpctl have no bfloat16"
+)
+
+
 def _check_typestr(typestr: str, parameter: Any, where: str) -> None:
     expected = TYPESTR[parameter.type]
     if typestr[1:] != expected or typestr[0] not in "<|=":
+        hint = BFLOAT16_HINT if parameter.type == "bf16" else ""
         raise ArgumentError(
             f"{where} must be an array of {parameter.type} ({NUMPY_NAME[expected]}), but an array "
-            f"of {_element_name(typestr)} was given",
+            f"of {_element_name(typestr)} was given{hint}",
             "ArgumentType",
         )
+
+
+def _typestr(array: Any, interface: dict) -> str:
+    """The array interface's type string, `bf2` for ml_dtypes' bfloat16 (whose `V2` says
+    only "two bytes")."""
+    typestr = interface["typestr"]
+    if typestr[1:] == "V2" and getattr(getattr(array, "dtype", None), "name", None) == "bfloat16":
+        return typestr[0] + "bf2"
+    return typestr
+
+
+def _is_torch_bfloat16(array: Any) -> bool:
+    """A torch.bfloat16 tensor, which only DLPack describes (the CUDA array interface and
+    NumPy have no bfloat16)."""
+    return type(array).__module__.startswith("torch") and str(getattr(array, "dtype", "")) == (
+        "torch.bfloat16"
+    )
 
 
 def _count(shape: Any) -> int:
@@ -222,7 +252,7 @@ def _host_array(array: Any, parameter: Any, where: str) -> ArrayArgument:
                 "ArgumentType",
             ) from None
         interface = array.__array_interface__
-    typestr = interface["typestr"]
+    typestr = _typestr(array, interface)
     _check_typestr(typestr, parameter, where)
     shape = interface["shape"]
     _check_contiguous(shape, interface.get("strides"), ITEMSIZE[parameter.type], where)
@@ -234,9 +264,24 @@ def _host_array(array: Any, parameter: Any, where: str) -> ArrayArgument:
 def _dlpack_array(array: Any, parameter: Any, where: str) -> ArrayArgument:
     device_type, ordinal = array.__dlpack_device__()
     if device_type in (DLPACK_CPU, DLPACK_CUDA_HOST):
-        import numpy
+        if not _is_torch_bfloat16(array):
+            import numpy
 
-        return _host_array(numpy.from_dlpack(array), parameter, where)
+            return _host_array(numpy.from_dlpack(array), parameter, where)
+        # NumPy takes no bfloat16 from DLPack: the capsule itself describes the host memory.
+        capsule = array.__dlpack__()
+        tensor = _runtime.dlpack_tensor(capsule)
+        _check_typestr("|" + tensor["typestr"], parameter, where)
+        _check_contiguous(tensor["shape"], tensor["strides"], 1, where)
+        _check_writable(tensor["read_only"], parameter, where)
+        return ArrayArgument(
+            HOST,
+            HOST_MEMORY,
+            tensor["address"],
+            _count(tensor["shape"]),
+            tensor["read_only"],
+            (array, capsule),
+        )
     if device_type not in (DLPACK_CUDA, DLPACK_ROCM):
         raise ArgumentError(
             f"{where}: DLPack device type {device_type} is not supported (CPU, CUDA and ROCm "
@@ -279,6 +324,7 @@ TYPE_CHARS = {
     "i64": "lq",
     "u64": "LQ",
     "f16": "e",
+    "bf16": "E",
     "f32": "f",
     "f64": "d",
 }
@@ -322,6 +368,8 @@ _PROTOCOLS: dict[type, int] = {}
 
 
 def _cuda_interface(array: Any, where: Any) -> Any:
+    if _is_torch_bfloat16(array):
+        return None  # taken through DLPack
     try:
         return getattr(array, "__cuda_array_interface__", None)
     except Exception as error:  # PyTorch refuses tensors that require grad

@@ -30,6 +30,23 @@ NUMPY_TYPES = {
 }
 
 
+def _numpy_type(ty: str) -> Any:
+    """The NumPy dtype of a field of kernel-language type ``ty``; ``bf16`` is ml_dtypes'
+    ``bfloat16`` (NumPy has none)."""
+    import numpy
+
+    if ty != "bf16":
+        return numpy.dtype(NUMPY_TYPES[ty])
+    try:
+        import ml_dtypes
+    except ImportError:
+        raise RecordLayoutError(
+            "a record with a bf16 field needs ml_dtypes for its NumPy dtype (pip install ml_dtypes)",
+            field=None,
+        ) from None
+    return numpy.dtype(ml_dtypes.bfloat16)
+
+
 def record_dtype(layout: dict[str, Any]) -> Any:
     """The NumPy structured dtype of a record: ``numpy.dtype(..., align=True)`` of its fields."""
     import numpy
@@ -37,7 +54,7 @@ def record_dtype(layout: dict[str, Any]) -> Any:
     return numpy.dtype(
         {
             "names": [name for name, _, _ in layout["fields"]],
-            "formats": [NUMPY_TYPES[ty] for _, ty, _ in layout["fields"]],
+            "formats": [_numpy_type(ty) for _, ty, _ in layout["fields"]],
             "offsets": [offset for _, _, offset in layout["fields"]],
             "itemsize": layout["size"],
             "aligned": True,
@@ -47,8 +64,6 @@ def record_dtype(layout: dict[str, Any]) -> Any:
 
 def check_dtype(dtype: Any, layout: dict[str, Any], where: str) -> None:
     """Raises :class:`RecordLayoutError` naming the first field where ``dtype`` differs."""
-    import numpy
-
     record = layout["name"]
     names = list(dtype.names or ())
     expected = [name for name, _, _ in layout["fields"]]
@@ -60,7 +75,7 @@ def check_dtype(dtype: Any, layout: dict[str, Any], where: str) -> None:
                 field=name,
             )
         field_type, field_offset = dtype.fields[name][:2]
-        want = numpy.dtype(NUMPY_TYPES[ty])
+        want = _numpy_type(ty)
         if field_type != want or field_offset != offset:
             raise RecordLayoutError(
                 f"{where}: field `{name}` of the array's dtype is {field_type} at offset "

@@ -22,6 +22,7 @@ fn runtime_scalar(ty: kdsl_ir::ScalarType, bits: u64) -> ScalarValue {
         T::I64 => ScalarValue::I64(bits as i64),
         T::U64 => ScalarValue::U64(bits),
         T::F16 => ScalarValue::F16(bits as u16),
+        T::Bf16 => ScalarValue::Bf16(bits as u16),
         T::F32 => ScalarValue::F32(f32::from_bits(bits as u32)),
         T::F64 => ScalarValue::F64(f64::from_bits(bits)),
     }

@@ -33,6 +33,8 @@ pub enum FloatNeed {
 pub fn default_exact_need(ty: ScalarType) -> FloatNeed {
     let (magnitude, granularity) = match ty {
         ScalarType::F16 => (64.0, -2),
+        // 5 of bf16's 8 bits, as f16's need uses 8 of its 11.
+        ScalarType::Bf16 => (16.0, -1),
         ScalarType::F32 => (65536.0, -4),
         _ => (1073741824.0, -8),
     };

@@ -215,6 +215,7 @@ impl<'a> Generator<'a> {
     pub fn type_allowed(&self, ty: ScalarType) -> bool {
         match ty {
             ScalarType::F16 => self.options.f16,
+            ScalarType::Bf16 => self.options.bf16,
             ScalarType::F64 => self.options.f64,
             _ => true,
         }

@@ -131,6 +131,7 @@ impl Generator<'_> {
                 ValueFacts::interval(domain.low, domain.high)
             }
             ValueType::Scalar(ScalarType::F16) => ValueFacts::exact(8.0, -2),
+            ValueType::Scalar(ScalarType::Bf16) => ValueFacts::exact(4.0, -1),
             ValueType::Scalar(ScalarType::F32) => ValueFacts::exact(64.0, -3),
             ValueType::Scalar(ScalarType::F64) => ValueFacts::exact(1024.0, -4),
             ValueType::Scalar(ty) => ValueFacts::anything(ty),
@@ -343,6 +344,9 @@ impl Generator<'_> {
         }
         if self.options.f16 && self.options.f16_parameters {
             families.push(vec![ScalarType::F16, ScalarType::F32, ScalarType::I8]);
+        }
+        if self.options.bf16 {
+            families.push(vec![ScalarType::Bf16, ScalarType::F32, ScalarType::I16]);
         }
         let family = self.random.pick(&families).clone();
         Some(GenericDomain::new(family))

@@ -75,6 +75,8 @@ pub struct GeneratorOptions {
     /// Statements in a device function body, at most.
     pub function_statements: u32,
     pub f16: bool,
+    /// `bf16` values, buffers and scalar parameters.
+    pub bf16: bool,
     pub f64: bool,
     /// `f16` buffers and scalar parameters (not only `f16` values inside kernels).
     pub f16_parameters: bool,
@@ -201,6 +203,7 @@ impl Default for GeneratorOptions {
             expression_depth: 4,
             function_statements: 4,
             f16: true,
+            bf16: true,
             f64: true,
             f16_parameters: true,
             sub_groups: true,

@@ -3,7 +3,7 @@
 use crate::compare::Outputs;
 use crate::run::{values_of, ArgumentValue, KernelRun};
 use kdsl_interp::{
-    f16, run_kernel, HostBuffer, InterpArgument, InterpError, InterpLaunch, ScalarValue,
+    bf16, f16, run_kernel, HostBuffer, InterpArgument, InterpError, InterpLaunch, ScalarValue,
 };
 use kdsl_ir::{Module, ScalarType};
 
@@ -29,6 +29,9 @@ fn host_buffer(bytes: &[u8], element: ScalarType) -> HostBuffer {
         ScalarType::U64 => HostBuffer::U64(bits),
         ScalarType::F16 => {
             HostBuffer::F16(bits.iter().map(|&b| f16::from_bits(b as u16)).collect())
+        }
+        ScalarType::Bf16 => {
+            HostBuffer::Bf16(bits.iter().map(|&b| bf16::from_bits(b as u16)).collect())
         }
         ScalarType::F32 => {
             HostBuffer::F32(bits.iter().map(|&b| f32::from_bits(b as u32)).collect())
@@ -63,6 +66,9 @@ fn buffer_bytes(buffer: &HostBuffer) -> Vec<u8> {
             .iter()
             .for_each(|x| bytes.extend_from_slice(&x.to_le_bytes())),
         HostBuffer::F16(v) => v
+            .iter()
+            .for_each(|x| bytes.extend_from_slice(&x.to_bits().to_le_bytes())),
+        HostBuffer::Bf16(v) => v
             .iter()
             .for_each(|x| bytes.extend_from_slice(&x.to_bits().to_le_bytes())),
         HostBuffer::F32(v) => v

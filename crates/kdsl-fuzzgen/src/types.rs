@@ -100,7 +100,7 @@ pub fn integer_range(ty: ScalarType) -> (i128, i128) {
         ScalarType::U32 => (0, u32::MAX.into()),
         ScalarType::I64 => (i64::MIN.into(), i64::MAX.into()),
         ScalarType::U64 => (0, u64::MAX.into()),
-        ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
+        ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 | ScalarType::F64 => {
             panic!("integer_range of a float type")
         }
     }
@@ -110,6 +110,7 @@ pub fn integer_range(ty: ScalarType) -> (i128, i128) {
 pub fn precision_bits(ty: ScalarType) -> i32 {
     match ty {
         ScalarType::F16 => 11,
+        ScalarType::Bf16 => 8,
         ScalarType::F32 => 24,
         ScalarType::F64 => 53,
         _ => 0,
@@ -120,6 +121,7 @@ pub fn precision_bits(ty: ScalarType) -> i32 {
 pub fn float_max(ty: ScalarType) -> f64 {
     match ty {
         ScalarType::F16 => 65504.0,
+        ScalarType::Bf16 => kdsl_ir::bf16::bf16_to_f64(0x7f7f),
         ScalarType::F32 => f64::from(f32::MAX),
         _ => f64::MAX,
     }
@@ -212,7 +214,7 @@ pub fn float_literal(value: f64, ty: ScalarType) -> String {
 pub fn literal_of_bits(bits: u64, ty: ScalarType, random: &mut Random) -> String {
     match ty {
         ScalarType::Bool => (bits & 1 == 1).to_string(),
-        ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
+        ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 | ScalarType::F64 => {
             float_literal(float_from_bits(bits, ty), ty)
         }
         _ => integer_literal(kdsl_ir::scalar::integer_as_i128(bits, ty), ty, random),

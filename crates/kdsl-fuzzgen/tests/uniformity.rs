@@ -80,8 +80,8 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
 
 /// The constructs of language v2 that the generator makes (descending ranges, `if`
 /// expressions, 2-D and 3-D buffers with `a[i, j]` and `a.shape(k)`, writable ones, record
-/// buffers, launch-sized and 2-D local arrays, asynchronous copies) appear in a fair share of
-/// the modules, and
+/// buffers, launch-sized and 2-D local arrays, asynchronous copies, `bf16` values and buffers)
+/// appear in a fair share of the modules, and
 /// every module using them passes the front end.
 #[test]
 fn generated_modules_use_the_language_v2_constructs() {
@@ -100,8 +100,10 @@ fn generated_modules_use_the_language_v2_constructs() {
         (": local mut [", 2),
         (": [[", 2),
         ("async_copy(", 5),
+        ("bf16", 50),
+        ("[bf16]", 15),
     ];
-    let mut seen = [0usize; 10];
+    let mut seen = [0usize; 12];
     let mut rejected = Vec::new();
     for seed in first_seed..first_seed + count {
         let source = generate(seed, &options).source;

@@ -158,6 +158,7 @@ enum DeviceBuffer {
     F32(Buffer<f32>),
     F64(Buffer<f64>),
     F16(Buffer<kdsl_runtime::F16>),
+    Bf16(Buffer<kdsl_runtime::Bf16>),
 }
 
 macro_rules! each_device_buffer {
@@ -174,6 +175,7 @@ macro_rules! each_device_buffer {
             DeviceBuffer::F32($inner) => $body,
             DeviceBuffer::F64($inner) => $body,
             DeviceBuffer::F16($inner) => $body,
+            DeviceBuffer::Bf16($inner) => $body,
         }
     };
 }
@@ -195,6 +197,11 @@ fn upload(device: &Device, buffer: &HostBuffer) -> Result<DeviceBuffer, String> 
             let bits: Vec<kdsl_runtime::F16> =
                 v.iter().map(|h| kdsl_runtime::F16(h.to_bits())).collect();
             DeviceBuffer::F16(device.buffer_from(&bits).map_err(fail)?)
+        }
+        HostBuffer::Bf16(v) => {
+            let bits: Vec<kdsl_runtime::Bf16> =
+                v.iter().map(|h| kdsl_runtime::Bf16(h.to_bits())).collect();
+            DeviceBuffer::Bf16(device.buffer_from(&bits).map_err(fail)?)
         }
     })
 }
@@ -222,6 +229,12 @@ impl IntoHostBuffer for kdsl_runtime::F16 {
     }
 }
 
+impl IntoHostBuffer for kdsl_runtime::Bf16 {
+    fn into_host_buffer(values: Vec<Self>) -> HostBuffer {
+        HostBuffer::Bf16(values.iter().map(|h| half::bf16::from_bits(h.0)).collect())
+    }
+}
+
 fn download(buffer: &DeviceBuffer) -> Result<HostBuffer, String> {
     each_device_buffer!(buffer, inner => inner
         .read_to_vec()
@@ -244,6 +257,7 @@ fn runtime_scalar(value: ScalarValue) -> Result<kdsl_runtime::ScalarValue, Strin
         ScalarValue::F32(v) => Runtime::F32(v),
         ScalarValue::F64(v) => Runtime::F64(v),
         ScalarValue::F16(v) => Runtime::F16(v.to_bits()),
+        ScalarValue::Bf16(v) => Runtime::Bf16(v.to_bits()),
     })
 }
 
@@ -318,6 +332,7 @@ fn as_f64s(buffer: &InterpArgument) -> Option<Vec<f64>> {
         }
         InterpArgument::Buffer(HostBuffer::F64(v)) => Some(v.clone()),
         InterpArgument::Buffer(HostBuffer::F16(v)) => Some(v.iter().map(|x| x.to_f64()).collect()),
+        InterpArgument::Buffer(HostBuffer::Bf16(v)) => Some(v.iter().map(|x| x.to_f64()).collect()),
         _ => None,
     }
 }
@@ -385,7 +400,7 @@ fn first_difference(want: &InterpArgument, got: &InterpArgument) -> (String, Str
                 }
             };
         }
-        at!(I8, U8, I16, U16, I32, U32, I64, U64, F16, F32, F64)
+        at!(I8, U8, I16, U16, I32, U32, I64, U64, F16, Bf16, F32, F64)
     };
     let index = (0..want.len().max(got.len()))
         .find(|&i| describe(want, i) != describe(got, i))
@@ -514,6 +529,8 @@ fn output_then_input<T: kdsl_interp::HostElement + Default>(
 }
 
 // The cases, by subject; each module's `use super::*` brings in the harness above.
+#[path = "differential/bf16.rs"]
+mod bf16;
 #[path = "differential/examples.rs"]
 mod examples;
 #[path = "differential/kernels.rs"]

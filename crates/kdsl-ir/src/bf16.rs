@@ -179,6 +179,20 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_type_is_named_bf16_in_source_and_metadata() {
+        use crate::types::ScalarType;
+        assert_eq!(ScalarType::from_name("bf16"), Some(ScalarType::Bf16));
+        assert_eq!(ScalarType::Bf16.size_in_bytes(), 2);
+        assert!(ScalarType::Bf16.is_float());
+        let json = serde_json::to_string(&ScalarType::Bf16).unwrap();
+        assert_eq!(json, "\"bf16\"");
+        assert_eq!(
+            serde_json::from_str::<ScalarType>(&json).unwrap(),
+            ScalarType::Bf16
+        );
+    }
+
     /// The scalar evaluator (`crate::scalar`) on `bf16`: the `f32` operation, rounded.
     mod evaluator {
         use crate::bf16::bf16_to_f64;

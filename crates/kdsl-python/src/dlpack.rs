@@ -56,8 +56,8 @@ fn bad(py: Python<'_>, what: String) -> PyErr {
 }
 
 /// The tensor in a DLPack capsule as a dict: `address` (data plus byte offset), `device_type`,
-/// `device_id`, `typestr` (`f4`, `u1`, ...), `shape`, `strides` (elements, or None) and
-/// `read_only`.
+/// `device_id`, `typestr` (`f4`, `u1`, ..., and `bf2` for bfloat16, which the array interface
+/// has no code for), `shape`, `strides` (elements, or None) and `read_only`.
 #[pyfunction]
 pub fn dlpack_tensor<'py>(
     py: Python<'py>,
@@ -98,10 +98,12 @@ pub fn dlpack_tensor<'py>(
         }
     };
     let kind = match tensor.dtype.code {
-        0 => 'i',
-        1 => 'u',
-        2 => 'f',
-        6 => 'b',
+        0 => "i",
+        1 => "u",
+        2 => "f",
+        // kDLBfloat.
+        4 if tensor.dtype.bits == 16 => "bf",
+        6 => "b",
         other => {
             return Err(bad(
                 py,

@@ -5,6 +5,7 @@ use crate::device::Device;
 use crate::errors::{argument_error, OrRaise};
 use crate::host::HostCopy;
 use crate::wait::{release_abandoned, wait_all, wait_for_host_copies, wait_interruptibly};
+use kdsl_ir::bf16::bf16_from_f64;
 use kdsl_ir::scalar::f16_from_f64;
 use kdsl_ir::ScalarType;
 use kdsl_runtime::{
@@ -227,22 +228,25 @@ pub(crate) fn convert_scalar(
         ScalarType::U32 => int!(u32, U32),
         ScalarType::I64 => int!(i64, I64),
         ScalarType::U64 => int!(u64, U64),
-        ScalarType::F16 | ScalarType::F32 | ScalarType::F64 => {
+        ScalarType::F16 | ScalarType::Bf16 | ScalarType::F32 | ScalarType::F64 => {
             if value.is_instance_of::<PyBool>() {
                 return Err(wrong());
             }
-            // A Python float, int or NumPy float (`numpy.float16` included) as an f64, which
-            // holds every f16 and f32 exactly; narrowed by one rounding.
+            // A Python float, int or NumPy float (`numpy.float16` and ml_dtypes' `bfloat16`
+            // included) as an f64, which holds every f16, bf16 and f32 exactly; narrowed by one
+            // rounding.
             let number = value.extract::<f64>().map_err(|_| wrong())?;
             let narrowed = match ty {
                 ScalarType::F64 => ScalarValue::F64(number),
                 ScalarType::F32 => ScalarValue::F32(number as f32),
+                ScalarType::Bf16 => ScalarValue::Bf16(bf16_from_f64(number)),
                 _ => ScalarValue::F16(f16_from_f64(number)),
             };
             let overflowed = match narrowed {
                 ScalarValue::F32(narrowed) => narrowed.is_infinite(),
                 // An infinite f16: all exponent bits set, no fraction bits.
                 ScalarValue::F16(bits) => bits & 0x7fff == 0x7c00,
+                ScalarValue::Bf16(bits) => bits & 0x7fff == 0x7f80,
                 _ => false,
             };
             if number.is_finite() && overflowed {

@@ -144,6 +144,8 @@ fn type_chars(element: ScalarType) -> &'static str {
         ScalarType::I64 => "lq",
         ScalarType::U64 => "LQ",
         ScalarType::F16 => "e",
+        // ml_dtypes' `bfloat16` (NumPy itself has none).
+        ScalarType::Bf16 => "E",
         ScalarType::F32 => "f",
         ScalarType::F64 => "d",
     }
@@ -161,6 +163,7 @@ fn torch_element(name: &str) -> Option<ScalarType> {
         "torch.int64" => ScalarType::I64,
         "torch.uint64" => ScalarType::U64,
         "torch.float16" => ScalarType::F16,
+        "torch.bfloat16" => ScalarType::Bf16,
         "torch.float32" => ScalarType::F32,
         "torch.float64" => ScalarType::F64,
         _ => return None,

@@ -23,6 +23,8 @@ pub enum ScalarValue {
     U64(u64),
     /// An IEEE 754 half-precision value, given by its bits (the runtime needs no f16 crate).
     F16(u16),
+    /// A bfloat16 value, given by its bits.
+    Bf16(u16),
     F32(f32),
     F64(f64),
 }
@@ -41,6 +43,7 @@ impl ScalarValue {
             ScalarValue::I64(_) => ScalarType::I64,
             ScalarValue::U64(_) => ScalarType::U64,
             ScalarValue::F16(_) => ScalarType::F16,
+            ScalarValue::Bf16(_) => ScalarType::Bf16,
             ScalarValue::F32(_) => ScalarType::F32,
             ScalarValue::F64(_) => ScalarType::F64,
         }
@@ -58,7 +61,7 @@ impl ScalarValue {
             ScalarValue::U32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::I64(v) => v.to_le_bytes().to_vec(),
             ScalarValue::U64(v) => v.to_le_bytes().to_vec(),
-            ScalarValue::F16(bits) => bits.to_le_bytes().to_vec(),
+            ScalarValue::F16(bits) | ScalarValue::Bf16(bits) => bits.to_le_bytes().to_vec(),
             ScalarValue::F32(v) => v.to_le_bytes().to_vec(),
             ScalarValue::F64(v) => v.to_le_bytes().to_vec(),
         }
@@ -77,7 +80,7 @@ impl ScalarValue {
             ScalarValue::U32(v) => u64::from(v),
             ScalarValue::I64(v) => v as u64,
             ScalarValue::U64(v) => v,
-            ScalarValue::F16(bits) => u64::from(bits),
+            ScalarValue::F16(bits) | ScalarValue::Bf16(bits) => u64::from(bits),
             ScalarValue::F32(v) => u64::from(v.to_bits()),
             ScalarValue::F64(v) => v.to_bits(),
         }
@@ -780,6 +783,54 @@ mod tests {
     }
 
     #[test]
+    fn bf16_takes_bf16_alone_not_its_u16_bits_nor_f16() {
+        let mut info = saxpy();
+        for parameter in &mut info.parameters[..2] {
+            if let ParameterInfo::Buffer { element, .. } = parameter {
+                *element = ScalarType::Bf16;
+            }
+        }
+        info.parameters[2] = ParameterInfo::Scalar {
+            name: "a".into(),
+            ty: ScalarType::Bf16,
+        };
+        let check = |arguments: &[Argument]| {
+            let result = check_arguments(&info, 1, "sycl:0", arguments);
+            let accepted = ArgumentLayout::new(&info).accepts(1, arguments);
+            assert_eq!(accepted, result.is_ok(), "{result:?}");
+            result
+        };
+        let with = |x: ScalarType, a: ScalarValue| {
+            [
+                buffer(1, ScalarType::Bf16, true, 1),
+                buffer(2, x, false, 1),
+                Argument::scalar(a),
+                Argument::scalar(10u32),
+            ]
+        };
+        let one = crate::Bf16::from_f32(1.0);
+        check(&with(ScalarType::Bf16, one.into())).unwrap();
+        for (x, a, index) in [
+            (ScalarType::U16, one.into(), 1),
+            (ScalarType::F16, one.into(), 1),
+            (ScalarType::Bf16, ScalarValue::U16(0x3f80), 2),
+            (ScalarType::Bf16, ScalarValue::F16(0x3c00), 2),
+        ] {
+            match check(&with(x, a)).unwrap_err() {
+                RuntimeError::ArgumentType {
+                    index: found,
+                    expected,
+                    ..
+                } => {
+                    assert_eq!(found, index);
+                    assert!(expected.contains("bf16"), "{expected}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
     fn rejects_read_only_buffer_for_writable_parameter() {
         let arguments = [
             buffer(1, ScalarType::F32, false, 1),
@@ -1049,6 +1100,7 @@ mod tests {
             ScalarType::I64 => ScalarValue::I64(1),
             ScalarType::U64 => ScalarValue::U64(1),
             ScalarType::F16 => ScalarValue::F16(0x3c00),
+            ScalarType::Bf16 => ScalarValue::Bf16(0x3f80),
             ScalarType::F32 => ScalarValue::F32(1.0),
             ScalarType::F64 => ScalarValue::F64(1.0),
         })

@@ -6,8 +6,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A plain value type that a `Buffer` can hold: `i8 u8 i16 u16 i32 u32 i64 u64 f32 f64` and
-/// [`F16`].
+/// A plain value type that a `Buffer` can hold: `i8 u8 i16 u16 i32 u32 i64 u64 f32 f64`,
+/// [`F16`] and [`Bf16`].
 ///
 /// `bool` buffers have no Rust element type (`bool` has invalid bit patterns); use `u8`.
 pub trait Element: bytemuck::Pod + sealed::Sealed + Send + Sync + 'static {
@@ -26,7 +26,7 @@ macro_rules! elements {
 
 elements! {
     i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32,
-    i64 => I64, u64 => U64, f32 => F32, f64 => F64, F16 => F16,
+    i64 => I64, u64 => U64, f32 => F32, f64 => F64, F16 => F16, Bf16 => Bf16,
 }
 
 /// An IEEE 754 half-precision value (the kernel language's `f16`), held as its bits, with
@@ -105,9 +105,63 @@ impl<'a> crate::IntoArgument<'a> for F16 {
     }
 }
 
+/// A bfloat16 value (the kernel language's `bf16`: the upper half of an `f32`), held as its
+/// bits, with conversions as the language defines them (`kdsl_ir::bf16`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+impl Bf16 {
+    /// The nearest bfloat16 value (ties to even); overflow gives infinity, NaN stays NaN.
+    pub fn from_f32(value: f32) -> Bf16 {
+        Bf16(kdsl_ir::bf16::bf16_from_f32(value))
+    }
+
+    /// The exact `f32` value.
+    pub fn to_f32(self) -> f32 {
+        kdsl_ir::bf16::bf16_to_f32(self.0)
+    }
+}
+
+impl From<Bf16> for crate::ScalarValue {
+    fn from(value: Bf16) -> crate::ScalarValue {
+        crate::ScalarValue::Bf16(value.0)
+    }
+}
+
+impl<'a> crate::IntoArgument<'a> for Bf16 {
+    fn into_argument(self) -> crate::Argument<'a> {
+        crate::Argument::scalar(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::F16;
+    use super::{Bf16, F16};
+
+    #[test]
+    fn bf16_is_the_upper_half_of_an_f32_rounded_to_nearest_even() {
+        for bits in (0..=u16::MAX).step_by(7) {
+            let value = Bf16(bits);
+            let wide = value.to_f32();
+            assert_eq!(wide.to_bits() >> 16, u32::from(bits));
+            if !wide.is_nan() {
+                assert_eq!(Bf16::from_f32(wide), value);
+            }
+        }
+        assert_eq!(Bf16::from_f32(1.0).0, 0x3f80);
+        // 1 + 2^-8 is a tie between 1 and 1 + 2^-7: the even 1; a bit more rounds up.
+        assert_eq!(Bf16::from_f32(1.0 + 2f32.powi(-8)).0, 0x3f80);
+        assert_eq!(Bf16::from_f32(f32::from_bits(0x3f80_8001)).0, 0x3f81);
+        assert_eq!(Bf16::from_f32(f32::MAX).0, 0x7f80, "rounds up to infinity");
+        assert!(Bf16::from_f32(f32::from_bits(0x7f80_0001))
+            .to_f32()
+            .is_nan());
+        assert_eq!(
+            crate::ScalarValue::from(Bf16(0x4000)).ty(),
+            kdsl_ir::ScalarType::Bf16
+        );
+    }
 
     #[test]
     fn f16_round_trips_every_value_and_rounds_to_nearest_even() {

@@ -59,7 +59,7 @@ pub use device::{
     device_report, devices, BackendKind, Device, DeviceInfo, DeviceReport, DeviceTarget,
     DeviceType, NativeSyclQueue,
 };
-pub use element::{Element, F16};
+pub use element::{Bf16, Element, F16};
 pub use error::{Result, RuntimeError};
 pub use event::Event;
 pub use fault::KernelFault;

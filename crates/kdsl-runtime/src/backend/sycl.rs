@@ -389,7 +389,8 @@ fn argument(raw: &RawArgument, local: LocalArguments) -> ffi::KernelArgument {
                 ScalarValue::I8(_) => 2,
                 ScalarValue::U8(_) => 3,
                 ScalarValue::I16(_) => 4,
-                ScalarValue::U16(_) => 5,
+                // The shim passes a bf16's 16 bits as they are.
+                ScalarValue::U16(_) | ScalarValue::Bf16(_) => 5,
                 ScalarValue::I32(_) => 6,
                 ScalarValue::U32(_) => 7,
                 ScalarValue::I64(_) => 8,
