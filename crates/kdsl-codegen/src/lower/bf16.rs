@@ -1,6 +1,7 @@
 //! `bf16` on every target: an `i16` in registers, memory and at the kernel ABI, computed in
 //! `f32` (docs/language.md, "Semantics"). Every conversion between the two is here, step by
-//! step as `kdsl_ir::bf16` defines it, so the interpreter and the devices agree bit for bit:
+//! step as `kdsl_ir::bf16` defines it, so the interpreter and the devices agree bit for bit
+//! (but for which NaN a NaN result is):
 //! widening puts the bits in the upper half of an `f32`; narrowing rounds to nearest even
 //! (`(bits + 0x7fff + lsb) >> 16`, a NaN becoming `(bits >> 16) | 0x40`); `f64` and 32- and
 //! 64-bit integers are first rounded to odd at `f32`'s 24 bits, so they round once.
