@@ -1,12 +1,15 @@
 //! `bf16` on every target: an `i16` in registers, memory and at the kernel ABI, computed in
 //! `f32` (docs/language.md, "Semantics"). Every conversion between the two is here, step by
-//! step as `kdsl_ir::bf16` defines it, so the interpreter and the devices agree bit for bit:
+//! step as `kdsl_ir::bf16` defines it, so the interpreter and the devices agree bit for bit
+//! (but for which NaN a NaN result is):
 //! widening puts the bits in the upper half of an `f32`; narrowing rounds to nearest even
 //! (`(bits + 0x7fff + lsb) >> 16`, a NaN becoming `(bits >> 16) | 0x40`); `f64` and 32- and
 //! 64-bit integers are first rounded to odd at `f32`'s 24 bits, so they round once.
-//! Integer instructions only, so no target needs a bfloat16 extension.
+//! Integer instructions only, so no target needs a bfloat16 extension; a target whose
+//! description says so rounds `f32` with its own instruction instead (`Bf16Rounding`).
 
 use super::{FunctionLowering, Result};
+use crate::target::Bf16Rounding;
 use inkwell::values::{BasicValueEnum, FloatValue, IntValue};
 use inkwell::{FloatPredicate, IntPredicate};
 use kdsl_ir::{BinaryOp, Builtin, MathFunction, ResultRule, ScalarType};
@@ -28,6 +31,11 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// An `f32` rounded to the nearest `bf16`, ties to even; a NaN stays a quiet NaN.
     pub(super) fn f32_to_bf16(&self, value: FloatValue<'ctx>) -> Result<IntValue<'ctx>> {
         let b = &self.builder;
+        if self.target.bf16_rounding == Bf16Rounding::NativeFptrunc {
+            let narrow = b.build_float_trunc(value, self.context.bf16_type(), "")?;
+            let bits = b.build_bit_cast(narrow, self.context.i16_type(), "")?;
+            return Ok(bits.into_int_value());
+        }
         let i32_type = self.context.i32_type();
         let constant = |v: u64| i32_type.const_int(v, false);
         let bits = b.build_bit_cast(value, i32_type, "")?.into_int_value();

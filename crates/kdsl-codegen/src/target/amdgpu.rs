@@ -205,6 +205,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         matrix_units: matrix_units(arch),
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
+        bf16_rounding: crate::target::Bf16Rounding::Integer,
     })
 }
 

@@ -247,6 +247,16 @@ pub(crate) enum AsyncCopies {
     NvvmCpAsync,
 }
 
+/// How an `f32` result is rounded to `bf16` (`lower::bf16`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bf16Rounding {
+    /// Integer instructions on the bits: `(bits + 0x7fff + lsb) >> 16`, a NaN made quiet.
+    Integer,
+    /// LLVM's `fptrunc float to bfloat`: NVIDIA's `cvt.rn.bf16.f32` (sm_80 on), to nearest
+    /// even like the integer form (a NaN becomes the canonical NaN).
+    NativeFptrunc,
+}
+
 /// The AMDGPU matrix instructions tiles lower to (layouts: `lower::matrix_amdgpu`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AmdgpuMatrixInstruction {
@@ -484,6 +494,7 @@ pub(crate) struct TargetDescription {
     pub matrix_units: MatrixUnits,
     pub matrix_groups: MatrixGroups,
     pub async_copies: AsyncCopies,
+    pub bf16_rounding: Bf16Rounding,
 }
 
 impl TargetDescription {

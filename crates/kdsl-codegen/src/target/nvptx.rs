@@ -140,6 +140,11 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         } else {
             crate::target::AsyncCopies::Plain
         },
+        bf16_rounding: if capability >= 80 {
+            crate::target::Bf16Rounding::NativeFptrunc
+        } else {
+            crate::target::Bf16Rounding::Integer
+        },
     })
 }
 

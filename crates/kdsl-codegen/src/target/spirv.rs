@@ -150,6 +150,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         matrix_units: crate::target::MatrixUnits::Plain,
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
+        bf16_rounding: crate::target::Bf16Rounding::Integer,
     })
 }
 
