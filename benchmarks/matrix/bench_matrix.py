@@ -72,7 +72,7 @@ try:
         if IN_F32:
             c = accumulator
         else:
-            c = accumulator.to(tl.float16)
+            c = accumulator.to(c_ptr.dtype.element_ty)
         offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
         offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
         c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
@@ -158,10 +158,17 @@ for size in sizes:
     flops = 2.0 * m * n * k
     repeats = max(3, int(2e12 / flops * 4))
     for name in names:
-        tf32 = "tf32" in name
-        dtype = cp.float32 if tf32 else cp.float16
-        a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
-        b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
+        tf32, bf16 = "tf32" in name, "bf16" in name
+        if bf16:
+            # CuPy has no bfloat16: the data lives in torch, CuPy sees its bits.
+            ta = torch.empty((m, k), device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+            tb = torch.empty((k, n), device="cuda", dtype=torch.bfloat16).uniform_(-1, 1)
+            a, b = cp.asarray(ta.view(torch.int16)), cp.asarray(tb.view(torch.int16))
+        else:
+            dtype = cp.float32 if tf32 else cp.float16
+            a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
+            b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
+            ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
         c = cp.zeros((m, n), dtype=cp.float32)
         kernel_name, _, dynamic, threads, bm, bn = parse(name)
         kernel = modules[name].get_function(kernel_name)
@@ -173,7 +180,6 @@ for size in sizes:
         launch = lambda: kernel((n // bn, m // bm, 1), (threads, 1, 1), args, shared_mem=dynamic)
         graph_ms, plain_ms = timed(launch, repeats)
         ms = graph_ms or plain_ms
-        ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
         error = None
@@ -187,7 +193,7 @@ for size in sizes:
                "cublas_ms": torch_ms, "cublas_tflops": flops / torch_ms / 1e9,
                "ratio": torch_ms / ms, "kdsl_plain_ms": plain_ms, "cublas_plain_ms": torch_plain_ms,
                "graph": graph_ms is not None and torch_graph_ms is not None, "max_error_vs_f64_relative_to_max": error,
-               "cublas": "torch.matmul fp16 (f16 output)" if not tf32 else "torch.matmul f32, allow_tf32=True"}
+               "cublas": "torch.matmul f32, allow_tf32=True" if tf32 else f"torch.matmul {ta.dtype} (same output type)"}
         if triton_matmul is not None:
             try:
                 triton_matmul(ta, tb)  # autotunes on the first call per shape and type

@@ -36,7 +36,7 @@ done < "$here/variants.txt"
 while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
   kernel=hgemm_wgmma
-  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; esac
+  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
   launch=$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")
   case $source in
     # The sm_90 build (mma.sync per warp) beside the sm_90a one (wgmma).

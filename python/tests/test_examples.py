@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import EXAMPLES, example, needs_shapes
+from conftest import EXAMPLES, cuda_available, example, has_module, needs_shapes
 
 import kdsl
 
@@ -168,3 +168,35 @@ def test_gemm_on_matrix_groups(kind, name, dtype, depth, targets):
     # f16 products are exact in f32; tf32 inputs keep 10 mantissa bits.
     tolerance = 1e-4 if dtype == np.float16 else 2e-2
     np.testing.assert_allclose(kind.to_numpy(c).reshape(m, n), expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("targets", [None, "spirv,ptx:sm_90"], ids=["default", "sm_90"])
+@pytest.mark.parametrize("memory", ["numpy", "torch-cuda"])
+def test_bf16_gemm_on_matrix_groups(memory, targets):
+    """examples/gemm_bf16_wgmma.krn (hgemm_wgmma.krn with bf16 inputs) against NumPy in f64:
+    ml_dtypes' bfloat16 arrays on the default device, torch.bfloat16 tensors on a CUDA one."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    m, n, k = 128, 256, 5 * 64
+    a = RNG.uniform(-1, 1, (m, k)).astype(ml_dtypes.bfloat16)
+    b = RNG.uniform(-1, 1, (k, n)).astype(ml_dtypes.bfloat16)
+    module = kdsl.compile(path=EXAMPLES / "gemm_bf16_wgmma.krn", targets=targets)
+    ring = kdsl.local(4 * (128 + 256) * 64, "bf16")
+    launch = module["gemm_bf16_wgmma"][(n, m // 128), (256, 1)]
+    if memory == "numpy":
+        c = np.zeros(m * n, np.float32)
+        launch(c, a.ravel(), b.ravel(), m, n, k, ring).wait()
+    else:
+        if not (has_module("torch") and cuda_available()):
+            pytest.skip("needs PyTorch and a CUDA device")
+        import torch
+
+        def tensor(array):
+            bits = torch.from_numpy(array.ravel().view(np.int16).copy())
+            return bits.view(torch.bfloat16).cuda()
+
+        c_tensor = torch.zeros(m * n, dtype=torch.float32, device="cuda")
+        launch(c_tensor, tensor(a), tensor(b), m, n, k, ring).wait()
+        c = c_tensor.cpu().numpy()
+    # bf16 products are exact in f32; only the f32 sums round.
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(c.reshape(m, n), expected, rtol=1e-4, atol=1e-4)

@@ -71,13 +71,19 @@ fn compile_ok(name: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> kdsl_c
         .unwrap_or_else(|e| panic!("{name}.krn for {spec}: {e}"))
 }
 
-/// The kernel files with tf32 matrix tiles, which NVIDIA processors before sm_80 cannot run.
-/// Whether `module` has sub-group tf32 tiles, which need sm_80 (matrix-group ones compile for
-/// every processor).
+/// Whether `module` has sub-group tf32 or bf16 tiles, which NVIDIA processors before sm_80
+/// cannot run (matrix-group ones compile for every processor).
 fn needs_sm_80(module: &kdsl_ir::Module) -> bool {
     kdsl_ir::analysis::ModuleFeatures::new(module)
         .matrix_shapes()
-        .contains(&kdsl_ir::MatrixShape::Tf32M16N16K8)
+        .iter()
+        .any(|shape| {
+            [
+                kdsl_ir::MatrixShape::Tf32M16N16K8,
+                kdsl_ir::MatrixShape::Bf16M16N16K16,
+            ]
+            .contains(shape)
+        })
 }
 
 /// `module` is refused for `spec` with E0601 diagnostics that name the target.
@@ -233,7 +239,10 @@ fn matrix_tiles_use_tensor_cores_where_the_target_has_them() {
         let module = module_of(name, &std::fs::read_to_string(path).unwrap());
         let ptx = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90")));
         let ptx = String::from_utf8(ptx.image.bytes).unwrap();
-        let instruction = if needs_sm_80(&module) {
+        let tf32 = kdsl_ir::analysis::ModuleFeatures::new(&module)
+            .matrix_shapes()
+            .contains(&kdsl_ir::MatrixShape::Tf32M16N16K8);
+        let instruction = if tf32 {
             "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
         } else {
             "wmma.mma.sync.aligned.row.row"

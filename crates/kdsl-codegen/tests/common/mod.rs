@@ -59,7 +59,13 @@ pub fn kernel_modules() -> &'static [(String, kdsl_ir::Module)] {
 /// 11 s of `ptxas`, where its plain images take about 1 s). `tests/kernels/matrix_ring.krn`,
 /// a smaller GEMM of the same generator, stands in for them where they are compiled for fewer
 /// processors.
-pub const GENERATED_GEMMS: [&str; 4] = ["hgemm", "sgemm_tf32", "hgemm_wgmma", "sgemm_tf32_wgmma"];
+pub const GENERATED_GEMMS: [&str; 5] = [
+    "hgemm",
+    "sgemm_tf32",
+    "hgemm_wgmma",
+    "sgemm_tf32_wgmma",
+    "gemm_bf16_wgmma",
+];
 
 /// The processors a kernel file is compiled checked for (`checked.rs`, `image_checks.rs`):
 /// SPIR-V, PTX for sm_75 and sm_90, AMDGPU for gfx90a and gfx1100. The [`GENERATED_GEMMS`]

@@ -379,6 +379,20 @@ fn gemm_on_matrix_groups() {
         "sgemm_tf32_wgmma",
         vec![wgmma_gemm_case("sgemm_tf32_wgmma", (m, n, k), a, b, ring)],
     );
+    let k = 5 * 64;
+    let bf16s = |random: &mut Random, count| -> Vec<kdsl_interp::bf16> {
+        let values = random.f32s(count, -1.0, 1.0);
+        values
+            .into_iter()
+            .map(kdsl_interp::bf16::from_f32)
+            .collect()
+    };
+    let (a, b) = (bf16s(&mut random, m * k), bf16s(&mut random, k * n));
+    let ring = InterpArgument::local(ScalarType::Bf16, 4 * (128 * 64 + 64 * 256));
+    on_example(
+        "gemm_bf16_wgmma",
+        vec![wgmma_gemm_case("gemm_bf16_wgmma", (m, n, k), a, b, ring)],
+    );
 }
 
 /// A GEMM of wgmma_variants.py's form (`c`, `a`, `b`, `m`, `n`, `k`, then its ring): 256
