@@ -127,6 +127,26 @@ const CASES: &[(&str, &str, Option<&str>, Option<&str>)] = &[
         Some("v_wmma_i32_16x16x16_iu8 "),
     ),
     ("matrix_i8", "gfx1030", None, None),
+    // bf16 as its 16 bits: the k16 MFMA from gfx90a on (gfx908 has k8 only: plain), WMMA.
+    (
+        "matrix_bf16",
+        "gfx90a",
+        Some("call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16> %"),
+        Some("v_mfma_f32_16x16x16bf16_1k "),
+    ),
+    (
+        "matrix_bf16",
+        "gfx942",
+        Some("call <4 x float> @llvm.amdgcn.mfma.f32.16x16x16bf16.1k(<4 x i16> %"),
+        Some("v_mfma_f32_16x16x16_bf16 "),
+    ),
+    ("matrix_bf16", "gfx908", None, None),
+    (
+        "matrix_bf16",
+        "gfx1100",
+        Some("call <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.bf16.v8f32.v16i16(<16 x i16> %"),
+        Some("v_wmma_f32_16x16x16_bf16 "),
+    ),
     // MFMA has no u8: the plain lowering; RDNA3's WMMA takes unsigned bytes.
     ("matrix_u8", "gfx90a", None, None),
     ("matrix_u8", "gfx942", None, None),

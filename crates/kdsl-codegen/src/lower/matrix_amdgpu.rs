@@ -170,6 +170,15 @@ impl AmdgpuMatrixInstruction {
                 intrinsic: "llvm.amdgcn.wmma.i32.16x16x16.iu8",
                 ..Wmma16x16x16F16Wave32.layout()
             },
+            // As `f16`, the `bf16` inputs as their 16 bits.
+            Mfma16x16x16Bf16 => Layout {
+                intrinsic: "llvm.amdgcn.mfma.f32.16x16x16bf16.1k",
+                ..Mfma16x16x16F16.layout()
+            },
+            Wmma16x16x16Bf16Wave32 => Layout {
+                intrinsic: "llvm.amdgcn.wmma.f32.16x16x16.bf16",
+                ..Wmma16x16x16F16Wave32.layout()
+            },
         }
     }
 
@@ -179,6 +188,7 @@ impl AmdgpuMatrixInstruction {
             self,
             AmdgpuMatrixInstruction::Wmma16x16x16F16Wave32
                 | AmdgpuMatrixInstruction::Wmma16x16x16Iu8Wave32
+                | AmdgpuMatrixInstruction::Wmma16x16x16Bf16Wave32
         )
     }
 }

@@ -85,7 +85,8 @@ fn cpu_features(arch: &str) -> &'static str {
 /// where it exists (gfx942 only), else f32 MFMA on inputs rounded to tf32 (exact: the rounded
 /// products fit `f32`); RDNA3 has no tf32 or f32 unit. `i8` tiles use the k16 integer MFMA
 /// where it exists (gfx908, gfx90a), else the k32 one half filled; MFMA has no `u8`, RDNA3's
-/// WMMA does both.
+/// WMMA does both. `bf16` tiles use the k16 MFMA (`bf16_1k`), which gfx908 lacks, and RDNA3's
+/// WMMA.
 fn matrix_units(arch: &str) -> MatrixUnits {
     use AmdgpuMatrixInstruction::*;
     let cdna = ["gfx908", "gfx90a", "gfx942", "gfx950", "gfx9-4-generic"].contains(&arch);
@@ -105,6 +106,7 @@ fn matrix_units(arch: &str) -> MatrixUnits {
             tf32: Some(tf32),
             i8: Some(i8),
             u8: None,
+            bf16: (arch != "gfx908").then_some(Mfma16x16x16Bf16),
         }
     } else if arch.starts_with("gfx11") {
         MatrixUnits::Amdgpu {
@@ -112,6 +114,7 @@ fn matrix_units(arch: &str) -> MatrixUnits {
             tf32: None,
             i8: Some(Wmma16x16x16Iu8Wave32),
             u8: Some(Wmma16x16x16Iu8Wave32),
+            bf16: Some(Wmma16x16x16Bf16Wave32),
         }
     } else {
         MatrixUnits::Plain

@@ -222,6 +222,7 @@ pub(crate) enum MatrixUnits {
         tf32: Option<AmdgpuMatrixInstruction>,
         i8: Option<AmdgpuMatrixInstruction>,
         u8: Option<AmdgpuMatrixInstruction>,
+        bf16: Option<AmdgpuMatrixInstruction>,
     },
 }
 
@@ -275,6 +276,10 @@ pub(crate) enum AmdgpuMatrixInstruction {
     Mfma16x16x32I8,
     /// `v_wmma_i32_16x16x16_iu8` in wave32 (gfx11), signed or unsigned inputs.
     Wmma16x16x16Iu8Wave32,
+    /// `v_mfma_f32_16x16x16_bf16` (`bf16_1k`: gfx90a, gfx94x, gfx950; gfx908's has k8).
+    Mfma16x16x16Bf16,
+    /// `v_wmma_f32_16x16x16_bf16` in wave32 (gfx11).
+    Wmma16x16x16Bf16Wave32,
 }
 
 impl MatrixUnits {
@@ -283,9 +288,13 @@ impl MatrixUnits {
         match self {
             MatrixUnits::Plain => false,
             MatrixUnits::NvvmWmma { .. } => true,
-            MatrixUnits::Amdgpu { f16, tf32, i8, u8 } => {
-                [f16, tf32, i8, u8].iter().any(Option::is_some)
-            }
+            MatrixUnits::Amdgpu {
+                f16,
+                tf32,
+                i8,
+                u8,
+                bf16,
+            } => [f16, tf32, i8, u8, bf16].iter().any(Option::is_some),
         }
     }
 
@@ -314,6 +323,7 @@ impl MatrixUnits {
             (MatrixUnits::Amdgpu { tf32, .. }, kdsl_ir::MatrixShape::Tf32M16N16K8) => tf32,
             (MatrixUnits::Amdgpu { i8, .. }, kdsl_ir::MatrixShape::I8M16N16K16) => i8,
             (MatrixUnits::Amdgpu { u8, .. }, kdsl_ir::MatrixShape::U8M16N16K16) => u8,
+            (MatrixUnits::Amdgpu { bf16, .. }, kdsl_ir::MatrixShape::Bf16M16N16K16) => bf16,
             _ => None,
         }
     }

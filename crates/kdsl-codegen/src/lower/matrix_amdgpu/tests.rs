@@ -44,7 +44,7 @@ fn isa(instruction: AmdgpuMatrixInstruction) -> Isa {
     }
     match instruction {
         // A[i][k]: lane i + 16 (k / 4), item k % 4; B[k][j]: lane j + 16 (k / 4), item k % 4.
-        Mfma16x16x16F16 | Mfma16x16x16I8 => Isa {
+        Mfma16x16x16F16 | Mfma16x16x16I8 | Mfma16x16x16Bf16 => Isa {
             lanes: 64,
             k: 16,
             items: 4,
@@ -81,7 +81,7 @@ fn isa(instruction: AmdgpuMatrixInstruction) -> Isa {
             b: |k, j| vec![(j + 16 * (k / 8), k % 8)],
             d: mfma_d,
         },
-        Wmma16x16x16F16Wave32 | Wmma16x16x16Iu8Wave32 => Isa {
+        Wmma16x16x16F16Wave32 | Wmma16x16x16Iu8Wave32 | Wmma16x16x16Bf16Wave32 => Isa {
             lanes: 32,
             k: 16,
             items: 16,
@@ -185,7 +185,7 @@ fn multiply_add(a: &[Vec<f32>], b: &[Vec<f32>], c: &[Vec<f32>]) -> Vec<Vec<f32>>
         .collect()
 }
 
-const ALL: [AmdgpuMatrixInstruction; 7] = [
+const ALL: [AmdgpuMatrixInstruction; 9] = [
     Mfma16x16x16F16,
     Mfma16x16x4F32,
     Mfma16x16x8Xf32,
@@ -193,6 +193,8 @@ const ALL: [AmdgpuMatrixInstruction; 7] = [
     Mfma16x16x16I8,
     Mfma16x16x32I8,
     Wmma16x16x16Iu8Wave32,
+    Mfma16x16x16Bf16,
+    Wmma16x16x16Bf16Wave32,
 ];
 
 /// The tile's K: one more than the largest column of `A` any lane holds.
