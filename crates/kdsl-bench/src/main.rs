@@ -385,6 +385,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             arch: "sm_90".to_string(),
             bytes: ptx.to_vec(),
             matrix_units: false,
+            matrix_groups: false,
         }],
         constants: kdsl.constants.clone(),
         entry_point_prefix: String::new(),

@@ -101,6 +101,9 @@ pub struct Image {
     /// Whether the image runs matrix tiles on the processor's matrix units (tensor cores);
     /// false where it has none or takes the plain lowering.
     pub matrix_units: bool,
+    /// Whether the image runs matrix-group statements on matrix units, where their
+    /// work-groups must be whole groups ([`KernelInfo::check_matrix_groups`]).
+    pub matrix_groups: bool,
 }
 
 impl Image {
@@ -183,6 +186,9 @@ struct ImageEntry {
     /// Absent (false) in files written before matrix tiles.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     matrix_units: bool,
+    /// Absent (false) in files written before matrix groups reached units.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    matrix_groups: bool,
 }
 
 /// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
@@ -250,6 +256,7 @@ impl Bundle {
                     length: image.bytes.len() as u64,
                     checksum: Some(image_checksum(&image.bytes)),
                     matrix_units: image.matrix_units,
+                    matrix_groups: image.matrix_groups,
                 };
                 offset += image.bytes.len() as u64;
                 entry
@@ -349,6 +356,7 @@ impl Bundle {
                 arch: entry.arch,
                 bytes: bytes.to_vec(),
                 matrix_units: entry.matrix_units,
+                matrix_groups: entry.matrix_groups,
             });
         }
         Ok(Bundle {
@@ -424,12 +432,14 @@ mod tests {
                     arch: String::new(),
                     bytes: vec![3, 2, 0x23, 7],
                     matrix_units: false,
+                    matrix_groups: false,
                 },
                 Image {
                     target: TargetKind::Ptx,
                     arch: "sm_90".into(),
                     bytes: b".version 7.8".to_vec(),
                     matrix_units: true,
+                    matrix_groups: true,
                 },
             ],
             constants: vec![

@@ -49,7 +49,7 @@ pub struct KernelInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contiguous_entry: Option<String>,
     /// True when the kernel (or a device function it calls) has matrix-group statements
-    /// (`matrix_group_mma`). On an image that uses matrix units ([`crate::Image::matrix_units`])
+    /// (`matrix_group_mma`). On an image that runs them on matrix units ([`crate::Image::matrix_groups`])
     /// its work-groups must then be whole matrix groups: a multiple of
     /// [`kdsl_ir::matrix_group::GROUP_SIZE`] work-items ([`KernelInfo::check_matrix_groups`]).
     /// Older bundles read as `false`.
@@ -339,18 +339,19 @@ impl KernelInfo {
 
     /// Checks that a launch's work-group (`local`, one entry per dimension) is made of whole
     /// matrix groups where the kernel has matrix-group statements and the image runs them on
-    /// matrix units (`image`, as users name it: `ptx:sm_90a`); any size is right otherwise.
+    /// matrix units (`on_units`; `image` as users name it: `ptx:sm_90a`); any size is right
+    /// otherwise.
     pub fn check_matrix_groups(
         &self,
         local: &[u64],
-        matrix_units: bool,
+        on_units: bool,
         image: &str,
     ) -> Result<(), String> {
         let group_size = u64::from(kdsl_ir::matrix_group::GROUP_SIZE);
         let items = local
             .iter()
             .try_fold(1u64, |items, &size| items.checked_mul(size));
-        if !self.matrix_groups || !matrix_units || items.is_some_and(|n| n % group_size == 0) {
+        if !self.matrix_groups || !on_units || items.is_some_and(|n| n % group_size == 0) {
             return Ok(());
         }
         Err(format!(

@@ -34,6 +34,7 @@ pub fn single_image_for_sycl(bundle: &Bundle, image: &Image) -> Result<Bundle, B
         images: vec![Image {
             bytes,
             matrix_units: false,
+            matrix_groups: false,
             ..image.clone()
         }],
         entry_point_prefix: KERNEL_NAME_PREFIX.to_string(),
@@ -112,6 +113,7 @@ mod tests {
                 arch: "sm_90".into(),
                 bytes: bytes.as_bytes().to_vec(),
                 matrix_units: false,
+                matrix_groups: false,
             }],
             entry_point_prefix: String::new(),
         }

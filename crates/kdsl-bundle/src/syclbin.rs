@@ -169,6 +169,14 @@ impl PropertySet {
         self.properties.push((key.into(), value));
         self
     }
+
+    /// With `key` holding `items` comma-separated, unless there are none.
+    fn with_list(self, key: &str, items: &[String]) -> PropertySet {
+        if items.is_empty() {
+            return self;
+        }
+        self.with(key, PropertyValue::Bytes(items.join(",").into_bytes()))
+    }
 }
 
 /// An IR module: SPIR-V for kdsl.
@@ -193,6 +201,11 @@ pub struct NativeImage {
 pub struct KdslMetadata {
     pub source_name: String,
     pub kernels: Vec<KernelInfo>,
+    /// The images (`ptx:sm_90a`) that run matrix tiles, and matrix groups, on matrix units
+    /// ([`Image::matrix_units`], [`Image::matrix_groups`]); `matrix_units` and
+    /// `matrix_groups` in `[kdsl/metadata]`, comma-separated, absent where empty.
+    pub matrix_units: Vec<String>,
+    pub matrix_groups: Vec<String>,
 }
 
 /// A collection of images that share kernel names.
@@ -247,6 +260,8 @@ impl Syclbin {
             kdsl: Some(KdslMetadata {
                 source_name: bundle.source_name.clone(),
                 kernels: bundle.kernels.clone(),
+                matrix_units: described(bundle, |image| image.matrix_units),
+                matrix_groups: described(bundle, |image| image.matrix_groups),
             }),
             ..AbstractModule::default()
         };
@@ -295,12 +310,13 @@ impl Syclbin {
         for module in &self.modules {
             for ir in &module.ir_modules {
                 if ir.ir_type == IrType::Spirv {
-                    images.push(Image {
+                    images.push(metadata.flagged(Image {
                         target: TargetKind::Spirv,
                         arch: String::new(),
                         bytes: ir.bytes.clone(),
                         matrix_units: false,
-                    });
+                        matrix_groups: false,
+                    }));
                 }
             }
             for native in &module.native_images {
@@ -309,12 +325,13 @@ impl Syclbin {
                     Some("amdgcn") => TargetKind::Amdgpu,
                     _ => continue,
                 };
-                images.push(Image {
+                images.push(metadata.flagged(Image {
                     target,
                     arch: native.arch.clone(),
                     bytes: native.bytes.clone(),
                     matrix_units: false,
-                });
+                    matrix_groups: false,
+                }));
             }
         }
         Ok(Bundle {
@@ -515,6 +532,8 @@ impl AbstractModule {
                         PropertyValue::Bytes(kdsl.source_name.as_bytes().to_vec()),
                     )
                     .with("kernels", PropertyValue::Bytes(kernels))
+                    .with_list("matrix_units", &kdsl.matrix_units)
+                    .with_list("matrix_groups", &kdsl.matrix_groups)
                     .with(
                         "checksums",
                         PropertyValue::Bytes(self.image_checksums().join(",").into_bytes()),
@@ -940,10 +959,46 @@ fn parse_kdsl_metadata(set: &PropertySet) -> Result<KdslMetadata, BundleError> {
     let source_name = String::from_utf8(bytes("source")?.to_vec())
         .map_err(|_| corrupt("`[kdsl/metadata]`: `source` is not UTF-8"))?;
     let KernelList(kernels) = serde_json::from_slice(bytes("kernels")?)?;
+    // Optional (absent in files written before them, and where empty).
+    let list = |key: &str| -> Result<Vec<String>, BundleError> {
+        match set.get(key) {
+            None => Ok(Vec::new()),
+            Some(PropertyValue::Bytes(bytes)) => std::str::from_utf8(bytes)
+                .map(|text| text.split(',').map(str::to_string).collect())
+                .map_err(|_| corrupt(format!("`[kdsl/metadata]`: `{key}` is not UTF-8"))),
+            Some(_) => Err(corrupt(format!(
+                "`[kdsl/metadata]` has a `{key}` that is no byte array"
+            ))),
+        }
+    };
     Ok(KdslMetadata {
         source_name,
         kernels,
+        matrix_units: list("matrix_units")?,
+        matrix_groups: list("matrix_groups")?,
     })
+}
+
+/// The names (`ptx:sm_90a`) of the images of `bundle` that `test` holds for.
+fn described(bundle: &Bundle, test: impl Fn(&Image) -> bool) -> Vec<String> {
+    bundle
+        .images
+        .iter()
+        .filter(|image| test(image))
+        .map(Image::describe)
+        .collect()
+}
+
+impl KdslMetadata {
+    /// `image` with the matrix flags this metadata records for it.
+    fn flagged(&self, image: Image) -> Image {
+        let name = image.describe();
+        Image {
+            matrix_units: self.matrix_units.contains(&name),
+            matrix_groups: self.matrix_groups.contains(&name),
+            ..image
+        }
+    }
 }
 
 #[cfg(test)]
@@ -982,18 +1037,21 @@ mod tests {
                     arch: String::new(),
                     bytes: b"\x03\x02\x23\x07 OpEntryPoint __sycl_kernel_saxpy".to_vec(),
                     matrix_units: false,
+                    matrix_groups: false,
                 },
                 Image {
                     target: TargetKind::Ptx,
                     arch: "sm_90".into(),
                     bytes: b".entry __sycl_kernel_saxpy(".to_vec(),
-                    matrix_units: false,
+                    matrix_units: true,
+                    matrix_groups: true,
                 },
                 Image {
                     target: TargetKind::Amdgpu,
                     arch: "gfx90a".into(),
                     bytes: b"\x7fELF __sycl_kernel_saxpy.kd".to_vec(),
                     matrix_units: false,
+                    matrix_groups: false,
                 },
             ],
             constants: Vec::new(),

@@ -194,6 +194,7 @@ pub(crate) fn compile(
             bytes,
             // Checked mode takes the plain lowering everywhere (`lower_module`).
             matrix_units: !options.checked && target.uses_matrix_units(&info.features),
+            matrix_groups: !options.checked && target.runs_matrix_groups_on_units(&info.features),
         },
         llvm_ir,
         requirements,

@@ -336,3 +336,14 @@ fn bundles_record_the_images_on_matrix_units() {
     let bundle = compile_bundle("matrix", &module("matrix"), &targets, &checked).unwrap();
     assert!(bundle.images.iter().all(|i| !i.matrix_units));
 }
+
+/// AMD images run matrix tiles on their units but matrix groups through the plain definition,
+/// so no AMD image asks the runtime for whole matrix groups.
+#[test]
+fn amd_images_run_no_matrix_groups_on_units() {
+    let spec = TargetSpec::amdgpu(Some("gfx90a"));
+    let tiles = artifact("matrix", &module("matrix"), &spec, false).unwrap();
+    assert!(tiles.image.matrix_units && !tiles.image.matrix_groups);
+    let groups = artifact("matrix_group", &module("matrix_group"), &spec, false).unwrap();
+    assert!(!groups.image.matrix_units && !groups.image.matrix_groups);
+}

@@ -168,20 +168,23 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
     );
     let _ = std::fs::remove_file(file);
     assert!(
-        artifact.image.matrix_units,
-        "the sm_90a image uses matrix units"
+        artifact.image.matrix_units && artifact.image.matrix_groups,
+        "the sm_90a image runs matrix groups on matrix units"
     );
     let plain = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_75")));
     let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
     assert!(
-        !text.contains("wgmma") && !text.contains("mma.sync") && !plain.image.matrix_units,
+        !text.contains("wgmma")
+            && !text.contains("mma.sync")
+            && !plain.image.matrix_units
+            && !plain.image.matrix_groups,
         "sm_75: {text}"
     );
     for arch in ["sm_80", "sm_90"] {
         let warps = compile_ok(name, &module, &TargetSpec::ptx(Some(arch)));
         let text = String::from_utf8(warps.image.bytes.clone()).unwrap();
         assert!(
-            !text.contains("wgmma") && warps.image.matrix_units,
+            !text.contains("wgmma") && warps.image.matrix_units && warps.image.matrix_groups,
             "{arch}"
         );
         // One instruction per 8 columns in each step's loop body: 16 for N = 128, 2 for N = 16.

@@ -97,6 +97,7 @@ mod tests {
                     arch: arch.to_string(),
                     bytes: arch.as_bytes().to_vec(),
                     matrix_units: false,
+                    matrix_groups: false,
                 })
                 .collect(),
             entry_point_prefix: String::new(),

@@ -182,7 +182,7 @@ fn null_saxpy_kernel(device: &Device) -> Kernel {
         info: saxpy_info(),
         source_name: "saxpy.krn".into(),
         image: "null".into(),
-        matrix_units: false,
+        matrix_groups_on_units: false,
         backend: Box::new(NullKernel),
         contiguous: None,
     }
@@ -197,7 +197,7 @@ fn matrix_groups_on_matrix_units_refuse_partial_groups() {
             ..saxpy_info()
         },
         image: "ptx:sm_90a".into(),
-        matrix_units: true,
+        matrix_groups_on_units: true,
         ..null_saxpy_kernel(&device)
     };
     let x: Buffer<f32> = device.buffer_from(&[1.0; 256]).unwrap();
@@ -216,7 +216,7 @@ fn matrix_groups_on_matrix_units_refuse_partial_groups() {
         .wait()
         .unwrap();
     let plain = Kernel {
-        matrix_units: false,
+        matrix_groups_on_units: false,
         ..kernel
     };
     plain
@@ -304,7 +304,7 @@ fn null_scale_kernel(device: &Device) -> Kernel {
         info,
         source_name: "scale.krn".into(),
         image: "null".into(),
-        matrix_units: false,
+        matrix_groups_on_units: false,
         backend: Box::new(EntryKernel("own")),
     }
 }

@@ -16,8 +16,8 @@ pub struct Program {
     device: Device,
     source_name: String,
     image: String,
-    /// Whether the image runs matrix statements on matrix units ([`Image::matrix_units`]).
-    matrix_units: bool,
+    /// Whether the image runs matrix-group statements on matrix units ([`Image::matrix_groups`]).
+    matrix_groups_on_units: bool,
     kernels: Vec<KernelInfo>,
     entry_point_prefix: String,
     module: Arc<dyn ModuleBackend>,
@@ -44,7 +44,7 @@ impl Program {
             device,
             source_name: bundle.source_name.clone(),
             image: image.describe(),
-            matrix_units: image.matrix_units,
+            matrix_groups_on_units: image.matrix_groups,
             kernels: bundle.kernels.clone(),
             entry_point_prefix: bundle.entry_point_prefix.clone(),
             module,
@@ -94,7 +94,7 @@ impl Program {
             info: info.clone(),
             source_name: self.source_name.clone(),
             image: self.image.clone(),
-            matrix_units: self.matrix_units,
+            matrix_groups_on_units: self.matrix_groups_on_units,
             backend,
             contiguous,
         })
@@ -109,10 +109,10 @@ pub struct Kernel {
     pub(crate) layout: ArgumentLayout,
     /// The source file the bundle was compiled from, to name a checked kernel's faults.
     pub(crate) source_name: String,
-    /// The image it runs (`ptx:sm_90a`) and whether that image uses matrix units, which
-    /// decides the work-groups its matrix-group statements accept.
+    /// The image it runs (`ptx:sm_90a`) and whether that image runs matrix-group statements
+    /// on matrix units, which decides the work-groups they accept.
     pub(crate) image: String,
-    pub(crate) matrix_units: bool,
+    pub(crate) matrix_groups_on_units: bool,
     pub(crate) backend: Box<dyn KernelBackend>,
     /// The kernel's entry point for contiguous arrays, where the bundle names one.
     pub(crate) contiguous: Option<ContiguousEntry>,

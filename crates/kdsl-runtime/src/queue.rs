@@ -140,7 +140,7 @@ impl<'q> QueueRef<'q> {
         check_launch(&kernel.info, launch, &device.info.limits)?;
         kernel
             .info
-            .check_matrix_groups(launch.local(), kernel.matrix_units, &kernel.image)
+            .check_matrix_groups(launch.local(), kernel.matrix_groups_on_units, &kernel.image)
             .map_err(|why| RuntimeError::BadLaunch {
                 kernel: kernel.info.name.clone(),
                 why,

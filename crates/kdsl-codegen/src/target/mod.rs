@@ -513,8 +513,16 @@ impl TargetDescription {
     /// `wgmma` or `mma.sync`. The rest take their plain definitions.
     pub fn uses_matrix_units(&self, features: &kdsl_ir::analysis::ModuleFeatures) -> bool {
         let tiles = !features.matrix_shapes().is_empty() && self.matrix_units.native_for(features);
-        let groups = features.uses_group_matrix() && self.matrix_groups != MatrixGroups::Plain;
-        tiles || groups
+        tiles || self.runs_matrix_groups_on_units(features)
+    }
+
+    /// Whether a module's matrix-group statements reach matrix units (`wgmma` or `mma.sync`),
+    /// which run whole groups of 128 work-items only.
+    pub fn runs_matrix_groups_on_units(
+        &self,
+        features: &kdsl_ir::analysis::ModuleFeatures,
+    ) -> bool {
+        features.uses_group_matrix() && self.matrix_groups != MatrixGroups::Plain
     }
 
     /// The target as users name it in messages: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.

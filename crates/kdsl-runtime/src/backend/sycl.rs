@@ -874,6 +874,7 @@ mod tests {
             arch: arch.into(),
             bytes: Vec::new(),
             matrix_units: false,
+            matrix_groups: false,
         };
         let bundle = Bundle {
             source_name: "k.krn".into(),

@@ -441,7 +441,7 @@ pub fn matrix_group_launches_need_whole_groups(device: &Device) -> CaseResult {
     let on_units = bundle
         .images
         .iter()
-        .any(|image| image.describe() == program.image() && image.matrix_units);
+        .any(|image| image.describe() == program.image() && image.matrix_groups);
     let kernel = program.kernel("group_mma_wide").map_err(fail)?;
     // A, B: two blocks of 64 x 64 f16 with padding (tests/kernels/matrix_group.krn).
     let inputs = 8 + 2 * (64 * 64 + 8);
