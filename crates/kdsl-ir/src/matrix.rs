@@ -577,7 +577,6 @@ impl Expander<'_> {
         let u32v = |id| e.var(id, ScalarType::U32);
         let i = || e.var(s.index, ScalarType::U32);
         let kk = || e.var(s.k, ScalarType::U32);
-        let width = || e.u32(shape.chunk_elements());
         // The place in the group: the local linear id modulo 128.
         let local = |dimension| {
             e.expression(
@@ -620,30 +619,23 @@ impl Expander<'_> {
         );
         let row_var = self.add("matrix.row", ScalarType::U32, span);
         let column_var = self.add("matrix.column", ScalarType::U32, span);
-        // `GroupShape::a_index` and `b_index`: the linear index, then the swizzle.
-        let per_row = || e.u32(shape.row_elements());
-        let chunked = |offset: &Expression, chunk: &Expression, r: Expression, c: Expression| {
-            let linear = e.add(
-                offset.clone(),
-                e.add(
-                    e.add(
-                        e.mul(e.div(c.clone(), per_row()), chunk.clone()),
-                        e.mul(r, per_row()),
-                    ),
-                    e.rem(c, per_row()),
-                ),
-            );
-            let row = e.rem(e.div(linear.clone(), per_row()), e.u32(8));
-            e.binary(BinaryOp::BitXor, linear, e.mul(row, width()))
-        };
-        let a_element = e.load(e.memory_place(a, chunked(a_offset, a_chunk, u32v(row_var), kk())));
-        let b_place = match shape.input {
-            GroupInput::F16 | GroupInput::Bf16 => {
-                chunked(b_offset, b_chunk, kk(), u32v(column_var))
-            }
-            GroupInput::Tf32 => chunked(b_offset, b_chunk, u32v(column_var), kk()),
-        };
-        let b_element = e.load(e.memory_place(b, b_place));
+        // Element (row, k) of `A` and (k, column) of `B` where the layouts put them.
+        let Ok(a_index) = shape.a_index_in(
+            &mut IrIndices(&e),
+            a_offset.clone(),
+            u32v(row_var),
+            kk(),
+            a_chunk.clone(),
+        );
+        let Ok(b_index) = shape.b_index_in(
+            &mut IrIndices(&e),
+            b_offset.clone(),
+            kk(),
+            u32v(column_var),
+            b_chunk.clone(),
+        );
+        let a_element = e.load(e.memory_place(a, a_index));
+        let b_element = e.load(e.memory_place(b, b_index));
         let f32 = ScalarType::F32;
         // `f16` widens exactly; `f32` inputs are rounded to tf32 as the sub-group tiles' are.
         let widen = |value: Expression| match shape.input {
@@ -668,6 +660,38 @@ impl Expander<'_> {
 /// Builds IR expressions and statements at one span.
 struct Build {
     span: Span,
+}
+
+/// The layouts' index arithmetic (`matrix_group::IndexArithmetic`) as `u32` IR expressions.
+struct IrIndices<'b>(&'b Build);
+
+impl crate::matrix_group::IndexArithmetic for IrIndices<'_> {
+    type Value = Expression;
+    type Error = std::convert::Infallible;
+
+    fn add(&mut self, a: Expression, b: Expression) -> Result<Expression, Self::Error> {
+        Ok(self.0.add(a, b))
+    }
+
+    fn multiply(&mut self, a: Expression, b: Expression) -> Result<Expression, Self::Error> {
+        Ok(self.0.mul(a, b))
+    }
+
+    fn shift_left(&mut self, a: Expression, bits: u32) -> Result<Expression, Self::Error> {
+        Ok(self.0.mul(a, self.0.u32(1 << bits)))
+    }
+
+    fn shift_right(&mut self, a: Expression, bits: u32) -> Result<Expression, Self::Error> {
+        Ok(self.0.div(a, self.0.u32(1 << bits)))
+    }
+
+    fn low_bits(&mut self, a: Expression, bits: u32) -> Result<Expression, Self::Error> {
+        Ok(self.0.rem(a, self.0.u32(1 << bits)))
+    }
+
+    fn xor(&mut self, a: Expression, b: Expression) -> Result<Expression, Self::Error> {
+        Ok(self.0.binary(BinaryOp::BitXor, a, b))
+    }
 }
 
 impl Build {

@@ -152,7 +152,7 @@ impl GroupShape {
         chunk: A::Value,
     ) -> Result<A::Value, A::Error> {
         let per_row = self.row_elements().trailing_zeros();
-        let block = arithmetic.shift_right(column, per_row)?;
+        let block = arithmetic.shift_right(column.clone(), per_row)?;
         let blocks = arithmetic.multiply(block, chunk)?;
         let rows = arithmetic.shift_left(row, per_row)?;
         let within = arithmetic.low_bits(column, per_row)?;
@@ -185,7 +185,7 @@ impl GroupShape {
         arithmetic: &mut A,
         index: A::Value,
     ) -> Result<A::Value, A::Error> {
-        let row = arithmetic.shift_right(index, self.row_elements().trailing_zeros())?;
+        let row = arithmetic.shift_right(index.clone(), self.row_elements().trailing_zeros())?;
         let row_in_period = arithmetic.low_bits(row, 3)?;
         let chunk = arithmetic.shift_left(row_in_period, self.chunk_elements().trailing_zeros())?;
         arithmetic.xor(index, chunk)
@@ -193,10 +193,10 @@ impl GroupShape {
 }
 
 /// The `u32` arithmetic that the layouts are written in ([`GroupShape::a_index_in`]), so one
-/// definition gives both numbers ([`Numbers`]) and a lowering's code. Shifts and masks, as the
-/// layouts' sizes are powers of two; everything wraps as 32-bit machine arithmetic does.
+/// definition gives numbers ([`Numbers`]), the plain definition's IR and a lowering's code.
+/// Shifts and masks, as the layouts' sizes are powers of two.
 pub trait IndexArithmetic {
-    type Value: Copy;
+    type Value: Clone;
     type Error;
     fn add(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
     fn multiply(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
