@@ -601,22 +601,9 @@ impl Expander<'_> {
             e.mul(size(0), e.add(local(1), e.mul(size(1), local(2)))),
         );
         let position = e.rem(linear, e.u32(crate::matrix_group::GROUP_SIZE));
-        // (row, column) of element `i`, as `matrix_group::accumulator_position` computes them.
-        let lane = || e.rem(u32v(item), e.u32(32));
-        let row = e.add(
-            e.add(
-                e.mul(e.u32(16), e.div(u32v(item), e.u32(32))),
-                e.div(lane(), e.u32(4)),
-            ),
-            e.mul(e.u32(8), e.div(e.rem(i(), e.u32(4)), e.u32(2))),
-        );
-        let column = e.add(
-            e.add(
-                e.mul(e.u32(8), e.div(i(), e.u32(4))),
-                e.mul(e.u32(2), e.rem(lane(), e.u32(4))),
-            ),
-            e.rem(i(), e.u32(2)),
-        );
+        // (row, column) of element `i`: `matrix_group::accumulator_position`.
+        let Ok((row, column)) =
+            crate::matrix_group::accumulator_position_in(&mut IrIndices(&e), u32v(item), i());
         let row_var = self.add("matrix.row", ScalarType::U32, span);
         let column_var = self.add("matrix.column", ScalarType::U32, span);
         // Element (row, k) of `A` and (k, column) of `B` where the layouts put them.

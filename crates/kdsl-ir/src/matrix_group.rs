@@ -277,10 +277,35 @@ impl GroupInput {
 /// work-items own 16 rows each; within a block this is the accumulator layout of NVIDIA's
 /// `mma`/`wgmma` instructions, which the matrix units then need no shuffle for.
 pub fn accumulator_position(item: u32, index: u32) -> (u32, u32) {
-    let lane = item % 32;
-    let row = 16 * (item / 32) + lane / 4 + 8 * ((index % 4) / 2);
-    let column = 8 * (index / 4) + 2 * (lane % 4) + index % 2;
-    (row, column)
+    let Ok(position) = accumulator_position_in(&mut Numbers, item, index);
+    position
+}
+
+/// [`accumulator_position`] in any [`IndexArithmetic`]: row 16 (item / 32) + lane / 4 +
+/// 8 ((index % 4) / 2), column 8 (index / 4) + 2 (lane % 4) + index % 2, lane = item % 32.
+pub fn accumulator_position_in<A: IndexArithmetic>(
+    arithmetic: &mut A,
+    item: A::Value,
+    index: A::Value,
+) -> Result<(A::Value, A::Value), A::Error> {
+    let a = arithmetic;
+    let lane = a.low_bits(item.clone(), 5)?;
+    let warp = a.shift_right(item, 5)?;
+    let warp_rows = a.shift_left(warp, 4)?;
+    let lane_row = a.shift_right(lane.clone(), 2)?;
+    let pair = a.low_bits(index.clone(), 2)?;
+    let pair = a.shift_right(pair, 1)?;
+    let lower_half = a.shift_left(pair, 3)?;
+    let row = a.add(warp_rows, lane_row)?;
+    let row = a.add(row, lower_half)?;
+    let block = a.shift_right(index.clone(), 2)?;
+    let block_columns = a.shift_left(block, 3)?;
+    let lane_column = a.low_bits(lane, 2)?;
+    let lane_columns = a.shift_left(lane_column, 1)?;
+    let odd = a.low_bits(index, 1)?;
+    let column = a.add(block_columns, lane_columns)?;
+    let column = a.add(column, odd)?;
+    Ok((row, column))
 }
 
 #[cfg(test)]
@@ -326,6 +351,19 @@ mod tests {
                 }
             }
             assert!(seen.iter().all(|&count| count == 1), "N = {columns}");
+        }
+    }
+
+    #[test]
+    fn accumulator_positions_are_the_documented_ones() {
+        // docs/language.md: row = 16 (t / 32) + (t % 32) / 4 + 8 ((i % 4) / 2), column =
+        // 8 (i / 4) + 2 (t % 4) + i % 2.
+        for item in 0..GROUP_SIZE {
+            for index in 0..MAX_COLUMNS / 2 {
+                let row = 16 * (item / 32) + (item % 32) / 4 + 8 * ((index % 4) / 2);
+                let column = 8 * (index / 4) + 2 * (item % 4) + index % 2;
+                assert_eq!(accumulator_position(item, index), (row, column));
+            }
         }
     }
 
