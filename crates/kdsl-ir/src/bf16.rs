@@ -67,24 +67,9 @@ pub fn bf16_from_i128(value: i128) -> u16 {
 mod tests {
     use super::*;
 
-    /// Checks that `bits` is the bf16 nearest `value` (ties to even): no neighbour is nearer.
+    /// Checks that `bits` is the bf16 nearest `value`; infinity rounds like 2^128.
     fn assert_nearest(value: f64, bits: u16) {
-        let magnitude = bits & 0x7fff;
-        let distance = |b: u16| match b {
-            0x7f80 => (2f64.powi(128) - value.abs()).abs(), // infinity rounds like 2^128
-            _ => (bf16_to_f64(b) - value.abs()).abs(),
-        };
-        assert_eq!(bits >> 15 == 1, value.is_sign_negative(), "{value:e}");
-        for neighbour in [magnitude.wrapping_sub(1), magnitude + 1] {
-            if neighbour > 0x7f80 {
-                continue;
-            }
-            let (here, there) = (distance(magnitude), distance(neighbour));
-            assert!(
-                here < there || (here == there && magnitude.is_multiple_of(2)),
-                "{value:e} gave {bits:#x}"
-            );
-        }
+        crate::scalar::tests::assert_nearest_16(value, bits, 0x7f80, 2f64.powi(128), bf16_to_f64);
     }
 
     #[test]

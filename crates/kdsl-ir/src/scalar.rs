@@ -878,19 +878,27 @@ scalar_from! {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    /// Checks that `bits` is the f16 nearest `value` (ties to even): no neighbour is nearer.
-    fn assert_nearest(value: f64, bits: u16) {
+    /// Checks that `bits` is the 16-bit float nearest `value` (ties to even): no neighbour is
+    /// nearer. `infinity` is the format's infinity, which rounds like `rounds_like` (the power
+    /// of two past its largest value); `to_f64` widens the others exactly.
+    pub(crate) fn assert_nearest_16(
+        value: f64,
+        bits: u16,
+        infinity: u16,
+        rounds_like: f64,
+        to_f64: fn(u16) -> f64,
+    ) {
         let magnitude = bits & 0x7fff;
         let distance = |b: u16| match b {
-            0x7c00 => (65536.0 - value.abs()).abs(), // infinity rounds like 2^16
-            _ => (f16_to_f64(b) - value.abs()).abs(),
+            b if b == infinity => (rounds_like - value.abs()).abs(),
+            _ => (to_f64(b) - value.abs()).abs(),
         };
         assert_eq!(bits >> 15 == 1, value.is_sign_negative(), "{value:e}");
         for neighbour in [magnitude.wrapping_sub(1), magnitude + 1] {
-            if neighbour > 0x7c00 {
+            if neighbour > infinity {
                 continue;
             }
             let (here, there) = (distance(magnitude), distance(neighbour));
@@ -899,6 +907,11 @@ mod tests {
                 "{value:e} gave {bits:#x}"
             );
         }
+    }
+
+    /// Checks that `bits` is the f16 nearest `value`.
+    fn assert_nearest(value: f64, bits: u16) {
+        assert_nearest_16(value, bits, 0x7c00, 65536.0, f16_to_f64);
     }
 
     #[test]

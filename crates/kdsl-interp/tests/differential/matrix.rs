@@ -627,39 +627,32 @@ fn group_reference_check(_: &[InterpArgument], outputs: &[InterpArgument]) -> Ca
 /// `group_gemm`, the example of docs/language.md: C = A x B for m = 64, n = 256, k = 128 (two
 /// work-groups, two steps of depth), small integers again.
 fn group_gemm_case() -> Case {
-    let (m, n, k) = (64usize, 256usize, 128usize);
-    let mut random = Random::new(124);
-    let mut small = |count: usize| -> Vec<kdsl_interp::f16> {
-        (0..count)
-            .map(|_| kdsl_interp::f16::from_f32(random.i64_in(-4, 5) as f32))
-            .collect()
-    };
-    let (a, b) = (small(m * k), small(k * n));
-    let mut case = Case::new(
-        "group_gemm",
-        InterpLaunch::new([n as u32, m as u32 / 64], [128, 1]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(a),
-            buffer(b),
-            scalar(n as u32),
-            scalar(k as u32),
-        ],
-    );
-    case.check = Some(group_gemm_check);
-    case
+    group_gemm_case_of("group_gemm", 124, kdsl_interp::f16::from_f32)
 }
 
 /// `group_gemm_bf16`: `group_gemm`'s product from `f32` small integers, which its kernel
 /// converts to `bf16` (exactly) in local memory.
 fn group_gemm_bf16_case() -> Case {
+    group_gemm_case_of("group_gemm_bf16", 125, |value| value)
+}
+
+/// A `group_gemm`-shaped case of `kernel` (`c`, `a`, `b`, `n`, `k`) on small integers given
+/// to it as `element` makes them.
+fn group_gemm_case_of<T: kdsl_interp::HostElement>(
+    kernel: &'static str,
+    seed: u64,
+    element: fn(f32) -> T,
+) -> Case {
     let (m, n, k) = (64usize, 256usize, 128usize);
-    let mut random = Random::new(125);
-    let mut small =
-        |count: usize| -> Vec<f32> { (0..count).map(|_| random.i64_in(-4, 5) as f32).collect() };
+    let mut random = Random::new(seed);
+    let mut small = |count: usize| -> Vec<T> {
+        (0..count)
+            .map(|_| element(random.i64_in(-4, 5) as f32))
+            .collect()
+    };
     let (a, b) = (small(m * k), small(k * n));
     let mut case = Case::new(
-        "group_gemm_bf16",
+        kernel,
         InterpLaunch::new([n as u32, m as u32 / 64], [128, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
