@@ -151,14 +151,24 @@ fn inspect(path: &Path) -> Result<(), String> {
     let bundle = kdsl::Bundle::from_bytes(&bytes).map_err(|e| format!("error: {e}"))?;
     out!("{} (from {})", path.display(), bundle.source_name);
     out!("images: {}", bundle.describe_images());
-    let on_matrix_units: Vec<String> = bundle
-        .images
-        .iter()
-        .filter(|image| image.matrix_units)
-        .map(|image| image.describe())
-        .collect();
+    let images_where = |test: fn(&kdsl::Image) -> bool| -> Vec<String> {
+        bundle
+            .images
+            .iter()
+            .filter(|image| test(image))
+            .map(|image| image.describe())
+            .collect()
+    };
+    let on_matrix_units = images_where(|image| image.matrix_units);
     if !on_matrix_units.is_empty() {
         out!("matrix units: {}", on_matrix_units.join(", "));
+    }
+    let groups_on_units = images_where(|image| image.matrix_groups);
+    if !groups_on_units.is_empty() {
+        out!(
+            "matrix groups on matrix units (whole groups of 128 work-items): {}",
+            groups_on_units.join(", ")
+        );
     }
     for kernel in &bundle.kernels {
         print_kernel(kernel);

@@ -737,6 +737,7 @@ fn default_targets_of_matrix_groups_add_the_wgmma_processor() {
     let text = String::from_utf8_lossy(&inspect.stdout);
     assert!(
         text.contains("matrix units: ptx:sm_90, ptx:sm_90a")
+            && text.contains("matrix groups on matrix units (whole groups of 128 work-items): ptx:sm_90, ptx:sm_90a")
             && text.contains("matrix groups (work-groups of a multiple of 128 on matrix units)"),
         "{text}"
     );
