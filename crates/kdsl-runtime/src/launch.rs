@@ -44,7 +44,8 @@ impl Launch {
     /// a particular work-group size (local arrays sized for it, barriers over it) should state
     /// it. Kernels that use local memory get the largest power of two up to 256 (1-D), 16
     /// (2-D) or 8 (3-D) that divides each dimension, on every device, as their local arrays
-    /// are usually sized for such a group.
+    /// are usually sized for such a group. Kernels whose image runs matrix groups on matrix
+    /// units get a multiple of 128 work-items ([`Launch::in_whole_groups`]).
     pub fn global_only<const D: usize>(global: [usize; D]) -> Launch {
         let mut launch = Launch::new(global, [1; D]);
         launch.local_left_open = true;
@@ -120,6 +121,24 @@ impl Launch {
             chosen.local_left_open = false;
         }
         chosen
+    }
+
+    /// This launch (whose work-group size was chosen by [`Launch::with_local_chosen`]) in
+    /// work-groups of a multiple of `group` work-items, as matrix groups on matrix units need:
+    /// kept where the chosen size is one; else dimension 0 takes the larger of 2 `group` and
+    /// `group` that divides its global size (`group` where neither does, which
+    /// [`check_launch`] then reports) and the other dimensions 1.
+    pub(crate) fn in_whole_groups(mut self, group: u64) -> Launch {
+        let items: u64 = self.local.iter().product();
+        if items.is_multiple_of(group) {
+            return self;
+        }
+        self.local = [1; 3];
+        self.local[0] = [2 * group, group]
+            .into_iter()
+            .find(|&size| self.global[0].is_multiple_of(size))
+            .unwrap_or(group);
+        self
     }
 
     /// A 1-D launch of at least `count` work-items: `count` rounded up to a multiple of `local`.
@@ -314,6 +333,38 @@ mod tests {
             Err(RuntimeError::BadLaunch { why, .. }) => why,
             other => panic!("expected BadLaunch, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn chosen_sizes_become_whole_groups_where_asked() {
+        // 16 x 16 = 256 is already a multiple of 128; 8 x 8 is not.
+        let square = Launch::global_only([64, 64]).with_local_chosen(
+            &kernel(1024, true),
+            false,
+            256,
+            &LIMITS,
+        );
+        assert_eq!(square.local(), &[16, 16]);
+        assert_eq!(square.in_whole_groups(128).local(), &[16, 16]);
+        let small = Launch::global_only([24, 8]).with_local_chosen(
+            &kernel(1024, true),
+            false,
+            256,
+            &LIMITS,
+        );
+        assert_eq!(small.local(), &[8, 8]);
+        assert_eq!(
+            Launch::global_only([512, 8]).in_whole_groups(128).local(),
+            &[256, 1]
+        );
+        assert_eq!(
+            Launch::global_only([384]).in_whole_groups(128).local(),
+            &[128]
+        );
+        // No multiple of 128 divides 24: 128, which the check then refuses.
+        let refused = small.in_whole_groups(128);
+        assert_eq!(refused.local(), &[128, 1]);
+        assert!(check_launch(&kernel(1024, true), &refused, &LIMITS).is_err());
     }
 
     #[test]

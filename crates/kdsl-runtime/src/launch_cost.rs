@@ -215,6 +215,15 @@ fn matrix_groups_on_matrix_units_refuse_partial_groups() {
         .unwrap()
         .wait()
         .unwrap();
+    // Left open, 384 work-items would be 2 groups of 192; they become 3 of 128.
+    let x: Buffer<f32> = device.buffer_from(&[1.0; 384]).unwrap();
+    let mut y: Buffer<f32> = device.buffer_from(&[0.0; 384]).unwrap();
+    let open = args![&mut y, &x, 2.0f32, 384u32];
+    kernel
+        .launch(&Launch::global_only([384]), &open)
+        .unwrap()
+        .wait()
+        .unwrap();
     let plain = Kernel {
         matrix_groups_on_units: false,
         ..kernel

@@ -138,13 +138,16 @@ impl<'q> QueueRef<'q> {
             check_arguments(&kernel.info, device.instance, &device.label, arguments)?;
         }
         check_launch(&kernel.info, launch, &device.info.limits)?;
-        kernel
-            .info
-            .check_matrix_groups(launch.local(), kernel.matrix_groups_on_units, &kernel.image)
-            .map_err(|why| RuntimeError::BadLaunch {
-                kernel: kernel.info.name.clone(),
-                why,
-            })?;
+        // A size still open is the device's to choose (SYCL), whose images run no groups on units.
+        if !launch.local_left_open() {
+            kernel
+                .info
+                .check_matrix_groups(launch.local(), kernel.matrix_groups_on_units, &kernel.image)
+                .map_err(|why| RuntimeError::BadLaunch {
+                    kernel: kernel.info.name.clone(),
+                    why,
+                })?;
+        }
         check_local_memory(
             &kernel.info,
             arguments,
@@ -169,7 +172,13 @@ impl<'q> QueueRef<'q> {
             let info = &self.device.inner.info;
             let device_chooses = info.backend == BackendKind::Sycl;
             let budget = entry.occupancy_group_size().unwrap_or(256);
-            chosen = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
+            let open = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
+            let groups_on_units = kernel.info.matrix_groups && kernel.matrix_groups_on_units;
+            chosen = if groups_on_units && kernel.info.work_group_size.is_none() {
+                open.in_whole_groups(u64::from(kdsl_ir::matrix_group::GROUP_SIZE))
+            } else {
+                open
+            };
             &chosen
         } else {
             launch
