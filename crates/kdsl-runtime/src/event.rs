@@ -83,7 +83,7 @@ impl Event {
 
     /// Waits for this submission (only) to finish; reports errors the device raised while
     /// running it, and for a checked kernel the first fault it recorded
-    /// ([`RuntimeError::KernelFault`]).
+    /// ([`crate::RuntimeError::KernelFault`]).
     pub fn wait(&self) -> Result<()> {
         self.backend()?.wait()?;
         self.check_faults()
