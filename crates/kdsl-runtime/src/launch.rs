@@ -45,7 +45,7 @@ impl Launch {
     /// it. Kernels that use local memory get the largest power of two up to 256 (1-D), 16
     /// (2-D) or 8 (3-D) that divides each dimension, on every device, as their local arrays
     /// are usually sized for such a group. Kernels whose image runs matrix groups on matrix
-    /// units get a multiple of 128 work-items ([`Launch::in_whole_groups`]).
+    /// units get a multiple of 128 work-items.
     pub fn global_only<const D: usize>(global: [usize; D]) -> Launch {
         let mut launch = Launch::new(global, [1; D]);
         launch.local_left_open = true;
