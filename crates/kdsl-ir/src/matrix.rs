@@ -656,6 +656,10 @@ impl crate::matrix_group::IndexArithmetic for IrIndices<'_> {
     type Value = Expression;
     type Error = std::convert::Infallible;
 
+    fn constant(&mut self, value: u32) -> Result<Expression, Self::Error> {
+        Ok(self.0.u32(value))
+    }
+
     fn add(&mut self, a: Expression, b: Expression) -> Result<Expression, Self::Error> {
         Ok(self.0.add(a, b))
     }

@@ -198,6 +198,7 @@ impl GroupShape {
 pub trait IndexArithmetic {
     type Value: Clone;
     type Error;
+    fn constant(&mut self, value: u32) -> Result<Self::Value, Self::Error>;
     fn add(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
     fn multiply(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value, Self::Error>;
     /// `a · 2^bits`.
@@ -215,6 +216,9 @@ pub struct Numbers;
 impl IndexArithmetic for Numbers {
     type Value = u32;
     type Error = std::convert::Infallible;
+    fn constant(&mut self, value: u32) -> Result<u32, Self::Error> {
+        Ok(value)
+    }
     fn add(&mut self, a: u32, b: u32) -> Result<u32, Self::Error> {
         Ok(a.wrapping_add(b))
     }

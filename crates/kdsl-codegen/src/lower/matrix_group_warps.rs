@@ -70,13 +70,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .builder
             .build_right_shift(item, constant(5), false, "")?;
         let lane = self.builder.build_and(item, constant(WARP - 1), "")?;
-        let lanes = Lanes {
+        let warp = Warp {
             first_row: self.builder.build_left_shift(warp, constant(4), "")?,
-            row_in_matrix: self.builder.build_and(lane, constant(7), "")?,
-            matrix_half: self
-                .builder
-                .build_right_shift(lane, constant(4), false, "")?,
-            matrix_odd_times_8: self.builder.build_and(lane, constant(8), "")?,
+            lane,
         };
         let steps = shape.depth / shape.depth_step();
 
@@ -109,7 +105,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             b_offset,
             b_chunk,
         };
-        let a_registers = self.group_a_fragment(&layout, &lanes, k)?;
+        let a_registers = self.group_a_fragment(&layout, &warp, k)?;
         let name = match shape.input {
             GroupInput::F16 => "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
             GroupInput::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
@@ -118,7 +114,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let blocks = shape.columns / 8;
         for pair in (0..blocks).step_by(2) {
             let single = pair + 1 == blocks;
-            let b_registers = self.group_b_fragments(&layout, &lanes, k, pair, single)?;
+            let b_registers = self.group_b_fragments(&layout, &warp, k, pair, single)?;
             for (block, b) in (pair..blocks.min(pair + 2)).zip(b_registers.chunks(2)) {
                 let mut arguments = a_registers.clone();
                 arguments.extend_from_slice(b);
@@ -162,32 +158,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(self.expression(operand)?.into_int_value())
     }
 
-    /// `A`'s four registers for the warp's 16 rows from depth `k` on: one `ldmatrix.x4`, whose
-    /// matrix m (addressed by lanes 8 m to 8 m + 7, one 16-byte row each) is rows 8 (m % 2) to
-    /// 8 (m % 2) + 7 at depth `k` + (m / 2) · E, E the elements of 16 bytes; lane l receives
-    /// 4 bytes of row l / 4 at byte 4 (l % 4): register m of the module comment.
+    /// `A`'s four registers for the warp's 16 rows from depth `k` on: one `ldmatrix.x4` from
+    /// the rows [`a_row_of_lane`] names; lane l receives 4 bytes of matrix m's row l / 4 at
+    /// byte 4 (l % 4) in register m, the module comment's register m.
     fn group_a_fragment(
         &mut self,
         layout: &Layout<'ctx>,
-        lanes: &Lanes<'ctx>,
+        warp: &Warp<'ctx>,
         k: IntValue<'ctx>,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let chunk = layout.shape.chunk_elements();
-        let row = self
-            .builder
-            .build_int_add(lanes.first_row, lanes.row_in_matrix, "")?;
-        let row = self
-            .builder
-            .build_int_add(row, lanes.matrix_odd_times_8, "")?;
-        let depth = self
-            .builder
-            .build_int_mul(lanes.matrix_half, self.i32(chunk), "")?;
-        let depth = self.builder.build_int_add(depth, k, "")?;
         let mut indices = Indices::new(&self.builder, self.context.i32_type());
+        let (row, column) =
+            a_row_of_lane(&mut indices, layout.shape, warp.first_row, warp.lane, k)?;
         let index =
             layout
                 .shape
-                .a_index_in(&mut indices, layout.a_offset, row, depth, layout.a_chunk)?;
+                .a_index_in(&mut indices, layout.a_offset, row, column, layout.a_chunk)?;
         let words = self.ldmatrix(layout.a_base, layout.shape, index, false)?;
         words
             .into_iter()
@@ -196,54 +182,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     /// `B`'s registers for 8-column blocks `block` and `block + 1` from depth `k` on (two each:
-    /// the module comment's), from one `ldmatrix.x4`. `f16` `B` (rows of N) is read transposed:
-    /// matrix m is rows (k) `k` + 8 (m % 2) to + 7 at columns 8 (`block` + m / 2) to + 7, lane
-    /// l receiving (2 (l % 4), l / 4) and the next row. tf32 `B` lies transposed in memory
-    /// (rows of K): matrix m is its rows (n) 8 (`block` + m / 2) to + 7 at k from `k` + 4 (m %
-    /// 2), lane l receiving (l % 4, l / 4). With `single` (the last of an odd number of
-    /// blocks), matrices 2 and 3 repeat 0 and 1, so no lane addresses columns past N.
+    /// the module comment's), from one `ldmatrix.x4` from the rows [`b_row_of_lane`] names,
+    /// transposed for `f16` and `bf16` (whose rows in memory are rows of `B`), as it is for
+    /// tf32 (whose rows in memory are columns of `B`).
     fn group_b_fragments(
         &mut self,
         layout: &Layout<'ctx>,
-        lanes: &Lanes<'ctx>,
+        warp: &Warp<'ctx>,
         k: IntValue<'ctx>,
         block: u32,
         single: bool,
     ) -> Result<Vec<BasicValueEnum<'ctx>>> {
-        let half = if single {
-            self.i32(0)
-        } else {
-            lanes.matrix_half
-        };
-        let first_column = self.builder.build_int_mul(half, self.i32(8), "")?;
-        let first_column = self.add_constant(first_column, 8 * block)?;
-        let (row, column, transpose) = match layout.shape.input {
-            GroupInput::F16 | GroupInput::Bf16 => {
-                let row = self
-                    .builder
-                    .build_int_add(k, lanes.matrix_odd_times_8, "")?;
-                let row = self.builder.build_int_add(row, lanes.row_in_matrix, "")?;
-                (row, first_column, true)
-            }
-            GroupInput::Tf32 => {
-                let row = self.builder.build_right_shift(
-                    lanes.matrix_odd_times_8,
-                    self.i32(1),
-                    false,
-                    "",
-                )?;
-                let row = self.builder.build_int_add(k, row, "")?;
-                let column = self
-                    .builder
-                    .build_int_add(first_column, lanes.row_in_matrix, "")?;
-                (row, column, false)
-            }
-        };
         let mut indices = Indices::new(&self.builder, self.context.i32_type());
+        let (row, column) = b_row_of_lane(&mut indices, layout.shape, warp.lane, k, block, single)?;
         let index =
             layout
                 .shape
                 .b_index_in(&mut indices, layout.b_offset, row, column, layout.b_chunk)?;
+        let transpose = layout.shape.input != GroupInput::Tf32;
         let words = self.ldmatrix(layout.b_base, layout.shape, index, transpose)?;
         words
             .into_iter()
@@ -310,14 +266,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         }
     }
 
-    fn i32(&self, value: u32) -> IntValue<'ctx> {
-        self.context.i32_type().const_int(u64::from(value), false)
-    }
-
-    fn add_constant(&mut self, value: IntValue<'ctx>, constant: u32) -> Result<IntValue<'ctx>> {
-        Ok(self.builder.build_int_add(value, self.i32(constant), "")?)
-    }
-
     /// Elements `first` to `first + 3` of the accumulator: loaded, or (`values`) stored.
     fn accumulator_registers(
         &mut self,
@@ -350,15 +298,99 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 }
 
-/// A work-item's place in its warp: the warp's first row in the matrix group, and for
-/// `ldmatrix.x4` the matrix (m = lane / 8) and row (lane % 8) whose address it gives.
-struct Lanes<'ctx> {
+/// A work-item's warp (its first row in the matrix group) and lane.
+struct Warp<'ctx> {
     first_row: IntValue<'ctx>,
-    row_in_matrix: IntValue<'ctx>,
+    lane: IntValue<'ctx>,
+}
+
+/// The element (row, k) of `A` that starts the 16-byte row lane `lane` addresses for
+/// `ldmatrix.x4` at depth `k`, in the warp whose first row is `first_row`: matrix m = lane / 8
+/// is rows 8 (m % 2) to 8 (m % 2) + 7 of the warp at depth `k` + (m / 2) E, E the elements of
+/// 16 bytes, lane 8 m + r giving row r.
+pub(crate) fn a_row_of_lane<A: IndexArithmetic>(
+    arithmetic: &mut A,
+    shape: GroupShape,
+    first_row: A::Value,
+    lane: A::Value,
+    k: A::Value,
+) -> std::result::Result<(A::Value, A::Value), A::Error> {
+    let a = arithmetic;
+    let LaneMatrix {
+        row: row_in_matrix,
+        half,
+        odd_times_8,
+    } = matrix_of_lane(a, lane)?;
+    let row = a.add(first_row, row_in_matrix)?;
+    let row = a.add(row, odd_times_8)?;
+    let depth = a.shift_left(half, shape.chunk_elements().trailing_zeros())?;
+    let depth = a.add(k, depth)?;
+    Ok((row, depth))
+}
+
+/// The element (k, column) of `B` that starts the 16-byte row lane `lane` addresses for
+/// `ldmatrix.x4` at depth `k` for 8-column blocks `block` and `block + 1` (matrices 0 and 1
+/// the first, 2 and 3 the second; with `single`, 2 and 3 repeat 0 and 1, so no lane addresses
+/// columns past N). `f16`/`bf16` rows in memory are rows of `B`: matrix m is k from `k` + 8
+/// (m % 2), lane 8 m + r giving k + r, at columns 8 (`block` + m / 2) on. tf32 rows in memory
+/// are columns of `B`: matrix m is columns 8 (`block` + m / 2) + r at k from `k` + 4 (m % 2).
+pub(crate) fn b_row_of_lane<A: IndexArithmetic>(
+    arithmetic: &mut A,
+    shape: GroupShape,
+    lane: A::Value,
+    k: A::Value,
+    block: u32,
+    single: bool,
+) -> std::result::Result<(A::Value, A::Value), A::Error> {
+    let a = arithmetic;
+    let LaneMatrix {
+        row: row_in_matrix,
+        half,
+        odd_times_8,
+    } = matrix_of_lane(a, lane)?;
+    let half = if single { a.constant(0)? } else { half };
+    let first_column = a.shift_left(half, 3)?;
+    let block_column = a.constant(8 * block)?;
+    let first_column = a.add(first_column, block_column)?;
+    match shape.input {
+        GroupInput::F16 | GroupInput::Bf16 => {
+            let row = a.add(k, odd_times_8)?;
+            let row = a.add(row, row_in_matrix)?;
+            Ok((row, first_column))
+        }
+        GroupInput::Tf32 => {
+            let odd_times_4 = a.shift_right(odd_times_8, 1)?;
+            let row = a.add(k, odd_times_4)?;
+            let column = a.add(first_column, row_in_matrix)?;
+            Ok((row, column))
+        }
+    }
+}
+
+/// For `ldmatrix.x4`, which matrix m and row r a lane addresses (m = lane / 8, r = lane % 8).
+struct LaneMatrix<V> {
+    /// r.
+    row: V,
     /// m / 2.
-    matrix_half: IntValue<'ctx>,
+    half: V,
     /// 8 (m % 2).
-    matrix_odd_times_8: IntValue<'ctx>,
+    odd_times_8: V,
+}
+
+fn matrix_of_lane<A: IndexArithmetic>(
+    a: &mut A,
+    lane: A::Value,
+) -> std::result::Result<LaneMatrix<A::Value>, A::Error> {
+    let row = a.low_bits(lane.clone(), 3)?;
+    let half = a.shift_right(lane.clone(), 4)?;
+    let within_half = a.low_bits(lane, 4)?;
+    let odd = a.shift_right(within_half, 3)?;
+    let odd_times_8 = a.shift_left(odd, 3)?;
+    Ok(LaneMatrix {
+        row,
+        half,
+        odd_times_8,
+    })
 }
 
 /// Where a statement's tiles lie.
@@ -383,7 +415,7 @@ impl<'b, 'ctx> Indices<'b, 'ctx> {
         Indices { builder, i32_type }
     }
 
-    fn constant(&self, value: u32) -> IntValue<'ctx> {
+    fn literal(&self, value: u32) -> IntValue<'ctx> {
         self.i32_type.const_int(u64::from(value), false)
     }
 }
@@ -391,6 +423,10 @@ impl<'b, 'ctx> Indices<'b, 'ctx> {
 impl<'ctx> IndexArithmetic for Indices<'_, 'ctx> {
     type Value = IntValue<'ctx>;
     type Error = LowerError;
+
+    fn constant(&mut self, value: u32) -> Result<Self::Value> {
+        Ok(self.literal(value))
+    }
 
     fn add(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value> {
         Ok(self.builder.build_int_add(a, b, "")?)
@@ -401,22 +437,25 @@ impl<'ctx> IndexArithmetic for Indices<'_, 'ctx> {
     }
 
     fn shift_left(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value> {
-        Ok(self.builder.build_left_shift(a, self.constant(bits), "")?)
+        Ok(self.builder.build_left_shift(a, self.literal(bits), "")?)
     }
 
     fn shift_right(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value> {
         Ok(self
             .builder
-            .build_right_shift(a, self.constant(bits), false, "")?)
+            .build_right_shift(a, self.literal(bits), false, "")?)
     }
 
     fn low_bits(&mut self, a: Self::Value, bits: u32) -> Result<Self::Value> {
         Ok(self
             .builder
-            .build_and(a, self.constant((1 << bits) - 1), "")?)
+            .build_and(a, self.literal((1 << bits) - 1), "")?)
     }
 
     fn xor(&mut self, a: Self::Value, b: Self::Value) -> Result<Self::Value> {
         Ok(self.builder.build_xor(a, b, "")?)
     }
 }
+
+#[cfg(test)]
+mod tests;
