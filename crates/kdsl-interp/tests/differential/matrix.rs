@@ -96,21 +96,7 @@ fn matrix_interpreter_is_exact_products_summed_in_f32() {
 /// interpreter does), whose products are exact in `f32`.
 #[test]
 fn matrix_tiles_bf16() {
-    let (m, n, k) = (32usize, 48usize, 64usize);
-    let mut random = Random::new(92);
-    let case = Case::new(
-        "mma_bf16",
-        InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(random.f32s(m * k, -1.0, 1.0)),
-            buffer(random.f32s(k * n, -1.0, 1.0)),
-            buffer(random.f32s(m * n, -1.0, 1.0)),
-            scalar(n as u32),
-            scalar(k as u32),
-        ],
-    )
-    .compare(0, Compare::Close(1e-4));
+    let case = f32_input_case("mma_bf16", 92, 32, 48, 64);
     differential(
         "tests/kernels/matrix_bf16.krn",
         || test_kernel_bundle("matrix_bf16"),
@@ -120,9 +106,15 @@ fn matrix_tiles_bf16() {
 }
 
 fn tf32_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
+    f32_input_case("mma_tf32", seed, m, n, k)
+}
+
+/// A case of `kernel` (`d`, `a`, `b`, `c`, `n`, `k`, one sub-group per 16 x 16 tile of D)
+/// on `f32` inputs in [-1, 1], compared within 1e-4.
+fn f32_input_case(kernel: &'static str, seed: u64, m: usize, n: usize, k: usize) -> Case {
     let mut random = Random::new(seed);
     Case::new(
-        "mma_tf32",
+        kernel,
         InterpLaunch::new([64 * n as u32 / 16, m as u32 / 16], [64, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
