@@ -1,7 +1,7 @@
 //! Device functions are inlined within a size budget: a call graph whose paths multiply with
 //! its depth compiles in time and memory proportional to its source, into valid images.
 
-use crate::common::{ptxas, tool, validate};
+use crate::common::{ptxas, scratch_file, tool, validate};
 use kdsl_bundle::TargetKind;
 use kdsl_codegen::{compile_bundle, emit_llvm_ir, Options, TargetSpec};
 use std::process::Command;
@@ -51,7 +51,7 @@ fn a_doubling_call_chain_compiles_for_every_target() {
                 validate(&name, "spv", &image.bytes, &mut Command::new(&spirv_val));
             }
             TargetKind::Ptx => {
-                let output = std::env::temp_dir().join(format!("{name}.cubin"));
+                let output = scratch_file(&format!("{name}.cubin"), &[]);
                 validate(
                     &name,
                     "ptx",

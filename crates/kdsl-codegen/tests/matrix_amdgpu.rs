@@ -5,7 +5,7 @@
 //! use matrix units. The fragment layouts themselves are checked by a host emulation (unit test
 //! `lower::matrix_amdgpu::tests`).
 
-use crate::common::{artifact, tool};
+use crate::common::{artifact, tool, validate};
 use kdsl_codegen::{compile_bundle, emit_llvm_ir, Options, TargetSpec};
 use std::process::Command;
 
@@ -194,19 +194,13 @@ fn disassembly(name: &str, arch: &str) -> String {
     let spec = TargetSpec::amdgpu(Some(arch));
     let artifact = artifact(name, &module(name), &spec, false)
         .unwrap_or_else(|e| panic!("{name} for {arch}: {e}"));
-    let path = std::env::temp_dir().join(format!(
-        "kdsl-matrix-amdgpu-{}-{name}-{arch}.hsaco",
-        std::process::id()
-    ));
-    std::fs::write(&path, &artifact.image.bytes).unwrap();
-    let output = Command::new(tool(&["llvm-objdump-22", "llvm-objdump"]))
-        .arg("-d")
-        .arg(&path)
-        .output()
-        .expect("llvm-objdump runs");
-    let _ = std::fs::remove_file(&path);
-    assert!(output.status.success(), "llvm-objdump on {name} {arch}");
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    let objdump = tool(&["llvm-objdump-22", "llvm-objdump"]);
+    validate(
+        &format!("{name}-{arch}"),
+        "hsaco",
+        &artifact.image.bytes,
+        Command::new(objdump).arg("-d"),
+    )
 }
 
 #[test]
@@ -272,23 +266,17 @@ fn fragments_stay_in_registers() {
 
 /// Each kernel's `.private_segment_fixed_size` (scratch bytes per work-item) in a code object.
 fn scratch_sizes(code_object: &[u8]) -> Vec<u64> {
-    let path = std::env::temp_dir().join(format!(
-        "kdsl-matrix-amdgpu-notes-{}-{:p}.hsaco",
-        std::process::id(),
-        code_object
-    ));
-    std::fs::write(&path, code_object).unwrap();
-    let output = Command::new(tool(&["llvm-readobj-22", "llvm-readobj"]))
-        .arg("--notes")
-        .arg(&path)
-        .output()
-        .expect("llvm-readobj runs");
-    let _ = std::fs::remove_file(&path);
-    String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix(".private_segment_fixed_size:"))
-        .map(|size| size.trim().parse().unwrap())
-        .collect()
+    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
+    validate(
+        "notes",
+        "hsaco",
+        code_object,
+        Command::new(readobj).arg("--notes"),
+    )
+    .lines()
+    .filter_map(|line| line.trim().strip_prefix(".private_segment_fixed_size:"))
+    .map(|size| size.trim().parse().unwrap())
+    .collect()
 }
 
 /// `mma_global` in the disassembly: no scratch accesses where the matrix units are used.

@@ -3,12 +3,12 @@
 //! optimized LLVM IR of each file is a file test (`filetests.rs`). A missing validator fails the test: run
 //! `scripts/setup.sh`.
 
-use crate::common::{artifact, kernel_modules, ptxas, timed_artifact, tool, GENERATED_GEMMS};
+use crate::common::{
+    artifact, kernel_modules, ptxas, scratch_file, timed_artifact, tool, GENERATED_GEMMS,
+};
 use kdsl_bundle::{Bundle, TargetKind};
 use kdsl_codegen::{compile, compile_bundle, emit_llvm_ir, CodegenError, Options, TargetSpec};
-use std::path::PathBuf;
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// `examples/*.krn` and `tests/kernels/*.krn`, as (file stem, source).
 fn kernel_sources() -> Vec<(String, String)> {
@@ -32,18 +32,6 @@ fn module_of(name: &str, source: &str) -> kdsl_ir::Module {
 fn kernel_names(module: &kdsl_ir::Module) -> Vec<String> {
     module.kernels().map(|k| k.name.clone()).collect()
 }
-
-fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "kdsl-codegen-test-{}-{}-{name}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::write(&path, bytes).expect("writable temporary directory");
-    path
-}
-
 fn run(command: &mut Command, what: &str) -> String {
     let output = command
         .output()

@@ -1,6 +1,7 @@
 //! `#[work_group_size]` reaches every backend: SPIR-V `OpExecutionMode LocalSize`, PTX
 //! `.reqntid`, and the AMDGPU code object's `.reqd_workgroup_size` and flat work-group size.
 
+use crate::common::{tool, validate};
 use kdsl_codegen::{compile, compile_bundle, CodegenError, Options, TargetSpec};
 use rspirv::dr::Operand;
 use rspirv::spirv::ExecutionMode;
@@ -106,25 +107,8 @@ fn ptx_entries_get_reqntid() {
 
 /// The `amdhsa.kernels` notes of a code object, whitespace collapsed to single spaces.
 fn amdgpu_notes(bytes: &[u8], arch: &str) -> String {
-    let file = std::env::temp_dir().join(format!(
-        "kdsl-work-group-size-{}-{arch}.hsaco",
-        std::process::id()
-    ));
-    std::fs::write(&file, bytes).unwrap();
-    let output = Command::new("llvm-readobj-22")
-        .arg("--notes")
-        .arg(&file)
-        .output()
-        .or_else(|_| {
-            Command::new("llvm-readobj")
-                .arg("--notes")
-                .arg(&file)
-                .output()
-        })
-        .expect("llvm-readobj runs (scripts/setup.sh installs it)");
-    let _ = std::fs::remove_file(&file);
-    assert!(output.status.success());
-    String::from_utf8_lossy(&output.stdout)
+    let readobj = tool(&["llvm-readobj-22", "llvm-readobj"]);
+    validate(arch, "hsaco", bytes, Command::new(readobj).arg("--notes"))
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")

@@ -4,17 +4,28 @@
 use kdsl_codegen::{compile, Artifact, Options, TargetSpec};
 pub use kdsl_testkit::tools::{ptxas, tool};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// `bytes` in a new scratch file, its name unique in the process: tests run in parallel and
+/// may write the same kernel's image at once.
+pub fn scratch_file(name: &str, bytes: &[u8]) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "kdsl-codegen-test-{}-{}-{name}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, bytes).expect("writable temporary directory");
+    path
+}
+
 /// Runs a validator on `bytes` written to a scratch file; panics with its output on failure.
 pub fn validate(name: &str, extension: &str, bytes: &[u8], command: &mut Command) -> String {
-    let file = std::env::temp_dir().join(format!(
-        "kdsl-codegen-test-{}-{name}.{extension}",
-        std::process::id()
-    ));
-    std::fs::write(&file, bytes).unwrap();
+    let file = scratch_file(&format!("{name}.{extension}"), bytes);
     let output = command.arg(&file).output().expect("validator runs");
     let _ = std::fs::remove_file(&file);
     let text = format!(
