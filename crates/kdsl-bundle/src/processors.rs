@@ -13,6 +13,16 @@ pub const NVIDIA_PROCESSORS: &[&str] = &[
     "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
 ];
 
+/// The Intel GPUs a SPIR-V image may be built for, in SYCL's `-fsycl-targets` names: ones
+/// with matrix engines (XMX), whose images use `SPV_KHR_cooperative_matrix`. A SPIR-V image
+/// names no processor otherwise (the device driver finalizes it for any device).
+pub const INTEL_GPU_PROCESSORS: &[&str] = &[
+    "intel_gpu_pvc",
+    "intel_gpu_dg2_g10",
+    "intel_gpu_dg2_g11",
+    "intel_gpu_dg2_g12",
+];
+
 /// `sm_75` (Turing) is the oldest processor current CUDA (13) still compiles for.
 pub const DEFAULT_NVIDIA_PROCESSOR: &str = "sm_75";
 
