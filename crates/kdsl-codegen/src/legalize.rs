@@ -33,8 +33,9 @@ pub(crate) fn after_optimization<'ctx>(
     module: &Module<'ctx>,
     target: &TargetDescription,
 ) -> Result<(), String> {
-    if target.legalization.construct_constant_cooperative_matrices {
+    if target.legalization.legalize_cooperative_matrices {
         cooperative_matrices::construct_constants(module, target.device_calling_convention)?;
+        cooperative_matrices::address_elements(module)?;
     }
     if target.legalization.read_work_items_once_at_entry {
         work_item_reads::read_once_at_entry(context, module)?;

@@ -32,8 +32,12 @@ fn newer_spirv_tool(tool: &str) -> PathBuf {
 /// The image of `file` for `spec`, validated by the newer `spirv-val`, and its disassembly.
 fn disassembly(file: &str, spec: &TargetSpec) -> (String, bool) {
     let stem = file.trim_end_matches(".krn").rsplit('/').next().unwrap();
-    let artifact = artifact(stem, &module(file), spec, false)
-        .unwrap_or_else(|e| panic!("{file} for {spec}: {e}"));
+    module_disassembly(stem, &module(file), spec)
+}
+
+fn module_disassembly(stem: &str, module: &kdsl_ir::Module, spec: &TargetSpec) -> (String, bool) {
+    let artifact =
+        artifact(stem, module, spec, false).unwrap_or_else(|e| panic!("{stem} for {spec}: {e}"));
     let name = format!("{stem}-{spec}");
     validate(
         &name,
@@ -195,11 +199,46 @@ fn tiles_become_cooperative_matrices_of_the_engines_shape() {
     }
 }
 
+/// Tiles loaded from the first element of local arrays, which the optimizer addresses by the
+/// arrays' globals themselves.
+const FIRST_ELEMENTS: &str = r#"
+kernel first_elements(d: global mut [f32], a: global [f16], b: global [f16]) {
+    local a_block: [f16; 256];
+    local b_block: [f16; 256];
+    let item = get_local_id(0);
+    for e in item..256 step 64 {
+        a_block[e] = a[e];
+        b_block[e] = b[e];
+    }
+    barrier();
+    let mut acc: [f32; 256];
+    let mut a_tile: [f16; 256];
+    let mut b_tile: [f16; 256];
+    matrix_load_a(a_tile, a_block, 0, 16);
+    matrix_load_b(b_tile, b_block, 0, 16);
+    matrix_mma(acc, a_tile, b_tile, acc);
+    matrix_store(acc, d, 0, 16);
+}
+"#;
+
 /// The stride operand of a load counts elements of the pointer's type, so every load and store
-/// addresses memory through a pointer to the tile's element type.
+/// addresses memory through a pointer to the tile's element type (also at a local array's
+/// first element, and with an accumulator that is used unloaded: a zero matrix).
 #[test]
 fn cooperative_loads_and_stores_address_elements_of_the_tiles_type() {
+    let first = kdsl_frontend::compile_to_ir(FIRST_ELEMENTS).unwrap();
+    let (text, _) = module_disassembly("first_elements", &first, &intel_gpu("intel_gpu_pvc"));
+    assert!(
+        text.contains("OpCompositeConstruct"),
+        "the zero accumulator"
+    );
+    check_element_pointers(&text, 4);
     let (text, _) = disassembly("tests/kernels/matrix.krn", &intel_gpu("intel_gpu_pvc"));
+    check_element_pointers(&text, 6);
+}
+
+/// Every cooperative load's and store's pointer points to `f16` or `f32` (at least `count`).
+fn check_element_pointers(text: &str, count: usize) {
     let pointer_types: std::collections::HashMap<&str, &str> = text
         .lines()
         .filter_map(|line| {
@@ -252,7 +291,7 @@ fn cooperative_loads_and_stores_address_elements_of_the_tiles_type() {
         );
         checked += 1;
     }
-    assert!(checked >= 6, "{checked} loads and stores");
+    assert!(checked >= count, "{checked} loads and stores");
 }
 
 /// Shapes the engines have no unit for here (tf32, `i8`, `u8`, `bf16`: see

@@ -16,6 +16,10 @@ use inkwell::llvm_sys::core::{
     LLVMIsConstant, LLVMPositionBuilderBefore, LLVMSetFunctionCallConv, LLVMSetInstructionCallConv,
     LLVMSetOperand, LLVMTypeOf,
 };
+use inkwell::llvm_sys::core::{
+    LLVMBuildFreeze, LLVMBuildInBoundsGEP2, LLVMConstInt, LLVMGetCalledValue, LLVMGetTypeContext,
+    LLVMGetValueName2, LLVMInt64TypeInContext, LLVMIsACallInst, LLVMIsAFunction,
+};
 use inkwell::llvm_sys::prelude::{LLVMTypeRef, LLVMValueRef};
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
@@ -84,6 +88,82 @@ pub(super) fn construct_constants(
             );
             LLVMSetInstructionCallConv(zero, calling_convention);
             LLVMSetOperand(instruction, index, zero);
+        }
+    }
+    Ok(())
+}
+
+/// Gives every cooperative load and store an element pointer that is an instruction. Where the
+/// tile starts at a local array's first element the optimizer passes the array's global
+/// itself, and the backend then addresses the load through a pointer to the array, which
+/// `spirv-val` rejects ("Pointer's Type must be a scalar or vector type"); a `getelementptr`
+/// of the element type by a frozen zero survives to the backend as an element pointer.
+pub(super) fn address_elements(module: &Module<'_>) -> Result<(), String> {
+    const MEMORY_BUILTINS: [&str; 2] = [
+        "_Z32__spirv_CooperativeMatrixLoadKHR",
+        "_Z33__spirv_CooperativeMatrixStoreKHR",
+    ];
+    let builder = module.get_context().create_builder();
+    let mut calls = Vec::new();
+    // SAFETY: as in `construct_constants`.
+    unsafe {
+        let mut function = LLVMGetFirstFunction(module.as_mut_ptr());
+        while !function.is_null() {
+            let mut block = LLVMGetFirstBasicBlock(function);
+            while !block.is_null() {
+                let mut instruction = LLVMGetFirstInstruction(block);
+                while !instruction.is_null() {
+                    if !LLVMIsACallInst(instruction).is_null() {
+                        let callee = LLVMGetCalledValue(instruction);
+                        if !LLVMIsAFunction(callee).is_null() {
+                            let mut length = 0;
+                            let name = LLVMGetValueName2(callee, &mut length);
+                            let name = std::slice::from_raw_parts(name.cast::<u8>(), length);
+                            let pointer = LLVMGetOperand(instruction, 0);
+                            if MEMORY_BUILTINS
+                                .iter()
+                                .any(|b| name.starts_with(b.as_bytes()))
+                                && LLVMIsConstant(pointer) != 0
+                            {
+                                calls.push(instruction);
+                            }
+                        }
+                    }
+                    instruction = LLVMGetNextInstruction(instruction);
+                }
+                block = LLVMGetNextBasicBlock(block);
+            }
+            function = LLVMGetNextFunction(function);
+        }
+    }
+    for call in calls {
+        // SAFETY: `call` is a live call of a load or store builtin (found above): a load
+        // returns the matrix, a store takes it as its second argument.
+        unsafe {
+            let returned = LLVMTypeOf(call);
+            let matrix = if is_cooperative_matrix(returned) {
+                returned
+            } else {
+                LLVMTypeOf(LLVMGetOperand(call, 1))
+            };
+            if !is_cooperative_matrix(matrix) {
+                return Err("a cooperative load or store without a matrix".into());
+            }
+            let element = LLVMGetTargetExtTypeTypeParam(matrix, 0);
+            let context = LLVMGetTypeContext(element);
+            LLVMPositionBuilderBefore(builder.as_mut_ptr(), call);
+            let empty = CString::default();
+            let zero = LLVMConstInt(LLVMInt64TypeInContext(context), 0, 0);
+            let mut index = [LLVMBuildFreeze(builder.as_mut_ptr(), zero, empty.as_ptr())];
+            let pointer = LLVMBuildInBoundsGEP2(
+                builder.as_mut_ptr(),
+                element,
+                LLVMGetOperand(call, 0),
+                index.as_mut_ptr(),
+                1,
+                empty.as_ptr(),
+            );
+            LLVMSetOperand(call, 0, pointer);
         }
     }
     Ok(())

@@ -470,11 +470,13 @@ pub(crate) struct Legalization {
     /// fuzzgen seed 9454). Applies to the builtin calls of [`WorkItemLowering::OpenClBuiltins`];
     /// a function above the inlining budget reads at its own entry.
     pub read_work_items_once_at_entry: bool,
-    /// After the optimizer: constant cooperative matrices (`zeroinitializer`, `poison`), which
+    /// After the optimizer (`legalize/cooperative_matrices.rs`): constant cooperative matrices (`zeroinitializer`, `poison`), which
     /// SROA makes of a tile's zeroed array where a path reaches its use unloaded, as
     /// `__spirv_CompositeConstruct` of zero, because LLVM 22's SPIR-V backend cannot translate
-    /// them ("unable to translate constant"; `legalize/cooperative_matrices.rs`).
-    pub construct_constant_cooperative_matrices: bool,
+    /// them ("unable to translate constant"); and the
+    /// address of a cooperative load or store that the optimizer made a local array's global
+    /// as an element pointer, which the backend otherwise types as a pointer to the array.
+    pub legalize_cooperative_matrices: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

