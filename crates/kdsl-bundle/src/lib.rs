@@ -154,6 +154,8 @@ pub enum BundleError {
     MissingEntryPoint { entry_point: String, image: String },
     #[error("the SYCLBIN file holds no kdsl kernel metadata (`[kdsl/metadata]`): it was not written by kdsl")]
     NoKdslMetadata,
+    #[error("a SYCLBIN file holds one SPIR-V image, and this bundle has {images}: SYCLBIN's IR modules name no processor, so a device could not tell an Intel GPU's image (spirv:intel_gpu_*) from the plain one; write a .kbundle, or compile one SPIR-V target")]
+    SeveralSpirvImages { images: String },
     #[error("cannot read or write the bundle file `{path}`: {source}")]
     Io {
         path: String,

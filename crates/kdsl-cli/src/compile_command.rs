@@ -246,14 +246,14 @@ fn target_specs(
     Ok(specs)
 }
 
-/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU, `intel_gpu_*`
-/// to SPIR-V.
+/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU, kdsl's Intel
+/// GPUs (`intel_gpu_pvc`) to SPIR-V.
 fn arch_kind(arch: &str) -> Option<TargetKind> {
     if arch.starts_with("sm_") {
         Some(TargetKind::Ptx)
     } else if arch.starts_with("gfx") {
         Some(TargetKind::Amdgpu)
-    } else if arch.starts_with("intel_gpu_") {
+    } else if kdsl::bundle::processors::INTEL_GPU_PROCESSORS.contains(&arch) {
         Some(TargetKind::Spirv)
     } else {
         None
@@ -326,9 +326,13 @@ fn compile(
                 ));
             }
         }
-        let spec = specs
-            .into_iter()
-            .next()
+        // An Intel GPU's SPIR-V (named with --arch) rather than the plain SPIR-V beside it.
+        let chosen = specs
+            .iter()
+            .position(|s| s.kind == TargetKind::Spirv && s.arch.is_some())
+            .unwrap_or(0);
+        let spec = (chosen < specs.len())
+            .then(|| specs.swap_remove(chosen))
             .ok_or("error: no target to emit for")?;
         let artifact = compiler
             .compile_for_target(&checked, &spec)
