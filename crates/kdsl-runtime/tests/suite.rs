@@ -9,8 +9,8 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch, MemoryKind,
-    RuntimeError, ShapedArgument,
+    args, Argument, Bundle, Device, DeviceInfo, IntoArgument, Launch, MemoryKind, RuntimeError,
+    ShapedArgument,
 };
 #[path = "suite/checked.rs"]
 mod checked;

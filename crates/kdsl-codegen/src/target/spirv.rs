@@ -321,7 +321,7 @@ pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary
     const OP_EXTENSION: u32 = 10;
     const OP_ENTRY_POINT: u32 = 15;
     const OP_CAPABILITY: u32 = 17;
-    if binary.len() % 4 != 0 || binary.len() < HEADER_WORDS * 4 {
+    if !binary.len().is_multiple_of(4) || binary.len() < HEADER_WORDS * 4 {
         return Err(Error::Unparsable(format!(
             "{} bytes is not a whole module",
             binary.len()
