@@ -119,7 +119,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let pointer_type = base.get_type().as_type_ref();
                 let word = self.context.i32_type().as_type_ref();
                 let long = self.context.i64_type().as_type_ref();
-                let load = self.builtin(&name, matrix, &mut [pointer_type, word, long]);
+                let load = self.builtin(&name, matrix, &mut [pointer_type, word, long], false);
                 let wide_stride = self.wide(stride)?;
                 let layout = self.word(ROW_MAJOR);
                 for (i, j) in grid.pieces() {
@@ -155,7 +155,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 let word = self.context.i32_type().as_type_ref();
                 let long = self.context.i64_type().as_type_ref();
                 let void = self.context.void_type().as_type_ref();
-                let store = self.builtin(&name, void, &mut [pointer_type, matrix, word, long]);
+                let store =
+                    self.builtin(&name, void, &mut [pointer_type, matrix, word, long], false);
                 let wide_stride = self.wide(stride)?;
                 let layout = self.word(ROW_MAJOR);
                 for (i, j) in grid.pieces() {
@@ -264,7 +265,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             matrix_use(role),
             mangled(element)?
         );
-        let construct = self.builtin(&name, matrix, &mut [value.get_type().as_type_ref()]);
+        // Pure: an unused zero matrix is deleted.
+        let construct = self.builtin(&name, matrix, &mut [value.get_type().as_type_ref()], true);
         Ok(self.call_raw(construct, &mut [value.as_value_ref()]))
     }
 
@@ -307,7 +309,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             mangled(accumulator)?
         );
         let word = self.context.i32_type().as_type_ref();
-        let multiply_add = self.builtin(&name, c_type, &mut [a_type, b_type, c_type, word]);
+        let multiply_add = self.builtin(&name, c_type, &mut [a_type, b_type, c_type, word], false);
         // `MatrixMultiplyAccumulateOperands`: none (float components, no saturation).
         let operands = self.word(0);
         for (i, j) in c_grid.pieces() {
@@ -362,12 +364,14 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         ))
     }
 
-    /// The declaration of a convergent builtin, made on first use.
+    /// The declaration of a convergent builtin, made on first use; a `pure` one reads and
+    /// writes no memory and returns (LLVM may delete it when unused).
     fn builtin(
         &self,
         name: &str,
         result: LLVMTypeRef,
         parameters: &mut [LLVMTypeRef],
+        pure: bool,
     ) -> LLVMValueRef {
         let c_name = CString::new(name).expect("builtin names have no NUL");
         // SAFETY: the module and the types belong to this lowering's live context.
@@ -382,7 +386,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 LLVMAddFunction(self.module.as_mut_ptr(), c_name.as_ptr(), function_type);
             if let Some(value) = FunctionValue::new(function) {
                 value.set_call_conventions(self.target.device_calling_convention);
-                for attribute in ["nounwind", "convergent"] {
+                // `memory(none)` is the `memory` attribute with value 0.
+                let pure_attributes: &[&str] = if pure { &["willreturn", "memory"] } else { &[] };
+                for attribute in ["nounwind", "convergent"].iter().chain(pure_attributes) {
                     value.add_attribute(
                         inkwell::attributes::AttributeLoc::Function,
                         super::enum_attribute(self.context, attribute, 0),
