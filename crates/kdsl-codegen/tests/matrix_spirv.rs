@@ -294,6 +294,57 @@ fn check_element_pointers(text: &str, count: usize) {
     assert!(checked >= count, "{checked} loads and stores");
 }
 
+/// A device function above the inlining budget, called twice, stays a function: its tiles
+/// arrive as pointers to the caller's arrays, which hold the cooperative matrices in memory.
+const TILES_IN_A_CALLED_FUNCTION: &str = r#"
+fn tile_step(acc: private mut [f32; 256], a: global [f16], b: global [f16], scale: global mut [f32], depth: u32) {
+    let mut a_tile: [f16; 256];
+    let mut b_tile: [f16; 256];
+    matrix_load_a(a_tile, a, depth, 32);
+    matrix_load_b(b_tile, b, depth * 16, 16);
+    matrix_mma(acc, a_tile, b_tile, acc);
+    let mut total = 0.0;
+    for i in 0u32..16 unroll {
+        for j in 0u32..16 unroll {
+            total = total + sin(scale[i * 16u32 + j]) * 1.5;
+        }
+    }
+    scale[get_local_id(0)] = total;
+}
+
+kernel called_tiles(d: global mut [f32], a: global [f16], b: global [f16], scale: global mut [f32]) {
+    let mut acc: [f32; 256];
+    matrix_fill(acc, 0.0);
+    tile_step(acc, a, b, scale, 0u32);
+    tile_step(acc, a, b, scale, 16u32);
+    matrix_store(acc, d, 0, 16);
+}
+"#;
+
+#[test]
+fn tiles_passed_to_a_called_function_stay_valid() {
+    let module = kdsl_frontend::compile_to_ir(TILES_IN_A_CALLED_FUNCTION).unwrap();
+    let (text, matrix_units) =
+        module_disassembly("called_tiles", &module, &intel_gpu("intel_gpu_pvc"));
+    assert!(matrix_units);
+    let functions = text.lines().filter(|l| l.contains("OpFunction ")).count();
+    assert!(
+        functions >= 2,
+        "tile_step was inlined: no test of a called function"
+    );
+    assert!(text.contains("OpCooperativeMatrixMulAddKHR"));
+}
+
+/// Every kernel file compiles for both Intel GPUs, validly.
+#[test]
+fn every_kernel_compiles_for_intel_gpus() {
+    for (stem, module) in crate::common::kernel_modules() {
+        for arch in ["intel_gpu_pvc", "intel_gpu_dg2_g10"] {
+            module_disassembly(stem, module, &intel_gpu(arch));
+        }
+    }
+}
+
 /// Shapes the engines have no unit for here (tf32, `i8`, `u8`, `bf16`: see
 /// `target::spirv::intel_gpu_matrix_units`) take the plain lowering whole; so does plain `spirv`.
 #[test]
