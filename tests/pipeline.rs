@@ -192,3 +192,94 @@ fn a_bundle_for_sm_100f_alone_is_chosen_for_compute_capability_10() {
     assert_eq!(chosen(9, 0), None);
     assert_eq!(chosen(12, 0), None);
 }
+
+/// A 16 x 16 x 32 product of `f16` tiles staged in local memory (one work-group of 64).
+const MATRIX_SOURCE: &str = r#"
+kernel mma16(d: global mut [f32], a: global [f32], b: global [f32]) {
+    local a_block: [f16; 256];
+    local b_block: [f16; 256];
+    let item = get_local_id(0);
+    let mut acc: [f32; 256];
+    let mut a_tile: [f16; 256];
+    let mut b_tile: [f16; 256];
+    matrix_fill(acc, 0.0);
+    for depth in 0u32..32 step 16 {
+        for e in item..256 step 64 {
+            a_block[e] = a[e / 16 * 32 + depth + e % 16] as f16;
+            b_block[e] = b[(depth + e / 16) * 16 + e % 16] as f16;
+        }
+        barrier();
+        if get_sub_group_id() == 0 {
+            matrix_load_a(a_tile, a_block, 0, 16);
+            matrix_load_b(b_tile, b_block, 0, 16);
+            matrix_mma(acc, a_tile, b_tile, acc);
+        }
+        barrier();
+    }
+    if get_sub_group_id() == 0 {
+        matrix_store(acc, d, 0, 16);
+    }
+}
+"#;
+
+/// A bundle with both SPIR-V images, the Intel GPU's (cooperative matrices) first: the CPU
+/// device takes the plain one and computes the product exactly (small integers in `f16`).
+#[test]
+fn the_cpu_device_takes_the_plain_image_beside_an_intel_gpus() {
+    let targets = [
+        kdsl::TargetSpec::new(TargetKind::Spirv, Some("intel_gpu_pvc".into())),
+        kdsl::TargetSpec::new(TargetKind::Spirv, None),
+    ];
+    let bundle = kdsl::compile(
+        "mma16.krn",
+        MATRIX_SOURCE,
+        &targets,
+        &CompileOptions::default(),
+    )
+    .unwrap_or_else(|error| panic!("{}", error.render("mma16.krn", MATRIX_SOURCE, false)));
+    let images: Vec<(String, bool)> = bundle
+        .images
+        .iter()
+        .map(|image| (image.describe(), image.matrix_units))
+        .collect();
+    assert_eq!(
+        images,
+        [
+            ("spirv:intel_gpu_pvc".to_string(), true),
+            ("spirv".to_string(), false)
+        ]
+    );
+    // Through the file format, as a program loads a compiled bundle.
+    let bundle = kdsl::Bundle::from_bytes(&bundle.to_bytes()).unwrap();
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    if device.info().target != kdsl::runtime::DeviceTarget::Spirv {
+        eprintln!("skipped: {} is no plain SPIR-V device", device.info().name);
+        return;
+    }
+    let chosen = kdsl::runtime::image::select_image(&bundle, &device.info().target).unwrap();
+    assert_eq!(chosen.describe(), "spirv");
+    let program = device.load(&bundle).unwrap();
+    let a: Vec<f32> = (0..16 * 32).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+    let b: Vec<f32> = (0..32 * 16).map(|i| ((i * 5) % 7) as f32 - 3.0).collect();
+    let a_buffer = device.buffer_from(&a).unwrap();
+    let b_buffer = device.buffer_from(&b).unwrap();
+    let mut d = device.alloc::<f32>(256).unwrap();
+    program
+        .kernel("mma16")
+        .unwrap()
+        .launch(
+            &Launch::new([64, 1, 1], [64, 1, 1]),
+            &args![&mut d, &a_buffer, &b_buffer],
+        )
+        .unwrap()
+        .wait()
+        .unwrap();
+    let d = d.read_to_vec().unwrap();
+    for row in 0..16 {
+        for column in 0..16 {
+            let expected: f32 = (0..32).map(|k| a[row * 32 + k] * b[k * 16 + column]).sum();
+            assert_eq!(d[row * 16 + column], expected, "d[{row}][{column}]");
+        }
+    }
+}

@@ -56,7 +56,7 @@ def _normalize_targets(targets: str | Iterable[str] | None) -> list[str]:
         kind = target.split(":", 1)[0]
         if kind not in ("spirv", "ptx", "amdgpu"):
             raise CompileError(
-                f"unknown target `{target}`: the targets are spirv, ptx[:sm_XX] and amdgpu[:gfxNNN]",
+                f"unknown target `{target}`: the targets are spirv[:intel_gpu_pvc], ptx[:sm_XX] and amdgpu[:gfxNNN]",
                 "BadTarget",
             )
     return normalized

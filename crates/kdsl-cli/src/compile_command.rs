@@ -67,7 +67,9 @@ pub(crate) struct CompileArguments {
     /// not fit, such as a GPU's local-memory limit, is skipped with a warning).
     #[arg(long, value_delimiter = ',')]
     pub target: Option<Vec<String>>,
-    /// Processors for PTX and AMDGPU, comma separated: sm_XX and gfxNNN (several allowed).
+    /// Processors, comma separated: sm_XX (PTX), gfxNNN (AMDGPU) and, for SPIR-V, an Intel GPU
+    /// with matrix engines (intel_gpu_pvc, intel_gpu_dg2_g10/_g11/_g12), whose image (tiles on
+    /// cooperative matrices) comes beside the plain SPIR-V one (several allowed).
     #[arg(long, value_delimiter = ',')]
     pub arch: Vec<String>,
     /// The output file (default: the source's name with .kbundle or .syclbin, or the artifact's extension).
@@ -158,7 +160,7 @@ pub(crate) fn parse_define(text: &str) -> Result<Define, String> {
 fn check_processor_names(arches: &[String]) -> Result<(), String> {
     match arches.iter().find(|a| arch_kind(a).is_none()) {
         Some(stray) => Err(format!(
-            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90) and AMD ones gfxNNN (gfx90a, gfx9-generic)"
+            "error: unknown processor `{stray}`\n  = hint: name NVIDIA processors sm_XX (sm_90), AMD ones gfxNNN (gfx90a, gfx9-generic) and Intel GPUs intel_gpu_pvc or intel_gpu_dg2_g10"
         )),
         None => Ok(()),
     }
@@ -174,8 +176,17 @@ fn default_target_specs(arches: &[String]) -> Result<Vec<TargetSpec>, String> {
             .iter()
             .filter(|arch| arch_kind(arch) == Some(spec.kind))
             .collect();
-        if named.is_empty() {
+        if named.is_empty() || spec.kind == TargetKind::Spirv {
+            // Intel GPUs' images come beside the plain SPIR-V one, which every other device takes.
+            let kind = spec.kind;
             specs.push(spec);
+            if kind == TargetKind::Spirv {
+                specs.extend(
+                    named
+                        .into_iter()
+                        .map(|arch| TargetSpec::new(kind, Some(arch.clone()))),
+                );
+            }
         } else if !specs.iter().any(|earlier| earlier.kind == spec.kind) {
             specs.extend(
                 named
@@ -187,12 +198,9 @@ fn default_target_specs(arches: &[String]) -> Result<Vec<TargetSpec>, String> {
     Ok(specs)
 }
 
-/// `spirv`, `ptx:sm_75`: a target as messages name it.
+/// `spirv`, `ptx:sm_75`, `spirv:intel_gpu_pvc`: a target as messages name it.
 fn target_name(spec: &TargetSpec) -> String {
-    match spec.kind {
-        TargetKind::Spirv => "spirv".to_string(),
-        kind => format!("{}:{}", kind.name(), spec.resolved_arch()),
-    }
+    spec.to_string()
 }
 
 fn target_specs(
@@ -214,8 +222,14 @@ fn target_specs(
             .iter()
             .filter(|arch| arch_kind(arch) == Some(kind))
             .collect();
-        if matching.is_empty() {
+        if matching.is_empty() || kind == TargetKind::Spirv {
+            // Intel GPUs' images come beside the plain SPIR-V one.
             specs.push(TargetSpec::new(kind, None));
+            specs.extend(
+                matching
+                    .into_iter()
+                    .map(|arch| TargetSpec::new(kind, Some(arch.clone()))),
+            );
         } else {
             specs.extend(
                 matching
@@ -232,12 +246,15 @@ fn target_specs(
     Ok(specs)
 }
 
-/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU.
+/// The target a processor name belongs to: `sm_XX` to PTX, `gfxNNN` to AMDGPU, kdsl's Intel
+/// GPUs (`intel_gpu_pvc`) to SPIR-V.
 fn arch_kind(arch: &str) -> Option<TargetKind> {
     if arch.starts_with("sm_") {
         Some(TargetKind::Ptx)
     } else if arch.starts_with("gfx") {
         Some(TargetKind::Amdgpu)
+    } else if kdsl::bundle::processors::INTEL_GPU_PROCESSORS.contains(&arch) {
+        Some(TargetKind::Spirv)
     } else {
         None
     }
@@ -309,9 +326,13 @@ fn compile(
                 ));
             }
         }
-        let spec = specs
-            .into_iter()
-            .next()
+        // An Intel GPU's SPIR-V (named with --arch) rather than the plain SPIR-V beside it.
+        let chosen = specs
+            .iter()
+            .position(|s| s.kind == TargetKind::Spirv && s.arch.is_some())
+            .unwrap_or(0);
+        let spec = (chosen < specs.len())
+            .then(|| specs.swap_remove(chosen))
             .ok_or("error: no target to emit for")?;
         let artifact = compiler
             .compile_for_target(&checked, &spec)

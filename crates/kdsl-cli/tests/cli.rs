@@ -121,6 +121,56 @@ fn compile_writes_a_bundle_with_every_requested_image_and_kernel_metadata() {
     );
 }
 
+#[test]
+fn intel_gpu_images_come_beside_the_plain_spirv_image() {
+    let out = scratch("matrix-intel.kbundle");
+    let output = kdsl(&[
+        "compile",
+        "tests/kernels/matrix.krn",
+        "--target",
+        "spirv",
+        "--arch",
+        "intel_gpu_pvc,intel_gpu_dg2_g10",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bundle = kdsl_bundle_from(&out);
+    assert_eq!(
+        bundle.describe_images(),
+        "spirv, spirv:intel_gpu_pvc, spirv:intel_gpu_dg2_g10"
+    );
+    let units: Vec<bool> = bundle.images.iter().map(|i| i.matrix_units).collect();
+    assert_eq!(units, [false, true, true]);
+    // `--emit spirv` writes the named GPU's image.
+    let spv = scratch("matrix-pvc.spv");
+    let output = kdsl(&[
+        "compile",
+        "tests/kernels/matrix.krn",
+        "--emit",
+        "spirv",
+        "--arch",
+        "intel_gpu_pvc",
+        "-o",
+        spv.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let bytes = std::fs::read(&spv).unwrap();
+    assert_eq!(bytes, bundle.images[1].bytes);
+    let output = kdsl(&[
+        "compile",
+        "tests/kernels/matrix.krn",
+        "--arch",
+        "intel_gpu_xe9",
+    ]);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("`intel_gpu_xe9`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
 fn kdsl_bundle_from(path: &Path) -> kdsl_bundle::Bundle {
     kdsl_bundle::Bundle::read(path).expect("the written bundle reads back")
 }

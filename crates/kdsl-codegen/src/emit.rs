@@ -131,7 +131,11 @@ pub(crate) fn compile(
             .map_err(|failure| internal(target, failure.describe("the backend")))
     };
     let (bytes, requirements) = match &target.output {
-        OutputFormat::SpirvBinary { llc, backend } => {
+        OutputFormat::SpirvBinary {
+            llc,
+            backend,
+            validator,
+        } => {
             let fresh = match backend {
                 spirv::Backend::InProcessWhereSafe => spirv::backend_state::claim_fresh(),
                 spirv::Backend::Llc => None,
@@ -147,7 +151,7 @@ pub(crate) fn compile(
             };
             timings.backend += stopwatch.lap();
             let kernels = entry_points(ir, options);
-            if let Err(message) = spirv::validate(&binary) {
+            if let Err(message) = spirv::validate_with(validator, &binary) {
                 return Err(internal(
                     target,
                     format!(

@@ -2,6 +2,7 @@
 //! the optimizer itself creates the pattern (so lowering cannot avoid it), its inliner
 //! included (a helper's work-item reads land where it is called). Exact rewrites.
 
+mod cooperative_matrices;
 mod narrow_integers;
 mod vector_lengths;
 mod work_item_reads;
@@ -32,6 +33,10 @@ pub(crate) fn after_optimization<'ctx>(
     module: &Module<'ctx>,
     target: &TargetDescription,
 ) -> Result<(), String> {
+    if target.legalization.legalize_cooperative_matrices {
+        cooperative_matrices::construct_constants(module, target.device_calling_convention)?;
+        cooperative_matrices::address_elements(module)?;
+    }
     if target.legalization.read_work_items_once_at_entry {
         work_item_reads::read_once_at_entry(context, module)?;
     }

@@ -4,7 +4,7 @@
 //!
 //! | target  | output                       | arch (default)                          |
 //! |---------|------------------------------|-----------------------------------------|
-//! | SPIR-V  | SPIR-V binary (Kernel)       | none: the device driver finalizes it    |
+//! | SPIR-V  | SPIR-V binary (Kernel)       | none (any device), or `intel_gpu_pvc`, `intel_gpu_dg2_g10` (`_g11`, `_g12`): matrix tiles on XMX |
 //! | PTX     | PTX text                     | `sm_XX` (`sm_75`)                       |
 //! | AMDGPU  | HSA code object (ELF, lld)   | `gfxNNN` or `gfxN-generic` (`gfx90a`)   |
 //!
@@ -61,8 +61,9 @@ use kdsl_ir::{Diagnostic, ErrorCode, Module};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TargetSpec {
     pub kind: TargetKind,
-    /// `sm_90` for PTX, `gfx90a` or `gfx9-generic` for AMDGPU; ignored (and best left `None`)
-    /// for SPIR-V. `None` picks the target's default processor.
+    /// `sm_90` for PTX, `gfx90a` or `gfx9-generic` for AMDGPU, an Intel GPU with matrix
+    /// engines (`intel_gpu_pvc`) or `None` (any device) for SPIR-V. `None` picks the target's
+    /// default processor.
     pub arch: Option<String>,
 }
 
@@ -87,7 +88,7 @@ impl TargetSpec {
     /// (empty for SPIR-V).
     pub fn resolved_arch(&self) -> String {
         match self.kind {
-            TargetKind::Spirv => String::new(),
+            TargetKind::Spirv => self.arch.clone().unwrap_or_default(),
             TargetKind::Ptx => self
                 .arch
                 .clone()

@@ -24,6 +24,8 @@ mod limits;
 mod matrix_amdgpu;
 #[path = "matrix_registers.rs"]
 mod matrix_registers;
+#[path = "matrix_spirv.rs"]
+mod matrix_spirv;
 #[path = "mutations.rs"]
 mod mutations;
 #[path = "records.rs"]

@@ -1,8 +1,9 @@
 //! The code generator's `.krn` file tests: `// test: llvm <targets>` and `// test: llvm-checked
 //! <targets>`, the optimized LLVM IR of a kernel file for one processor per target (spirv,
-//! ptx = sm_90, amdgpu = gfx90a; amdgpu-gfx942, amdgpu-gfx1100), compared with `expected/` beside each file; `KDSL_BLESS=1`
+//! ptx = sm_90, amdgpu = gfx90a; amdgpu-gfx942, amdgpu-gfx1100, spirv-intel_gpu_pvc), compared with `expected/` beside each file; `KDSL_BLESS=1`
 //! rewrites them (docs/testing.md).
 
+use kdsl_bundle::TargetKind;
 use kdsl_codegen::{emit_llvm_ir, Options, TargetSpec};
 use kdsl_testkit::files::KERNEL_FOLDERS;
 use kdsl_testkit::filetest::{self, Check, FileTest};
@@ -14,6 +15,7 @@ fn target_spec(target: &str) -> TargetSpec {
         "amdgpu" => TargetSpec::amdgpu(Some("gfx90a")),
         "amdgpu-gfx942" => TargetSpec::amdgpu(Some("gfx942")),
         "amdgpu-gfx1100" => TargetSpec::amdgpu(Some("gfx1100")),
+        "spirv-intel_gpu_pvc" => TargetSpec::new(TargetKind::Spirv, Some("intel_gpu_pvc".into())),
         other => unreachable!("the header parser knows no target {other}"),
     }
 }

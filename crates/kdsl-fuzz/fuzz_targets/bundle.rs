@@ -9,10 +9,15 @@ use kdsl_runtime::image::select_image;
 use kdsl_runtime::{DeviceTarget, TargetKind};
 use libfuzzer_sys::fuzz_target;
 
-/// Devices of every backend: SPIR-V, several CUDA compute capabilities, AMD processors with and
+/// Devices of every backend: SPIR-V (plain, and Intel GPUs with matrix engines), several CUDA compute capabilities, AMD processors with and
 /// without target features, one with an unknown processor.
 fn devices(bundle: &kdsl_runtime::Bundle) -> Vec<DeviceTarget> {
     let mut devices = vec![DeviceTarget::Spirv];
+    for family in ["intel_gpu_pvc", "intel_gpu_dg2"] {
+        devices.push(DeviceTarget::IntelGpu {
+            family: family.into(),
+        });
+    }
     for (major, minor) in [(0, 0), (5, 0), (7, 5), (8, 0), (9, 0), (10, 0), (12, 1)] {
         devices.push(DeviceTarget::Ptx { major, minor });
     }
@@ -47,7 +52,7 @@ fn devices(bundle: &kdsl_runtime::Bundle) -> Vec<DeviceTarget> {
 
 fn expected_kind(device: &DeviceTarget) -> TargetKind {
     match device {
-        DeviceTarget::Spirv => TargetKind::Spirv,
+        DeviceTarget::Spirv | DeviceTarget::IntelGpu { .. } => TargetKind::Spirv,
         DeviceTarget::Ptx { .. } => TargetKind::Ptx,
         DeviceTarget::Amdgpu { .. } => TargetKind::Amdgpu,
     }
@@ -67,7 +72,9 @@ fuzz_target!(|data: &[u8]| {
                 Err(error) => {
                     let _ = error.to_string();
                     if device == DeviceTarget::Spirv {
-                        assert!(bundle.images_for(TargetKind::Spirv).next().is_none());
+                        assert!(bundle
+                            .images_for(TargetKind::Spirv)
+                            .all(|image| !image.arch.is_empty()));
                     }
                 }
             }

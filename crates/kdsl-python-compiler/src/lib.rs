@@ -39,7 +39,7 @@ fn parse_target(name: &str) -> PyResult<TargetSpec> {
     };
     let kind = TargetKind::from_name(kind).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown target `{name}`: the targets are spirv, ptx[:sm_XX] and amdgpu[:gfxNNN]"
+            "unknown target `{name}`: the targets are spirv[:intel_gpu_pvc], ptx[:sm_XX] and amdgpu[:gfxNNN]"
         ))
     })?;
     Ok(TargetSpec::new(kind, arch))

@@ -153,7 +153,7 @@ impl Bundle {
             .collect()
     }
 
-    /// The SPIR-V image for another SYCL library (dpctl), or None when there is none: refused
+    /// The plain SPIR-V image for another SYCL library (dpctl), or None when there is none: refused
     /// when its kernels are checked (they take hidden parameters, buffer lengths and a fault
     /// record, that such a caller cannot supply) or when the image fails the checks the
     /// runtime makes before a driver reads it (its header, its kernels against the metadata).
@@ -171,7 +171,12 @@ impl Bundle {
                 ),
             ));
         }
-        let Some(image) = self.inner.images_for(TargetKind::Spirv).next() else {
+        // The plain image, which any SYCL device builds (not an Intel GPU's).
+        let Some(image) = self
+            .inner
+            .images_for(TargetKind::Spirv)
+            .find(|image| image.arch.is_empty())
+        else {
             return Ok(None);
         };
         let invalid = |why: String| RuntimeError::InvalidImage {

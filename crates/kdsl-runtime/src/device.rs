@@ -59,23 +59,29 @@ pub enum DeviceType {
 /// The kind of image a device takes from a bundle.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DeviceTarget {
+    /// A SYCL device that builds SPIR-V: plain SPIR-V images only.
     Spirv,
+    /// An Intel GPU with matrix engines (`family` from
+    /// [`kdsl_bundle::processors::intel_gpu_family`]): its SPIR-V image where the bundle has
+    /// one (`spirv:intel_gpu_pvc`), else the plain one.
+    IntelGpu { family: String },
     /// A CUDA device of compute capability `major.minor`.
-    Ptx {
-        major: u32,
-        minor: u32,
-    },
+    Ptx { major: u32, minor: u32 },
     /// An AMD GPU; `arch` as the driver reports it, such as `gfx90a:sramecc+:xnack-`.
-    Amdgpu {
-        arch: String,
-    },
+    Amdgpu { arch: String },
 }
 
 impl DeviceTarget {
+    /// Whether the device takes SPIR-V images (plain, or also an Intel GPU's).
+    pub fn takes_spirv(&self) -> bool {
+        matches!(self, DeviceTarget::Spirv | DeviceTarget::IntelGpu { .. })
+    }
+
     /// What the device needs from a bundle, for messages.
     pub fn requirement(&self) -> String {
         match self {
             DeviceTarget::Spirv => "spirv".to_string(),
+            DeviceTarget::IntelGpu { family } => format!("spirv:{family}* or spirv"),
             DeviceTarget::Ptx { major, minor } => {
                 format!("ptx:sm_{major}{minor} or a lower sm_XX")
             }
@@ -95,6 +101,7 @@ impl fmt::Display for DeviceTarget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             DeviceTarget::Spirv => f.write_str("spirv"),
+            DeviceTarget::IntelGpu { family } => write!(f, "spirv:{family}"),
             DeviceTarget::Ptx { major, minor } => write!(f, "ptx:sm_{major}{minor}"),
             DeviceTarget::Amdgpu { arch } => {
                 write!(f, "amdgpu:{}", arch.split(':').next().unwrap_or_default())

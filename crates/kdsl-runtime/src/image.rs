@@ -1,6 +1,9 @@
 //! Choosing the image of a bundle that a device can run.
 //!
-//! - SYCL devices take the SPIR-V image.
+//! - SYCL devices take the plain SPIR-V image (no processor); an Intel GPU with matrix engines
+//!   takes the image built for its family (`spirv:intel_gpu_pvc`, cooperative matrices) where
+//!   the bundle has one, and the plain one otherwise. The CPU device never takes such an image
+//!   (its compiler cannot build cooperative matrices without AMX).
 //! - CUDA devices take the PTX image for the highest `sm_XY` not above the device's compute
 //!   capability; the driver JIT-compiles it for the device. An arch-specific `sm_XYa` image is
 //!   taken only by a device of exactly that capability, a family-specific `sm_XYf` one by
@@ -46,10 +49,21 @@ fn features_compatible(image: &[&str], device: &[&str]) -> bool {
     })
 }
 
+/// The SPIR-V image built for no processor.
+fn plain_spirv(bundle: &Bundle) -> Option<&Image> {
+    bundle
+        .images_for(TargetKind::Spirv)
+        .find(|image| image.arch.is_empty())
+}
+
 /// The image of `bundle` that a device with `target` runs.
 pub fn select_image<'b>(bundle: &'b Bundle, target: &DeviceTarget) -> Result<&'b Image> {
     let chosen = match target {
-        DeviceTarget::Spirv => bundle.images_for(TargetKind::Spirv).next(),
+        DeviceTarget::Spirv => plain_spirv(bundle),
+        DeviceTarget::IntelGpu { family } => bundle
+            .images_for(TargetKind::Spirv)
+            .find(|image| kdsl_bundle::processors::intel_gpu_runs(&image.arch, family))
+            .or_else(|| plain_spirv(bundle)),
         DeviceTarget::Ptx { major, minor } => bundle
             .images_for(TargetKind::Ptx)
             .filter_map(|image| {
@@ -164,6 +178,40 @@ mod tests {
             }) => {
                 assert_eq!(bundle_has, "ptx:sm_90");
                 assert_eq!(device_needs, "spirv");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn only_intel_gpus_take_their_cooperative_matrix_images() {
+        let both = bundle(&[
+            (TargetKind::Spirv, "intel_gpu_pvc"),
+            (TargetKind::Spirv, ""),
+            (TargetKind::Spirv, "intel_gpu_dg2_g10"),
+        ]);
+        let intel = |family: &str| DeviceTarget::IntelGpu {
+            family: family.into(),
+        };
+        assert_eq!(chosen(&both, DeviceTarget::Spirv).as_deref(), Some("spirv"));
+        assert_eq!(
+            chosen(&both, intel("intel_gpu_pvc")).as_deref(),
+            Some("spirv:intel_gpu_pvc")
+        );
+        assert_eq!(
+            chosen(&both, intel("intel_gpu_dg2")).as_deref(),
+            Some("spirv:intel_gpu_dg2_g10")
+        );
+        let plain = bundle(&[(TargetKind::Spirv, "")]);
+        assert_eq!(
+            chosen(&plain, intel("intel_gpu_pvc")).as_deref(),
+            Some("spirv")
+        );
+        // A bundle with only an Intel GPU's image has nothing for the CPU device.
+        let only_pvc = bundle(&[(TargetKind::Spirv, "intel_gpu_pvc")]);
+        match select_image(&only_pvc, &DeviceTarget::Spirv) {
+            Err(RuntimeError::NoMatchingImage { bundle_has, .. }) => {
+                assert_eq!(bundle_has, "spirv:intel_gpu_pvc")
             }
             other => panic!("{other:?}"),
         }

@@ -9,8 +9,8 @@
 //! `KDSL_ALLOW_NO_DEVICE=1`.
 
 use kdsl_runtime::{
-    args, Argument, Bundle, Device, DeviceInfo, DeviceTarget, IntoArgument, Launch, MemoryKind,
-    RuntimeError, ShapedArgument,
+    args, Argument, Bundle, Device, DeviceInfo, IntoArgument, Launch, MemoryKind, RuntimeError,
+    ShapedArgument,
 };
 #[path = "suite/checked.rs"]
 mod checked;
@@ -655,7 +655,7 @@ mod cases {
             other => return Err(format!("a missing kernel gave {other:?}")),
         }
         let mut wrong_target = handmade_bundle();
-        let needed = if device.info().target == DeviceTarget::Spirv {
+        let needed = if device.info().target.takes_spirv() {
             kdsl_bundle::TargetKind::Spirv
         } else {
             kdsl_bundle::TargetKind::Ptx

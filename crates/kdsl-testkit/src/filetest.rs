@@ -55,10 +55,17 @@ pub const CHECK_KINDS: &[CheckKind] = &[
     },
 ];
 
-/// The targets a per-target check names: `spirv`, `ptx` (sm_90), `amdgpu` (gfx90a), and the
+/// The targets a per-target check names: `spirv`, `ptx` (sm_90), `amdgpu` (gfx90a), the
 /// AMDGPU processors whose matrix units differ from gfx90a's: `amdgpu-gfx942` (xf32 MFMA) and
-/// `amdgpu-gfx1100` (WMMA, wave32).
-pub const TARGETS: [&str; 5] = ["spirv", "ptx", "amdgpu", "amdgpu-gfx942", "amdgpu-gfx1100"];
+/// `amdgpu-gfx1100` (WMMA, wave32), and `spirv-intel_gpu_pvc` (cooperative matrices).
+pub const TARGETS: [&str; 6] = [
+    "spirv",
+    "ptx",
+    "amdgpu",
+    "amdgpu-gfx942",
+    "amdgpu-gfx1100",
+    "spirv-intel_gpu_pvc",
+];
 
 /// One check of one file: a kind, and a target for the per-target kinds.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -32,8 +32,10 @@ pub(super) fn split_loads<'ctx>(
     let loads: Vec<_> = instructions(module)
         .filter(|i| {
             // SAFETY: the type of a live instruction.
+            // (Raw: inkwell's `get_type` panics on target extension types, such as the
+            // cooperative matrices a tile that stays in memory is loaded as.)
             i.get_opcode() == InstructionOpcode::Load
-                && unsafe { unsupported_length(i.get_type().as_type_ref(), lengths) }
+                && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
         })
         .collect();
     let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());

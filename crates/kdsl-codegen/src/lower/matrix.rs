@@ -57,6 +57,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         if let Some(instruction) = self.target.matrix_units.amdgpu_instruction(shape) {
             return self.amdgpu_matrix(op, instruction);
         }
+        if let Some(unit) = self.target.matrix_units.cooperative_unit(shape) {
+            return self.cooperative_matrix(op, unit);
+        }
         match op {
             MatrixOp::Load {
                 shape,
@@ -354,9 +357,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.set_fragment(tile, shape.element(role), &values)
     }
 
-    /// The address of `memory[offset]`, in a space the wmma intrinsics take (generic, global
-    /// or shared).
-    pub(super) fn matrix_address(
+    /// The address of `memory[offset]` in `memory`'s own address space.
+    pub(super) fn matrix_element_address(
         &mut self,
         memory: &MatrixMemory,
         offset: &kdsl_ir::Expression,
@@ -369,7 +371,17 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             space: memory.space,
             field: None,
         };
-        let pointer = self.address(&place)?;
+        self.address(&place)
+    }
+
+    /// The address of `memory[offset]`, in a space the wmma intrinsics take (generic, global
+    /// or shared).
+    pub(super) fn matrix_address(
+        &mut self,
+        memory: &MatrixMemory,
+        offset: &kdsl_ir::Expression,
+    ) -> Result<PointerValue<'ctx>> {
+        let pointer = self.matrix_element_address(memory, offset)?;
         let space = self.target.address_spaces.of(memory.space);
         if [0, 1, 3].contains(&space) {
             return Ok(pointer);

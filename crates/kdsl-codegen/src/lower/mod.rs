@@ -24,6 +24,7 @@ mod matrix;
 pub(crate) mod matrix_amdgpu;
 mod matrix_group;
 mod matrix_group_warps;
+mod matrix_spirv;
 mod memory;
 mod print;
 mod shaped;
@@ -129,6 +130,10 @@ pub(crate) fn lower_module<'ctx>(
                 checked: plan.is_some(),
                 inline,
                 synchronizes: features.synchronizes(kdsl_ir::FunctionId(index as u32)),
+                // Checked mode runs tiles as plain loops, which need no sub-group size.
+                sub_group_size: target
+                    .required_sub_group_size(features, kdsl_ir::FunctionId(index as u32))
+                    .filter(|_| !checked),
             },
         ));
     }
@@ -230,6 +235,8 @@ struct Declaration<'a> {
     /// Its work-items synchronize, in it or in a function it calls
     /// ([`kdsl_ir::analysis::ModuleFeatures::synchronizes`]).
     synchronizes: bool,
+    /// The sub-group size a kernel requires (`TargetDescription::required_sub_group_size`).
+    sub_group_size: Option<u32>,
 }
 
 fn declare_function<'ctx>(
@@ -245,6 +252,7 @@ fn declare_function<'ctx>(
         checked,
         inline,
         synchronizes,
+        sub_group_size,
     } = declaration;
     let is_kernel = function.kind == FunctionKind::Kernel;
     let mut parameter_types: Vec<BasicMetadataTypeEnum> = function
@@ -301,6 +309,21 @@ fn declare_function<'ctx>(
         }
         if let Some(size) = function.work_group_size {
             require_work_group_size(context, target, value, size);
+        }
+        if let Some(size) = sub_group_size {
+            // The SPIR-V backend writes `OpExecutionMode SubgroupSize`.
+            let size = context.i32_type().const_int(u64::from(size), false);
+            let kind = context.get_kind_id("intel_reqd_sub_group_size");
+            // SAFETY: the function, the constant and the context are alive and belong together.
+            unsafe {
+                use inkwell::llvm_sys::core::{
+                    LLVMGlobalSetMetadata, LLVMMDNodeInContext2, LLVMValueAsMetadata,
+                };
+                use inkwell::values::AsValueRef;
+                let mut operands = [LLVMValueAsMetadata(size.as_value_ref())];
+                let node = LLVMMDNodeInContext2(context.raw(), operands.as_mut_ptr(), 1);
+                LLVMGlobalSetMetadata(value.as_value_ref(), kind, node);
+            }
         }
     } else {
         // Above the budget a function stays one, called: LLVM's inliner must not undo that.
@@ -428,6 +451,10 @@ pub(crate) struct FunctionLowering<'a, 'ctx> {
     pub loops: Vec<LoopTargets<'ctx>>,
     /// The hidden parameters of a checked module's function; `None` when unchecked.
     pub checked: Option<checked::CheckedFunction<'a, 'ctx>>,
+    /// The tile variables held as cooperative matrices (`lower::matrix_spirv`), with their
+    /// shape and role; empty on other targets.
+    pub cooperative_tiles:
+        std::collections::HashMap<kdsl_ir::VariableId, (kdsl_ir::MatrixShape, kdsl_ir::MatrixRole)>,
 }
 
 impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
@@ -526,6 +553,12 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             parameters,
             variables,
             loops: Vec::new(),
+            cooperative_tiles: match target.matrix_units {
+                crate::target::MatrixUnits::CooperativeMatrix(_) => {
+                    kdsl_ir::tile_registers::tile_roles(function)
+                }
+                _ => Default::default(),
+            },
             checked: None,
         })
     }

@@ -49,6 +49,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 }
                 self.builder.position_at_end(join);
             }
+            StatementKind::Loop { body, .. } if self.zeroes_cooperative_tiles(body) => {
+                self.zero_cooperative_tiles(body)?;
+            }
             StatementKind::Loop {
                 body,
                 continuing,

@@ -224,6 +224,28 @@ pub(crate) enum MatrixUnits {
         u8: Option<AmdgpuMatrixInstruction>,
         bf16: Option<AmdgpuMatrixInstruction>,
     },
+    /// Intel GPUs' matrix engines through `SPV_KHR_cooperative_matrix` (`lower::matrix_spirv`):
+    /// each tile is a few cooperative matrices of the engine's shape. A module using a shape
+    /// without a unit takes the plain lowering whole, as on AMDGPU.
+    CooperativeMatrix(CooperativeMatrices),
+}
+
+/// The cooperative matrices of an Intel GPU's matrix engines (`target::spirv`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CooperativeMatrices {
+    /// The sub-group size the engines need; kernels with tiles require it
+    /// (`intel_reqd_sub_group_size`).
+    pub sub_group_size: u32,
+    /// The multiply-add of `f16` inputs (into `f32`), where the GPU has one.
+    pub f16: Option<CooperativeMatrixUnit>,
+}
+
+/// One cooperative multiply-add: an M x K `A` times a K x N `B` plus an M x N accumulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CooperativeMatrixUnit {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
 }
 
 /// How matrix-group tiles (`matrix_group_mma`) lower.
@@ -295,6 +317,7 @@ impl MatrixUnits {
                 u8,
                 bf16,
             } => [f16, tf32, i8, u8, bf16].iter().any(Option::is_some),
+            MatrixUnits::CooperativeMatrix(units) => units.f16.is_some(),
         }
     }
 
@@ -310,6 +333,20 @@ impl MatrixUnits {
                 .matrix_shapes()
                 .into_iter()
                 .all(|shape| self.amdgpu_instruction(shape).is_some()),
+            MatrixUnits::CooperativeMatrix(_) => features
+                .matrix_shapes()
+                .into_iter()
+                .all(|shape| self.cooperative_unit(shape).is_some()),
+        }
+    }
+
+    /// The cooperative matrix unit for `shape`, where the target has one.
+    pub fn cooperative_unit(self, shape: kdsl_ir::MatrixShape) -> Option<CooperativeMatrixUnit> {
+        match (self, shape) {
+            (MatrixUnits::CooperativeMatrix(units), kdsl_ir::MatrixShape::F16M16N16K16) => {
+                units.f16
+            }
+            _ => None,
         }
     }
 
@@ -331,8 +368,12 @@ impl MatrixUnits {
     /// `None` when the target can compile `shape`, else the processor it needs.
     pub fn missing(self, shape: kdsl_ir::MatrixShape) -> Option<&'static str> {
         match (self, shape) {
-            // AMDGPU processors without a unit for a shape take the plain lowering.
-            (MatrixUnits::Plain | MatrixUnits::Amdgpu { .. }, _) => None,
+            // AMDGPU processors and Intel GPUs without a unit for a shape take the plain
+            // lowering.
+            (
+                MatrixUnits::Plain | MatrixUnits::Amdgpu { .. } | MatrixUnits::CooperativeMatrix(_),
+                _,
+            ) => None,
             (MatrixUnits::NvvmWmma { capability }, kdsl_ir::MatrixShape::F16M16N16K16) => {
                 (capability < 70).then_some("sm_70")
             }
@@ -429,6 +470,13 @@ pub(crate) struct Legalization {
     /// fuzzgen seed 9454). Applies to the builtin calls of [`WorkItemLowering::OpenClBuiltins`];
     /// a function above the inlining budget reads at its own entry.
     pub read_work_items_once_at_entry: bool,
+    /// After the optimizer (`legalize/cooperative_matrices.rs`): constant cooperative matrices (`zeroinitializer`, `poison`), which
+    /// SROA makes of a tile's zeroed array where a path reaches its use unloaded, as
+    /// `__spirv_CompositeConstruct` of zero, because LLVM 22's SPIR-V backend cannot translate
+    /// them ("unable to translate constant"); and the
+    /// address of a cooperative load or store that the optimizer made a local array's global
+    /// as an element pointer, which the backend otherwise types as a pointer to the array.
+    pub legalize_cooperative_matrices: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.
@@ -443,12 +491,13 @@ pub(crate) struct SyncScopes {
 /// How the backend's output becomes the image.
 #[derive(Clone, Debug)]
 pub(crate) enum OutputFormat {
-    /// A SPIR-V binary from LLVM's SPIR-V backend, in process or from `llc` (see [`spirv`]);
-    /// checked with rspirv.
+    /// A SPIR-V binary from LLVM's SPIR-V backend, in process or from `llc` (see [`spirv`]),
+    /// validated by its `validator`, its entry points read by [`spirv::inspect`].
     SpirvBinary {
         /// `llc`, if found: only needed where the backend runs in a child process.
         llc: Option<std::path::PathBuf>,
         backend: spirv::Backend,
+        validator: spirv::Validator,
     },
     /// Assembly text (PTX).
     PtxAssembly,
@@ -469,7 +518,7 @@ pub(crate) enum AmdgpuLinker {
 #[derive(Clone, Debug)]
 pub(crate) struct TargetDescription {
     pub kind: TargetKind,
-    /// The processor (`sm_90`, `gfx90a`), empty for SPIR-V.
+    /// The processor (`sm_90`, `gfx90a`, `intel_gpu_pvc`), empty for plain SPIR-V.
     pub arch: String,
     pub triple: &'static str,
     /// LLVM `-mcpu`.
@@ -523,6 +572,24 @@ impl TargetDescription {
         features: &kdsl_ir::analysis::ModuleFeatures,
     ) -> bool {
         features.uses_group_matrix() && self.matrix_groups != MatrixGroups::Plain
+    }
+
+    /// The sub-group size `function` (a kernel) must run with because its tiles reach
+    /// matrix units that need one (Intel's cooperative matrices); `None` elsewhere.
+    pub fn required_sub_group_size(
+        &self,
+        features: &kdsl_ir::analysis::ModuleFeatures,
+        function: kdsl_ir::FunctionId,
+    ) -> Option<u32> {
+        match self.matrix_units {
+            MatrixUnits::CooperativeMatrix(units)
+                if self.matrix_units.native_for(features)
+                    && features.runs_matrix_tiles(function) =>
+            {
+                Some(units.sub_group_size)
+            }
+            _ => None,
+        }
     }
 
     /// The target as users name it in messages: `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.

@@ -15,9 +15,10 @@
 //! gets is already optimized.
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, Legalization,
-    LocalParameterLowering, OutputFormat, PrintfLowering, RequiredWorkGroupSize, SubGroupLowering,
-    SyncScopes, TargetDescription, WorkGroupLowering, WorkItemLowering,
+    calling_convention, AddressSpaces, BarrierLowering, CooperativeMatrices, CooperativeMatrixUnit,
+    FeatureSupport, Legalization, LocalParameterLowering, MatrixUnits, OutputFormat,
+    PrintfLowering, RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription,
+    WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -45,10 +46,23 @@ pub enum Backend {
     Llc,
 }
 
+/// Who checks the images against SPIRV-Tools' rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Validator {
+    /// The SPIRV-Tools linked into kdsl ([`validate`]).
+    InProcess,
+    /// A newer `spirv-val` program ([`find_newer_validator`]), `None` where it is not
+    /// installed: the images then go unvalidated. Debian's SPIRV-Tools (2023.1), linked into
+    /// kdsl, predates `SPV_KHR_cooperative_matrix` and rejects every module that uses it.
+    Program(Option<PathBuf>),
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(
-        "SPIR-V takes no processor name, but `{0}` was given (the device driver finalizes SPIR-V)"
+        "SPIR-V takes no processor name but an Intel GPU with matrix engines ({known}), and `{given}` was given (the device driver finalizes SPIR-V)",
+        given = .0,
+        known = kdsl_bundle::processors::INTEL_GPU_PROCESSORS.join(", ")
     )]
     ArchGiven(String),
     #[error("llc from LLVM 22 was not found (`llc-22` in PATH or /usr/lib/llvm-22/bin/llc); it runs the SPIR-V backend where that cannot run in process (install llvm-22, see scripts/setup.sh)")]
@@ -69,17 +83,45 @@ pub(crate) const EXTENSIONS: &[&str] = &[
     // NoSignedWrap/NoUnsignedWrap on integer arithmetic, whose overflow is undefined: the
     // device compiler then widens 32-bit indices and vectorizes their accesses.
     "SPV_KHR_no_integer_wrap_decoration",
+    // Matrix tiles on Intel GPUs' matrix engines (`MatrixUnits::CooperativeMatrix`); only
+    // modules lowered for those use them.
+    "SPV_KHR_cooperative_matrix",
 ];
 
+/// The matrix engines (XMX) of the Intel GPUs a SPIR-V image may be built for, from Intel's
+/// documented `joint_matrix` combinations (sycl_ext_oneapi_matrix, "Intel XMX"): the
+/// cooperative matrix `f16` inputs multiply in, M x N x K. Data Center GPU Max (PVC, sub-group
+/// 16) multiplies them at M <= 8, N 16, K 16; Arc (DG2, sub-group 8) at M <= 8, N 8, K 16.
+/// The other shapes take the plain lowering: the engines' `i8`/`u8` units have K 32 (no k16
+/// tile); tf32 inputs would need each element rounded inside the cooperative matrix (the
+/// engines do not round to nearest); `bf16` components need `SPV_INTEL_joint_matrix`'s
+/// `CooperativeMatrixBFloat16ComponentTypeINTEL`, which no released SPIRV-Tools validates.
+fn intel_gpu_matrix_units(arch: &str) -> Option<MatrixUnits> {
+    let (sub_group_size, n) = match arch {
+        "intel_gpu_pvc" => (16, 16),
+        "intel_gpu_dg2_g10" | "intel_gpu_dg2_g11" | "intel_gpu_dg2_g12" => (8, 8),
+        _ => return None,
+    };
+    Some(MatrixUnits::CooperativeMatrix(CooperativeMatrices {
+        sub_group_size,
+        f16: Some(CooperativeMatrixUnit { m: 8, n, k: 16 }),
+    }))
+}
+
 pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDescription, Error> {
-    if let Some(arch) = arch.filter(|a| !a.is_empty()) {
-        return Err(Error::ArchGiven(arch.to_string()));
-    }
+    let arch = arch.unwrap_or_default();
+    let matrix_units = if arch.is_empty() {
+        // The Intel CPU device cannot compile cooperative matrices (its AMX path needs
+        // Sapphire Rapids): plain SPIR-V takes the plain lowering.
+        MatrixUnits::Plain
+    } else {
+        intel_gpu_matrix_units(arch).ok_or_else(|| Error::ArchGiven(arch.to_string()))?
+    };
     // Looked up now, needed only where the backend cannot run in process.
     let llc = options.llc.clone().or_else(find_llc);
     Ok(TargetDescription {
         kind: TargetKind::Spirv,
-        arch: String::new(),
+        arch: arch.to_string(),
         triple: "spirv64-unknown-unknown",
         cpu: String::new(),
         cpu_features: String::new(),
@@ -140,18 +182,39 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             // OpenCL's vector sizes (8 and 16 need the `Vector16` capability).
             vector_lengths: Some(&[2, 3, 4, 8, 16]),
             read_work_items_once_at_entry: true,
+            legalize_cooperative_matrices: true,
             ..Legalization::default()
         },
         output: OutputFormat::SpirvBinary {
             llc,
             backend: options.backend,
+            validator: match matrix_units {
+                MatrixUnits::Plain => Validator::InProcess,
+                _ => Validator::Program(find_newer_validator()),
+            },
         },
-        // SPV_KHR_cooperative_matrix is not used yet: matrix tiles take the plain lowering.
-        matrix_units: crate::target::MatrixUnits::Plain,
+        matrix_units,
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
         bf16_rounding: crate::target::Bf16Rounding::Integer,
     })
+}
+
+/// The SPIRV-Tools that knows `SPV_KHR_cooperative_matrix`, if installed
+/// ([`kdsl_bundle::spirv_check::NEWER_VALIDATOR`]).
+pub fn find_newer_validator() -> Option<PathBuf> {
+    kdsl_bundle::spirv_check::find_newer_validator()
+}
+
+/// Checks `binary` with `validator`.
+pub(crate) fn validate_with(validator: &Validator, binary: &[u8]) -> Result<(), String> {
+    match validator {
+        Validator::InProcess => validate(binary),
+        Validator::Program(None) => Ok(()),
+        Validator::Program(Some(program)) => {
+            kdsl_bundle::spirv_check::validate_with_program(program, binary)
+        }
+    }
 }
 
 /// LLVM 22's `llc`: never an unversioned `llc` from `PATH`, which may be another LLVM.
@@ -249,24 +312,55 @@ pub(crate) fn validate(binary: &[u8]) -> Result<(), String> {
     Err(String::from_utf8_lossy(&message[..end]).into_owned())
 }
 
-/// Parses the binary with rspirv and checks that every kernel is an entry point.
+/// Reads the module's capabilities, extensions and entry points, and checks that every kernel
+/// is an entry point. A scan of the instruction words rather than rspirv's parser: rspirv 0.12's
+/// grammar predates opcodes the backend emits (`OpTypeCooperativeMatrixKHR`), and these three
+/// instructions are all this needs. Capabilities are named as rspirv names them.
 pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary, Error> {
-    let module = rspirv::dr::load_bytes(binary).map_err(|e| Error::Unparsable(e.to_string()))?;
+    const HEADER_WORDS: usize = 5;
+    const OP_EXTENSION: u32 = 10;
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_CAPABILITY: u32 = 17;
+    if !binary.len().is_multiple_of(4) || binary.len() < HEADER_WORDS * 4 {
+        return Err(Error::Unparsable(format!(
+            "{} bytes is not a whole module",
+            binary.len()
+        )));
+    }
+    let words: Vec<u32> = binary
+        .chunks_exact(4)
+        .map(|bytes| u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+        .collect();
+    if words[0] != rspirv::spirv::MAGIC_NUMBER {
+        return Err(Error::Unparsable("no SPIR-V magic number".into()));
+    }
     let mut summary = ModuleSummary::default();
-    for entry in &module.entry_points {
-        if let Some(rspirv::dr::Operand::LiteralString(name)) = entry.operands.get(2) {
-            summary.entry_points.push(name.clone());
+    let mut at = HEADER_WORDS;
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        let Some(operands) = words.get(at + 1..at + count).filter(|_| count > 0) else {
+            return Err(Error::Unparsable(format!(
+                "an instruction at word {at} runs past the end"
+            )));
+        };
+        match opcode {
+            OP_CAPABILITY => {
+                let number = operands.first().copied().unwrap_or_default();
+                summary
+                    .capabilities
+                    .push(match rspirv::spirv::Capability::from_u32(number) {
+                        Some(capability) => format!("{capability:?}"),
+                        None => format!("Capability{number}"),
+                    });
+            }
+            OP_EXTENSION => summary.extensions.push(literal_string(operands)),
+            // Execution model, function id, then the name.
+            OP_ENTRY_POINT => summary
+                .entry_points
+                .push(literal_string(operands.get(2..).unwrap_or_default())),
+            _ => {}
         }
-    }
-    for capability in &module.capabilities {
-        if let Some(rspirv::dr::Operand::Capability(c)) = capability.operands.first() {
-            summary.capabilities.push(format!("{c:?}"));
-        }
-    }
-    for extension in &module.extensions {
-        if let Some(rspirv::dr::Operand::LiteralString(name)) = extension.operands.first() {
-            summary.extensions.push(name.clone());
-        }
+        at += count;
     }
     let missing: Vec<String> = kernels
         .iter()
@@ -277,6 +371,16 @@ pub(crate) fn inspect(binary: &[u8], kernels: &[String]) -> Result<ModuleSummary
         return Err(Error::MissingEntryPoints(missing.join(", ")));
     }
     Ok(summary)
+}
+
+/// A SPIR-V literal string: UTF-8 bytes, little-endian in words, up to the first NUL.
+fn literal_string(words: &[u32]) -> String {
+    let bytes: Vec<u8> = words
+        .iter()
+        .flat_map(|word| word.to_le_bytes())
+        .take_while(|&byte| byte != 0)
+        .collect();
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 #[cfg(test)]

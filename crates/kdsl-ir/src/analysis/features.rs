@@ -196,6 +196,16 @@ impl ModuleFeatures {
         })
     }
 
+    /// Whether `function` or a function it calls has a sub-group tile statement.
+    pub fn runs_matrix_tiles(&self, function: FunctionId) -> bool {
+        self.reaches(function, |features| {
+            features
+                .body
+                .iter()
+                .any(|first| matches!(first.used, Use::Matrix(_)))
+        })
+    }
+
     /// Whether `test` holds for `function` or a function it calls, directly or not.
     fn reaches(&self, function: FunctionId, test: impl Fn(&FunctionFeatures) -> bool) -> bool {
         let mut reached = HashSet::new();

@@ -238,8 +238,39 @@ fn sycl_device_target(description: &ffi::DeviceDescription) -> Option<DeviceTarg
                 arch: arch.to_string(),
             })
         }
-        _ => description.supports_spirv.then_some(DeviceTarget::Spirv),
+        _ => description.supports_spirv.then(|| {
+            match kdsl_bundle::processors::intel_gpu_family(&description.name)
+                .filter(|_| description.device_type == "gpu")
+            {
+                Some(family) => DeviceTarget::IntelGpu {
+                    family: family.to_string(),
+                },
+                None => DeviceTarget::Spirv,
+            }
+        }),
     }
+}
+
+/// Validates a SPIR-V image with SPIRV-Tools before any driver reads it: the linked
+/// SPIRV-Tools for plain images, the newer `spirv-val` for an Intel GPU's cooperative-matrix
+/// images, which the linked one (Debian's 2023.1) cannot validate; without that program such
+/// an image is refused (compile without `spirv:intel_gpu_*`, or run `scripts/setup.sh`).
+fn validate_spirv_image(image: &Image) -> Result<()> {
+    let invalid = |why: String| RuntimeError::InvalidImage {
+        image: image.describe(),
+        why,
+    };
+    if image.arch.is_empty() {
+        return ffi::validate_spirv(&image.bytes)
+            .map_err(|error| invalid(error.what().to_string()));
+    }
+    let validator = kdsl_bundle::spirv_check::find_newer_validator().ok_or_else(|| {
+        invalid(format!(
+            "SPIR-V for an Intel GPU's matrix engines is validated by SPIRV-Tools 2025.5,              which is not installed ({} under KDSL_PREFIX; scripts/setup.sh installs it)",
+            kdsl_bundle::spirv_check::NEWER_VALIDATOR
+        ))
+    })?;
+    kdsl_bundle::spirv_check::validate_with_program(&validator, &image.bytes).map_err(invalid)
 }
 
 struct SyclDevice {
@@ -274,8 +305,8 @@ impl SyclDevice {
 
     /// A program for `spirv`: from the native program cache where it holds one the driver
     /// takes, else built from the SPIR-V (and its binary then kept for later processes).
-    fn build_spirv(&self, spirv: &[u8]) -> Result<cxx::UniquePtr<ffi::Program>> {
-        let key = self.native_cache_key(spirv);
+    fn build_spirv(&self, image: &Image) -> Result<cxx::UniquePtr<ffi::Program>> {
+        let key = self.native_cache_key(&image.bytes);
         if let Some(key) = &key {
             if let Some(binary) = native_cache::read(key) {
                 match ffi::program_from_binary(&self.queue.queue, &binary) {
@@ -289,10 +320,8 @@ impl SyclDevice {
         }
         // Drivers trust SPIR-V: a damaged or hostile module can make Intel's reader call
         // exit() or crash inside this process, so SPIRV-Tools validates it first.
-        ffi::validate_spirv(spirv).map_err(|error| RuntimeError::InvalidImage {
-            image: "spirv".to_string(),
-            why: error.what().to_string(),
-        })?;
+        validate_spirv_image(image)?;
+        let spirv = &image.bytes;
         let program = ffi::build_program(&self.queue.queue, spirv).map_err(backend_error)?;
         if let Some(key) = &key {
             if let Ok(binary) = ffi::program_binary(&program) {
@@ -434,23 +463,18 @@ impl DeviceBackend for SyclDevice {
         let (program, by_kernel_name) = if image.target == TargetKind::Spirv
             && bundle.entry_point_prefix.is_empty()
         {
-            let program = self
-                .build_spirv(&image.bytes)
-                .map_err(|error| match error {
-                    RuntimeError::InvalidImage { why, .. } => RuntimeError::InvalidImage {
-                        image: image.describe(),
-                        why,
-                    },
-                    other => other,
-                })?;
+            let program = self.build_spirv(image).map_err(|error| match error {
+                RuntimeError::InvalidImage { why, .. } => RuntimeError::InvalidImage {
+                    image: image.describe(),
+                    why,
+                },
+                other => other,
+            })?;
             (program, false)
         } else {
             if image.target == TargetKind::Spirv {
                 // As in build_spirv: SPIRV-Tools validates SPIR-V before any driver reads it.
-                ffi::validate_spirv(&image.bytes).map_err(|error| RuntimeError::InvalidImage {
-                    image: image.describe(),
-                    why: error.what().to_string(),
-                })?;
+                validate_spirv_image(image)?;
             }
             // Native images (and images with `__sycl_kernel_` entry points) go through a
             // SYCLBIN holding just the chosen image, which `get_kernel_bundle` builds for the
