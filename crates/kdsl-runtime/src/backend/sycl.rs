@@ -266,7 +266,8 @@ fn validate_spirv_image(image: &Image) -> Result<()> {
     }
     let validator = kdsl_bundle::spirv_check::find_newer_validator().ok_or_else(|| {
         invalid(format!(
-            "SPIR-V for an Intel GPU's matrix engines is validated by SPIRV-Tools 2025.5,              which is not installed ({} under KDSL_PREFIX; scripts/setup.sh installs it)",
+            "SPIR-V for an Intel GPU's matrix engines is validated by SPIRV-Tools 2025.5, \
+             which is not installed ({} under KDSL_PREFIX; scripts/setup.sh installs it)",
             kdsl_bundle::spirv_check::NEWER_VALIDATOR
         ))
     })?;
