@@ -2,7 +2,9 @@
 benchmark: python3 wgmma_variants.py INPUT GROUPS TILES COLUMNS STAGES OUT.krn, or
 python3 wgmma_variants.py launch INPUT GROUPS TILES COLUMNS STAGES for bench_matrix.py's launch
 suffix (+BYTES,THREADS,BM,BN). INPUT is f16 (kernel hgemm_wgmma), bf16 (gemm_bf16_wgmma) or tf32
-(f32 inputs, kernel sgemm_tf32_wgmma).
+(f32 inputs, kernel sgemm_tf32_wgmma); `a` after it for the asynchronous form, /DEPTH for
+another stage depth, :BAND for blocks taken in bands of BAND block rows, column by column
+(Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2.
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
 matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is 128 bytes deep
 (64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16 2 1 256 4).
@@ -15,7 +17,7 @@ import sys
 def facts(input):
     """(element type, bytes, elements in a 16-byte chunk, stage depth, kernel name) of INPUT:
     f16, bf16 or tf32, with /DEPTH for a stage depth other than 128 bytes' (f16/128)."""
-    name, _, depth = input.partition("/")
+    name, _, depth = input.partition(":")[0].partition("/")
     element = {
         "tf32": ("f32", 4, 4, 32, "sgemm_tf32_wgmma"),
         "bf16": ("bf16", 2, 8, 64, "gemm_bf16_wgmma"),
@@ -99,16 +101,31 @@ def kernel(input, groups, tiles, columns, stages):
         f"kernel {name}(c: global mut [f32], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
-        f"    let block_row = get_group_id(1) * {rows};",
-        f"    let block_column = get_group_id(0) * {columns};",
-        "    let stages = k / BK;",
     ]
+    band = int(input.partition(":")[2] or 0)
+    if band:
+        lines += [
+            f"    // Bands of {band} block rows, walked column by column.",
+            "    let blocks = get_num_groups(0);",
+            "    let linear = get_group_id(1) * blocks + get_group_id(0);",
+            f"    let band = linear / ({band} * blocks);",
+            f"    let band_rows = min(get_num_groups(1) - band * {band}, {band}u32);",
+            f"    let in_band = linear % ({band} * blocks);",
+            f"    let block_row = (band * {band} + in_band % band_rows) * {rows};",
+            f"    let block_column = in_band / band_rows * {columns};",
+        ]
+    else:
+        lines += [
+            f"    let block_row = get_group_id(1) * {rows};",
+            f"    let block_column = get_group_id(0) * {columns};",
+        ]
+    lines.append("    let stages = k / BK;")
     for t in range(tiles):
         lines.append(f"    let mut acc{t}: [f32; {length}];")
         lines.append(f"    for i in 0u32..{length} unroll {{")
         lines.append(f"        acc{t}[i] = 0.0;")
         lines.append("    }")
-    asynchronous = input.partition("/")[0].endswith("a")
+    asynchronous = input.partition(":")[0].partition("/")[0].endswith("a")
     # Synchronous: copies run STAGES - 1 stages ahead, into the slot the previous stage's
     # products read. Asynchronous: each stage's products go on while the next stage's start,
     # so copies run STAGES - 2 ahead, into the slot of the stage before the previous.
