@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One call on the H200 after scripts/gpu-package.sh and benchmarks/matrix/package.sh: the
+# matrix-group differential cases, then every GEMM of wgmma_variants.txt (examples and
+# variants) at every size (SIZES) against cuBLAS and Triton; PROFILE=1 adds an ncu report of
+# hgemm_wgmma at 4096. Results in $OUT (or .carry/matrix/results).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+carry=$(cd "$here/.." && pwd)
+out=${OUT:-$here/results}
+mkdir -p "$out"
+export KDSL_WORKSPACE=$(cd "$carry/.." && pwd)
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv > "$out/nvidia-smi.csv" 2>&1
+cp "$here/ptxas.txt" "$out/"
+KDSL_TEST_BUNDLES=$carry/bundles KDSL_TEST_DEVICE=cuda timeout 60 "$carry/differential" --test-threads=1 matrix_group gemm_on_matrix_groups > "$out/differential-wgmma.txt" 2>&1
+echo "rc=$?" >> "$out/differential-wgmma.txt"
+grep -E "FAILED|panicked|test result|rc=" "$out"/differential-*.txt | head -30
+all=()
+while read -r name source input groups tiles columns stages; do
+  case $name in ''|'#'*) continue ;; esac
+  kernel=hgemm_wgmma
+  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
+  all+=("$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")")
+done < "$here/wgmma_variants.txt"
+SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-330} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
+echo "bench rc=$?"
+if [ "${PROFILE:-}" = 1 ]; then
+  timeout 80 ncu --kernel-name hgemm_wgmma --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
+    --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy --section InstructionStats \
+    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    python3 "$here/profile_one.py" "$here/ptx" "hgemm_wgmma@hgemm_wgmma+196608,256,128,256" > "$out/ncu-hgemm_wgmma.txt" 2>&1
+  echo "ncu rc=$?"
+fi
