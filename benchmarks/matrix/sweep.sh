@@ -21,7 +21,7 @@ while read -r name source input groups tiles columns stages; do
   case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
   all+=("$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")")
 done < "$here/wgmma_variants.txt"
-SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-330} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
+SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-420} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
 echo "bench rc=$?"
 if [ "${PROFILE:-}" = 1 ]; then
   timeout 80 ncu --kernel-name hgemm_wgmma --launch-skip 1 --launch-count 1 \

@@ -4,7 +4,10 @@ python3 wgmma_variants.py launch INPUT GROUPS TILES COLUMNS STAGES for bench_mat
 suffix (+BYTES,THREADS,BM,BN). INPUT is f16 (kernel hgemm_wgmma), bf16 (gemm_bf16_wgmma) or tf32
 (f32 inputs, kernel sgemm_tf32_wgmma); `a` after it for the asynchronous form, /DEPTH for
 another stage depth, :BAND for blocks taken in bands of BAND block rows, column by column
-(Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2.
+(Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2, and
+options after `+`: `+first` issues each stage's products before its copies (Triton's order;
+asynchronous form only), `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
+of one element at a time.
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
 matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is 128 bytes deep
 (64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16 2 1 256 4).
@@ -17,13 +20,28 @@ import sys
 def facts(input):
     """(element type, bytes, elements in a 16-byte chunk, stage depth, kernel name) of INPUT:
     f16, bf16 or tf32, with /DEPTH for a stage depth other than 128 bytes' (f16/128)."""
-    name, _, depth = input.partition(":")[0].partition("/")
+    name, _, depth = base_input(input).partition("/")
     element = {
         "tf32": ("f32", 4, 4, 32, "sgemm_tf32_wgmma"),
         "bf16": ("bf16", 2, 8, 64, "gemm_bf16_wgmma"),
         "f16": ("f16", 2, 8, 64, "hgemm_wgmma"),
     }[name.rstrip("a")]
     return element[:3] + (int(depth or element[3]), element[4])
+
+
+def base_input(input):
+    """INPUT without its band and options: NAME[a][/DEPTH]."""
+    return input.partition("+")[0].partition(":")[0]
+
+
+def options(input):
+    """The `+` options of INPUT (module docstring)."""
+    known = {"first", "pairs"}
+    chosen = set(input.split("+")[1:])
+    unknown = chosen - known
+    if unknown:
+        raise SystemExit(f"unknown option(s) {sorted(unknown)} in {input}: known {sorted(known)}")
+    return chosen
 
 
 def shape(input, groups, tiles, columns, stages):
@@ -102,7 +120,7 @@ def kernel(input, groups, tiles, columns, stages):
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
     ]
-    band = int(input.partition(":")[2] or 0)
+    band = int(input.partition("+")[0].partition(":")[2] or 0)
     if band:
         lines += [
             f"    // Bands of {band} block rows, walked column by column.",
@@ -125,7 +143,11 @@ def kernel(input, groups, tiles, columns, stages):
         lines.append(f"    for i in 0u32..{length} unroll {{")
         lines.append(f"        acc{t}[i] = 0.0;")
         lines.append("    }")
-    asynchronous = input.partition(":")[0].partition("/")[0].endswith("a")
+    asynchronous = base_input(input).partition("/")[0].endswith("a")
+    chosen = options(input)
+    first = "first" in chosen
+    if first and not asynchronous:
+        raise SystemExit("+first needs the asynchronous form: a synchronous stage's products end before its copies could start")
     # Synchronous: copies run STAGES - 1 stages ahead, into the slot the previous stage's
     # products read. Asynchronous: each stage's products go on while the next stage's start,
     # so copies run STAGES - 2 ahead, into the slot of the stage before the previous.
@@ -139,16 +161,18 @@ def kernel(input, groups, tiles, columns, stages):
     lines.append("    for t in 0..stages {")
     lines.append(f"        async_wait({ahead - 1});")
     lines.append("        barrier();")
-    lines.append(f"        let next = t + {ahead};")
-    lines.append("        if next < stages {")
-    lines.append("            let base = next % STAGES * STAGE;")
-    lines += copies("            ", "base", "next * BK", threads, rows, columns, input)
-    lines.append("        }")
-    lines.append("        async_commit();")
-    lines.append("        let base = t % STAGES * STAGE;")
+    products = ["        let base = t % STAGES * STAGE;"]
     for t in range(tiles):
         mma = "matrix_group_mma_async" if asynchronous else "matrix_group_mma"
-        lines.append(f"        {mma}(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
+        products.append(f"        {mma}(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
+    refill = [f"        let next = t + {ahead};", "        if next < stages {",
+              "            let base = next % STAGES * STAGE;"]
+    refill += copies("            ", "base", "next * BK", threads, rows, columns, input)
+    refill += ["        }", "        async_commit();"]
+    # The slot the copies fill was last read by the products of stage t - 2 (asynchronous)
+    # or t - 1 (synchronous), which every group finished before this iteration's barrier,
+    # so either order is safe.
+    lines += products + refill if first else refill + products
     if asynchronous:
         lines.append("        matrix_group_wait(1);")
     lines.append("    }")
@@ -158,9 +182,17 @@ def kernel(input, groups, tiles, columns, stages):
     lines.append("    let column = block_column + lane % 4 * 2;")
     for t in range(tiles):
         lines.append(f"    let row{t} = block_row + (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
-        lines.append(f"    for i in 0u32..{length} unroll {{")
-        lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = acc{t}[i];")
-        lines.append("    }")
+        if "pairs" in chosen:
+            # Elements i and i + 1 are neighbours in a row; n is a multiple of COLUMNS and
+            # `column` even, so the pair's index is exact in f32x2 units.
+            lines.append(f"    for p in 0u32..{length // 2} unroll {{")
+            lines.append("        let i = 2 * p;")
+            lines.append(f"        vstore2(c, ((row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8) / 2, f32x2(acc{t}[i], acc{t}[i + 1]));")
+            lines.append("    }")
+        else:
+            lines.append(f"    for i in 0u32..{length} unroll {{")
+            lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = acc{t}[i];")
+            lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
 

@@ -1,0 +1,71 @@
+"""Runs every GEMM of wgmma_variants.txt (examples and generated variants) on the default
+device, the Intel CPU device here, through their plain definitions, and checks each product
+against NumPy in f64: a variant whose index arithmetic is wrong fails here before it costs
+GPU time. python3 check_variants_cpu.py [NAME...] (default: all); exits 1 on any failure.
+
+Sizes: two block rows (a band and two more where blocks go in bands), two block columns,
+and six stages of K, so the ring wraps around."""
+import sys
+import tempfile
+from pathlib import Path
+
+import ml_dtypes
+import numpy as np
+
+import kdsl
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE))
+import wgmma_variants  # noqa: E402
+
+# (NumPy type of the inputs, the f64 error bound relative to the largest |C|): f16 and bf16
+# products are exact in f32; tf32 rounds each input (2^-11 relative).
+INPUTS = {"f16": (np.float16, 1e-5), "bf16": (ml_dtypes.bfloat16, 1e-5), "tf32": (np.float32, 2e-3)}
+
+
+def variants(names):
+    for line in (HERE / "wgmma_variants.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, source, input, *numbers = line.split()
+        if not names or name in names:
+            yield name, source, input, [int(x) for x in numbers]
+
+
+def check(name, source, input, numbers, folder):
+    groups, tiles, columns, stages = numbers
+    element, _, _, depth, kernel_name = wgmma_variants.facts(input)
+    rows, _, _, ring = wgmma_variants.shape(input, groups, tiles, columns, stages)
+    path = ROOT / source if source != "-" else folder / f"{name}.krn"
+    if source == "-":
+        path.write_text(wgmma_variants.kernel(input, groups, tiles, columns, stages))
+    kind = wgmma_variants.base_input(input).partition("/")[0].rstrip("a")
+    dtype, bound = INPUTS[kind]
+    band = int(input.partition("+")[0].partition(":")[2] or 0)
+    m, n, k = (band + 2) * rows, 2 * columns, 6 * depth
+    rng = np.random.default_rng(7)
+    a = rng.uniform(-1, 1, (m, k)).astype(dtype)
+    b = rng.uniform(-1, 1, (k, n)).astype(dtype)
+    c = np.zeros(m * n, np.float32)
+    module = kdsl.compile(path=path, targets="spirv")
+    threads = 128 * groups
+    local = kdsl.local(ring, {"f32": "f32", "f16": "f16", "bf16": "bf16"}[element])
+    module[kernel_name][(threads * n // columns, m // rows), (threads, 1)](
+        c, a.ravel(), b.ravel(), m, n, k, local).wait()
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    error = float(np.abs(c.reshape(m, n) - exact).max() / np.abs(exact).max())
+    ok = error <= bound
+    print(f"{'ok  ' if ok else 'FAIL'} {name:24} {input:20} {m}x{n}x{k} error {error:.2e} (bound {bound:.0e})", flush=True)
+    return ok
+
+
+def main():
+    with tempfile.TemporaryDirectory() as folder:
+        results = [check(*variant, Path(folder)) for variant in variants(sys.argv[1:])]
+    print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
