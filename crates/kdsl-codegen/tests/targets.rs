@@ -175,18 +175,13 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
             !text.contains("wgmma") && warps.image.matrix_units && warps.image.matrix_groups,
             "{arch}"
         );
-        // One instruction per 8 columns in each step's loop body: 16 for N = 128, 2 for N = 16.
-        let in_kernel = |kernel: &str| {
-            let start = text.find(&format!(".entry {kernel}(")).expect(kernel);
-            let rest = &text[start + 1..];
-            let end = rest
-                .find(".entry")
-                .map_or(text.len(), |end| start + 1 + end);
-            text[start..end]
-                .matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-                .count()
-        };
-        assert_eq!(in_kernel("group_mma_wide"), 16, "{arch}: {text}");
+        // One instruction per 8 columns and instruction depth, the depths written out: 16 x 4
+        // for N = 128 and depth 64.
+        assert_eq!(
+            f16_mma_sync_in(&text, "group_mma_wide"),
+            64,
+            "{arch}: {text}"
+        );
         assert!(
             text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
             "{arch}: {text}"
@@ -211,7 +206,38 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
             text.contains("mma.sync.aligned.m16n8k16") && !text.contains(".local"),
             "{arch}: {text}"
         );
+        // A statement deeper than 8 instruction depths loops over them: 16 per loop body.
+        let deep = module_of("deep_group_mma", DEEP_GROUP_MMA);
+        let image = compile_ok("deep_group_mma", &deep, &TargetSpec::ptx(Some(arch))).image;
+        let text = String::from_utf8(image.bytes).unwrap();
+        assert_eq!(f16_mma_sync_in(&text, "deep"), 16, "{arch}: {text}");
     }
+}
+
+/// A matrix-group statement of depth 256: 16 instruction depths of 16.
+const DEEP_GROUP_MMA: &str = "#[work_group_size(128)]
+kernel deep(d: global mut [f32], a_tile: local mut [f16], b_tile: local mut [f16]) {
+    let mut acc: [f32; 64];
+    for i in 0u32..64 {
+        acc[i] = 0.0;
+    }
+    matrix_group_mma(acc, a_tile, 0, 4096, b_tile, 0, 16384, 256);
+    for i in 0u32..64 {
+        d[get_local_id(0) * 64 + i] = acc[i];
+    }
+}
+";
+
+/// The f16 `mma.sync` instructions of `kernel` in the PTX `text` (its `.entry` up to the next).
+fn f16_mma_sync_in(text: &str, kernel: &str) -> usize {
+    let start = text.find(&format!(".entry {kernel}(")).expect(kernel);
+    let rest = &text[start + 1..];
+    let end = rest
+        .find(".entry")
+        .map_or(text.len(), |end| start + 1 + end);
+    text[start..end]
+        .matches("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
+        .count()
 }
 
 /// Matrix tiles reach the tensor cores on NVIDIA (`wmma`; tf32 tiles `mma.sync` m16n8k8, in

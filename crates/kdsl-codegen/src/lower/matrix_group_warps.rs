@@ -29,6 +29,10 @@ use kdsl_ir::{Expression, MatrixOp, ScalarType};
 /// Work-items of a warp, the unit each `mma.sync` runs on.
 const WARP: u32 = 32;
 
+/// Statements of at most this many instruction depths are emitted straight, deeper ones as a
+/// loop over them.
+const UNROLLED_STEPS: u32 = 8;
+
 impl<'ctx> FunctionLowering<'_, 'ctx> {
     pub(super) fn group_mma_by_warps(&mut self, op: &MatrixOp) -> Result<()> {
         let MatrixOp::GroupMultiplyAdd {
@@ -75,6 +79,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             lane,
         };
         let steps = shape.depth / shape.depth_step();
+        let layout = Layout {
+            shape,
+            a_base,
+            b_base,
+            a_offset,
+            a_chunk,
+            b_offset,
+            b_chunk,
+        };
+        if steps <= UNROLLED_STEPS {
+            // Straight-line steps: ptxas can load the next step's fragments during this
+            // step's products.
+            for step in 0..steps {
+                let k = constant(step * shape.depth_step());
+                self.group_mma_step(&layout, &warp, k, *accumulator)?;
+            }
+            return Ok(());
+        }
 
         let function = self
             .builder
@@ -95,38 +117,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let k = self
             .builder
             .build_int_mul(step_value, constant(shape.depth_step()), "")?;
-
-        let layout = Layout {
-            shape,
-            a_base,
-            b_base,
-            a_offset,
-            a_chunk,
-            b_offset,
-            b_chunk,
-        };
-        let a_registers = self.group_a_fragment(&layout, &warp, k)?;
-        let name = match shape.input {
-            GroupInput::F16 => "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
-            GroupInput::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
-            GroupInput::Tf32 => "llvm.nvvm.mma.m16n8k8.row.col.tf32",
-        };
-        let blocks = shape.columns / 8;
-        for pair in (0..blocks).step_by(2) {
-            let single = pair + 1 == blocks;
-            let b_registers = self.group_b_fragments(&layout, &warp, k, pair, single)?;
-            for (block, b) in (pair..blocks.min(pair + 2)).zip(b_registers.chunks(2)) {
-                let mut arguments = a_registers.clone();
-                arguments.extend_from_slice(b);
-                arguments.extend(self.accumulator_registers(*accumulator, 4 * block, None)?);
-                let function = self.intrinsic(name, &[])?;
-                let result = self.call_value(function, &arguments)?.into_struct_value();
-                let values = (0..4)
-                    .map(|index| self.builder.build_extract_value(result, index, ""))
-                    .collect::<std::result::Result<Vec<_>, _>>()?;
-                self.accumulator_registers(*accumulator, 4 * block, Some(&values))?;
-            }
-        }
+        self.group_mma_step(&layout, &warp, k, *accumulator)?;
 
         let next = self.builder.build_int_add(step_value, constant(1), "")?;
         let latch = self
@@ -140,6 +131,41 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.builder
             .build_conditional_branch(finished, done, body)?;
         self.builder.position_at_end(done);
+        Ok(())
+    }
+
+    /// One instruction depth of the statement, from depth `k` on: the warp's `A` fragment,
+    /// then per pair of 8-column blocks their `B` fragments and products.
+    fn group_mma_step(
+        &mut self,
+        layout: &Layout<'ctx>,
+        warp: &Warp<'ctx>,
+        k: IntValue<'ctx>,
+        accumulator: kdsl_ir::PlaceBase,
+    ) -> Result<()> {
+        let shape = layout.shape;
+        let a_registers = self.group_a_fragment(layout, warp, k)?;
+        let name = match shape.input {
+            GroupInput::F16 => "llvm.nvvm.mma.m16n8k16.row.col.f32.f32",
+            GroupInput::Bf16 => "llvm.nvvm.mma.m16n8k16.row.col.bf16",
+            GroupInput::Tf32 => "llvm.nvvm.mma.m16n8k8.row.col.tf32",
+        };
+        let blocks = shape.columns / 8;
+        for pair in (0..blocks).step_by(2) {
+            let single = pair + 1 == blocks;
+            let b_registers = self.group_b_fragments(layout, warp, k, pair, single)?;
+            for (block, b) in (pair..blocks.min(pair + 2)).zip(b_registers.chunks(2)) {
+                let mut arguments = a_registers.clone();
+                arguments.extend_from_slice(b);
+                arguments.extend(self.accumulator_registers(accumulator, 4 * block, None)?);
+                let function = self.intrinsic(name, &[])?;
+                let result = self.call_value(function, &arguments)?.into_struct_value();
+                let values = (0..4)
+                    .map(|index| self.builder.build_extract_value(result, index, ""))
+                    .collect::<std::result::Result<Vec<_>, _>>()?;
+                self.accumulator_registers(accumulator, 4 * block, Some(&values))?;
+            }
+        }
         Ok(())
     }
 
