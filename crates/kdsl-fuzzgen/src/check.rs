@@ -178,6 +178,26 @@ pub fn compile(source: &str, targets: &[TargetSpec], opt_level: u8) -> Result<Bu
         .map_err(|error| error.render("generated.krn", source, false))
 }
 
+/// `targets` without the PTX processors below the one `generated` needs
+/// ([`GeneratedKernel::needs_sm`]), which refuse its matrix tiles by design.
+pub fn targets_for(generated: &GeneratedKernel, targets: &[TargetSpec]) -> Vec<TargetSpec> {
+    targets
+        .iter()
+        .filter(|target| {
+            target.kind != TargetKind::Ptx || {
+                let arch = target.resolved_arch();
+                let number = arch
+                    .trim_start_matches("sm_")
+                    .trim_end_matches('a')
+                    .parse::<u32>()
+                    .unwrap_or(u32::MAX);
+                number >= generated.needs_sm
+            }
+        })
+        .cloned()
+        .collect()
+}
+
 /// Where a generated kernel failed.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stage {
@@ -254,10 +274,11 @@ pub fn check_generated(
             return outcome;
         }
     };
+    let targets = targets_for(generated, targets);
     let mut bundles = Vec::new();
     for &opt_level in opt_levels {
         let started = Instant::now();
-        let compiled = compile(&generated.source, targets, opt_level);
+        let compiled = compile(&generated.source, &targets, opt_level);
         outcome.compile_time += started.elapsed();
         match compiled {
             Ok(bundle) => {

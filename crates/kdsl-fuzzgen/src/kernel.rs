@@ -948,6 +948,7 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
             .iter()
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
+        needs_sm: 0,
     }
 }
 

@@ -47,6 +47,7 @@ pub mod random;
 pub mod run;
 mod scope;
 mod statement;
+mod tiles;
 pub mod types;
 
 pub mod device;
@@ -104,6 +105,8 @@ pub struct GeneratorOptions {
     pub async_copies: bool,
     /// Vector loads (`vload2`..`vload4`) of input buffers and vector arithmetic.
     pub vectors: bool,
+    /// One seed in ten gives a module on sub-group matrix tiles (`tiles.rs`) instead.
+    pub matrix_tiles: bool,
     pub atomics: bool,
     /// `atomic_add` on `f32` and `f64`.
     pub float_atomics: bool,
@@ -217,6 +220,7 @@ impl Default for GeneratorOptions {
             two_dimensional_local_arrays: true,
             async_copies: true,
             vectors: true,
+            matrix_tiles: true,
             atomics: true,
             float_atomics: true,
             device_functions: true,
@@ -241,9 +245,15 @@ pub struct GeneratedKernel {
     pub may_be_undefined: bool,
     /// How often each construct was generated.
     pub coverage: BTreeMap<String, u64>,
+    /// The first NVIDIA processor (sm_XX) that can compile the module (its matrix tiles); 0
+    /// for any. The checks leave PTX targets below it out.
+    pub needs_sm: u32,
 }
 
 /// The module for `seed`: the same seed and options always give the same module and data.
 pub fn generate(seed: u64, options: &GeneratorOptions) -> GeneratedKernel {
+    if options.matrix_tiles && tiles::takes(seed) {
+        return tiles::generate_module(seed, options);
+    }
     kernel::generate_module(seed, options)
 }

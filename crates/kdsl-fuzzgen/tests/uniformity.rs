@@ -208,3 +208,90 @@ fn generated_records_outputs_and_local_arrays_run_on_the_interpreter() {
         "only {records} record outputs"
     );
 }
+
+/// Tile modules (one seed in ten, `tiles.rs`): every shape, source and construct comes up,
+/// and each module runs on the interpreter without undefined behaviour at the sub-group sizes
+/// 4 and 32 (its offsets, strides and output regions fit any size), storing tiles to its
+/// output.
+#[test]
+fn generated_tile_modules_cover_the_shapes_and_run_on_the_interpreter() {
+    use kdsl_fuzzgen::reference::{front_end, interpret};
+    use kdsl_fuzzgen::run::{values_of, ArgumentValue};
+    let count = environment_number("KDSL_FUZZGEN_COUNT", 400);
+    let first_seed = environment_number("KDSL_FUZZGEN_SEED", 1);
+    let options = GeneratorOptions::default();
+    let constructs = [
+        "f16 m16n16k16",
+        "bf16 m16n16k16",
+        "tf32 m16n16k8",
+        "i8 m16n16k16",
+        "u8 m16n16k16",
+        "matrix tiles: from a local array",
+        "matrix tiles: from launch-sized local memory",
+        "matrix tiles: in a loop",
+        "matrix tiles: under a sub-group uniform branch",
+        "matrix tiles: offset from a loop",
+        "matrix tiles: offset from the sub-group",
+        "matrix tiles: stride parameter",
+        "matrix tiles: matrix_load_c",
+        "matrix tiles: matrix_fill",
+    ];
+    let mut seen = vec![0usize; constructs.len()];
+    let mut modules = 0;
+    for seed in first_seed..first_seed + count {
+        let generated = generate(seed, &options);
+        if !generated.source.contains("matrix_mma(") {
+            continue;
+        }
+        modules += 1;
+        for (seen, construct) in seen.iter_mut().zip(constructs) {
+            *seen += usize::from(
+                generated
+                    .coverage
+                    .keys()
+                    .any(|key| key == construct || key.ends_with(construct)),
+            );
+        }
+        // The interpreter is slow in debug builds: run one module in four.
+        if modules % 4 != 1 {
+            continue;
+        }
+        let module = front_end(&generated.source)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{}", generated.source));
+        let run = &generated.runs[0];
+        let out = run
+            .arguments
+            .iter()
+            .position(|a| a.name == "out")
+            .expect("an output");
+        let ArgumentValue::Buffer { data, element, .. } = &run.arguments[out].value else {
+            panic!("seed {seed}: `out` is not a buffer");
+        };
+        for sub_group_size in [4, 32] {
+            let outputs = interpret(&module, run, sub_group_size).unwrap_or_else(|e| {
+                panic!(
+                    "seed {seed}, sub-group size {sub_group_size}: {e:?}\n{}",
+                    generated.source
+                )
+            });
+            let after = outputs[out].as_ref().expect("the output's contents");
+            let changed = values_of(data, *element)
+                .iter()
+                .zip(values_of(after, *element))
+                .filter(|(before, after)| **before != *after)
+                .count();
+            assert!(
+                changed >= 128,
+                "seed {seed}, sub-group size {sub_group_size}: {changed} elements stored\n{}",
+                generated.source
+            );
+        }
+    }
+    assert!(
+        modules * 100 >= 9 * count as usize,
+        "{modules} tile modules"
+    );
+    for (construct, seen) in constructs.iter().zip(seen) {
+        assert!(seen > 0, "`{construct}` in none of {modules} tile modules");
+    }
+}
