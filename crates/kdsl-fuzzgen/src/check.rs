@@ -179,7 +179,8 @@ pub fn compile(source: &str, targets: &[TargetSpec], opt_level: u8) -> Result<Bu
 }
 
 /// `targets` without the PTX processors below the one `generated` needs
-/// ([`GeneratedKernel::needs_sm`]), which refuse its matrix tiles by design.
+/// ([`GeneratedKernel::needs_sm`]), which refuse its matrix tiles by design, and with sm_90a
+/// (wgmma) where it has matrix-group statements.
 pub fn targets_for(generated: &GeneratedKernel, targets: &[TargetSpec]) -> Vec<TargetSpec> {
     targets
         .iter()
@@ -195,6 +196,11 @@ pub fn targets_for(generated: &GeneratedKernel, targets: &[TargetSpec]) -> Vec<T
             }
         })
         .cloned()
+        .chain(
+            generated
+                .matrix_groups
+                .then(|| TargetSpec::ptx(Some("sm_90a"))),
+        )
         .collect()
 }
 

@@ -949,6 +949,7 @@ pub fn generate_module(seed: u64, options: &GeneratorOptions) -> GeneratedKernel
             .map(|(k, v)| (k.to_string(), *v))
             .collect(),
         needs_sm: 0,
+        matrix_groups: false,
     }
 }
 

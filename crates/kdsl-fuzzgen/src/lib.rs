@@ -41,6 +41,7 @@ mod expression;
 pub mod facts;
 mod function;
 mod generator;
+mod groups;
 mod kernel;
 pub mod pack;
 pub mod random;
@@ -107,6 +108,8 @@ pub struct GeneratorOptions {
     pub vectors: bool,
     /// One seed in ten gives a module on sub-group matrix tiles (`tiles.rs`) instead.
     pub matrix_tiles: bool,
+    /// Another one in ten gives a module on matrix-group tiles (`groups.rs`).
+    pub matrix_groups: bool,
     pub atomics: bool,
     /// `atomic_add` on `f32` and `f64`.
     pub float_atomics: bool,
@@ -221,6 +224,7 @@ impl Default for GeneratorOptions {
             async_copies: true,
             vectors: true,
             matrix_tiles: true,
+            matrix_groups: true,
             atomics: true,
             float_atomics: true,
             device_functions: true,
@@ -248,12 +252,17 @@ pub struct GeneratedKernel {
     /// The first NVIDIA processor (sm_XX) that can compile the module (its matrix tiles); 0
     /// for any. The checks leave PTX targets below it out.
     pub needs_sm: u32,
+    /// The module has matrix-group statements: the checks add PTX for sm_90a (wgmma).
+    pub matrix_groups: bool,
 }
 
 /// The module for `seed`: the same seed and options always give the same module and data.
 pub fn generate(seed: u64, options: &GeneratorOptions) -> GeneratedKernel {
     if options.matrix_tiles && tiles::takes(seed) {
         return tiles::generate_module(seed, options);
+    }
+    if options.matrix_groups && groups::takes(seed) {
+        return groups::generate_module(seed, options);
     }
     kernel::generate_module(seed, options)
 }

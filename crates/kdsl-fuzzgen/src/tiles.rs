@@ -364,6 +364,7 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         may_be_undefined: false,
         coverage: g.coverage,
         needs_sm: shape.needs_sm,
+        matrix_groups: false,
     }
 }
 
