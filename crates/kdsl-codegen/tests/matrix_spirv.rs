@@ -347,6 +347,8 @@ fn every_kernel_compiles_for_intel_gpus() {
 
 /// Shapes the engines have no unit for here (tf32, `i8`, `u8`, `bf16`: see
 /// `target::spirv::intel_gpu_matrix_units`) take the plain lowering whole; so does plain `spirv`.
+/// SPIR-V lays it out for sub-groups of 16 (`PlainLayout::Lanes`), which every kernel with
+/// tiles requires, and reads `A` with broadcasts.
 #[test]
 fn shapes_without_a_unit_take_the_plain_lowering() {
     for (file, spec) in [
@@ -362,13 +364,18 @@ fn shapes_without_a_unit_take_the_plain_lowering() {
         let (text, matrix_units) = disassembly(file, &spec);
         assert!(!matrix_units, "{file} {spec}");
         assert!(!text.contains("CooperativeMatrix"), "{file} {spec}");
-        // The plain lowering reads the sub-group size (`BuiltIn SubgroupSize`), and requires none.
+        let required: Vec<&str> = text
+            .lines()
+            .filter(|line| line.contains("OpExecutionMode") && line.contains("SubgroupSize"))
+            .collect();
+        assert!(!required.is_empty(), "{file} {spec}");
         assert!(
-            !text
-                .lines()
-                .any(|line| line.contains("OpExecutionMode") && line.contains("SubgroupSize")),
-            "{file} {spec}"
+            required
+                .iter()
+                .all(|line| line.ends_with("SubgroupSize 16")),
+            "{file} {spec}: {required:?}"
         );
+        assert!(text.contains("OpGroupBroadcast"), "{file} {spec}");
     }
 }
 

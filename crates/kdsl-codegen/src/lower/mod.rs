@@ -94,7 +94,7 @@ pub(crate) fn lower_module<'ctx>(
             form = std::borrow::Cow::Owned(if target.uses_matrix_units(features) {
                 kdsl_ir::tile_registers::unroll_tile_zeroing(&form)
             } else {
-                kdsl_ir::matrix::expand_plain(&form)
+                kdsl_ir::matrix::expand_plain_in(&form, target.plain_tile_layout(features))
             });
         }
         if target.async_copies == crate::target::AsyncCopies::Plain && features.uses_async_copies()

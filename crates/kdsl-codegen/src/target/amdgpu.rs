@@ -206,6 +206,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::AmdgpuCodeObject { linker },
         matrix_units: matrix_units(arch),
+        plain_tile_lanes: None,
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
         bf16_rounding: crate::target::Bf16Rounding::Integer,

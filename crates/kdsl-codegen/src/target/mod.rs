@@ -551,6 +551,10 @@ pub(crate) struct TargetDescription {
     pub legalization: Legalization,
     pub output: OutputFormat,
     pub matrix_units: MatrixUnits,
+    /// The sub-group size the plain lowering of tiles is laid out for
+    /// (`kdsl_ir::matrix::PlainLayout::Lanes`), which kernels running them then require;
+    /// `None`: laid out for any size (`PlainLayout::AnySize`).
+    pub plain_tile_lanes: Option<u32>,
     pub matrix_groups: MatrixGroups,
     pub async_copies: AsyncCopies,
     pub bf16_rounding: Bf16Rounding,
@@ -575,20 +579,38 @@ impl TargetDescription {
     }
 
     /// The sub-group size `function` (a kernel) must run with because its tiles reach
-    /// matrix units that need one (Intel's cooperative matrices); `None` elsewhere.
+    /// matrix units that need one (Intel's cooperative matrices) or a plain lowering laid out
+    /// for one ([`TargetDescription::plain_tile_layout`]); `None` elsewhere.
     pub fn required_sub_group_size(
         &self,
         features: &kdsl_ir::analysis::ModuleFeatures,
         function: kdsl_ir::FunctionId,
     ) -> Option<u32> {
+        if !features.runs_matrix_tiles(function) {
+            return None;
+        }
         match self.matrix_units {
-            MatrixUnits::CooperativeMatrix(units)
-                if self.matrix_units.native_for(features)
-                    && features.runs_matrix_tiles(function) =>
-            {
+            MatrixUnits::CooperativeMatrix(units) if self.matrix_units.native_for(features) => {
                 Some(units.sub_group_size)
             }
-            _ => None,
+            _ => match self.plain_tile_layout(features) {
+                kdsl_ir::matrix::PlainLayout::Lanes(lanes) => Some(lanes),
+                kdsl_ir::matrix::PlainLayout::AnySize => None,
+            },
+        }
+    }
+
+    /// The layout of a module's tiles where they take the plain lowering (outside checked
+    /// mode, which lays them out for any size).
+    pub fn plain_tile_layout(
+        &self,
+        features: &kdsl_ir::analysis::ModuleFeatures,
+    ) -> kdsl_ir::matrix::PlainLayout {
+        match self.plain_tile_lanes {
+            Some(lanes) if !self.uses_matrix_units(features) => {
+                kdsl_ir::matrix::PlainLayout::Lanes(lanes)
+            }
+            _ => kdsl_ir::matrix::PlainLayout::AnySize,
         }
     }
 

@@ -128,6 +128,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         output: OutputFormat::PtxAssembly,
         matrix_units: crate::target::MatrixUnits::NvvmWmma { capability },
+        plain_tile_lanes: None,
         matrix_groups: if arch == WGMMA_PROCESSOR {
             crate::target::MatrixGroups::Wgmma
         } else if capability >= 80 {

@@ -194,6 +194,10 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             },
         },
         matrix_units,
+        // Every SPIR-V device kdsl loads (the Intel CPU device: 4 to 64; Intel GPUs: 8, 16 and
+        // 32, Data Center GPU Max 16 and 32) has sub-groups of 16: with that size known, the
+        // plain tiles' private indices are uniform and the CPU device vectorizes them.
+        plain_tile_lanes: Some(16),
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
         bf16_rounding: crate::target::Bf16Rounding::Integer,

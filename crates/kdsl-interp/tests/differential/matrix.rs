@@ -1161,3 +1161,72 @@ fn kmeans_near_ties_need_the_split() {
         nearest.len()
     );
 }
+
+/// The plain layout SPIR-V compiles (`PlainLayout::Lanes(16)`: lane `l` holds tile elements
+/// `j * 16 + l`, `A` read by broadcasts, sub-groups of 16 required) computes the same bits as
+/// the one the interpreter runs, on any sub-group size, for every shape.
+#[test]
+fn plain_layouts_agree_bit_for_bit() {
+    let (m, n, k) = (64usize, 64usize, 32usize);
+    let mut random = Random::new(98);
+    let local = Case::new(
+        "mma_local",
+        InterpLaunch::new([64 * n as u32 / 32, m as u32 / 32], [64, 1]),
+        vec![
+            buffer(vec![0.0f32; m * n]),
+            buffer(f16s(&mut random, m * k)),
+            buffer(f16s(&mut random, k * n)),
+            scalar(n as u32),
+            scalar(k as u32),
+            scalar(0.5f32),
+        ],
+    );
+    let (a, b) = (f16s(&mut random, 128 * 128), f16s(&mut random, 128 * 128));
+    let ring = InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136));
+    let cases = [
+        ("matrix", matrix_global_case(90, 32, 48, 64)),
+        ("matrix", local),
+        ("matrix_tf32", tf32_case(92, 32, 32, 24)),
+        ("matrix_bf16", f32_input_case("mma_bf16", 92, 32, 48, 64)),
+        ("matrix_i8", i8_case(95)),
+        ("matrix_u8", u8_case(97)),
+        (
+            "matrix_ring",
+            gemm_case("hgemm_ring", (128, 128, 128), a, b, ring),
+        ),
+    ];
+    let bits = |argument: &InterpArgument| -> Vec<u32> {
+        match argument {
+            InterpArgument::Buffer(HostBuffer::F32(v)) => v.iter().map(|x| x.to_bits()).collect(),
+            InterpArgument::Buffer(HostBuffer::I32(v)) => v.iter().map(|&x| x as u32).collect(),
+            other => panic!("not an f32 or i32 buffer: {other:?}"),
+        }
+    };
+    for (file, case) in cases {
+        let module = compile_file(&format!("tests/kernels/{file}.krn"));
+        let lanes =
+            kdsl_ir::matrix::expand_plain_in(&module, kdsl_ir::matrix::PlainLayout::Lanes(16));
+        let mut want = case.arguments.clone();
+        run_kernel(&module, case.kernel, &case.launch, &mut want).expect("any size");
+        let mut got = case.arguments.clone();
+        let launch = case.launch.with_sub_group_size(16);
+        run_kernel(&lanes, case.kernel, &launch, &mut got).expect("lanes of 16");
+        assert_eq!(
+            bits(&want[0]),
+            bits(&got[0]),
+            "{}: lanes of 16",
+            case.kernel
+        );
+        // Another sub-group size of the same layout-free definition agrees too.
+        let mut other = case.arguments.clone();
+        let launch = case.launch.with_sub_group_size(8);
+        run_kernel(&module, case.kernel, &launch, &mut other).expect("any size, 8");
+        assert_eq!(
+            bits(&want[0]),
+            bits(&other[0]),
+            "{}: sub-groups of 8",
+            case.kernel
+        );
+        assert!(bits(&want[0]).iter().any(|&x| x != 0), "{}", case.kernel);
+    }
+}
