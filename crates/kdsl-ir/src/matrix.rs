@@ -593,7 +593,8 @@ impl Expander<'_> {
 /// The statements of [`PlainLayout::Lanes`]: lane `l` holds element `j * lanes + l` of a
 /// tile in its array's element (slot) `j`. Tiles are 8 or 16 columns wide and `lanes` divides
 /// 16, so a slot holds part of one row ([`Lanes::position`]); an accumulator slot's row is
-/// the same in every lane, so a product's `A[row][k]` is one lane's slot, broadcast.
+/// the same in every lane, so a product's `A[row][k]` is one lane's slot, broadcast. tf32
+/// tiles hold their inputs rounded.
 struct Lanes {
     e: Build,
     lanes: u32,
@@ -617,10 +618,14 @@ impl Lanes {
             } => {
                 let (rows, columns) = shape.dimensions(*role);
                 let element = shape.element(*role);
-                let body = vec![e.store(
-                    e.array_place(*tile, element, j()),
-                    e.load(e.memory_place(memory, self.address(offset, stride, columns))),
-                )];
+                let mut value =
+                    e.load(e.memory_place(memory, self.address(offset, stride, columns)));
+                if element == ScalarType::F32 && *role != MatrixRole::Accumulator {
+                    // tf32 inputs are rounded once, here, rather than at every product
+                    // (rounding again changes nothing).
+                    value = e.math(MathFunction::RoundTf32, value);
+                }
+                let body = vec![e.store(e.array_place(*tile, element, j()), value)];
                 self.slot_loop(rows * columns, body)
             }
             MatrixOp::Store {
@@ -673,8 +678,9 @@ impl Lanes {
         let per_row = n / self.lanes;
         let j = || e.var(self.s.index, ScalarType::U32);
         let kk = || e.var(self.s.k, ScalarType::U32);
+        // tf32 inputs were rounded as they were loaded.
         let widen = |value: Expression| match input {
-            ScalarType::F32 => e.math(MathFunction::RoundTf32, value),
+            ScalarType::F32 => value,
             _ => e.cast(value, ty),
         };
         let a_index = || e.add(e.mul(e.div(j(), e.u32(per_row)), e.u32(k)), kk());
