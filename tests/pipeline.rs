@@ -283,3 +283,87 @@ fn the_cpu_device_takes_the_plain_image_beside_an_intel_gpus() {
         }
     }
 }
+
+/// One tf32 tile product per sub-group, every sub-group the same: D = A x B + C, stored to
+/// the sub-group's own 256 elements of `d`.
+const TILE_PER_SUB_GROUP: &str = r#"
+kernel tile_per_sub_group(d: global mut [f32], a: global [f32], b: global [f32], c: global [f32]) {
+    let mut acc: [f32; 256];
+    let mut a_tile: [f32; 128];
+    let mut b_tile: [f32; 128];
+    matrix_load_c(acc, c, 0, 16);
+    matrix_load_a(a_tile, a, 0, 8);
+    matrix_load_b(b_tile, b, 0, 16);
+    matrix_mma(acc, a_tile, b_tile, acc);
+    let sub_group = get_group_id(0) * get_num_sub_groups() + get_sub_group_id();
+    matrix_store(acc, d, sub_group * 256, 16);
+}
+"#;
+
+/// Plain SPIR-V lays tiles out for sub-groups of 16 (`kdsl_ir::matrix::PlainLayout::Lanes`):
+/// the image records it, a launch whose work-groups are not whole sub-groups is a launch
+/// error that leaves the queue usable, and an open launch gets whole sub-groups.
+#[test]
+fn tiles_in_lanes_of_16_refuse_partial_sub_groups() {
+    let bundle = kdsl::compile(
+        "tiles.krn",
+        TILE_PER_SUB_GROUP,
+        &[kdsl::TargetSpec::spirv()],
+        &CompileOptions::default(),
+    )
+    .unwrap_or_else(|error| panic!("{}", error.render("tiles.krn", TILE_PER_SUB_GROUP, false)));
+    let bundle = kdsl::Bundle::from_bytes(&bundle.to_bytes()).unwrap();
+    assert_eq!(bundle.images[0].tile_sub_group_size, Some(16));
+    assert!(bundle.kernels[0].tiles);
+    let device =
+        Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
+    if device.info().target != kdsl::runtime::DeviceTarget::Spirv {
+        eprintln!("skipped: {} is no plain SPIR-V device", device.info().name);
+        return;
+    }
+    let a: Vec<f32> = (0..128).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+    let b: Vec<f32> = (0..128).map(|i| ((i * 5) % 7) as f32 - 3.0).collect();
+    let c: Vec<f32> = (0..256).map(|i| (i % 5) as f32).collect();
+    let expected: Vec<f32> = (0..256)
+        .map(|i| {
+            let (row, column) = (i / 16, i % 16);
+            c[i] + (0..8)
+                .map(|k| a[row * 8 + k] * b[k * 16 + column])
+                .sum::<f32>()
+        })
+        .collect();
+    let program = device.load(&bundle).unwrap();
+    let kernel = program.kernel("tile_per_sub_group").unwrap();
+    let (a, b, c) = (
+        device.buffer_from(&a).unwrap(),
+        device.buffer_from(&b).unwrap(),
+        device.buffer_from(&c).unwrap(),
+    );
+    let mut d = device.alloc::<f32>(8 * 256).unwrap();
+    let error = kernel
+        .launch(&Launch::new([48], [24]), &args![&mut d, &a, &b, &c])
+        .err()
+        .expect("24 work-items are no whole sub-groups of 16");
+    assert!(
+        matches!(error, kdsl::runtime::RuntimeError::BadLaunch { .. })
+            && error.to_string().contains("need whole sub-groups of 16"),
+        "{error}"
+    );
+    for launch in [Launch::new([64], [32]), Launch::global_only([128])] {
+        let mut d = device.alloc::<f32>(8 * 256).unwrap();
+        kernel
+            .launch(&launch, &args![&mut d, &a, &b, &c])
+            .unwrap()
+            .wait()
+            .unwrap();
+        let got = d.read_to_vec().unwrap();
+        let sub_groups = launch.global()[0] as usize / 16;
+        for sub_group in 0..sub_groups {
+            assert_eq!(
+                &got[sub_group * 256..(sub_group + 1) * 256],
+                &expected[..],
+                "sub-group {sub_group} of {launch:?}"
+            );
+        }
+    }
+}

@@ -104,6 +104,12 @@ pub struct Image {
     /// Whether the image runs matrix-group statements on matrix units, where their
     /// work-groups must be whole groups ([`KernelInfo::check_matrix_groups`]).
     pub matrix_groups: bool,
+    /// The sub-group size whose whole sub-groups the image's sub-group tiles need
+    /// ([`KernelInfo::tiles`]): the size their plain lowering is laid out for, or the matrix
+    /// units' (a warp, a wavefront); their work-groups must be a multiple of it
+    /// ([`KernelInfo::check_tile_sub_groups`]). `None` where any work-group computes them
+    /// (the plain lowering for any size, checked mode).
+    pub tile_sub_group_size: Option<u32>,
 }
 
 impl Image {
@@ -191,6 +197,9 @@ struct ImageEntry {
     /// Absent (false) in files written before matrix groups reached units.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     matrix_groups: bool,
+    /// Absent (none) in files written before tiles needed whole sub-groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tile_sub_group_size: Option<u32>,
 }
 
 /// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
@@ -259,6 +268,7 @@ impl Bundle {
                     checksum: Some(image_checksum(&image.bytes)),
                     matrix_units: image.matrix_units,
                     matrix_groups: image.matrix_groups,
+                    tile_sub_group_size: image.tile_sub_group_size,
                 };
                 offset += image.bytes.len() as u64;
                 entry
@@ -363,6 +373,7 @@ impl Bundle {
                 bytes: bytes.to_vec(),
                 matrix_units: entry.matrix_units,
                 matrix_groups: entry.matrix_groups,
+                tile_sub_group_size: entry.tile_sub_group_size,
             });
         }
         Ok(Bundle {
@@ -439,6 +450,7 @@ mod tests {
                     bytes: vec![3, 2, 0x23, 7],
                     matrix_units: false,
                     matrix_groups: false,
+                    tile_sub_group_size: Some(16),
                 },
                 Image {
                     target: TargetKind::Ptx,
@@ -446,6 +458,7 @@ mod tests {
                     bytes: b".version 7.8".to_vec(),
                     matrix_units: true,
                     matrix_groups: true,
+                    tile_sub_group_size: Some(32),
                 },
             ],
             constants: vec![

@@ -55,6 +55,12 @@ pub struct KernelInfo {
     /// Older bundles read as `false`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub matrix_groups: bool,
+    /// True when the kernel (or a device function it calls) has sub-group tiles
+    /// (`matrix_mma`). On an image whose tiles need whole sub-groups
+    /// ([`crate::Image::tile_sub_group_size`]) its work-groups must then be a multiple of that
+    /// size ([`KernelInfo::check_tile_sub_groups`]). Older bundles read as `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tiles: bool,
 }
 
 /// Every entry point of `kernels` with its kernel: each kernel's name, then its contiguous
@@ -334,7 +340,40 @@ impl KernelInfo {
                 .contiguous_entry
                 .map(|copy| module.function(copy).name.clone()),
             matrix_groups: info.features.runs_group_matrix(id),
+            tiles: info.features.runs_matrix_tiles(id),
         }
+    }
+
+    /// Checks that a launch's work-group (`local`, one entry per dimension) is made of whole
+    /// sub-groups of `lanes` work-items where the kernel has sub-group tiles and the image
+    /// (`image` as users name it: `spirv`) lays them out for sub-groups of that size
+    /// ([`crate::Image::tile_sub_group_size`]); any size is right otherwise.
+    pub fn check_tile_sub_groups(
+        &self,
+        local: &[u64],
+        lanes: Option<u32>,
+        image: &str,
+    ) -> Result<(), String> {
+        let Some(lanes) = lanes.filter(|_| self.tiles) else {
+            return Ok(());
+        };
+        let items = local
+            .iter()
+            .try_fold(1u64, |items, &size| items.checked_mul(size));
+        if items.is_some_and(|n| n % u64::from(lanes) == 0) {
+            return Ok(());
+        }
+        Err(format!(
+            "the kernel's matrix tiles in the {image} image need whole sub-groups of {lanes} \
+             work-items, so work-groups of a multiple of {lanes}, but the launch uses {} \
+             work-items ({})",
+            items.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+            local
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(" x ")
+        ))
     }
 
     /// Checks that a launch's work-group (`local`, one entry per dimension) is made of whole
@@ -513,6 +552,46 @@ mod tests {
         assert!(!serde_json::to_string(&kernel(None))
             .unwrap()
             .contains("matrix_groups"));
+    }
+
+    #[test]
+    fn tiles_laid_out_for_a_sub_group_size_need_whole_sub_groups() {
+        let tiles = KernelInfo {
+            tiles: true,
+            ..kernel(None)
+        };
+        for local in [&[16][..], &[64], &[8, 2], &[4, 2, 2], &[128]] {
+            assert_eq!(
+                tiles.check_tile_sub_groups(local, Some(16), "spirv"),
+                Ok(())
+            );
+        }
+        assert_eq!(
+            tiles.check_tile_sub_groups(&[24], Some(16), "spirv"),
+            Err(
+                "the kernel's matrix tiles in the spirv image need whole sub-groups of 16 \
+                 work-items, so work-groups of a multiple of 16, but the launch uses 24 \
+                 work-items (24)"
+                    .into()
+            )
+        );
+        assert!(tiles
+            .check_tile_sub_groups(&[8, 3], Some(32), "ptx:sm_90")
+            .is_err_and(|why| why.ends_with("uses 24 work-items (8 x 3)")));
+        // Tiles laid out for any size, and a kernel without tiles, take any work-group.
+        assert_eq!(tiles.check_tile_sub_groups(&[24], None, "spirv"), Ok(()));
+        assert_eq!(
+            kernel(None).check_tile_sub_groups(&[24], Some(16), "spirv"),
+            Ok(())
+        );
+        let old: KernelInfo = serde_json::from_str(
+            r#"{"name":"k","parameters":[],"local_memory_bytes":0,"ids_fit_in_31_bits":true}"#,
+        )
+        .unwrap();
+        assert!(!old.tiles);
+        assert!(serde_json::to_string(&tiles)
+            .unwrap()
+            .contains(r#""tiles":true"#));
     }
 
     #[test]

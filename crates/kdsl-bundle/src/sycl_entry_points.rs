@@ -114,6 +114,7 @@ mod tests {
                 bytes: bytes.as_bytes().to_vec(),
                 matrix_units: false,
                 matrix_groups: false,
+                tile_sub_group_size: None,
             }],
             entry_point_prefix: String::new(),
         }

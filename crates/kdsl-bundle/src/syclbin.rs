@@ -206,6 +206,9 @@ pub struct KdslMetadata {
     /// `matrix_groups` in `[kdsl/metadata]`, comma-separated, absent where empty.
     pub matrix_units: Vec<String>,
     pub matrix_groups: Vec<String>,
+    /// [`Image::tile_sub_group_size`] of each image that has one, as `image=size`
+    /// (`spirv=16`); `tile_sub_groups` in `[kdsl/metadata]`, absent where empty.
+    pub tile_sub_groups: Vec<String>,
 }
 
 /// A collection of images that share kernel names.
@@ -271,6 +274,14 @@ impl Syclbin {
                 kernels: bundle.kernels.clone(),
                 matrix_units: described(bundle, |image| image.matrix_units),
                 matrix_groups: described(bundle, |image| image.matrix_groups),
+                tile_sub_groups: bundle
+                    .images
+                    .iter()
+                    .filter_map(|image| {
+                        let size = image.tile_sub_group_size?;
+                        Some(format!("{}={size}", image.describe()))
+                    })
+                    .collect(),
             }),
             ..AbstractModule::default()
         };
@@ -325,6 +336,7 @@ impl Syclbin {
                         bytes: ir.bytes.clone(),
                         matrix_units: false,
                         matrix_groups: false,
+                        tile_sub_group_size: None,
                     }));
                 }
             }
@@ -340,6 +352,7 @@ impl Syclbin {
                     bytes: native.bytes.clone(),
                     matrix_units: false,
                     matrix_groups: false,
+                    tile_sub_group_size: None,
                 }));
             }
         }
@@ -543,6 +556,7 @@ impl AbstractModule {
                     .with("kernels", PropertyValue::Bytes(kernels))
                     .with_list("matrix_units", &kdsl.matrix_units)
                     .with_list("matrix_groups", &kdsl.matrix_groups)
+                    .with_list("tile_sub_groups", &kdsl.tile_sub_groups)
                     .with(
                         "checksums",
                         PropertyValue::Bytes(self.image_checksums().join(",").into_bytes()),
@@ -985,6 +999,7 @@ fn parse_kdsl_metadata(set: &PropertySet) -> Result<KdslMetadata, BundleError> {
         kernels,
         matrix_units: list("matrix_units")?,
         matrix_groups: list("matrix_groups")?,
+        tile_sub_groups: list("tile_sub_groups")?,
     })
 }
 
@@ -1005,6 +1020,14 @@ impl KdslMetadata {
         Image {
             matrix_units: self.matrix_units.contains(&name),
             matrix_groups: self.matrix_groups.contains(&name),
+            tile_sub_group_size: self.tile_sub_groups.iter().find_map(|entry| {
+                let (image, size) = entry.split_once('=')?;
+                if image == name {
+                    size.parse().ok()
+                } else {
+                    None
+                }
+            }),
             ..image
         }
     }
@@ -1047,6 +1070,7 @@ mod tests {
                     bytes: b"\x03\x02\x23\x07 OpEntryPoint __sycl_kernel_saxpy".to_vec(),
                     matrix_units: false,
                     matrix_groups: false,
+                    tile_sub_group_size: Some(16),
                 },
                 Image {
                     target: TargetKind::Ptx,
@@ -1054,6 +1078,7 @@ mod tests {
                     bytes: b".entry __sycl_kernel_saxpy(".to_vec(),
                     matrix_units: true,
                     matrix_groups: true,
+                    tile_sub_group_size: Some(32),
                 },
                 Image {
                     target: TargetKind::Amdgpu,
@@ -1061,6 +1086,7 @@ mod tests {
                     bytes: b"\x7fELF __sycl_kernel_saxpy.kd".to_vec(),
                     matrix_units: false,
                     matrix_groups: false,
+                    tile_sub_group_size: Some(16),
                 },
             ],
             constants: Vec::new(),

@@ -170,6 +170,20 @@ fn inspect(path: &Path) -> Result<(), String> {
             groups_on_units.join(", ")
         );
     }
+    let tile_sub_groups: Vec<String> = bundle
+        .images
+        .iter()
+        .filter_map(|image| {
+            let size = image.tile_sub_group_size?;
+            Some(format!("{} ({size})", image.describe()))
+        })
+        .collect();
+    if !tile_sub_groups.is_empty() {
+        out!(
+            "tiles in whole sub-groups (work-groups of a multiple of): {}",
+            tile_sub_groups.join(", ")
+        );
+    }
     for kernel in &bundle.kernels {
         print_kernel(kernel);
     }
@@ -280,8 +294,13 @@ fn print_kernel(kernel: &kdsl::KernelInfo) {
     } else {
         ""
     };
+    let tiles = if kernel.tiles {
+        ", sub-group tiles"
+    } else {
+        ""
+    };
     out!(
-        "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}{groups}",
+        "kernel {}({}) local memory {} bytes{work_group}{indices}{contiguous}{groups}{tiles}",
         kernel.name,
         parameters.join(", "),
         kernel.local_memory_bytes

@@ -199,6 +199,11 @@ pub(crate) fn compile(
             // Checked mode takes the plain lowering everywhere (`lower_module`).
             matrix_units: !options.checked && target.uses_matrix_units(&info.features),
             matrix_groups: !options.checked && target.runs_matrix_groups_on_units(&info.features),
+            tile_sub_group_size: if options.checked {
+                None
+            } else {
+                target.tile_sub_group_size(&info.features)
+            },
         },
         llvm_ir,
         requirements,

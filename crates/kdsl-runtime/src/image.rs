@@ -112,6 +112,7 @@ mod tests {
                     bytes: arch.as_bytes().to_vec(),
                     matrix_units: false,
                     matrix_groups: false,
+                    tile_sub_group_size: None,
                 })
                 .collect(),
             entry_point_prefix: String::new(),

@@ -183,6 +183,7 @@ fn null_saxpy_kernel(device: &Device) -> Kernel {
         source_name: "saxpy.krn".into(),
         image: "null".into(),
         matrix_groups_on_units: false,
+        tile_sub_group_size: None,
         backend: Box::new(NullKernel),
         contiguous: None,
     }
@@ -198,6 +199,7 @@ fn matrix_groups_on_matrix_units_refuse_partial_groups() {
         },
         image: "ptx:sm_90a".into(),
         matrix_groups_on_units: true,
+        tile_sub_group_size: None,
         ..null_saxpy_kernel(&device)
     };
     let x: Buffer<f32> = device.buffer_from(&[1.0; 256]).unwrap();
@@ -226,6 +228,7 @@ fn matrix_groups_on_matrix_units_refuse_partial_groups() {
         .unwrap();
     let plain = Kernel {
         matrix_groups_on_units: false,
+        tile_sub_group_size: None,
         ..kernel
     };
     plain
@@ -314,6 +317,7 @@ fn null_scale_kernel(device: &Device) -> Kernel {
         source_name: "scale.krn".into(),
         image: "null".into(),
         matrix_groups_on_units: false,
+        tile_sub_group_size: None,
         backend: Box::new(EntryKernel("own")),
     }
 }

@@ -18,6 +18,8 @@ pub struct Program {
     image: String,
     /// Whether the image runs matrix-group statements on matrix units ([`Image::matrix_groups`]).
     matrix_groups_on_units: bool,
+    /// Whole sub-groups of this size that its tiles need ([`Image::tile_sub_group_size`]).
+    tile_sub_group_size: Option<u32>,
     kernels: Vec<KernelInfo>,
     entry_point_prefix: String,
     module: Arc<dyn ModuleBackend>,
@@ -45,6 +47,7 @@ impl Program {
             source_name: bundle.source_name.clone(),
             image: image.describe(),
             matrix_groups_on_units: image.matrix_groups,
+            tile_sub_group_size: image.tile_sub_group_size,
             kernels: bundle.kernels.clone(),
             entry_point_prefix: bundle.entry_point_prefix.clone(),
             module,
@@ -95,6 +98,7 @@ impl Program {
             source_name: self.source_name.clone(),
             image: self.image.clone(),
             matrix_groups_on_units: self.matrix_groups_on_units,
+            tile_sub_group_size: self.tile_sub_group_size,
             backend,
             contiguous,
         })
@@ -113,6 +117,8 @@ pub struct Kernel {
     /// on matrix units, which decides the work-groups they accept.
     pub(crate) image: String,
     pub(crate) matrix_groups_on_units: bool,
+    /// Whole sub-groups of this size that the image's tiles need, if any.
+    pub(crate) tile_sub_group_size: Option<u32>,
     pub(crate) backend: Box<dyn KernelBackend>,
     /// The kernel's entry point for contiguous arrays, where the bundle names one.
     pub(crate) contiguous: Option<ContiguousEntry>,

@@ -143,6 +143,13 @@ impl<'q> QueueRef<'q> {
             kernel
                 .info
                 .check_matrix_groups(launch.local(), kernel.matrix_groups_on_units, &kernel.image)
+                .and_then(|()| {
+                    kernel.info.check_tile_sub_groups(
+                        launch.local(),
+                        kernel.tile_sub_group_size,
+                        &kernel.image,
+                    )
+                })
                 .map_err(|why| RuntimeError::BadLaunch {
                     kernel: kernel.info.name.clone(),
                     why,
@@ -170,15 +177,21 @@ impl<'q> QueueRef<'q> {
         let chosen;
         let launch = if launch.local_left_open() {
             let info = &self.device.inner.info;
-            let device_chooses = info.backend == BackendKind::Sycl;
+            // Tiles that need whole sub-groups get a size chosen here, in whole sub-groups.
+            let tile_lanes = kernel.tile_sub_group_size.filter(|_| kernel.info.tiles);
+            let device_chooses = info.backend == BackendKind::Sycl && tile_lanes.is_none();
             let budget = entry.occupancy_group_size().unwrap_or(256);
-            let open = launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
-            let groups_on_units = kernel.info.matrix_groups && kernel.matrix_groups_on_units;
-            chosen = if groups_on_units && kernel.info.work_group_size.is_none() {
-                open.in_whole_groups(u64::from(kdsl_ir::matrix_group::GROUP_SIZE))
-            } else {
-                open
-            };
+            let mut open =
+                launch.with_local_chosen(&kernel.info, device_chooses, budget, &info.limits);
+            if kernel.info.work_group_size.is_none() {
+                if kernel.info.matrix_groups && kernel.matrix_groups_on_units {
+                    open = open.in_whole_groups(u64::from(kdsl_ir::matrix_group::GROUP_SIZE));
+                }
+                if let Some(lanes) = tile_lanes {
+                    open = open.in_whole_groups(u64::from(lanes));
+                }
+            }
+            chosen = open;
             &chosen
         } else {
             launch

@@ -600,6 +600,27 @@ impl TargetDescription {
         }
     }
 
+    /// The sub-group size whose whole sub-groups a module's sub-group tiles need here
+    /// (`kdsl_bundle::Image::tile_sub_group_size`): the cooperative matrices' size, the matrix
+    /// units' own sub-group (a warp, a wavefront), or the size the plain lowering is laid out
+    /// for; `None` without tiles or where they are laid out for any size.
+    pub fn tile_sub_group_size(&self, features: &kdsl_ir::analysis::ModuleFeatures) -> Option<u32> {
+        if features.matrix_shapes().is_empty() {
+            return None;
+        }
+        if self.matrix_units.native_for(features) {
+            return match (self.matrix_units, self.sub_groups) {
+                (MatrixUnits::CooperativeMatrix(units), _) => Some(units.sub_group_size),
+                (_, SubGroupLowering::Shuffles { size, .. }) => Some(size),
+                (_, SubGroupLowering::OpenClBuiltins) => None,
+            };
+        }
+        match self.plain_tile_layout(features) {
+            kdsl_ir::matrix::PlainLayout::Lanes(lanes) => Some(lanes),
+            kdsl_ir::matrix::PlainLayout::AnySize => None,
+        }
+    }
+
     /// The layout of a module's tiles where they take the plain lowering (outside checked
     /// mode, which lays them out for any size).
     pub fn plain_tile_layout(

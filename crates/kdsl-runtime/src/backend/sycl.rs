@@ -900,6 +900,7 @@ mod tests {
             bytes: Vec::new(),
             matrix_units: false,
             matrix_groups: false,
+            tile_sub_group_size: None,
         };
         let bundle = Bundle {
             source_name: "k.krn".into(),

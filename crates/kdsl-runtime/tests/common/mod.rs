@@ -68,6 +68,7 @@ pub fn handmade_bundle() -> Bundle {
                 bytes: include_bytes!("../data/handmade.spv").to_vec(),
                 matrix_units: false,
                 matrix_groups: false,
+                tile_sub_group_size: None,
             },
             Image {
                 target: TargetKind::Ptx,
@@ -75,6 +76,7 @@ pub fn handmade_bundle() -> Bundle {
                 bytes: include_bytes!("../data/handmade_sm_90.ptx").to_vec(),
                 matrix_units: false,
                 matrix_groups: false,
+                tile_sub_group_size: None,
             },
         ],
         entry_point_prefix: String::new(),
