@@ -342,8 +342,7 @@ fn tiles_in_lanes_of_16_refuse_partial_sub_groups() {
     let mut d = device.alloc::<f32>(8 * 256).unwrap();
     let error = kernel
         .launch(&Launch::new([48], [24]), &args![&mut d, &a, &b, &c])
-        .err()
-        .expect("24 work-items are no whole sub-groups of 16");
+        .expect_err("24 work-items are no whole sub-groups of 16");
     assert!(
         matches!(error, kdsl::runtime::RuntimeError::BadLaunch { .. })
             && error.to_string().contains("need whole sub-groups of 16"),

@@ -386,6 +386,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             bytes: ptx.to_vec(),
             matrix_units: false,
             matrix_groups: false,
+            tile_sub_group_size: None,
         }],
         constants: kdsl.constants.clone(),
         entry_point_prefix: String::new(),
