@@ -126,6 +126,36 @@ def test_global_not_multiple_of_local():
     assert "not a multiple" in str(error)
 
 
+TILE_PER_SUB_GROUP = """
+kernel tile_per_sub_group(d: global mut [f32], a: global [f16], b: global [f16]) {
+    let mut acc: [f32; 256];
+    let mut a_tile: [f16; 256];
+    let mut b_tile: [f16; 256];
+    matrix_fill(acc, 1.0);
+    matrix_load_a(a_tile, a, 0, 16);
+    matrix_load_b(b_tile, b, 0, 16);
+    matrix_mma(acc, a_tile, b_tile, acc);
+    let sub_group = get_group_id(0) * get_num_sub_groups() + get_sub_group_id();
+    matrix_store(acc, d, sub_group * 256, 16);
+}
+"""
+
+
+def test_tiles_need_whole_sub_groups():
+    # Matrix units and the plain SPIR-V layout compute a tile with whole sub-groups only
+    # (16 lanes on SPIR-V, 32 on NVIDIA, 32 or 64 on AMD): 8 work-items are never whole.
+    module = kdsl.compile(source=TILE_PER_SUB_GROUP)
+    a = (np.arange(256) % 5 - 2).astype(np.float16)
+    b = (np.arange(256) % 3 - 1).astype(np.float16)
+    d = np.zeros(16 * 256, np.float32)
+    error = expect(kdsl.LaunchError, "BadLaunch", lambda: module.tile_per_sub_group[24, 8](d, a, b))
+    assert "whole sub-groups" in str(error), str(error)
+    # Without a local size the runtime picks whole sub-groups.
+    module.tile_per_sub_group[64](d, a, b)
+    expected = 1.0 + a.astype(np.float32).reshape(16, 16) @ b.astype(np.float32).reshape(16, 16)
+    np.testing.assert_array_equal(d[:256].reshape(16, 16), expected)
+
+
 @pytest.mark.parametrize(
     "sizes",
     [(100.0, 50), (100, 50.0), (True, 1), ((100, 1.0), (50, 1)), (2**64, 64), (-1, 1), ("100", 50)],
