@@ -48,6 +48,20 @@ grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups t
       echo "${name}_sync: $("$ptxas" -arch=sm_90 -v "$out/ptx/${name}_sync.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt" ;;
   esac
 done
+# fuzzgen's tile and matrix-group modules (docs/fuzzgen.md) for sm_90a, with the interpreter's
+# outputs, and the runner (no LLVM): 10 tile seeds and 20 matrix-group seeds, about 19 MiB.
+# MATRIX_FUZZ=0 leaves them out.
+if [ "${MATRIX_FUZZ:-1}" != 0 ]; then
+  cargo build --quiet -p kdsl-fuzzgen --bin fuzzgen-pack --bin fuzzgen-replay
+  sources=$(mktemp -d)
+  for seed in $(seq 6 10 96) $(seq 2 20 182) $(seq 18 20 198); do
+    target/debug/fuzzgen-replay "$seed" --print-source > "$sources/$seed.krn"
+  done
+  target/debug/fuzzgen-pack "$out/fuzz-sm90a" --arch sm_90a --source-dir "$sources" | tail -n 1
+  rm -rf "$sources"
+  cargo build --quiet -p kdsl-fuzzgen --no-default-features --bin fuzzgen-run
+  cp target/debug/fuzzgen-run "$out/" && strip "$out/fuzzgen-run"
+fi
 # tf32 tiles straight from global memory, for check_tf32.py.
 target/debug/kdsl compile tests/kernels/matrix_tf32.krn --target ptx --arch sm_90 --emit ptx -o "$out/ptx/matrix_tf32.ptx"
 cat "$out/ptxas.txt"

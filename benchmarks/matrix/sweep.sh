@@ -2,7 +2,8 @@
 # One call on the H200 after scripts/gpu-package.sh and benchmarks/matrix/package.sh: the
 # matrix-group differential cases, then every GEMM of wgmma_variants.txt (examples and
 # variants) at every size (SIZES) against cuBLAS and Triton; PROFILE=1 adds an ncu report of
-# hgemm_wgmma at 4096. Results in $OUT (or .carry/matrix/results).
+# hgemm_wgmma at 4096; fuzzgen's matrix modules run first where package.sh packed them.
+# Results in $OUT (or .carry/matrix/results).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 carry=$(cd "$here/.." && pwd)
@@ -14,6 +15,11 @@ cp "$here/ptxas.txt" "$out/"
 KDSL_TEST_BUNDLES=$carry/bundles KDSL_TEST_DEVICE=cuda timeout 60 "$carry/differential" --test-threads=1 matrix_group gemm_on_matrix_groups > "$out/differential-wgmma.txt" 2>&1
 echo "rc=$?" >> "$out/differential-wgmma.txt"
 grep -E "FAILED|panicked|test result|rc=" "$out"/differential-*.txt | head -30
+# fuzzgen's tile and matrix-group modules on wgmma and the tensor cores (package.sh).
+if [ -d "$here/fuzz-sm90a" ]; then
+  KDSL_DEVICE=cuda timeout 60 "$here/fuzzgen-run" "$here/fuzz-sm90a" --report "$out/fuzz-sm90a.txt" > "$out/fuzz-sm90a.log" 2>&1
+  echo "fuzz rc=$?"; tail -n 3 "$out/fuzz-sm90a.txt" 2>/dev/null
+fi
 all=()
 while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
@@ -21,7 +27,7 @@ while read -r name source input groups tiles columns stages; do
   case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
   all+=("$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")")
 done < "$here/wgmma_variants.txt"
-SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-420} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
+SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-380} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
 echo "bench rc=$?"
 if [ "${PROFILE:-}" = 1 ]; then
   timeout 80 ncu --kernel-name hgemm_wgmma --launch-skip 1 --launch-count 1 \
