@@ -12,8 +12,7 @@
 
 use crate::generator::Code;
 use crate::random::Random;
-use crate::run::{bytes_of, ArgumentValue, Comparison, KernelRun, RunArgument};
-use crate::types::float_bits;
+use crate::run::{ArgumentValue, Comparison, KernelRun, RunArgument};
 use crate::{GeneratedKernel, GeneratorOptions};
 use kdsl_ir::ScalarType;
 use std::collections::BTreeMap;
@@ -143,7 +142,7 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         let data = g.exact_data(INPUT_LENGTH);
         g.parameters.push((
             format!("{name}: global [{ty}]"),
-            buffer_argument(name, ty, false, &data, Comparison::Ignored),
+            RunArgument::buffer(name, ty, false, &data, Comparison::Ignored),
         ));
     }
 
@@ -173,7 +172,7 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         let data = vec![-0.375; (items * length) as usize];
         g.parameters.push((
             format!("out{index}: global mut [f32]"),
-            buffer_argument(
+            RunArgument::buffer(
                 &format!("out{index}"),
                 ScalarType::F32,
                 true,
@@ -207,12 +206,8 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         }
     }
 
-    let mut parameters = std::mem::take(&mut g.parameters);
-    let mut shuffled = Vec::with_capacity(parameters.len());
-    while !parameters.is_empty() {
-        let index = g.random.below(parameters.len() as u64) as usize;
-        shuffled.push(parameters.remove(index));
-    }
+    let mut shuffled = std::mem::take(&mut g.parameters);
+    g.random.shuffle(&mut shuffled);
     let (width, chunk) = (input.row(), input.chunk());
     let mut source = vec![
         format!("// fuzzgen seed {seed}: matrix-group tiles, {input:?} inputs"),
@@ -253,27 +248,6 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         coverage: g.coverage,
         needs_sm: 0,
         matrix_groups: true,
-    }
-}
-
-fn buffer_argument(
-    name: &str,
-    element: ScalarType,
-    writable: bool,
-    values: &[f64],
-    comparison: Comparison,
-) -> RunArgument {
-    let bits: Vec<u64> = values.iter().map(|&v| float_bits(v, element)).collect();
-    RunArgument {
-        name: name.into(),
-        value: ArgumentValue::Buffer {
-            element,
-            writable,
-            length: bits.len(),
-            data: bytes_of(&bits, element),
-            record: None,
-        },
-        comparison,
     }
 }
 

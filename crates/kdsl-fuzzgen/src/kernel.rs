@@ -620,10 +620,7 @@ impl Generator<'_> {
             );
         }
         // Declaration order is shuffled; the probe's data is its zero.
-        for position in (1..parameters.len()).rev() {
-            let other = self.random.below(position as u64 + 1) as usize;
-            parameters.swap(position, other);
-        }
+        self.random.shuffle(&mut parameters);
         parameters
     }
 

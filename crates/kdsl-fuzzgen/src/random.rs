@@ -45,6 +45,14 @@ impl Random {
         &items[self.below(items.len() as u64) as usize]
     }
 
+    /// `items` in a random order (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for position in (1..items.len()).rev() {
+            let other = self.below(position as u64 + 1) as usize;
+            items.swap(position, other);
+        }
+    }
+
     /// An index chosen with the given weights (not all zero).
     pub fn weighted(&mut self, weights: &[u64]) -> usize {
         let total: u64 = weights.iter().sum();

@@ -98,6 +98,40 @@ pub enum Comparison {
     Ignored,
 }
 
+impl RunArgument {
+    /// A buffer of `element`s holding `values` (converted to the type's bits: floats rounded,
+    /// integers truncated).
+    pub(crate) fn buffer(
+        name: &str,
+        element: ScalarType,
+        writable: bool,
+        values: &[f64],
+        comparison: Comparison,
+    ) -> RunArgument {
+        let bits: Vec<u64> = values
+            .iter()
+            .map(|&value| {
+                if element.is_float() {
+                    crate::types::float_bits(value, element)
+                } else {
+                    crate::types::integer_bits(value as i128, element)
+                }
+            })
+            .collect();
+        RunArgument {
+            name: name.into(),
+            value: ArgumentValue::Buffer {
+                element,
+                writable,
+                length: bits.len(),
+                data: bytes_of(&bits, element),
+                record: None,
+            },
+            comparison,
+        }
+    }
+}
+
 impl KernelRun {
     /// The launch's global size in each of its dimensions.
     pub fn global_sizes(&self) -> &[u32] {

@@ -13,8 +13,7 @@
 
 use crate::generator::Code;
 use crate::random::Random;
-use crate::run::{bytes_of, ArgumentValue, Comparison, KernelRun, RunArgument};
-use crate::types::{float_bits, integer_bits};
+use crate::run::{ArgumentValue, Comparison, KernelRun, RunArgument};
 use crate::{GeneratedKernel, GeneratorOptions};
 use kdsl_ir::ScalarType;
 use std::collections::BTreeMap;
@@ -196,7 +195,7 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         let data = g.input_data(element);
         parameters.push(Parameter {
             declaration: format!("{input}: global [{element}]"),
-            argument: buffer_argument(&input, element, false, &data, Comparison::Ignored),
+            argument: RunArgument::buffer(&input, element, false, &data, Comparison::Ignored),
         });
         let mut sources = vec![input.clone()];
         // A copy in local memory, fixed or sized at launch, filled by the whole group.
@@ -282,11 +281,11 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
     };
     parameters.push(Parameter {
         declaration: format!("out: global mut [{accumulator}]"),
-        argument: buffer_argument("out", accumulator, true, &out_data, out_comparison),
+        argument: RunArgument::buffer("out", accumulator, true, &out_data, out_comparison),
     });
     parameters.push(Parameter {
         declaration: "sub_group_lanes: global mut [u32]".into(),
-        argument: buffer_argument(
+        argument: RunArgument::buffer(
             "sub_group_lanes",
             ScalarType::U32,
             true,
@@ -295,11 +294,8 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         ),
     });
     // Parameters in any order.
-    let mut shuffled = Vec::with_capacity(parameters.len());
-    while !parameters.is_empty() {
-        let index = g.random.below(parameters.len() as u64) as usize;
-        shuffled.push(parameters.remove(index));
-    }
+    let mut shuffled = parameters;
+    g.random.shuffle(&mut shuffled);
     let probe = shuffled
         .iter()
         .position(|p| p.argument.name == "sub_group_lanes");
@@ -365,36 +361,6 @@ pub(crate) fn generate_module(seed: u64, options: &GeneratorOptions) -> Generate
         coverage: g.coverage,
         needs_sm: shape.needs_sm,
         matrix_groups: false,
-    }
-}
-
-fn buffer_argument(
-    name: &str,
-    element: ScalarType,
-    writable: bool,
-    values: &[f64],
-    comparison: Comparison,
-) -> RunArgument {
-    let bits: Vec<u64> = values
-        .iter()
-        .map(|&value| {
-            if element.is_float() {
-                float_bits(value, element)
-            } else {
-                integer_bits(value as i128, element)
-            }
-        })
-        .collect();
-    RunArgument {
-        name: name.into(),
-        value: ArgumentValue::Buffer {
-            element,
-            writable,
-            length: bits.len(),
-            data: bytes_of(&bits, element),
-            record: None,
-        },
-        comparison,
     }
 }
 
