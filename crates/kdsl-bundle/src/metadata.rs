@@ -357,23 +357,14 @@ impl KernelInfo {
         let Some(lanes) = lanes.filter(|_| self.tiles) else {
             return Ok(());
         };
-        let items = local
-            .iter()
-            .try_fold(1u64, |items, &size| items.checked_mul(size));
-        if items.is_some_and(|n| n % u64::from(lanes) == 0) {
-            return Ok(());
+        match not_a_multiple(local, u64::from(lanes)) {
+            None => Ok(()),
+            Some(launched) => Err(format!(
+                "the kernel's matrix tiles in the {image} image need whole sub-groups of {lanes} \
+                 work-items, so work-groups of a multiple of {lanes}, but the launch uses \
+                 {launched}"
+            )),
         }
-        Err(format!(
-            "the kernel's matrix tiles in the {image} image need whole sub-groups of {lanes} \
-             work-items, so work-groups of a multiple of {lanes}, but the launch uses {} \
-             work-items ({})",
-            items.map_or_else(|| "too many".to_string(), |n| n.to_string()),
-            local
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(" x ")
-        ))
     }
 
     /// Checks that a launch's work-group (`local`, one entry per dimension) is made of whole
@@ -387,23 +378,17 @@ impl KernelInfo {
         image: &str,
     ) -> Result<(), String> {
         let group_size = u64::from(kdsl_ir::matrix_group::GROUP_SIZE);
-        let items = local
-            .iter()
-            .try_fold(1u64, |items, &size| items.checked_mul(size));
-        if !self.matrix_groups || !on_units || items.is_some_and(|n| n % group_size == 0) {
+        if !self.matrix_groups || !on_units {
             return Ok(());
         }
-        Err(format!(
-            "the kernel's matrix-group statements run on the matrix units of the {image} image, \
-             which need work-groups of a multiple of {group_size} work-items (whole matrix \
-             groups), but the launch uses {} work-items ({})",
-            items.map_or_else(|| "too many".to_string(), |n| n.to_string()),
-            local
-                .iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(" x ")
-        ))
+        match not_a_multiple(local, group_size) {
+            None => Ok(()),
+            Some(launched) => Err(format!(
+                "the kernel's matrix-group statements run on the matrix units of the {image} \
+                 image, which need work-groups of a multiple of {group_size} work-items (whole \
+                 matrix groups), but the launch uses {launched}"
+            )),
+        }
     }
 
     /// Checks a launch's work-group size (`local`, one entry per dimension of the launch,
@@ -436,6 +421,26 @@ impl KernelInfo {
             describe_size(&launched)
         ))
     }
+}
+
+/// `None` when the work-items of a work-group (`local`, one entry per dimension) are a
+/// multiple of `multiple`; otherwise how many there are, for a message: `24 work-items (8 x 3)`.
+fn not_a_multiple(local: &[u64], multiple: u64) -> Option<String> {
+    let items = local
+        .iter()
+        .try_fold(1u64, |items, &size| items.checked_mul(size));
+    if items.is_some_and(|n| n % multiple == 0) {
+        return None;
+    }
+    Some(format!(
+        "{} work-items ({})",
+        items.map_or_else(|| "too many".to_string(), |n| n.to_string()),
+        local
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(" x ")
+    ))
 }
 
 /// `256`, `16 x 16`, `8 x 8 x 4`: trailing dimensions of 1 left out.

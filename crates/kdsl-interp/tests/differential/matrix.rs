@@ -48,23 +48,27 @@ fn matrix_global_case(seed: u64, m: usize, n: usize, k: usize) -> Case {
     .compare(0, Compare::Close(1e-4))
 }
 
-#[test]
-fn matrix_tiles() {
+/// `mma_local` of `tests/kernels/matrix.krn`: a 64 x 64 x 32 product in tiles staged in
+/// local memory, 64 work-items per 32 x 32 block.
+fn mma_local_case(random: &mut Random) -> Case {
     let (m, n, k) = (64usize, 64usize, 32usize);
-    let mut random = Random::new(91);
-    let local = Case::new(
+    Case::new(
         "mma_local",
         InterpLaunch::new([64 * n as u32 / 32, m as u32 / 32], [64, 1]),
         vec![
             buffer(vec![0.0f32; m * n]),
-            buffer(f16s(&mut random, m * k)),
-            buffer(f16s(&mut random, k * n)),
+            buffer(f16s(random, m * k)),
+            buffer(f16s(random, k * n)),
             scalar(n as u32),
             scalar(k as u32),
             scalar(0.5f32),
         ],
     )
-    .compare(0, Compare::Close(1e-4));
+}
+
+#[test]
+fn matrix_tiles() {
+    let local = mma_local_case(&mut Random::new(91)).compare(0, Compare::Close(1e-4));
     differential(
         "tests/kernels/matrix.krn",
         || test_kernel_bundle("matrix"),
@@ -1167,20 +1171,8 @@ fn kmeans_near_ties_need_the_split() {
 /// the one the interpreter runs, on any sub-group size, for every shape.
 #[test]
 fn plain_layouts_agree_bit_for_bit() {
-    let (m, n, k) = (64usize, 64usize, 32usize);
     let mut random = Random::new(98);
-    let local = Case::new(
-        "mma_local",
-        InterpLaunch::new([64 * n as u32 / 32, m as u32 / 32], [64, 1]),
-        vec![
-            buffer(vec![0.0f32; m * n]),
-            buffer(f16s(&mut random, m * k)),
-            buffer(f16s(&mut random, k * n)),
-            scalar(n as u32),
-            scalar(k as u32),
-            scalar(0.5f32),
-        ],
-    );
+    let local = mma_local_case(&mut random);
     let (a, b) = (f16s(&mut random, 128 * 128), f16s(&mut random, 128 * 128));
     let ring = InterpArgument::local(ScalarType::F16, 3 * (128 * 40 + 32 * 136));
     let cases = [
