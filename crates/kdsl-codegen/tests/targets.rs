@@ -159,6 +159,15 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
         artifact.image.matrix_units && artifact.image.matrix_groups,
         "the sm_90a image runs matrix groups on matrix units"
     );
+    // The GEMM example's main loop fences once, in its wgmma statement: its copies' wait does
+    // not fence again (Triton's loop fences once too).
+    let gemm = "hgemm_wgmma";
+    let path = kdsl_testkit::files::workspace_root().join(format!("examples/{gemm}.krn"));
+    let example = module_of(gemm, &std::fs::read_to_string(path).unwrap());
+    let image = compile_ok(gemm, &example, &spec).image;
+    let text = String::from_utf8(image.bytes).unwrap();
+    assert_eq!(text.matches("fence.proxy.async").count(), 1, "{text}");
+    assert!(text.contains("cp.async.wait_group"), "{text}");
     let plain = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_75")));
     let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
     assert!(

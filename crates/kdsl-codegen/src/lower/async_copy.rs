@@ -40,12 +40,9 @@ impl FunctionLowering<'_, '_> {
             AsyncCopyOp::Wait { pending } => {
                 let function = self.intrinsic("llvm.nvvm.cp.async.wait.group", &[])?;
                 let pending = self.i32_constant(u64::from(*pending));
+                // The copies are generic-proxy writes; a wgmma statement's own proxy fence,
+                // after the barrier that publishes them, makes them visible to its reads.
                 self.call_function(function, &[pending.into()])?;
-                if self.target.matrix_groups == crate::target::MatrixGroups::Wgmma {
-                    // The copies were written through the generic proxy; wgmma reads through
-                    // the async proxy, which sees them after this fence (and a barrier).
-                    self.proxy_fence()?;
-                }
             }
         }
         Ok(())

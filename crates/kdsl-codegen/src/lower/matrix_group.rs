@@ -1,5 +1,7 @@
 //! Matrix-group tiles (`matrix_group_mma`) on sm_90a's warpgroup matrix units: one inline
-//! assembly block per statement that fences the accumulator, issues `wgmma.mma_async` once per
+//! assembly block per statement that fences local memory for the async proxy (so generic
+//! writes before it, this work-item's or, after a barrier, any work-item's, reach wgmma's
+//! reads; asynchronous copies need no fence of their own) and the accumulator, issues `wgmma.mma_async` once per
 //! instruction depth (16 for `f16`, 8 for tf32) with shared-memory descriptors for `A` and `B`,
 //! commits and, unless asynchronous, waits, so the statement completes where it stands as its
 //! plain definition does. LLVM 22 has intrinsics for the fence, commit and wait but none for
@@ -205,12 +207,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             self.through_accumulator(accumulator, length, String::new(), &[])?;
         }
         Ok(())
-    }
-
-    /// `fence.proxy.async.shared::cta`: local memory written through the generic proxy is
-    /// seen by wgmma's reads through the async proxy.
-    pub(super) fn proxy_fence(&mut self) -> Result<()> {
-        self.ordered_assembly("fence.proxy.async.shared::cta;")
     }
 
     /// One instruction of inline assembly without operands, ordered with every memory access.
