@@ -6,11 +6,12 @@ Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNE
 (default hgemm and sgemm_tf32; KERNEL@FILE is kernel KERNEL of FILE.ptx; a name containing
 "tf32" is an f32-input GEMM; +BYTES: the kernel takes a launch-sized `local mut [T]` last, given
 BYTES of dynamic shared memory at offset 0; THREADS: the work-group size, 256 unless given;
-BM,BN: the block of C a work-group computes, 128 x 128 unless given). SIZES=1024,4096 picks
+BM,BN: the block of C a work-group computes, 128 x 128 unless given; C TYPE: f16 or bf16 where
+the kernel writes C in 16 bits, f32 unless given). SIZES=1024,4096 picks
 the sizes; NO_TRITON=1 leaves Triton out.
 Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
 *_ms); docs/benchmarks.md takes each column's faster one.
-Each kernel takes (c f32, a, b, m, n, k[, ring]), one block of C per work-group."""
+Each kernel takes (c, a, b, m, n, k[, ring]), one block of C per work-group."""
 import json, os, sys
 import numpy as np
 import cupy as cp
@@ -98,13 +99,13 @@ def timed(launch, repeats):
 
 
 def parse(name):
-    """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns) of
-    KERNEL[@FILE][+BYTES][,THREADS[,BM,BN]]."""
+    """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns, C's
+    type) of KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE]]]."""
     name, *shape = name.split(",")
-    threads, bm, bn = (shape + ["256", "128", "128"][len(shape):])[:3]
+    threads, bm, bn, c_type = (shape + ["256", "128", "128", "f32"][len(shape):])[:4]
     name, _, dynamic = name.partition("+")
     kernel, _, file = name.partition("@")
-    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn)
+    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type
 
 
 modules = {name: cp.RawModule(path=f"{folder}/{parse(name)[1]}.ptx") for name in names}
@@ -124,8 +125,10 @@ for size in sizes:
             a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
             b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
             ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
-        c = cp.zeros((m, n), dtype=cp.float32)
-        kernel_name, _, dynamic, threads, bm, bn = parse(name)
+        kernel_name, _, dynamic, threads, bm, bn, c_type = parse(name)
+        # C in f32, or in the inputs' 16-bit type (bf16 as torch's, CuPy seeing its bits).
+        tc = torch.zeros((m, n), device="cuda", dtype=getattr(torch, {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[c_type]))
+        c = cp.asarray(tc.view(torch.int16)) if c_type == "bf16" else cp.asarray(tc)
         kernel = modules[name].get_function(kernel_name)
         args = (c, a, b, np.uint32(m), np.uint32(n), np.uint32(k))
         if dynamic:
@@ -140,11 +143,11 @@ for size in sizes:
         error = None
         if size <= 4096:
             exact = ta.double() @ tb.double()
-            got = torch.as_tensor(c, device="cuda").double()
+            got = tc.double()
             error = float(((got - exact).abs().max() / exact.abs().max()).item())
         torch_graph_ms, torch_plain_ms = timed(lambda: torch.matmul(ta, tb), repeats)
         torch_ms = torch_graph_ms or torch_plain_ms
-        run = {"kernel": name, "size": size, "dynamic_shared_bytes": dynamic, "kdsl_ms": ms, "kdsl_tflops": flops / ms / 1e9,
+        run = {"kernel": name, "size": size, "c_type": c_type, "dynamic_shared_bytes": dynamic, "kdsl_ms": ms, "kdsl_tflops": flops / ms / 1e9,
                "cublas_ms": torch_ms, "cublas_tflops": flops / torch_ms / 1e9,
                "ratio": torch_ms / ms, "kdsl_plain_ms": plain_ms, "cublas_plain_ms": torch_plain_ms,
                "graph": graph_ms is not None and torch_graph_ms is not None, "max_error_vs_f64_relative_to_max": error,
@@ -175,6 +178,6 @@ for size in sizes:
                 run["triton_error"] = repr(error)
         print(json.dumps(run), flush=True)
         results["runs"].append(run)
-        del a, b, c, ta, tb
+        del a, b, c, ta, tb, tc
         torch.cuda.empty_cache()
 json.dump(results, open(output, "w"), indent=1)

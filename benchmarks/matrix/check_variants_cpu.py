@@ -22,6 +22,8 @@ import wgmma_variants  # noqa: E402
 # (NumPy type of the inputs, the f64 error bound relative to the largest |C|): f16 and bf16
 # products are exact in f32; tf32 rounds each input (2^-11 relative).
 INPUTS = {"f16": (np.float16, 1e-5), "bf16": (ml_dtypes.bfloat16, 1e-5), "tf32": (np.float32, 2e-3)}
+# C written in 16 bits (`+half`): (NumPy type, the bound its rounding adds, half an ulp).
+OUTPUTS = {"f32": (np.float32, 0.0), "f16": (np.float16, 2.0**-11), "bf16": (ml_dtypes.bfloat16, 2.0**-8)}
 
 
 def variants(names):
@@ -47,14 +49,16 @@ def check(name, source, input, numbers, folder):
     rng = np.random.default_rng(7)
     a = rng.uniform(-1, 1, (m, k)).astype(dtype)
     b = rng.uniform(-1, 1, (k, n)).astype(dtype)
-    c = np.zeros(m * n, np.float32)
+    c_type, rounding = OUTPUTS[wgmma_variants.output(input)]
+    bound += rounding
+    c = np.zeros(m * n, c_type)
     module = kdsl.compile(path=path, targets="spirv")
     threads = 128 * groups
     local = kdsl.local(ring, {"f32": "f32", "f16": "f16", "bf16": "bf16"}[element])
     module[kernel_name][(threads * n // columns, m // rows), (threads, 1)](
         c, a.ravel(), b.ravel(), m, n, k, local).wait()
     exact = a.astype(np.float64) @ b.astype(np.float64)
-    error = float(np.abs(c.reshape(m, n) - exact).max() / np.abs(exact).max())
+    error = float(np.abs(c.reshape(m, n).astype(np.float64) - exact).max() / np.abs(exact).max())
     ok = error <= bound
     print(f"{'ok  ' if ok else 'FAIL'} {name:24} {input:20} {m}x{n}x{k} error {error:.2e} (bound {bound:.0e})", flush=True)
     return ok

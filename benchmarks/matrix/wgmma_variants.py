@@ -7,7 +7,11 @@ another stage depth, :BAND for blocks taken in bands of BAND block rows, column 
 (Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2, and
 options after `+`: `+first` issues each stage's products before its copies (Triton's order;
 asynchronous form only), `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
-of one element at a time.
+of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf16, as Triton's
+tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
+work-item puts its accumulator elements into the ring (free once the last products are done),
+then the work-group stores whole rows of C with 8- (f16x4) or 16-byte (f32x4) stores, as
+Triton's epilogue does (C must have the ring's type: tf32, or f16 and bf16 with `+half`).
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
 matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is 128 bytes deep
 (64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16 2 1 256 4).
@@ -36,7 +40,7 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "pairs"}
+    known = {"first", "pairs", "half", "staged"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -52,9 +56,44 @@ def shape(input, groups, tiles, columns, stages):
     return rows, a_stage, stage, stage * stages
 
 
+def output(input):
+    """C's element type: the inputs' with `+half`, else f32."""
+    return facts(input)[0] if "half" in options(input) else "f32"
+
+
 def launch(input, groups, tiles, columns, stages):
+    """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE]."""
     rows, _, _, ring = shape(input, groups, tiles, columns, stages)
-    return f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
+    suffix = f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
+    return suffix + ("" if output(input) == "f32" else f",{output(input)}")
+
+
+def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert):
+    """C through the ring: rows of COLUMNS + 8 elements, so a warp's stores of its
+    accumulator pairs (8 rows, 4 pairs each) fall in distinct banks, then whole rows out."""
+    width = 4
+    pitch = columns + 8
+    if rows * pitch > ring:
+        raise SystemExit(f"+staged: {rows} x {pitch} elements of C do not fit the ring of {ring}")
+    vectors = columns // width
+    per_item = rows * vectors // threads
+    # The last copies landed (their wait passed) and every group's products are done before
+    # the ring is written; the wait only makes the first sure where the ring could change.
+    lines = ["    async_wait(0);", "    barrier();"]
+    for t in range(tiles):
+        lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
+        lines.append(f"    for p in 0u32..{columns // 4} unroll {{")
+        lines.append("        let i = 2 * p;")
+        lines.append(f"        vstore2(ring, ((local_row{t} + i % 4 / 2 * 8) * {pitch} + lane % 4 * 2 + i / 4 * 8) / 2, {c_type}x2({convert('acc%d[i]' % t)}, {convert('acc%d[i + 1]' % t)}));")
+        lines.append("    }")
+    lines.append("    barrier();")
+    lines.append(f"    for j in 0u32..{per_item} unroll {{")
+    lines.append(f"        let q = item + {threads} * j;")
+    lines.append(f"        let row = q / {vectors};")
+    lines.append(f"        let column = q % {vectors};")
+    lines.append(f"        vstore{width}(c, ((block_row + row) * n + block_column) / {width} + column, vload{width}(ring, (row * {pitch}) / {width} + column));")
+    lines.append("    }")
+    return lines
 
 
 def copies(indent, base, depth, threads, rows, columns, input):
@@ -116,7 +155,7 @@ def kernel(input, groups, tiles, columns, stages):
         f"const STAGE: u32 = {stage};",
         "",
         f"#[work_group_size({threads})]",
-        f"kernel {name}(c: global mut [f32], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
+        f"kernel {name}(c: global mut [{output(input)}], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
     ]
@@ -179,6 +218,14 @@ def kernel(input, groups, tiles, columns, stages):
     if asynchronous:
         lines.append("    matrix_group_wait(0);")
     lines.append("    let lane = item % 32;")
+    c_type = output(input)
+    convert = (lambda value: value) if c_type == "f32" else (lambda value: f"{value} as {c_type}")
+    if "staged" in chosen:
+        if c_type != element:
+            raise SystemExit("+staged needs C in the ring's type: tf32, or f16 and bf16 with +half")
+        lines += staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert)
+        lines.append("}")
+        return "\n".join(lines) + "\n"
     lines.append("    let column = block_column + lane % 4 * 2;")
     for t in range(tiles):
         lines.append(f"    let row{t} = block_row + (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
@@ -187,11 +234,11 @@ def kernel(input, groups, tiles, columns, stages):
             # `column` even, so the pair's index is exact in f32x2 units.
             lines.append(f"    for p in 0u32..{length // 2} unroll {{")
             lines.append("        let i = 2 * p;")
-            lines.append(f"        vstore2(c, ((row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8) / 2, f32x2(acc{t}[i], acc{t}[i + 1]));")
+            lines.append(f"        vstore2(c, ((row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8) / 2, {c_type}x2({convert(f'acc{t}[i]')}, {convert(f'acc{t}[i + 1]')}));")
             lines.append("    }")
         else:
             lines.append(f"    for i in 0u32..{length} unroll {{")
-            lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = acc{t}[i];")
+            lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = {convert(f'acc{t}[i]')};")
             lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
