@@ -74,3 +74,29 @@ def test_wrong_local_arguments_are_argument_errors():
             kernel[64, 64](partial, values, wrong, 64)
         assert raised.value.kind == "ArgumentType"
         assert "`scratch`" in str(raised.value)
+
+
+# Vector stores and loads on launch-sized local memory; `pad` (3 bytes) puts `staging` at the
+# next 16-byte boundary, which `vload4` needs.
+STAGED_PAIRS = """
+kernel staged_pairs(out: global mut [f32], x: global [f32], pad: local mut [u8], staging: local mut [f32]) {
+    let i = get_local_id(0);
+    let pair = get_global_id(0);
+    if i < 3 { pad[i] = 1u8; }
+    vstore2(staging, i, f32x2(2.0 * x[2 * pair], 2.0 * x[2 * pair + 1]));
+    barrier();
+    let half = get_local_size(0) / 2;
+    if i < half {
+        vstore4(out, get_group_id(0) * half + i, vload4(staging, i));
+    }
+}
+"""
+
+
+def test_vectors_on_launch_sized_local_memory(kind):
+    group, groups = 64, 5
+    values = RNG.standard_normal(2 * group * groups).astype(np.float32)
+    out = kind.to_device(np.zeros_like(values))
+    kernel = kdsl.compile(source=STAGED_PAIRS, targets=["spirv"]).staged_pairs
+    kernel[group * groups, group](out, kind.to_device(values), kdsl.local(3, "u8"), kdsl.local(2 * group, "f32")).wait()
+    np.testing.assert_array_equal(kind.to_numpy(out), 2 * values)
