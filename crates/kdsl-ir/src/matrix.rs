@@ -743,9 +743,13 @@ impl Lanes {
 }
 
 impl Expander<'_> {
-    /// A matrix group's `acc += A × B`, element by element: work-item `t` (its place in the
-    /// group) computes the elements it owns (`matrix_group::accumulator_position`), reading
-    /// `A` and `B` from local memory in their chunked layouts.
+    /// A matrix group's `acc += A × B`: work-item `t` (its place in the group) computes the
+    /// elements it owns (`matrix_group::accumulator_position`), reading `A` and `B` from local
+    /// memory in their chunked layouts. Its elements `4 q` to `4 q + 3` are the corners of a
+    /// 2 x 2 block (rows r and r + 8, columns c and c + 1), computed together: per k, two
+    /// elements of `A` and two of `B` give four products. Each element's sum still starts
+    /// from the accumulator and adds its products in k order, so the results are those of one
+    /// element at a time.
     fn group_mma(&mut self, op: &MatrixOp, s: Scratch, span: Span) -> Block {
         // Every statement completes where it stands: a wait has nothing to wait for.
         let MatrixOp::GroupMultiplyAdd {
@@ -791,45 +795,77 @@ impl Expander<'_> {
             e.mul(size(0), e.add(local(1), e.mul(size(1), local(2)))),
         );
         let position = e.rem(linear, e.u32(crate::matrix_group::GROUP_SIZE));
-        // (row, column) of element `i`: `matrix_group::accumulator_position`.
+        // Element 4 q sits at (row, column); 4 q + 1 one column right, 4 q + 2 eight rows down,
+        // 4 q + 3 both (`matrix_group::accumulator_position`).
+        let first = e.mul(e.u32(4), i());
         let Ok((row, column)) =
-            crate::matrix_group::accumulator_position_in(&mut IrIndices(&e), u32v(item), i());
+            crate::matrix_group::accumulator_position_in(&mut IrIndices(&e), u32v(item), first);
         let row_var = self.add("matrix.row", ScalarType::U32, span);
         let column_var = self.add("matrix.column", ScalarType::U32, span);
-        // Element (row, k) of `A` and (k, column) of `B` where the layouts put them.
-        let Ok(a_index) = shape.a_index_in(
-            &mut IrIndices(&e),
-            a_offset.clone(),
-            u32v(row_var),
-            kk(),
-            a_chunk.clone(),
-        );
-        let Ok(b_index) = shape.b_index_in(
-            &mut IrIndices(&e),
-            b_offset.clone(),
-            kk(),
-            u32v(column_var),
-            b_chunk.clone(),
-        );
-        let a_element = e.load(e.memory_place(a, a_index));
-        let b_element = e.load(e.memory_place(b, b_index));
         let f32 = ScalarType::F32;
-        // `f16` widens exactly; `f32` inputs are rounded to tf32 as the sub-group tiles' are.
+        // Element (row, k) of `A` and (k, column) of `B` where the layouts put them, widened:
+        // `f16` exactly, `f32` inputs rounded to tf32 as the sub-group tiles' are.
         let widen = |value: Expression| match shape.input {
             GroupInput::F16 | GroupInput::Bf16 => e.cast(value, f32),
             GroupInput::Tf32 => e.math(MathFunction::RoundTf32, value),
         };
-        let product = e.binary(BinaryOp::Multiply, widen(a_element), widen(b_element));
-        let accumulate = vec![e.assign(s.sum, e.binary(BinaryOp::Add, e.var(s.sum, f32), product))];
-        let mut body = vec![
-            e.assign(row_var, row),
-            e.assign(column_var, column),
-            e.assign(s.sum, e.load(e.array_place(*accumulator, f32, i()))),
+        let a_element = |row: Expression| {
+            let Ok(index) = shape.a_index_in(
+                &mut IrIndices(&e),
+                a_offset.clone(),
+                row,
+                kk(),
+                a_chunk.clone(),
+            );
+            widen(e.load(e.memory_place(a, index)))
+        };
+        let b_element = |column: Expression| {
+            let Ok(index) = shape.b_index_in(
+                &mut IrIndices(&e),
+                b_offset.clone(),
+                kk(),
+                column,
+                b_chunk.clone(),
+            );
+            widen(e.load(e.memory_place(b, index)))
+        };
+        let [upper, lower, left, right] = [
+            "matrix.a_upper",
+            "matrix.a_lower",
+            "matrix.b_left",
+            "matrix.b_right",
+        ]
+        .map(|name| self.add(name, f32, span));
+        let sums = ["matrix.sum0", "matrix.sum1", "matrix.sum2", "matrix.sum3"]
+            .map(|name| self.add(name, f32, span));
+        let mut products = vec![
+            e.assign(upper, a_element(u32v(row_var))),
+            e.assign(lower, a_element(e.add(u32v(row_var), e.u32(8)))),
+            e.assign(left, b_element(u32v(column_var))),
+            e.assign(right, b_element(e.add(u32v(column_var), e.u32(1)))),
         ];
-        body.extend(e.full_loop(s.k, shape.depth, accumulate));
-        body.push(e.store(e.array_place(*accumulator, f32, i()), e.var(s.sum, f32)));
+        let corners = [(upper, left), (upper, right), (lower, left), (lower, right)];
+        for (sum, (a_value, b_value)) in sums.iter().zip(corners) {
+            let product = e.binary(BinaryOp::Multiply, e.var(a_value, f32), e.var(b_value, f32));
+            products.push(e.assign(*sum, e.binary(BinaryOp::Add, e.var(*sum, f32), product)));
+        }
+        let element = |corner: u32| e.add(e.mul(e.u32(4), i()), e.u32(corner));
+        let mut body = vec![e.assign(row_var, row), e.assign(column_var, column)];
+        for (corner, sum) in (0u32..).zip(sums) {
+            body.push(e.assign(
+                sum,
+                e.load(e.array_place(*accumulator, f32, element(corner))),
+            ));
+        }
+        body.extend(e.full_loop(s.k, shape.depth, products));
+        for (corner, sum) in (0u32..).zip(sums) {
+            body.push(e.store(
+                e.array_place(*accumulator, f32, element(corner)),
+                e.var(sum, f32),
+            ));
+        }
         let mut out = vec![e.assign(item, position)];
-        out.extend(e.full_loop(s.index, shape.accumulator_length(), body));
+        out.extend(e.full_loop(s.index, shape.accumulator_length() / 4, body));
         out
     }
 }
