@@ -403,6 +403,28 @@ impl Generator<'_> {
                         let column = self.index_into(columns, Uniformity::Varying, depth);
                         format!("{}[{}][{}]", local.name, row.text, column.text)
                     }
+                    // A component of a vector load of launch-sized local memory (a buffer
+                    // parameter, so `vloadN` takes it); the index is free of calls, which
+                    // `vloadN` refuses, being evaluated once per component.
+                    LocalShape::Launched { .. }
+                        if self.options.vectors
+                            && local.length >= 4
+                            && local.element != ScalarType::Bool
+                            && self.percent(25) =>
+                    {
+                        self.note("vector load of local memory");
+                        let width = 2 + self.random.below(3) as u32;
+                        // Within the slots the work-items write (`local.length`), not the
+                        // unwritten ones the launch may add.
+                        let vectors = local.length / width;
+                        let shift = self.random.below(u64::from(vectors));
+                        let component =
+                            ["x", "y", "z", "w"][self.random.below(u64::from(width)) as usize];
+                        format!(
+                            "vload{width}({}, (lid + {shift}u32) % {vectors}u32).{component}",
+                            local.name
+                        )
+                    }
                     _ => {
                         let position = self.index_into(local.length, Uniformity::Varying, depth);
                         format!("{}[{}]", local.name, position.text)
