@@ -877,7 +877,7 @@ impl Expander<'_> {
             ));
         }
         let mut out = vec![e.assign(item, position)];
-        out.extend(e.full_loop(s.index, shape.accumulator_length() / (4 * quads), body));
+        out.extend(e.unrolled_loop(s.index, shape.accumulator_length() / (4 * quads), body));
         out
     }
 }
@@ -1070,6 +1070,7 @@ impl Build {
         end: u32,
         step: Expression,
         body: Block,
+        unroll: Unroll,
     ) -> Block {
         let counter = || self.var(index, ScalarType::U32);
         let mut loop_body = vec![self.statement(StatementKind::If {
@@ -1083,15 +1084,21 @@ impl Build {
             self.statement(StatementKind::Loop {
                 body: loop_body,
                 continuing: vec![self.assign(index, self.binary(BinaryOp::Add, counter(), step))],
-                // A correctness path: kept as loops, so code size and compile time stay small.
-                unroll: Unroll::Count(1),
+                unroll,
             }),
         ]
     }
 
-    /// Every element, in every work-item.
+    /// Every element, in every work-item. A correctness path: kept as a loop, so code size
+    /// and compile time stay small.
     fn full_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
-        self.counted_loop(index, self.u32(0), end, self.u32(1), body)
+        self.counted_loop(index, self.u32(0), end, self.u32(1), body, Unroll::Count(1))
+    }
+
+    /// [`Build::full_loop`] unrolled, so that the indices of private arrays in `body` become
+    /// constants and the arrays can live in registers.
+    fn unrolled_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+        self.counted_loop(index, self.u32(0), end, self.u32(1), body, Unroll::Full)
     }
 
     /// The elements `i` with `i % sub_group_size() == sub_group_local_id()`.
@@ -1102,6 +1109,7 @@ impl Build {
             end,
             self.sub_group(SubGroupOp::Size),
             body,
+            Unroll::Count(1),
         )
     }
 }

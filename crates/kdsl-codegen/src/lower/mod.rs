@@ -88,7 +88,10 @@ pub(crate) fn lower_module<'ctx>(
         if features.uses_group_matrix()
             && target.matrix_groups == crate::target::MatrixGroups::Plain
         {
-            form = std::borrow::Cow::Owned(kdsl_ir::matrix::expand_plain_groups(&form));
+            // The accumulators' zeroing loops unrolled, as the plain definition's loops over
+            // them are, so that they stay in registers.
+            let zeroed = kdsl_ir::tile_registers::unroll_tile_zeroing(&form);
+            form = std::borrow::Cow::Owned(kdsl_ir::matrix::expand_plain_groups(&zeroed));
         }
         if features.uses_matrix() {
             form = std::borrow::Cow::Owned(if target.uses_matrix_units(features) {
