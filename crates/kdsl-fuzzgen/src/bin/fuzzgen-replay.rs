@@ -10,11 +10,15 @@
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 
+const USAGE: &str = "usage: fuzzgen-replay SEED [--source FILE] [--print-source] \
+[--targets spirv|all] [--opt-levels 0,3] [--with-known-bugs]";
+
 fn main() {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
-    let seed: u64 = arguments.first().and_then(|s| s.parse().ok()).expect(
-        "usage: fuzzgen-replay SEED [--source FILE] [--print-source] [--targets spirv|all] [--with-known-bugs]",
-    );
+    let Some(seed) = arguments.first().and_then(|s| s.parse::<u64>().ok()) else {
+        eprintln!("{USAGE}");
+        std::process::exit(2);
+    };
     let flag_value = |flag: &str| {
         arguments
             .iter()
