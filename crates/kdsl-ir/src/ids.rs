@@ -4,7 +4,7 @@
 //!
 //! Builders write [`ExprId::UNNUMBERED`]; the front end numbers each function once it is built
 //! ([`number_module`]), and a pass that creates nodes (such as [`crate::matrix::expand_plain`])
-//! numbers the functions it changed again. [`crate::validate`] checks the numbering
+//! numbers the functions it changed again. [`crate::validate()`] checks the numbering
 //! ([`check_function`]). The ids are not serialized and not printed.
 
 use crate::ir::*;

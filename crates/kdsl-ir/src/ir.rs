@@ -1,6 +1,6 @@
 //! The typed, structured intermediate representation.
 //!
-//! The front end produces it, [`crate::validate`] checks it, and every back end (and a
+//! The front end produces it, [`crate::validate()`] checks it, and every back end (and a
 //! reference interpreter) consumes it. Control flow is structured (if / loop / break /
 //! continue / return), every expression carries its scalar type, generics are already
 //! instantiated and module constants already folded into literals.
@@ -65,7 +65,7 @@ pub struct VariableId(pub u32);
 
 /// An [`Expression`]'s identity: dense within its function (`0..n` for its `n` expressions),
 /// assigned by [`crate::ids::number_function`] once a function is built and checked by
-/// [`crate::validate`]. Analyses ([`crate::analysis`]) key their results by it.
+/// [`crate::validate()`]. Analyses ([`crate::analysis`]) key their results by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ExprId(pub u32);
 

@@ -1,6 +1,6 @@
 //! The language's matrix operations: sub-group tiles (`matrix_load_a`, `matrix_mma`, ...) and
 //! matrix groups (`matrix_group_mma`), their shapes and names; their one definition as plain
-//! IR is in [`plain`].
+//! IR is in the `plain` module ([`expand_plain`]).
 //!
 //! A tile lives in a private array holding the whole tile (`[f16; 256]` for a 16×16 `A`); the
 //! sub-group holds it jointly and which of its elements a work-item's array holds is

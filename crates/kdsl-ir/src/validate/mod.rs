@@ -1,4 +1,4 @@
-//! Structural and type checks on a [`Module`](crate::Module).
+//! Structural and type checks on a [`Module`].
 //!
 //! The front end only produces valid modules; the validator exists so that every
 //! back end may rely on the invariants listed in ARCHITECTURE.md without rechecking them.

@@ -53,7 +53,7 @@ use walk::FunctionAnalysis;
 /// Checks that every barrier and sub-group operation of the module's kernels (and of the
 /// device functions they call) runs under control flow that is uniform enough. Returns the
 /// errors, `E0518` for barriers and `E0519` for sub-group operations. The module must be valid
-/// ([`crate::validate`]).
+/// ([`crate::validate()`]).
 pub fn check_uniformity(module: &Module) -> Vec<Diagnostic> {
     let mut analyzer = Analyzer {
         module,
