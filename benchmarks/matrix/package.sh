@@ -32,7 +32,7 @@ grep -v '^#' "$variants" | while read -r name file kernel tf32 depth buffering s
   echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
 done
 # The GEMMs on matrix-group tiles (wgmma, sm_90a): wgmma_variants.txt, the examples included.
-cp "$here/wgmma_variants.py" "$here/wgmma_variants.txt" "$out/"
+cp "$here/wgmma_variants.py" "$here/wgmma_variants.txt" "$here/summarize.py" "$out/"
 grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups tiles columns stages; do
   [ -n "$name" ] || continue
   case $file in

@@ -29,6 +29,13 @@ while read -r name source input groups tiles columns stages; do
 done < "$here/wgmma_variants.txt"
 SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-380} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
 echo "bench rc=$?"
+# The docs' tables (summarize.py), from the runs bench.json holds, or bench.txt's lines if the
+# timeout cut the run before the JSON was written.
+if [ ! -s "$out/bench.json" ]; then
+  python3 -c 'import json, sys; print(json.dumps({"runs": [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]}))' "$out/bench.txt" > "$out/bench-partial.json"
+fi
+python3 "$here/summarize.py" "$out"/bench*.json > "$out/summary.md" 2>&1
+tail -n 12 "$out/summary.md"
 if [ "${PROFILE:-}" = 1 ]; then
   timeout 80 ncu --kernel-name hgemm_wgmma --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
