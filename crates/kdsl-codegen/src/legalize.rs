@@ -3,6 +3,7 @@
 //! included (a helper's work-item reads land where it is called). Exact rewrites.
 
 mod cooperative_matrices;
+mod integer_widths;
 mod narrow_integers;
 mod vector_lengths;
 mod work_item_reads;
@@ -54,6 +55,9 @@ pub(crate) fn after_optimization<'ctx>(
     }
     if let Some(lengths) = target.legalization.vector_lengths {
         vector_lengths::split_loads(context, module, lengths)?;
+    }
+    if let Some(widths) = target.legalization.integer_widths {
+        integer_widths::split_accesses(context, module, widths)?;
     }
     Ok(())
 }

@@ -453,6 +453,12 @@ pub(crate) struct Legalization {
     /// becomes `load <6 x i16>`, fuzzgen seed 5485), becomes scalar loads of the lanes it
     /// uses; any other value of such a type is an internal error, not an invalid module.
     pub vector_lengths: Option<&'static [u32]>,
+    /// After the optimizer: the integer widths the target's memory accesses have (`None`:
+    /// any). A load or store of another width, which the optimizer creates (a `vload3` of
+    /// `u16` met by a scalar load of the same address became `load i48`, fuzzgen seed 3001565,
+    /// which the SPIR-V backend widens to 64 bits), becomes accesses of supported pieces; any
+    /// other is an internal error.
+    pub integer_widths: Option<&'static [u32]>,
     /// After the optimizer: 8- and 16-bit negations (`sub 0, x`) as the truncation of this
     /// 32-bit inline-assembly negation (operands `=r,r`; instruction selection narrows a plain
     /// 32-bit one back) of the sign extension, because ptxas 13.0 (the H200's driver JIT)

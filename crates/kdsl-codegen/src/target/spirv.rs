@@ -181,6 +181,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             expand_signed_bool_to_float: true,
             // OpenCL's vector sizes (8 and 16 need the `Vector16` capability).
             vector_lengths: Some(&[2, 3, 4, 8, 16]),
+            integer_widths: Some(&[8, 16, 32, 64]),
             read_work_items_once_at_entry: true,
             legalize_cooperative_matrices: true,
             ..Legalization::default()

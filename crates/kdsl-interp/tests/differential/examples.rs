@@ -268,6 +268,15 @@ fn backend_regressions() {
             scalar(3u64),
         ],
     );
+    // The first three elements of a three-element input, as `vload3` reads them.
+    let wide_integer_load = Case::new(
+        "wide_integer_load",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer(vec![0u16; 64]),
+            buffer((0..3).map(|_| random.next_u64() as u16).collect::<Vec<_>>()),
+        ],
+    );
     // Every 16-bit value negated, then divided (ptxas 13.0 divided -(-32768) as +32768), and
     // every byte negated.
     let n = 1usize << 16;
@@ -305,6 +314,7 @@ fn backend_regressions() {
             signed_bool_to_float,
             narrowed_vload,
             narrowed_vload_bytes,
+            wide_integer_load,
             narrow_negation,
             min_compare_contiguous,
             min_compare_strided,
