@@ -70,7 +70,8 @@ def launch(input, groups, tiles, columns, stages):
 
 def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert):
     """C through the ring: rows of COLUMNS + 8 elements, so a warp's stores of its
-    accumulator pairs (8 rows, 4 pairs each) fall in distinct banks, then whole rows out."""
+    accumulator pairs (8 rows, 4 pairs each) take no more wavefronts than their bytes need
+    (f16: 32 distinct banks; f32: two halves of 32), then whole rows out."""
     width = 4
     pitch = columns + 8
     if rows * pitch > ring:
