@@ -264,3 +264,27 @@ pub(crate) fn multiply_with_overflow<'ctx>(
     let by_minus_one = builder.build_and(x_is_minus_one, y_is_minimum, "")?;
     Ok((product, builder.build_or(divided, by_minus_one, "")?))
 }
+
+/// Runs a legalization `pass` on `body`, a function `@f(ptr %p, ptr %q)` under `datalayout`;
+/// the rewritten module (verified) or the pass's error.
+#[cfg(test)]
+fn rewrite_test_function(
+    datalayout: &str,
+    body: &str,
+    pass: impl for<'ctx> FnOnce(&'ctx Context, &Module<'ctx>) -> Result<(), String>,
+) -> Result<String, String> {
+    let source = format!(
+        "target datalayout = \"{datalayout}\"\ndefine void @f(ptr %p, ptr %q) {{\n{body}\n}}\n"
+    );
+    let context = Context::create();
+    let buffer = inkwell::memory_buffer::MemoryBuffer::create_from_memory_range_copy(
+        source.as_bytes(),
+        "test",
+    );
+    let module = context
+        .create_module_from_ir(buffer)
+        .expect("test IR parses");
+    pass(&context, &module)?;
+    module.verify().map_err(|e| e.to_string())?;
+    Ok(module.print_to_string().to_string())
+}

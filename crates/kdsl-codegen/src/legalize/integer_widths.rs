@@ -192,26 +192,15 @@ fn store_piece<'ctx>(
 #[cfg(test)]
 mod tests {
     use super::split_accesses;
-    use inkwell::context::Context;
-    use inkwell::memory_buffer::MemoryBuffer;
 
     const SPIRV: &[u32] = &[8, 16, 32, 64];
 
     /// Runs `split_accesses` on `body`, a function of `ptr %p, ptr %q`; the rewritten module
     /// (verified) or the error.
     fn split(body: &str) -> Result<String, String> {
-        let source = format!(
-            "target datalayout = \"e-i64:64-n8:16:32:64\"\n\
-             define void @f(ptr %p, ptr %q) {{\n{body}\n}}\n"
-        );
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(source.as_bytes(), "test");
-        let module = context
-            .create_module_from_ir(buffer)
-            .expect("test IR parses");
-        split_accesses(&context, &module, SPIRV)?;
-        module.verify().map_err(|e| e.to_string())?;
-        Ok(module.print_to_string().to_string())
+        super::super::rewrite_test_function("e-i64:64-n8:16:32:64", body, |context, module| {
+            split_accesses(context, module, SPIRV)
+        })
     }
 
     #[test]

@@ -281,26 +281,17 @@ fn load_at<'ctx>(
 #[cfg(test)]
 mod tests {
     use super::split_loads;
-    use inkwell::context::Context;
-    use inkwell::memory_buffer::MemoryBuffer;
 
     const OPENCL: &[u32] = &[2, 3, 4, 8, 16];
 
     /// Runs `split_loads` on `body`, a function of `ptr %p, ptr %q`; the rewritten module
     /// (verified) or the error.
     fn split(body: &str) -> Result<String, String> {
-        let source = format!(
-            "target datalayout = \"e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64\"\n\
-             define void @f(ptr %p, ptr %q) {{\n{body}\n}}\n"
-        );
-        let context = Context::create();
-        let buffer = MemoryBuffer::create_from_memory_range_copy(source.as_bytes(), "test");
-        let module = context
-            .create_module_from_ir(buffer)
-            .expect("test IR parses");
-        split_loads(&context, &module, OPENCL)?;
-        module.verify().map_err(|e| e.to_string())?;
-        Ok(module.print_to_string().to_string())
+        super::super::rewrite_test_function(
+            "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64",
+            body,
+            |context, module| split_loads(context, module, OPENCL),
+        )
     }
 
     #[test]
