@@ -152,7 +152,7 @@ fn new_target_machine(target: &TargetDescription, opt_level: u8) -> Result<Targe
             &triple,
             &target.cpu,
             &target.cpu_features,
-            optimization_level(opt_level),
+            optimization_level(opt_level.max(target.legalization.minimum_backend_opt_level)),
             reloc,
             CodeModel::Default,
         )

@@ -202,6 +202,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         legalization: Legalization {
             widen_narrow_division: true,
+            minimum_backend_opt_level: 1,
             ..Legalization::default()
         },
         output: OutputFormat::AmdgpuCodeObject { linker },

@@ -459,6 +459,11 @@ pub(crate) struct Legalization {
     /// which the SPIR-V backend widens to 64 bits), becomes accesses of supported pieces; any
     /// other is an internal error.
     pub integer_widths: Option<&'static [u32]>,
+    /// The lowest optimization level of the backend's code generation, whatever `-O` the
+    /// module is optimized at: LLVM 22's AMDGPU backend at -O0 emits `V_SUB_U32_e32` with an
+    /// SGPR operand, which its machine verifier rejects, for a loop step `abs((x as i32) % 3)
+    /// + 1` of an `i16` loaded at a uniform index (fuzzgen seed 4001069).
+    pub minimum_backend_opt_level: u8,
     /// After the optimizer: 8- and 16-bit negations (`sub 0, x`) as the truncation of this
     /// 32-bit inline-assembly negation (operands `=r,r`; instruction selection narrows a plain
     /// 32-bit one back) of the sign extension, because ptxas 13.0 (the H200's driver JIT)
