@@ -28,6 +28,42 @@ fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = Instruction
     })
 }
 
+/// The address `offset` bytes past `pointer`, inside what an access being split reads or
+/// writes, and the alignment an access there keeps.
+fn address_at<'ctx>(
+    context: &'ctx Context,
+    builder: &inkwell::builder::Builder<'ctx>,
+    pointer: inkwell::values::PointerValue<'ctx>,
+    offset: u64,
+    alignment: u32,
+) -> Result<(inkwell::values::PointerValue<'ctx>, u32), inkwell::builder::BuilderError> {
+    if offset == 0 {
+        return Ok((pointer, alignment));
+    }
+    let bytes = context.i64_type().const_int(offset, false);
+    // SAFETY: the address lies inside what the original access read or wrote.
+    let address = unsafe { builder.build_in_bounds_gep(context.i8_type(), pointer, &[bytes], "")? };
+    Ok((address, alignment.min(1 << offset.trailing_zeros().min(31))))
+}
+
+/// A load of `element` at [`address_at`], with the alignment that address keeps.
+fn load_at<'ctx>(
+    context: &'ctx Context,
+    builder: &inkwell::builder::Builder<'ctx>,
+    pointer: inkwell::values::PointerValue<'ctx>,
+    element: BasicTypeEnum<'ctx>,
+    offset: u64,
+    alignment: u32,
+) -> Result<BasicValueEnum<'ctx>, inkwell::builder::BuilderError> {
+    let (address, alignment) = address_at(context, builder, pointer, offset, alignment)?;
+    let value = builder.build_load(element, address, "")?;
+    if let Some(instruction) = inkwell::values::BasicValue::as_instruction_value(&value) {
+        // A power of two, as the original's; a failure leaves the (valid) natural alignment.
+        let _ = instruction.set_alignment(alignment);
+    }
+    Ok(value)
+}
+
 /// Applies the target's post-optimization legalizations to `module`.
 pub(crate) fn after_optimization<'ctx>(
     context: &'ctx Context,

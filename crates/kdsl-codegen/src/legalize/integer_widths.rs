@@ -14,10 +14,9 @@ use inkwell::llvm_sys::core::{
 };
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
-use inkwell::types::{BasicTypeEnum, IntType};
 use inkwell::values::{
-    AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue,
-    IntValue, Operand, PointerValue,
+    AnyValue, AsValueRef, BasicValueEnum, InstructionOpcode, InstructionValue, IntValue, Operand,
+    PointerValue,
 };
 use inkwell::AtomicOrdering;
 
@@ -109,7 +108,8 @@ fn split_access<'ctx>(
         let mut value: Option<IntValue<'ctx>> = None;
         for index in 0..width / piece_bits {
             let offset = u64::from(index * piece_bits / 8);
-            let part = load_piece(context, builder, pointer, piece, offset, alignment)?;
+            let part = super::load_at(context, builder, pointer, piece.into(), offset, alignment)?
+                .into_int_value();
             let wide = builder.build_int_z_extend(part, whole, "")?;
             value = Some(match value {
                 None => wide,
@@ -141,40 +141,6 @@ fn split_access<'ctx>(
     Ok(())
 }
 
-/// The address `offset` bytes past `pointer`, and the alignment an access there keeps.
-fn piece_address<'ctx>(
-    context: &'ctx Context,
-    builder: &Builder<'ctx>,
-    pointer: PointerValue<'ctx>,
-    offset: u64,
-    alignment: u32,
-) -> Result<(PointerValue<'ctx>, u32), BuilderError> {
-    if offset == 0 {
-        return Ok((pointer, alignment));
-    }
-    let bytes = context.i64_type().const_int(offset, false);
-    // SAFETY: the address lies inside the integer the original access read or wrote.
-    let address = unsafe { builder.build_in_bounds_gep(context.i8_type(), pointer, &[bytes], "")? };
-    Ok((address, alignment.min(1 << offset.trailing_zeros().min(31))))
-}
-
-fn load_piece<'ctx>(
-    context: &'ctx Context,
-    builder: &Builder<'ctx>,
-    pointer: PointerValue<'ctx>,
-    piece: IntType<'ctx>,
-    offset: u64,
-    alignment: u32,
-) -> Result<IntValue<'ctx>, BuilderError> {
-    let (address, alignment) = piece_address(context, builder, pointer, offset, alignment)?;
-    let value = builder.build_load(BasicTypeEnum::IntType(piece), address, "")?;
-    if let Some(instruction) = value.as_instruction_value() {
-        // A power of two, as the original's; a failure leaves the (valid) natural alignment.
-        let _ = instruction.set_alignment(alignment);
-    }
-    Ok(value.into_int_value())
-}
-
 fn store_piece<'ctx>(
     context: &'ctx Context,
     builder: &Builder<'ctx>,
@@ -183,7 +149,7 @@ fn store_piece<'ctx>(
     offset: u64,
     alignment: u32,
 ) -> Result<(), BuilderError> {
-    let (address, alignment) = piece_address(context, builder, pointer, offset, alignment)?;
+    let (address, alignment) = super::address_at(context, builder, pointer, offset, alignment)?;
     let store = builder.build_store(address, value)?;
     let _ = store.set_alignment(alignment);
     Ok(())

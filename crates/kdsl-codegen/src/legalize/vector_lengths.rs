@@ -18,7 +18,6 @@ use inkwell::targets::TargetData;
 use inkwell::types::{AnyTypeEnum, AsTypeRef, BasicTypeEnum, VectorType};
 use inkwell::values::{
     AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue, Operand,
-    PointerValue,
 };
 use inkwell::AtomicOrdering;
 
@@ -121,7 +120,7 @@ fn split_load<'ctx>(
         }
         builder.position_before(&load);
         let offset = u64::from(index) * element_bits / 8;
-        let value = load_at(context, builder, pointer, element, offset, alignment)?;
+        let value = super::load_at(context, builder, pointer, element, offset, alignment)?;
         lanes[index as usize] = Some(value);
         Ok(value)
     };
@@ -130,7 +129,7 @@ fn split_load<'ctx>(
             LaneUser::Extract(instruction, index) => (instruction, lane(index)?),
             LaneUser::Whole(instruction, ty) => {
                 builder.position_before(&load);
-                let value = load_at(context, builder, pointer, ty, 0, alignment)?;
+                let value = super::load_at(context, builder, pointer, ty, 0, alignment)?;
                 (instruction, value)
             }
             LaneUser::Shuffle(instruction, mask) => {
@@ -247,35 +246,6 @@ fn shuffle_lanes<'ctx>(
         })
         .collect();
     Some(lanes)
-}
-
-/// `load T, (ptr + offset)` (a lane, or the whole vector as `T`) with the alignment the original load guarantees at that offset.
-fn load_at<'ctx>(
-    context: &'ctx Context,
-    builder: &Builder<'ctx>,
-    pointer: PointerValue<'ctx>,
-    element: BasicTypeEnum<'ctx>,
-    offset: u64,
-    alignment: u32,
-) -> Result<BasicValueEnum<'ctx>, inkwell::builder::BuilderError> {
-    let address = if offset == 0 {
-        pointer
-    } else {
-        let offset = context.i64_type().const_int(offset, false);
-        // SAFETY: the address lies inside the vector the original load read.
-        unsafe { builder.build_in_bounds_gep(context.i8_type(), pointer, &[offset], "")? }
-    };
-    let value = builder.build_load(element, address, "")?;
-    let alignment = if offset == 0 {
-        alignment
-    } else {
-        alignment.min(1 << offset.trailing_zeros().min(31))
-    };
-    if let Some(instruction) = value.as_instruction_value() {
-        // A power of two, as the original's; a failure leaves the (valid) natural alignment.
-        let _ = instruction.set_alignment(alignment);
-    }
-    Ok(value)
 }
 
 #[cfg(test)]
