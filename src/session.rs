@@ -106,6 +106,16 @@ impl Compiler {
         )?)
     }
 
+    /// One target's optimized LLVM IR, as its back end would receive it (without running the
+    /// back end, so it is there to read when the back end fails).
+    pub fn llvm_ir(&self, checked: &Checked, target: &TargetSpec) -> Result<String, CompileError> {
+        Ok(kdsl_codegen::emit_llvm_ir(
+            &checked.module,
+            target,
+            &self.codegen_options(),
+        )?)
+    }
+
     /// A bundle with an image per target and the kernels' metadata. Every target is tried
     /// (concurrently), so the diagnostics of all of them are reported together.
     pub fn compile(

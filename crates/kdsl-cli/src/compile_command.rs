@@ -334,14 +334,27 @@ fn compile(
         let spec = (chosen < specs.len())
             .then(|| specs.swap_remove(chosen))
             .ok_or("error: no target to emit for")?;
-        let artifact = compiler
-            .compile_for_target(&checked, &spec)
-            .map_err(|e| invocation.render(&e, file, source))?;
+        let render = |e: CompileError| invocation.render(&e, file, source);
         let (bytes, extension) = match emit {
-            Emit::Llvm => (artifact.llvm_ir.into_bytes(), "ll"),
-            Emit::Spirv => (artifact.image.bytes, "spv"),
-            Emit::Ptx => (artifact.image.bytes, "ptx"),
-            Emit::Hsaco => (artifact.image.bytes, "hsaco"),
+            // The IR the back end receives, without running it: readable when it fails.
+            Emit::Llvm => (
+                compiler
+                    .llvm_ir(&checked, &spec)
+                    .map_err(render)?
+                    .into_bytes(),
+                "ll",
+            ),
+            Emit::Spirv | Emit::Ptx | Emit::Hsaco => {
+                let artifact = compiler
+                    .compile_for_target(&checked, &spec)
+                    .map_err(render)?;
+                let extension = match emit {
+                    Emit::Spirv => "spv",
+                    Emit::Ptx => "ptx",
+                    _ => "hsaco",
+                };
+                (artifact.image.bytes, extension)
+            }
             Emit::Ir => unreachable!("handled above"),
         };
         invocation.write_output(

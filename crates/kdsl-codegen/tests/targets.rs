@@ -667,29 +667,51 @@ fn vector_accesses_use_vector_memory_instructions() {
     assert!(spirv_ir.contains("align 16"), "{spirv_ir}");
 }
 
-/// LLVM 22's AMDGPU backend at -O0 emitted `V_SUB_U32_e32` with an SGPR operand for this loop
-/// step, which its machine verifier rejects (fuzzgen seed 4001069); its code generation now runs
-/// at -O1 at least (`Legalization::minimum_backend_opt_level`). Not in backend_regressions.krn:
-/// at -O3 LLVM narrows the `abs` of the extended `i16` to PTX `abs.s16`, which that file's PTX
-/// test forbids (see docs/fuzzgen.md).
+/// LLVM 22's AMDGPU backend fails on unoptimized IR below -O3, so its code generation runs at
+/// -O3 whatever the module's `-O` (`Legalization::minimum_backend_opt_level`). At -O0 it emitted
+/// `V_SUB_U32_e32` with an SGPR operand for the loop step (fuzzgen seed 4001069); at -O1 and
+/// -O2 it folded the literal 11.0 into gfx90a's and gfx942's `V_FMAC_F64_e64` (seed 5000290).
+/// Not in backend_regressions.krn: at -O3 LLVM narrows the `abs` of the extended `i16` to PTX
+/// `abs.s16`, which that file's PTX test forbids (see docs/fuzzgen.md).
 #[test]
-fn amdgpu_at_o0_compiles_a_uniform_abs_step() {
-    let source = "kernel uniform_abs_step(out: global mut [i32], input: global [i16], s: u32) {
+fn amdgpu_compiles_unoptimized_modules() {
+    let sources = [
+        (
+            "uniform_abs_step",
+            "kernel uniform_abs_step(out: global mut [i32], input: global [i16], s: u32) {
     let mut steps = 0i32;
     for j in 1i32..4i32 step (abs((input[s] as i32) % 3i32) + 1i32) {
         steps += 1i32;
     }
     out[get_global_id(0)] = steps;
 }
-";
-    let module = module_of("uniform_abs_step", source);
-    for arch in ["gfx90a", "gfx1100"] {
-        let options = Options {
-            opt_level: 0,
-            ..Options::default()
-        };
-        compile(&module, &TargetSpec::amdgpu(Some(arch)), &options)
-            .unwrap_or_else(|error| panic!("{arch} at -O0: {error:?}"));
+",
+        ),
+        (
+            "fma_of_a_variable",
+            "kernel fma_of_a_variable(out: global mut [f64], n: u32) {
+    let x = n as f64;
+    let c = -4.0f64;
+    if x - c > (fma(c, 11.0f64, 2.875f64) + x % 53.0f64) % (abs(x + x) + 1.0f64) {
+        out[0] = 1.0f64;
+    }
+}
+",
+        ),
+    ];
+    for (name, source) in sources {
+        let module = module_of(name, source);
+        for arch in ["gfx90a", "gfx942", "gfx1100"] {
+            for opt_level in 0..3 {
+                let options = Options {
+                    opt_level,
+                    ..Options::default()
+                };
+                compile(&module, &TargetSpec::amdgpu(Some(arch)), &options).unwrap_or_else(
+                    |error| panic!("{name} for {arch} at -O{opt_level}: {error:?}"),
+                );
+            }
+        }
     }
 }
 

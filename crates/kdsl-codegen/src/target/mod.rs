@@ -460,9 +460,11 @@ pub(crate) struct Legalization {
     /// other is an internal error.
     pub integer_widths: Option<&'static [u32]>,
     /// The lowest optimization level of the backend's code generation, whatever `-O` the
-    /// module is optimized at: LLVM 22's AMDGPU backend at -O0 emits `V_SUB_U32_e32` with an
-    /// SGPR operand, which its machine verifier rejects, for a loop step `abs((x as i32) % 3)
-    /// + 1` of an `i16` loaded at a uniform index (fuzzgen seed 4001069).
+    /// module is optimized at. LLVM 22's AMDGPU backend fails on unoptimized IR below -O3: at
+    /// -O0 it emits `V_SUB_U32_e32` with an SGPR operand (a loop step `abs((x as i32) % 3) + 1`
+    /// of an `i16` loaded at a uniform index, fuzzgen seed 4001069); at -O1 and -O2 it folds a
+    /// literal into `V_FMAC_F64_e64` on gfx90a and gfx942, whose VOP3 takes none (an `fma` of
+    /// a constant kept in a variable, beside an `frem`, seed 5000290).
     pub minimum_backend_opt_level: u8,
     /// After the optimizer: 8- and 16-bit negations (`sub 0, x`) as the truncation of this
     /// 32-bit inline-assembly negation (operands `=r,r`; instruction selection narrows a plain
