@@ -8,6 +8,8 @@ mod call_chain;
 mod checked;
 #[path = "pipeline.rs"]
 mod pipeline;
+#[path = "private_arrays.rs"]
+mod private_arrays;
 #[path = "records.rs"]
 mod records;
 #[path = "shaped.rs"]

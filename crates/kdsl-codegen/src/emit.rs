@@ -63,7 +63,8 @@ fn optimized_module<'ctx>(
         .link_into(context, &module, &kernels)
         .map_err(|e| internal(target, e))?;
     timings.library += stopwatch.lap();
-    let pipeline = llvm::optimization_pipeline(options.opt_level);
+    let pipeline =
+        llvm::optimization_pipeline(options.opt_level.max(target.legalization.minimum_opt_level));
     contain::run_passes(&module, &pipeline, &machine, PassBuilderOptions::create())
         .map_err(|failure| internal(target, failure.describe("the optimizer")))?;
     crate::legalize::after_optimization(context, &module, target)

@@ -459,6 +459,12 @@ pub(crate) struct Legalization {
     /// which the SPIR-V backend widens to 64 bits), becomes accesses of supported pieces; any
     /// other is an internal error.
     pub integer_widths: Option<&'static [u32]>,
+    /// The lowest optimization level of the module's IR, whatever `-O` asks for. SPIR-V: the
+    /// Intel OpenCL CPU device (2026.22) takes a loop that stores zeros into a private array
+    /// (the front end's zeroing of `let mut a: [T; N];`) for a memset and, at 16 work-items a
+    /// group, leaves the arrays holding garbage (fuzzgen seed 6000003); from -O1 LLVM makes
+    /// that loop a memset itself, which the device gets right.
+    pub minimum_opt_level: u8,
     /// The lowest optimization level of the backend's code generation, whatever `-O` the
     /// module is optimized at. LLVM 22's AMDGPU backend fails on unoptimized IR below -O3: at
     /// -O0 it emits `V_SUB_U32_e32` with an SGPR operand (a loop step `abs((x as i32) % 3) + 1`
