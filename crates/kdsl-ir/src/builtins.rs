@@ -491,6 +491,10 @@ pub static BUILTINS: &[BuiltinRow] = &[
     math("wrapping_add", M::WrappingAdd, 2, Integers),
     math("wrapping_sub", M::WrappingSub, 2, Integers),
     math("wrapping_mul", M::WrappingMul, 2, Integers),
+    math("popcount", M::Popcount, 1, Integers),
+    math("clz", M::Clz, 1, Integers),
+    math("ctz", M::Ctz, 1, Integers),
+    math("rotate", M::Rotate, 2, Integers),
     math("native_exp", M::NativeExp, 1, Floats),
     math("native_exp2", M::NativeExp2, 1, Floats),
     math("native_exp10", M::NativeExp10, 1, Floats),
@@ -695,6 +699,10 @@ impl MathFunction {
                 | WrappingAdd
                 | WrappingSub
                 | WrappingMul
+                | Popcount
+                | Clz
+                | Ctz
+                | Rotate
                 | RoundTf32
         )
     }

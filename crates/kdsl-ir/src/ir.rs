@@ -619,6 +619,13 @@ pub enum MathFunction {
     WrappingAdd,
     WrappingSub,
     WrappingMul,
+    /// `popcount(x)`, `clz(x)`, `ctz(x)`: the integer's one bits, leading and trailing zero
+    /// bits (the bit width for 0), of its own type, as OpenCL C.
+    Popcount,
+    Clz,
+    Ctz,
+    /// `rotate(x, n)`: `x` rotated left by `n` modulo its bit width, as OpenCL C.
+    Rotate,
     /// `native_exp(x)` and friends: the target's fast, less accurate `f32` versions (see
     /// docs/language.md, "Math"); `f64` uses the accurate function, `f16` the `f32` one.
     NativeExp,

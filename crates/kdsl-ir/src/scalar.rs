@@ -569,6 +569,23 @@ pub fn math(function: MathFunction, ty: ScalarType, arguments: &[u64]) -> u64 {
         MathFunction::WrappingAdd => truncate(x.wrapping_add(y()), ty),
         MathFunction::WrappingSub => truncate(x.wrapping_sub(y()), ty),
         MathFunction::WrappingMul => truncate(x.wrapping_mul(y()), ty),
+        MathFunction::Popcount => u64::from(truncate(x, ty).count_ones()),
+        MathFunction::Clz => {
+            let bits = ty.bit_width();
+            u64::from(truncate(x, ty).leading_zeros() - (64 - bits))
+        }
+        MathFunction::Ctz => {
+            let bits = ty.bit_width();
+            u64::from(truncate(x, ty).trailing_zeros().min(bits))
+        }
+        MathFunction::Rotate => {
+            let bits = ty.bit_width();
+            let (value, amount) = (truncate(x, ty), (y() % u64::from(bits)) as u32);
+            truncate(
+                value << amount | value.checked_shr(bits - amount).unwrap_or(0),
+                ty,
+            )
+        }
         MathFunction::IsNan => u64::from(float_as_f64(x, ty).is_nan()),
         MathFunction::IsInf => u64::from(float_as_f64(x, ty).is_infinite()),
         MathFunction::IsFinite => u64::from(float_as_f64(x, ty).is_finite()),
@@ -1079,5 +1096,25 @@ pub(crate) mod tests {
             );
         }
         assert_eq!(ScalarValue::I16(-2).as_i128(), Some(-2));
+    }
+
+    /// `popcount`, `clz`, `ctz` and `rotate` on the bits of their type (a negative value's
+    /// sign extension is not counted), at the edges.
+    #[test]
+    fn bit_counts_and_rotations() {
+        use MathFunction::{Clz, Ctz, Popcount, Rotate};
+        use ScalarType::{I16, I64, I8, U32};
+        let minus_one_i8 = truncate(-1i64 as u64, I8);
+        assert_eq!(math(Popcount, I8, &[minus_one_i8]), 8);
+        assert_eq!(math(Clz, I8, &[minus_one_i8]), 0);
+        assert_eq!(math(Clz, I16, &[0]), 16);
+        assert_eq!(math(Ctz, I16, &[0]), 16);
+        assert_eq!(math(Ctz, I64, &[1 << 63]), 63);
+        assert_eq!(math(Clz, U32, &[1]), 31);
+        assert_eq!(math(Rotate, U32, &[0x8000_0001, 1]), 3);
+        assert_eq!(math(Rotate, U32, &[0x8000_0001, 33]), 3);
+        assert_eq!(math(Rotate, U32, &[5, 0]), 5);
+        // -1 as an `i8` amount is 255: 7 modulo 8, one to the right.
+        assert_eq!(math(Rotate, I8, &[1, minus_one_i8]), 0x80);
     }
 }

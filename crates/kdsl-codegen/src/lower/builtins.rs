@@ -511,6 +511,24 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 MathFunction::Min | MathFunction::Max => {
                     self.min_max(function, ty, values[0], values[1])
                 }
+                MathFunction::Popcount => {
+                    self.call_intrinsic("llvm.ctpop", &[value_type], &[values[0]])
+                }
+                // Defined at zero (the bit width), as the language's `clz(0)` and `ctz(0)`.
+                MathFunction::Clz | MathFunction::Ctz => {
+                    let name = match function {
+                        MathFunction::Clz => "llvm.ctlz",
+                        _ => "llvm.cttz",
+                    };
+                    let poison_at_zero = self.context.bool_type().const_zero();
+                    self.call_intrinsic(name, &[value_type], &[values[0], poison_at_zero.into()])
+                }
+                // A funnel shift of the value with itself takes the amount modulo the width.
+                MathFunction::Rotate => self.call_intrinsic(
+                    "llvm.fshl",
+                    &[value_type],
+                    &[values[0], values[0], values[1]],
+                ),
                 MathFunction::IsNan | MathFunction::IsInf | MathFunction::IsFinite => {
                     self.float_test(function, values[0], value_type)
                 }

@@ -691,7 +691,7 @@ impl TargetDescription {
             Max => MathStrategy::Intrinsic("llvm.maxnum"),
             // `fmod` is float `%`, lowered by the same code.
             Clamp | Fmod | IsNan | IsInf | IsFinite | WrappingAdd | WrappingSub | WrappingMul
-            | RoundTf32 => MathStrategy::Expanded,
+            | Popcount | Clz | Ctz | Rotate | RoundTf32 => MathStrategy::Expanded,
             Copysign => MathStrategy::Intrinsic("llvm.copysign"),
             // Operators with fast-math flags (`arcp`, `afn`): `div.approx` on NVIDIA.
             NativeRecip | NativeDivide => MathStrategy::Expanded,

@@ -66,7 +66,8 @@ impl Generator<'_> {
         let signed = ty.is_signed_integer();
         let wide = SUB_GROUP_TYPES.contains(&ty);
         // Add, Sub, Mul, Div, Rem, And/Or/Xor, Not, Shift, Neg, Abs, Min/Max, Clamp, Select,
-        // cast from integer, cast from float, cast from bool, cast from T, sub-group, call.
+        // cast from integer, cast from float, cast from bool, cast from T, sub-group, bit
+        // count or rotation, call.
         let weights = [
             10,
             8,
@@ -94,6 +95,7 @@ impl Generator<'_> {
             } else {
                 0
             },
+            2,
             if self.callable(ty).is_empty() { 0 } else { 3 },
         ];
         let choice = self.random.weighted(&weights);
@@ -347,6 +349,26 @@ impl Generator<'_> {
                 )
             }
             17 => self.sub_group_operation(vt, uniformity, inner, OperandBound::Integer),
+            18 => {
+                let a = self.integer_value(ty, uniformity, inner);
+                let name = *self.random.pick(&["popcount", "clz", "ctz", "rotate"]);
+                if name == "rotate" {
+                    // Any amount: it is taken modulo the width.
+                    let amount = self.integer_value(ty, uniformity, inner);
+                    self.note("rotate");
+                    return Expr::new(
+                        format!("rotate({}, {})", a.text, amount.text),
+                        vt,
+                        Facts::anything(ty, a.uniformity().join(amount.uniformity())),
+                    );
+                }
+                self.note("bit count");
+                Expr::new(
+                    format!("{name}({})", a.text),
+                    vt,
+                    interval_facts(a.uniformity(), 0, i128::from(ty.bit_width())),
+                )
+            }
             _ => self.call(ty, uniformity, inner),
         }
     }

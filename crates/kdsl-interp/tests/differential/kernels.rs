@@ -30,6 +30,30 @@ fn math() {
     integer_case!("math_u32", u32);
     integer_case!("math_i64", i64);
     integer_case!("math_u64", u64);
+    // Every fourth input 0, 1, -1 or the type's minimum (the counts' edges), the others random;
+    // rotations by random amounts, also negative and past the width.
+    macro_rules! bits_case {
+        ($name:literal, $ty:ty) => {{
+            let input: Vec<$ty> = (0..=items)
+                .map(|j| match (j % 4, j / 4 % 4) {
+                    (0, 0) => 0,
+                    (0, 1) => 1,
+                    (0, 2) => <$ty>::MAX,
+                    (0, _) => <$ty>::MIN,
+                    _ => random.next_u64() as $ty,
+                })
+                .collect();
+            cases.push(output_then_input($name, launch, 4 * items, input));
+        }};
+    }
+    bits_case!("bits_i8", i8);
+    bits_case!("bits_u8", u8);
+    bits_case!("bits_i16", i16);
+    bits_case!("bits_u16", u16);
+    bits_case!("bits_i32", i32);
+    bits_case!("bits_u32", u32);
+    bits_case!("bits_i64", i64);
+    bits_case!("bits_u64", u64);
     // f16 arithmetic rounds each operation to f16 (docs/language.md); the library functions are
     // computed in f32 and rounded, so a few f16 ULP may differ over the sum.
     let halves = |values: Vec<f32>| -> Vec<half::f16> {
