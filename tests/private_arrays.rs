@@ -1,7 +1,8 @@
-//! Private arrays start zeroed at every `-O` (fuzzgen seed 6000003): at -O0 Intel's OpenCL CPU
-//! device took the front end's zeroing loop for a memset and, with 16 work-items a group or
-//! more, left most work-items' arrays holding whatever was in memory, until SPIR-V's IR was
-//! optimized at -O1 at least (`Legalization::minimum_opt_level`). On the default device.
+//! Private arrays start zeroed at every `-O` (fuzzgen seed 6000003). With 16 work-items a group
+//! or more, Intel's OpenCL CPU device left private arrays holding whatever was in memory where
+//! the front end's zeroing loop reached it (at -O0), and where a second fill followed the
+//! zeroing memset (at -O1), until SPIR-V's IR was optimized at -O2 at least
+//! (`Legalization::minimum_opt_level`). On the default device.
 
 use kdsl::runtime::{args, Device, Launch};
 use kdsl::CompileOptions;
@@ -13,6 +14,15 @@ kernel read_zeroed(out: global mut [f64]) {
     let mut wide: [f64; 5];
     let mut grid: [[u32; 5]; 3];
     out[gid] = (narrow[gid % 3u32] as f64) + wide[gid % 5u32] + (grid[gid % 3u32][gid % 5u32] as f64);
+}
+
+kernel filled_after_zeroing(out: global mut [f64]) {
+    let gid = get_global_id(0);
+    let mut a: [i8; 5];
+    for k in 0u32..5u32 {
+        a[k] = -1i8;
+    }
+    out[gid] = a[gid % 5u32] as f64;
 }
 
 kernel zeroed_each_iteration(out: global mut [f64]) {
@@ -45,7 +55,11 @@ fn private_arrays_start_zeroed_at_every_level() {
         )
         .unwrap_or_else(|error| panic!("{}", error.render("private_arrays.krn", SOURCE, false)));
         let program = device.load(&bundle).unwrap();
-        for (name, expected) in [("read_zeroed", 0.0), ("zeroed_each_iteration", 7.0)] {
+        for (name, expected) in [
+            ("read_zeroed", 0.0),
+            ("filled_after_zeroing", -1.0),
+            ("zeroed_each_iteration", 7.0),
+        ] {
             for group in [16, 32] {
                 let mut out = device.buffer_from(&vec![-1.0f64; WORK_ITEMS]).unwrap();
                 program

@@ -459,11 +459,12 @@ pub(crate) struct Legalization {
     /// which the SPIR-V backend widens to 64 bits), becomes accesses of supported pieces; any
     /// other is an internal error.
     pub integer_widths: Option<&'static [u32]>,
-    /// The lowest optimization level of the module's IR, whatever `-O` asks for. SPIR-V: the
-    /// Intel OpenCL CPU device (2026.22) takes a loop that stores zeros into a private array
-    /// (the front end's zeroing of `let mut a: [T; N];`) for a memset and, at 16 work-items a
-    /// group, leaves the arrays holding garbage (fuzzgen seed 6000003); from -O1 LLVM makes
-    /// that loop a memset itself, which the device gets right.
+    /// The lowest optimization level of the module's IR, whatever `-O` asks for. SPIR-V: at 16
+    /// work-items a group, the Intel OpenCL CPU device (2026.22) leaves a private array holding
+    /// garbage where a loop stores a repeated byte into it (the front end's zeroing of `let mut
+    /// a: [T; N];`), and where two fills of the array follow each other (the zeroing, then a
+    /// loop filling it with -1, fuzzgen seed 6000003). From -O1 LLVM makes those loops memsets,
+    /// and from -O2 it drops a fill the next one overwrites; one memset the device gets right.
     pub minimum_opt_level: u8,
     /// The lowest optimization level of the backend's code generation, whatever `-O` the
     /// module is optimized at. LLVM 22's AMDGPU backend fails on unoptimized IR below -O3: at
