@@ -5,18 +5,23 @@
 //! 64-bit integers, which the bundle's image check refuses. Such a load (or store) becomes
 //! loads (stores) of the widest supported pieces its alignment allows, assembled in
 //! registers, where the backend may widen the arithmetic freely; any access left is reported.
+//! A load wider than every supported width cannot be assembled (GVN forwarded a `<4 x i32>`
+//! load to a scalar load of its first lane through `i128`, which InstCombine made `load i128`,
+//! fuzzgen seed 7000200): where each of its users takes bits of one piece (a `trunc`, or a
+//! `lshr` by a multiple of the piece width and then `trunc`s), the users read that piece.
 
 use super::instructions;
 use inkwell::builder::{Builder, BuilderError};
 use inkwell::context::Context;
 use inkwell::llvm_sys::core::{
-    LLVMGetIntTypeWidth, LLVMGetOperand, LLVMGetTypeKind, LLVMReplaceAllUsesWith, LLVMTypeOf,
+    LLVMConstIntGetZExtValue, LLVMGetIntTypeWidth, LLVMGetOperand, LLVMGetTypeKind,
+    LLVMReplaceAllUsesWith, LLVMTypeOf,
 };
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
 use inkwell::values::{
-    AnyValue, AsValueRef, BasicValueEnum, InstructionOpcode, InstructionValue, IntValue, Operand,
-    PointerValue,
+    AnyValue, AnyValueEnum, AsValueRef, BasicValueEnum, InstructionOpcode, InstructionValue,
+    IntValue, Operand, PointerValue,
 };
 use inkwell::AtomicOrdering;
 
@@ -97,13 +102,24 @@ fn split_access<'ctx>(
         Some(Operand::Value(BasicValueEnum::IntValue(value))) if !load => value.get_type(),
         _ => access.get_type().into_int_type(),
     };
-    let piece = match piece_bits {
-        8 => context.i8_type(),
-        16 => context.i16_type(),
-        32 => context.i32_type(),
-        _ => context.i64_type(),
-    };
+    let piece = piece_type(context, piece_bits);
     builder.position_before(&access);
+    if load && width > widths.last().copied().unwrap_or(width) {
+        // The widest piece every user's bits lie within.
+        let fitting = widths.iter().rev().find_map(|&bits| {
+            let allowed = width.is_multiple_of(bits) && bits <= 8 * alignment;
+            allowed
+                .then(|| piece_uses(access, bits))
+                .flatten()
+                .map(|uses| (bits, uses))
+        });
+        if let Some((bits, uses)) = fitting {
+            let piece = piece_type(context, bits);
+            read_pieces(context, builder, pointer, piece, alignment, uses)?;
+            access.erase_from_basic_block();
+            return Ok(());
+        }
+    }
     if load {
         let mut value: Option<IntValue<'ctx>> = None;
         for index in 0..width / piece_bits {
@@ -138,6 +154,112 @@ fn split_access<'ctx>(
         }
     }
     access.erase_from_basic_block();
+    Ok(())
+}
+
+fn piece_type(context: &Context, bits: u32) -> inkwell::types::IntType<'_> {
+    match bits {
+        8 => context.i8_type(),
+        16 => context.i16_type(),
+        32 => context.i32_type(),
+        _ => context.i64_type(),
+    }
+}
+
+/// What reads a value's bits: its `trunc` users (to at most `piece_bits` bits), each with the
+/// piece it reads, and the `lshr`s between; `None` if a user needs more than one piece.
+struct PieceUses<'ctx> {
+    truncations: Vec<(InstructionValue<'ctx>, u32)>,
+    shifts: Vec<InstructionValue<'ctx>>,
+}
+
+fn piece_uses(load: InstructionValue<'_>, piece_bits: u32) -> Option<PieceUses<'_>> {
+    let mut uses = PieceUses {
+        truncations: Vec::new(),
+        shifts: Vec::new(),
+    };
+    collect_piece_uses(load, 0, piece_bits, &mut uses)?;
+    Some(uses)
+}
+
+fn collect_piece_uses<'ctx>(
+    value: InstructionValue<'ctx>,
+    shift: u64,
+    piece_bits: u32,
+    uses: &mut PieceUses<'ctx>,
+) -> Option<()> {
+    let mut next = value.get_first_use();
+    while let Some(using) = next {
+        next = using.get_next_use();
+        let user = match using.get_user() {
+            AnyValueEnum::IntValue(value) => value.as_instruction()?,
+            AnyValueEnum::InstructionValue(instruction) => instruction,
+            _ => return None,
+        };
+        match user.get_opcode() {
+            InstructionOpcode::Trunc => {
+                let bits = user.get_type().into_int_type().get_bit_width();
+                let piece = shift / u64::from(piece_bits);
+                if bits > piece_bits || !shift.is_multiple_of(u64::from(piece_bits)) {
+                    return None;
+                }
+                uses.truncations.push((user, u32::try_from(piece).ok()?));
+            }
+            InstructionOpcode::LShr if shift == 0 => {
+                let Some(Operand::Value(BasicValueEnum::IntValue(amount))) = user.get_operand(1)
+                else {
+                    return None;
+                };
+                if !amount.is_const() {
+                    return None;
+                }
+                // SAFETY: a constant integer; inkwell's accessor refuses those wider than 64
+                // bits, whose small values this reads.
+                let amount = unsafe { LLVMConstIntGetZExtValue(amount.as_value_ref()) };
+                collect_piece_uses(user, amount, piece_bits, uses)?;
+                uses.shifts.push(user);
+            }
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// Loads the pieces `uses` read, where the builder stands (at the wide load), and gives each
+/// `trunc` its piece instead.
+fn read_pieces<'ctx>(
+    context: &'ctx Context,
+    builder: &Builder<'ctx>,
+    pointer: PointerValue<'ctx>,
+    piece: inkwell::types::IntType<'ctx>,
+    alignment: u32,
+    uses: PieceUses<'ctx>,
+) -> Result<(), BuilderError> {
+    let piece_bytes = u64::from(piece.get_bit_width() / 8);
+    let mut loaded = std::collections::BTreeMap::new();
+    for &(_, index) in &uses.truncations {
+        if let std::collections::btree_map::Entry::Vacant(entry) = loaded.entry(index) {
+            let offset = u64::from(index) * piece_bytes;
+            let part = super::load_at(context, builder, pointer, piece.into(), offset, alignment)?;
+            entry.insert(part.into_int_value());
+        }
+    }
+    for (truncation, index) in uses.truncations {
+        let part = loaded[&index];
+        let narrow = truncation.get_type().into_int_type();
+        let value = if narrow == piece {
+            part
+        } else {
+            builder.position_before(&truncation);
+            builder.build_int_truncate(part, narrow, "")?
+        };
+        // SAFETY: `value` has the truncation's type and is defined before it.
+        unsafe { LLVMReplaceAllUsesWith(truncation.as_value_ref(), value.as_value_ref()) };
+        truncation.erase_from_basic_block();
+    }
+    for shift in uses.shifts {
+        shift.erase_from_basic_block();
+    }
     Ok(())
 }
 
@@ -214,6 +336,42 @@ mod tests {
         // divide 48); stored with alignment 1: six bytes.
         assert_eq!(module.matches("store i8").count(), 3 + 6, "{module}");
         assert_eq!(module.matches("load i16").count(), 3, "{module}");
+    }
+
+    /// GVN's `load i128` of a `<4 x i32>` (seed 7000200): each lane a `trunc` reads becomes a
+    /// 32-bit load, and no 128-bit value is left.
+    #[test]
+    fn a_128_bit_load_read_by_lanes_becomes_lane_loads() {
+        let module = split(
+            "%v = load i128, ptr %p, align 16
+             %a = trunc i128 %v to i32
+             %s = lshr i128 %v, 64
+             %b = trunc i128 %s to i16
+             %t = lshr i128 %v, 96
+             %c = trunc i128 %t to i32
+             store i32 %a, ptr %q, align 4
+             store i16 %b, ptr %q, align 2
+             store i32 %c, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(!module.contains("i128"), "{module}");
+        // Lanes 0, 2 and 3 (bytes 0, 8 and 12): 32-bit pieces, as the shift by 96 needs.
+        assert_eq!(module.matches("load i32").count(), 3, "{module}");
+        assert!(
+            module.contains("i64 8") && module.contains("i64 12"),
+            "{module}"
+        );
+        // A value needed whole stays assembled, for the backend to take or refuse.
+        let module = split(
+            "%v = load i128, ptr %p, align 16
+             %w = add i128 %v, 1
+             %a = trunc i128 %w to i32
+             store i32 %a, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(module.contains("add i128"), "{module}");
     }
 
     #[test]

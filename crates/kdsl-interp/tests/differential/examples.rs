@@ -277,6 +277,20 @@ fn backend_regressions() {
             buffer((0..3).map(|_| random.next_u64() as u16).collect::<Vec<_>>()),
         ],
     );
+    // Each item's own element compared and exchanged, then shifted by whether the element its
+    // old value picks equals `data[8]`, which the optimizer forwarded from a `vload4`.
+    let forwarded_vector_load = Case::new(
+        "forwarded_vector_load",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer((0..64).map(|i| i64::from(i % 12)).collect::<Vec<_>>()),
+            buffer(
+                (0..120)
+                    .map(|_| (random.next_u64() % 4) as i32)
+                    .collect::<Vec<_>>(),
+            ),
+        ],
+    );
     // Every 16-bit value negated, then divided (ptxas 13.0 divided -(-32768) as +32768), and
     // every byte negated.
     let n = 1usize << 16;
@@ -315,6 +329,7 @@ fn backend_regressions() {
             narrowed_vload,
             narrowed_vload_bytes,
             wide_integer_load,
+            forwarded_vector_load,
             narrow_negation,
             min_compare_contiguous,
             min_compare_strided,
