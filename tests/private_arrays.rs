@@ -5,7 +5,6 @@
 //! (`Legalization::minimum_opt_level`). On the default device.
 
 use kdsl::runtime::{args, Device, Launch};
-use kdsl::CompileOptions;
 
 const SOURCE: &str = r#"
 kernel read_zeroed(out: global mut [f64]) {
@@ -43,18 +42,7 @@ fn private_arrays_start_zeroed_at_every_level() {
     let device =
         Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
     for opt_level in [0, 3] {
-        let options = CompileOptions {
-            opt_level,
-            ..CompileOptions::default()
-        };
-        let bundle = kdsl::compile(
-            "private_arrays.krn",
-            SOURCE,
-            &kdsl::default_targets(),
-            &options,
-        )
-        .unwrap_or_else(|error| panic!("{}", error.render("private_arrays.krn", SOURCE, false)));
-        let program = device.load(&bundle).unwrap();
+        let program = super::load_at_level(&device, "private_arrays.krn", SOURCE, opt_level);
         for (name, expected) in [
             ("read_zeroed", 0.0),
             ("filled_after_zeroing", -1.0),

@@ -18,3 +18,19 @@ mod shaped;
 mod syclbin;
 #[path = "work_item_reads.rs"]
 mod work_item_reads;
+
+/// `source` compiled for the default targets at `-O<opt_level>` and loaded on `device`.
+fn load_at_level(
+    device: &kdsl::runtime::Device,
+    name: &str,
+    source: &str,
+    opt_level: u8,
+) -> kdsl::runtime::Program {
+    let options = kdsl::CompileOptions {
+        opt_level,
+        ..kdsl::CompileOptions::default()
+    };
+    let bundle = kdsl::compile(name, source, &kdsl::default_targets(), &options)
+        .unwrap_or_else(|error| panic!("{}", error.render(name, source, false)));
+    device.load(&bundle).unwrap()
+}

@@ -4,7 +4,6 @@
 //! `tests/kernels/work_item_reads.krn` on the default device, at -O0 and -O3.
 
 use kdsl::runtime::{args, Device, Launch};
-use kdsl::CompileOptions;
 
 const SOURCE: &str = include_str!("kernels/work_item_reads.krn");
 const WORK_ITEMS: u32 = 64;
@@ -50,18 +49,7 @@ fn ids_read_again_after_a_branch_are_right_at_every_level() {
     let device =
         Device::default().expect("a device (the OpenCL CPU device after scripts/setup.sh)");
     for opt_level in [0, 3] {
-        let options = CompileOptions {
-            opt_level,
-            ..CompileOptions::default()
-        };
-        let bundle = kdsl::compile(
-            "work_item_reads.krn",
-            SOURCE,
-            &kdsl::default_targets(),
-            &options,
-        )
-        .unwrap_or_else(|error| panic!("{}", error.render("work_item_reads.krn", SOURCE, false)));
-        let program = device.load(&bundle).unwrap();
+        let program = super::load_at_level(&device, "work_item_reads.krn", SOURCE, opt_level);
         for name in kernels {
             let mut out = device
                 .buffer_from(&vec![77u32; WORK_ITEMS as usize])
