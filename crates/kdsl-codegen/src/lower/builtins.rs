@@ -514,14 +514,26 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 MathFunction::Popcount => {
                     self.call_intrinsic("llvm.ctpop", &[value_type], &[values[0]])
                 }
-                // Defined at zero (the bit width), as the language's `clz(0)` and `ctz(0)`.
-                MathFunction::Clz | MathFunction::Ctz => {
-                    let name = match function {
-                        MathFunction::Clz => "llvm.ctlz",
-                        _ => "llvm.cttz",
-                    };
+                // Defined at zero (the bit width), as the language's `clz(0)`.
+                MathFunction::Clz => {
                     let poison_at_zero = self.context.bool_type().const_zero();
-                    self.call_intrinsic(name, &[value_type], &[values[0], poison_at_zero.into()])
+                    self.call_intrinsic(
+                        "llvm.ctlz",
+                        &[value_type],
+                        &[values[0], poison_at_zero.into()],
+                    )
+                }
+                // `popcount(!x & (x - 1))`, the bit width at zero: LLVM's NVPTX backend at -O0
+                // stops on `llvm.cttz.i64` feeding a branch ("Copy one register into another
+                // with a different width", fuzzgen seed 7001043); from -O1 InstCombine makes
+                // this `llvm.cttz` again.
+                MathFunction::Ctz => {
+                    let x = values[0].into_int_value();
+                    let one = x.get_type().const_int(1, false);
+                    let below = self.builder.build_int_sub(x, one, "")?;
+                    let inverted = self.builder.build_not(x, "")?;
+                    let trailing = self.builder.build_and(inverted, below, "")?;
+                    self.call_intrinsic("llvm.ctpop", &[value_type], &[trailing.into()])
                 }
                 // A funnel shift of the value with itself takes the amount modulo the width.
                 MathFunction::Rotate => self.call_intrinsic(

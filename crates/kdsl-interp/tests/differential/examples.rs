@@ -291,6 +291,15 @@ fn backend_regressions() {
             ),
         ],
     );
+    // Whole numbers 0 to 63, each compared by its trailing zeros.
+    let trailing_zeros_branch = Case::new(
+        "trailing_zeros_branch",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer(vec![0u32; 64]),
+            buffer((0..64).map(f64::from).collect::<Vec<_>>()),
+        ],
+    );
     // Every 16-bit value negated, then divided (ptxas 13.0 divided -(-32768) as +32768), and
     // every byte negated.
     let n = 1usize << 16;
@@ -330,6 +339,7 @@ fn backend_regressions() {
             narrowed_vload_bytes,
             wide_integer_load,
             forwarded_vector_load,
+            trailing_zeros_branch,
             narrow_negation,
             min_compare_contiguous,
             min_compare_strided,
