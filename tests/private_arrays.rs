@@ -1,7 +1,7 @@
 //! Private arrays start zeroed at every `-O` (fuzzgen seed 6000003). With 16 work-items a group
 //! or more, Intel's OpenCL CPU device left private arrays holding whatever was in memory where
 //! the front end's zeroing loop reached it (at -O0), and where a second fill followed the
-//! zeroing memset (at -O1), until SPIR-V's IR was optimized at -O2 at least
+//! zeroing memset (at -O1), until SPIR-V's IR was optimized at -O3 whatever `-O` asks
 //! (`Legalization::minimum_opt_level`). On the default device.
 
 use kdsl::runtime::{args, Device, Launch};
