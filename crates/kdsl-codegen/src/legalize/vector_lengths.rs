@@ -106,7 +106,10 @@ fn split_load<'ctx>(
     let Some(Operand::Value(BasicValueEnum::PointerValue(pointer))) = load.get_operand(0) else {
         return Ok(());
     };
-    if !plain || !element_bits.is_multiple_of(8) {
+    // Booleans are packed, lane `k` in bit `k % 8` of byte `k / 8` (InstCombine reads bit 0 of
+    // a `<2 x i64>` load as lane 0 of a `<128 x i1>` one, fuzzgen seed 7001435).
+    let bits = element_bits == 1;
+    if !plain || !(bits || element_bits.is_multiple_of(8)) {
         return Ok(());
     }
     let Some(users) = lane_users(load, vector, lengths) else {
@@ -119,8 +122,19 @@ fn split_load<'ctx>(
             return Ok(value);
         }
         builder.position_before(&load);
-        let offset = u64::from(index) * element_bits / 8;
-        let value = super::load_at(context, builder, pointer, element, offset, alignment)?;
+        let value = if bits {
+            let byte = context.i8_type();
+            let offset = u64::from(index / 8);
+            let packed = super::load_at(context, builder, pointer, byte.into(), offset, alignment)?;
+            let shift = byte.const_int(u64::from(index % 8), false);
+            let moved = builder.build_right_shift(packed.into_int_value(), shift, false, "")?;
+            builder
+                .build_int_truncate(moved, element.into_int_type(), "")?
+                .into()
+        } else {
+            let offset = u64::from(index) * element_bits / 8;
+            super::load_at(context, builder, pointer, element, offset, alignment)?
+        };
         lanes[index as usize] = Some(value);
         Ok(value)
     };
@@ -320,6 +334,31 @@ mod tests {
         )
         .unwrap_err();
         assert!(volatile.contains("load volatile <6 x i16>"), "{volatile}");
+    }
+
+    /// InstCombine's `load <128 x i1>` of a `<2 x i64>` (seed 7001435): lane `k` is bit `k % 8`
+    /// of byte `k / 8`.
+    #[test]
+    fn boolean_lanes_become_bits_of_byte_loads() {
+        let module = split(
+            "%v = load <128 x i1>, ptr %p, align 16
+             %a = extractelement <128 x i1> %v, i64 0
+             %b = extractelement <128 x i1> %v, i64 67
+             %x = zext i1 %a to i8
+             %y = zext i1 %b to i8
+             store i8 %x, ptr %q, align 1
+             store i8 %y, ptr %q, align 1
+             ret void",
+        )
+        .unwrap();
+        assert!(!module.contains("x i1>"), "{module}");
+        assert_eq!(module.matches("load i8").count(), 2, "{module}");
+        // Lane 67: byte 8, bit 3.
+        assert!(
+            module.contains("i64 8") && module.contains("lshr i8"),
+            "{module}"
+        );
+        assert!(module.contains(", 3"), "{module}");
     }
 
     #[test]
