@@ -178,7 +178,8 @@ fn piece_uses(load: InstructionValue<'_>, piece_bits: u32) -> Option<PieceUses<'
         truncations: Vec::new(),
         shifts: Vec::new(),
     };
-    collect_piece_uses(load, 0, piece_bits, &mut uses)?;
+    let width = accessed_width(load)?;
+    collect_piece_uses(load, 0, piece_bits, width, &mut uses)?;
     Some(uses)
 }
 
@@ -186,6 +187,7 @@ fn collect_piece_uses<'ctx>(
     value: InstructionValue<'ctx>,
     shift: u64,
     piece_bits: u32,
+    width: u32,
     uses: &mut PieceUses<'ctx>,
 ) -> Option<()> {
     let mut next = value.get_first_use();
@@ -200,7 +202,10 @@ fn collect_piece_uses<'ctx>(
             InstructionOpcode::Trunc => {
                 let bits = user.get_type().into_int_type().get_bit_width();
                 let piece = shift / u64::from(piece_bits);
-                if bits > piece_bits || !shift.is_multiple_of(u64::from(piece_bits)) {
+                // (A shift past the width gives poison: no piece to read.)
+                let inside =
+                    shift < u64::from(width) && shift.is_multiple_of(u64::from(piece_bits));
+                if bits > piece_bits || !inside {
                     return None;
                 }
                 uses.truncations.push((user, u32::try_from(piece).ok()?));
@@ -216,7 +221,7 @@ fn collect_piece_uses<'ctx>(
                 // SAFETY: a constant integer; inkwell's accessor refuses those wider than 64
                 // bits, whose small values this reads.
                 let amount = unsafe { LLVMConstIntGetZExtValue(amount.as_value_ref()) };
-                collect_piece_uses(user, amount, piece_bits, uses)?;
+                collect_piece_uses(user, amount, piece_bits, width, uses)?;
                 uses.shifts.push(user);
             }
             _ => return None,
@@ -362,6 +367,16 @@ mod tests {
             module.contains("i64 8") && module.contains("i64 12"),
             "{module}"
         );
+        // A shift past the width reads no piece: left assembled.
+        let module = split(
+            "%v = load i128, ptr %p, align 16
+             %s = lshr i128 %v, 128
+             %a = trunc i128 %s to i32
+             store i32 %a, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(module.contains("lshr i128"), "{module}");
         // A value needed whole stays assembled, for the backend to take or refuse.
         let module = split(
             "%v = load i128, ptr %p, align 16
