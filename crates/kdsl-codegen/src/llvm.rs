@@ -115,6 +115,8 @@ pub(crate) fn target_machine(
     opt_level: u8,
 ) -> Result<MachineLease, String> {
     initialize();
+    // Levels under the target's floor make the same machine, so they share one key.
+    let opt_level = opt_level.max(target.legalization.minimum_backend_opt_level);
     let key = match target.output {
         OutputFormat::AmdgpuCodeObject { .. } => Some(MachineKey {
             triple: target.triple,
@@ -140,6 +142,7 @@ pub(crate) fn target_machine(
     })
 }
 
+/// `opt_level` is the back end's level, already raised to the target's floor.
 fn new_target_machine(target: &TargetDescription, opt_level: u8) -> Result<TargetMachine, String> {
     let triple = TargetTriple::create(target.triple);
     let llvm_target = Target::from_triple(&triple).map_err(|e| e.to_string_lossy().into_owned())?;
@@ -152,7 +155,7 @@ fn new_target_machine(target: &TargetDescription, opt_level: u8) -> Result<Targe
             &triple,
             &target.cpu,
             &target.cpu_features,
-            optimization_level(opt_level.max(target.legalization.minimum_backend_opt_level)),
+            optimization_level(opt_level),
             reloc,
             CodeModel::Default,
         )
