@@ -6,9 +6,10 @@
 // llvm::CrashRecoveryContext, and so does this wrapper: the optimizer or backend runs inside
 // one, the fatal-error handler (installed once, process-wide) jumps back to it when the
 // failing thread is inside a context, and the context's signal handlers (installed only while
-// a contained call runs, and restored after) turn a crash into a return. Only LLVM's own C++
-// frames lie between the context and the failure; no Rust frame is jumped over. Memory the
-// failed call held is leaked, which is the price of staying alive.
+// a contained call runs, and restored after) turn a crash into a return, except SIGABRT
+// (see end_after_abort). Only LLVM's own C++ frames lie between the context and the failure;
+// no Rust frame is jumped over. Memory the failed call held is leaked, which is the price of
+// staying alive.
 #include "kdsl_llvm_contain.h"
 
 #include <llvm-c/Core.h>
@@ -21,6 +22,8 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+
+#include <unistd.h>
 
 namespace {
 
@@ -98,6 +101,19 @@ class DiagnosticsRecorded {
   void *previous_data_;
 };
 
+// SIGABRT inside LLVM (built without assertions) comes from glibc finding its heap corrupted,
+// raised while it holds an arena's lock: after a recovery the next allocation in that arena
+// waits forever. So the process ends here, with a message written without allocating.
+[[noreturn]] void end_after_abort() {
+  static const char message[] =
+      "kdsl: LLVM aborted while compiling (SIGABRT: glibc found the heap corrupted); the "
+      "process cannot go on. Please report the module that was being compiled.\n";
+  ssize_t written = write(STDERR_FILENO, message, sizeof message - 1);
+  (void)written;
+  std::signal(SIGABRT, SIG_DFL);
+  std::abort();
+}
+
 template <typename Work>
 int run_contained(LLVMModuleRef module, Work work, char **crash_message) {
   std::call_once(handler_installed,
@@ -120,6 +136,7 @@ int run_contained(LLVMModuleRef module, Work work, char **crash_message) {
     return KDSL_CONTAINED_FATAL_ERROR;
   }
   int signal_number = context.RetCode > 128 ? context.RetCode - 128 : context.RetCode;
+  if (signal_number == SIGABRT) end_after_abort();
   const char *name = strsignal(signal_number);
   *crash_message = copy_message("signal " + std::to_string(signal_number) +
                                 (name != nullptr ? std::string(" (") + name + ")" : ""));

@@ -1,6 +1,6 @@
 // Runs LLVM's optimizer and backends where an abort becomes an error: inside an
 // llvm::CrashRecoveryContext, with a fatal-error handler that returns to it. Used by
-// kdsl-codegen; see runtime-shim/src/kdsl_llvm_contain.cpp.
+// kdsl-codegen; see kdsl_llvm_contain.cpp beside this file.
 #ifndef KDSL_LLVM_CONTAIN_H
 #define KDSL_LLVM_CONTAIN_H
 
@@ -18,7 +18,8 @@ enum kdsl_contained_outcome {
   KDSL_CONTAINED_RETURNED = 0,
   // LLVM reported a fatal error ("LLVM ERROR: ..."); the reason is in `crash_message`.
   KDSL_CONTAINED_FATAL_ERROR = 1,
-  // LLVM crashed with a signal (SIGSEGV, SIGABRT, ...); its number is in `crash_message`.
+  // LLVM crashed with a signal (SIGSEGV, SIGILL, ...); its number is in `crash_message`.
+  // SIGABRT (glibc's report of a corrupted heap) is not contained: it ends the process.
   KDSL_CONTAINED_CRASHED = 2,
 };
 

@@ -7,7 +7,8 @@
 //!
 //! The work runs in a child process (this binary with `--worker`), so that a compiler crash
 //! (LLVM aborting the process) is recorded as a failure of that seed and the run goes on
-//! from the next seed.
+//! from the next seed. A worker that spends more than [`MODULE_TIME_LIMIT`] on one module
+//! (a hung device compiler) is killed, and that seed is recorded the same way.
 
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
@@ -18,6 +19,29 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const FAILURE_FOLDER: &str = "target/fuzzgen-failures";
+
+/// The longest one module may take in the worker (a module usually takes about a second).
+const MODULE_TIME_LIMIT: Duration = Duration::from_secs(300);
+
+/// Kills process `pid` unless `progress` (seconds since `started`, at the worker's last
+/// line) moves within [`MODULE_TIME_LIMIT`]; ends when `done` is set.
+fn watch_worker(
+    pid: u32,
+    started: Instant,
+    progress: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    done: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) {
+    use std::sync::atomic::Ordering;
+    while !done.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_secs(1));
+        let last = Duration::from_secs(progress.load(Ordering::Relaxed));
+        if started.elapsed().saturating_sub(last) > MODULE_TIME_LIMIT {
+            eprintln!("the worker made no progress for {MODULE_TIME_LIMIT:?}: killing it");
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            return;
+        }
+    }
+}
 
 fn flag_number(arguments: &[String], flag: &str, default: u64) -> u64 {
     arguments
@@ -156,9 +180,21 @@ fn main() {
             .spawn()
             .expect("starting the worker");
         let reader = BufReader::new(child.stdout.take().expect("the worker's output"));
+        let progress = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(
+            started.elapsed().as_secs(),
+        ));
+        let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let watchdog = {
+            let (pid, progress, done) = (child.id(), progress.clone(), done.clone());
+            std::thread::spawn(move || watch_worker(pid, started, progress, done))
+        };
         let mut in_progress = None;
         for line in reader.lines() {
             let Ok(line) = line else { break };
+            progress.store(
+                started.elapsed().as_secs(),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             let fields: Vec<&str> = line.split_whitespace().collect();
             match fields.as_slice() {
                 ["start", seed] => in_progress = seed.parse::<u64>().ok(),
@@ -204,6 +240,7 @@ fn main() {
                     if totals.compile >= limit {
                         let _ = child.kill();
                         let _ = child.wait();
+                        done.store(true, std::sync::atomic::Ordering::Relaxed);
                         break 'restart;
                     }
                 }
@@ -211,6 +248,8 @@ fn main() {
             }
         }
         let status = child.wait().expect("the worker's status");
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _ = watchdog.join();
         let Some(seed) = in_progress else {
             panic!(
                 "the worker stopped ({status}) between modules; see {}",
