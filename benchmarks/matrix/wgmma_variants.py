@@ -14,7 +14,7 @@ then the work-group stores whole rows of C with 8- (f16x4) or 16-byte (f32x4) st
 Triton's epilogue does (C must have the ring's type: tf32, or f16 and bf16 with `+half`).
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
 matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is 128 bytes deep
-(64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16 2 1 256 4).
+(64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16a:8+first+pairs 2 1 256 4).
 f16 and bf16 `B` are chunked along N and copied 16 bytes at a time; tf32 `B` is chunked along K (wgmma
 has no transposed tf32 operand), so it is copied an element at a time, four work-items filling
 one 16-byte chunk."""
