@@ -80,6 +80,9 @@ pub(crate) fn after_optimization<'ctx>(
     if target.legalization.expand_multiply_with_overflow {
         expand_multiply_with_overflow(context, module)?;
     }
+    if target.legalization.expand_bit_reverse {
+        expand_bit_reverse(context, module)?;
+    }
     if target.legalization.expand_signed_bool_to_float {
         expand_signed_bool_to_float(context, module)?;
     }
@@ -94,6 +97,58 @@ pub(crate) fn after_optimization<'ctx>(
     }
     if let Some(widths) = target.legalization.integer_widths {
         integer_widths::split_accesses(context, module, widths)?;
+    }
+    Ok(())
+}
+
+/// `llvm.bitreverse.iN` (integer scalars up to 64 bits) as N shifts, ands and ors: bit `i` of
+/// the operand moves to bit `N - 1 - i`.
+fn expand_bit_reverse<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<(), String> {
+    let calls: Vec<InstructionValue<'ctx>> = instructions(module)
+        .filter(|instruction| {
+            CallSiteValue::try_from(*instruction)
+                .ok()
+                .and_then(|call| call.get_called_fn_value())
+                .is_some_and(|f| f.get_name().to_bytes().starts_with(b"llvm.bitreverse.i"))
+        })
+        .collect();
+    let builder = context.create_builder();
+    let error = |e: inkwell::builder::BuilderError| e.to_string();
+    for call in calls {
+        let Some(inkwell::values::Operand::Value(BasicValueEnum::IntValue(x))) =
+            call.get_operand(0)
+        else {
+            continue;
+        };
+        let ty = x.get_type();
+        let width = ty.get_bit_width();
+        if width > 64 {
+            continue;
+        }
+        builder.position_before(&call);
+        let mut reversed = ty.const_zero();
+        for bit in 0..width {
+            let moved = if 2 * bit + 1 < width {
+                let distance = ty.const_int(u64::from(width - 1 - 2 * bit), false);
+                builder.build_left_shift(x, distance, "").map_err(error)?
+            } else {
+                let distance = ty.const_int(u64::from(2 * bit + 1 - width), false);
+                builder
+                    .build_right_shift(x, distance, false, "")
+                    .map_err(error)?
+            };
+            let mask = ty.const_int(1u64 << (width - 1 - bit), false);
+            let kept = builder.build_and(moved, mask, "").map_err(error)?;
+            reversed = builder.build_or(reversed, kept, "").map_err(error)?;
+        }
+        // SAFETY: the expansion has the call's type, in the same function.
+        unsafe {
+            inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(
+                call.as_value_ref(),
+                reversed.as_value_ref(),
+            );
+        }
+        call.erase_from_basic_block();
     }
     Ok(())
 }

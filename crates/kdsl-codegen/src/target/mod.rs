@@ -444,6 +444,10 @@ pub(crate) struct Legalization {
     /// multiplies, because the optimizer creates them (from `(MAX / x) >= y`) and the SPIR-V
     /// backend's `OpUMulExtended` fails to build on the Intel CPU device.
     pub expand_multiply_with_overflow: bool,
+    /// After the optimizer: `llvm.bitreverse` as shifts and ors, because the optimizer creates
+    /// it (from `rotate` of a 0-or-1 value, fuzzgen seed 8001540) and LLVM's SPIR-V backend
+    /// has no instruction for it in OpenCL SPIR-V ("Unable to meet SPIR-V requirements").
+    pub expand_bit_reverse: bool,
     /// After the optimizer: `sitofp i1` (which gives -1.0 for true) as a select of -1.0 and
     /// 0.0, because the optimizer creates it (from `-1 % d` with `d` odd, then a conversion)
     /// and the SPIR-V path converts true to +1.0 (fuzzgen seed 109).

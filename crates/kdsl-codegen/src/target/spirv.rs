@@ -178,6 +178,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             extend_narrow_through_32_bits: true,
             compare_exchange_through_spirv_builtin: true,
             expand_multiply_with_overflow: true,
+            expand_bit_reverse: true,
             expand_signed_bool_to_float: true,
             // OpenCL's vector sizes (8 and 16 need the `Vector16` capability).
             vector_lengths: Some(&[2, 3, 4, 8, 16]),

@@ -300,6 +300,16 @@ fn backend_regressions() {
             buffer((0..64).map(f64::from).collect::<Vec<_>>()),
         ],
     );
+    // Flags 0 and 1 rotated by 5 and used as indices: `table[0]` or `table[32]`.
+    let rotated_flag = Case::new(
+        "rotated_flag",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer((0..64u32).map(|i| i * 7 % 5).collect::<Vec<_>>()),
+            buffer((0..123).map(|i| i as f32 + 0.5).collect::<Vec<_>>()),
+            buffer(vec![0f32; 64]),
+        ],
+    );
     // Every 16-bit value negated, then divided (ptxas 13.0 divided -(-32768) as +32768), and
     // every byte negated.
     let n = 1usize << 16;
@@ -340,6 +350,7 @@ fn backend_regressions() {
             wide_integer_load,
             forwarded_vector_load,
             trailing_zeros_branch,
+            rotated_flag,
             narrow_negation,
             min_compare_contiguous,
             min_compare_strided,
