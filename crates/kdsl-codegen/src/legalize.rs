@@ -28,6 +28,16 @@ fn instructions<'ctx>(module: &Module<'ctx>) -> impl Iterator<Item = Instruction
     })
 }
 
+/// Replaces every use of `old` with `new` and erases `old`. `new` has `old`'s type and is
+/// computed before it in the same function (every rewrite builds it just before `old`).
+fn replace_instruction<'ctx>(old: InstructionValue<'ctx>, new: impl AsValueRef) {
+    // SAFETY: both are live values of one function, of the same type (the caller's contract).
+    unsafe {
+        inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(old.as_value_ref(), new.as_value_ref());
+    }
+    old.erase_from_basic_block();
+}
+
 /// The address `offset` bytes past `pointer`, inside what an access being split reads or
 /// writes, and the alignment an access there keeps.
 fn address_at<'ctx>(
@@ -141,14 +151,7 @@ fn expand_bit_reverse<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Re
             let kept = builder.build_and(moved, mask, "").map_err(error)?;
             reversed = builder.build_or(reversed, kept, "").map_err(error)?;
         }
-        // SAFETY: the expansion has the call's type, in the same function.
-        unsafe {
-            inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(
-                call.as_value_ref(),
-                reversed.as_value_ref(),
-            );
-        }
-        call.erase_from_basic_block();
+        replace_instruction(call, reversed);
     }
     Ok(())
 }
@@ -208,14 +211,7 @@ fn expand_signed_bool_to_float<'ctx>(
             _ => continue,
         }
         .map_err(error)?;
-        // SAFETY: the select has the conversion's type, in the same function.
-        unsafe {
-            inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(
-                conversion.as_value_ref(),
-                selected.as_value_ref(),
-            );
-        }
-        conversion.erase_from_basic_block();
+        replace_instruction(conversion, selected);
     }
     Ok(())
 }
@@ -290,11 +286,7 @@ fn expand_one<'ctx>(
     let result = builder
         .build_insert_value(with_product, overflow, 1, "")
         .map_err(error)?;
-    // SAFETY: both values are of the same `{iN, i1}` type, in the same function.
-    unsafe {
-        inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(call.as_value_ref(), result.as_value_ref());
-    }
-    call.erase_from_basic_block();
+    replace_instruction(call, result);
     Ok(())
 }
 

@@ -8,8 +8,7 @@ use inkwell::attributes::{Attribute, AttributeLoc};
 use inkwell::context::Context;
 use inkwell::module::Module;
 use inkwell::values::{
-    AsValueRef, BasicValueEnum, CallSiteValue, InstructionOpcode, InstructionValue, IntValue,
-    Operand,
+    BasicValueEnum, CallSiteValue, InstructionOpcode, InstructionValue, IntValue, Operand,
 };
 use inkwell::IntPredicate;
 
@@ -74,7 +73,7 @@ pub(super) fn negate_in_assembly<'ctx>(
         let narrow = builder
             .build_int_truncate(negated, value.get_type(), "")
             .map_err(error)?;
-        replace(negation, narrow);
+        super::replace_instruction(negation, narrow);
     }
     Ok(())
 }
@@ -115,7 +114,7 @@ pub(super) fn compare_min_max_operand_directly<'ctx>(
         let direct = builder
             .build_int_compare(predicate, value, constant, "")
             .map_err(|e| e.to_string())?;
-        replace(comparison, direct);
+        super::replace_instruction(comparison, direct);
         if min_max.get_first_use().is_none() {
             min_max.erase_from_basic_block();
         }
@@ -191,13 +190,4 @@ fn int_operand<'ctx>(instruction: InstructionValue<'ctx>, index: u32) -> Option<
         Operand::Value(BasicValueEnum::IntValue(value)) => Some(value),
         _ => None,
     }
-}
-
-/// Replaces every use of `old` with `new` (of the same type) and erases `old`.
-fn replace<'ctx>(old: InstructionValue<'ctx>, new: IntValue<'ctx>) {
-    // SAFETY: `new` has `old`'s type and sits before it in the same function.
-    unsafe {
-        inkwell::llvm_sys::core::LLVMReplaceAllUsesWith(old.as_value_ref(), new.as_value_ref());
-    }
-    old.erase_from_basic_block();
 }
