@@ -2,7 +2,8 @@
 # One call on the H200 after scripts/gpu-package.sh and benchmarks/matrix/package.sh: the
 # matrix-group differential cases, then every GEMM of wgmma_variants.txt (examples and
 # variants) at every size (SIZES) against cuBLAS and Triton; PROFILE=1 adds an ncu report of
-# hgemm_wgmma at 4096; fuzzgen's matrix modules run first where package.sh packed them.
+# Triton and PROFILE_NAMES at 4096 (profile_pair.py); fuzzgen's matrix modules run first where
+# package.sh packed them.
 # Results in $OUT (or .carry/matrix/results).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -37,10 +38,23 @@ fi
 python3 "$here/summarize.py" "$out"/bench*.json > "$out/summary.md" 2>&1
 tail -n 12 "$out/summary.md"
 if [ "${PROFILE:-}" = 1 ]; then
-  timeout 80 ncu --kernel-name hgemm_wgmma --launch-skip 1 --launch-count 1 \
+  # Triton's tutorial matmul (f16 and f32 C) and the GEMMs of PROFILE_NAMES at 4096, all in
+  # one ncu run at the profiler's base clock, so their durations compare; then each kernel's
+  # SASS with its stall samples.
+  names=${PROFILE_NAMES:-hgemm_wgmma wg_f16a_fh_staged}
+  specs=()
+  for spec in "${all[@]}"; do
+    for name in $names; do
+      case $spec in *"@$name+"*) specs+=("$spec") ;; esac
+    done
+  done
+  timeout 200 ncu --profile-from-start off --clock-control base \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats \
-    --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy --section InstructionStats \
-    --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
-    python3 "$here/profile_one.py" "$here/ptx" "hgemm_wgmma@hgemm_wgmma+196608,256,128,256" > "$out/ncu-hgemm_wgmma.txt" 2>&1
+    --section WarpStateStats --section MemoryWorkloadAnalysis --section Occupancy --section SourceCounters \
+    --metrics "gpu__time_duration.sum,regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" \
+    -o "$out/pair" python3 "$here/profile_pair.py" "$here/ptx" 4096 "${specs[@]}" > "$out/ncu-pair.log" 2>&1
   echo "ncu rc=$?"
+  ncu --import "$out/pair.ncu-rep" > "$out/ncu-pair.txt" 2>&1
+  ncu --import "$out/pair.ncu-rep" --page source --print-source sass --csv > "$out/ncu-pair-sass.csv" 2>&1
+  grep -E "^  [a-z_]+.*\(|Duration|SM Frequency" "$out/ncu-pair.txt" | head -40
 fi

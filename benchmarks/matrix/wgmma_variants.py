@@ -6,7 +6,12 @@ suffix (+BYTES,THREADS,BM,BN). INPUT is f16 (kernel hgemm_wgmma), bf16 (gemm_bf1
 another stage depth, :BAND for blocks taken in bands of BAND block rows, column by column
 (Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2, and
 options after `+`: `+first` issues each stage's products before its copies (Triton's order;
-asynchronous form only), `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
+asynchronous form only), `+late` is Triton's whole loop (asynchronous form only): the
+products, then the wait for the previous stage's and a second barrier, then the copies into
+the slot those products read, so copies run STAGES - 1 ahead (a ring of 3 is Triton's),
+`+lean` computes each work-item's copy addresses once (64-bit offsets into A and B that
+advance by a stage per iteration, local offsets that differ by constants), so a copy costs an
+add instead of the index arithmetic of its row and chunk, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
 of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf16, as Triton's
 tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
 work-item puts its accumulator elements into the ring (free once the last products are done),
@@ -40,7 +45,7 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "pairs", "half", "staged"}
+    known = {"first", "late", "lean", "pairs", "half", "staged"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -134,6 +139,72 @@ def copies(indent, base, depth, threads, rows, columns, input):
     return out
 
 
+def lean_setup(threads, rows, columns, input):
+    """`+lean`: each work-item's first chunk of A and of B, whose copies then step by constant
+    rows: the local offsets (`a_to`, `b_to`) by constants, the global ones (`a_from`,
+    `b_from`, 64-bit, advanced a stage per iteration) by `a_rows` and `b_rows`. The swizzle
+    term is the same for every step as long as a step is a multiple of 8 rows."""
+    element, _, width, stage_depth, _ = facts(input)
+    per_row = 128 // facts(input)[1]
+    chunks = stage_depth // width
+    row_chunks = columns // 8
+    for name, count in (("A", chunks), ("B", row_chunks)):
+        if threads % count or threads // count % 8:
+            raise SystemExit(f"+lean: {threads} work-items do not step {name} by multiples of 8 rows")
+    lines = [
+        f"    let a_row = item / {chunks};",
+        f"    let a_chunk = item % {chunks};",
+        f"    let a_to = a_chunk / 8 * A_CHUNK + a_row * {per_row} + (a_chunk % 8 ^ a_row % 8) * {width};",
+        f"    let mut a_from = ((block_row + a_row) as u64) * (k as u64) + ((a_chunk * {width}) as u64);",
+        f"    let a_rows = {threads // chunks}u64 * (k as u64);",
+    ]
+    if element == "f32":
+        # tf32 B, K-major, an element a copy: work-item `item` copies row item % 4 (+ 4 per
+        # `columns / (threads / 4)` steps) of column item / 4 (+ threads / 4 per step).
+        if columns % (threads // 4) or threads // 4 % 8:
+            raise SystemExit(f"+lean: tf32 B of {columns} columns does not split over {threads} work-items")
+        return lines + [
+            "    let b_to = A_STAGE + item / 4 * 32 + item % 4;",
+            "    let b_swizzle = item / 4 % 8;",
+            "    let mut b_from = ((item % 4) as u64) * (n as u64) + ((block_column + item / 4) as u64);",
+            "    let b_rows = 4u64 * (n as u64);",
+            "    let b_stage = (BK as u64) * (n as u64);",
+        ]
+    return lines + [
+        f"    let b_row = item / {row_chunks};",
+        f"    let b_chunk = item % {row_chunks};",
+        f"    let b_to = A_STAGE + b_chunk / 8 * B_CHUNK + b_row * 64 + (b_chunk % 8 ^ b_row % 8) * 8;",
+        f"    let mut b_from = (b_row as u64) * (n as u64) + ((block_column + b_chunk * 8) as u64);",
+        f"    let b_rows = {threads // row_chunks}u64 * (n as u64);",
+        "    let b_stage = (BK as u64) * (n as u64);",
+    ]
+
+
+def lean_copies(indent, base, threads, rows, columns, input):
+    """The copies of one stage from `a_from` and `b_from` (lean_setup), which then advance."""
+    _, _, width, stage_depth, _ = facts(input)
+    per_row = 128 // facts(input)[1]
+    chunks = stage_depth // width
+    row_chunks = columns // 8
+    out = [
+        f"{indent}for j in 0u32..{rows * chunks // threads} unroll {{",
+        f"{indent}    async_copy(ring[{base} + a_to + j * {threads // chunks * per_row}], a[a_from + (j as u64) * a_rows], {width});",
+        f"{indent}}}",
+    ]
+    if facts(input)[0] == "f32":
+        steps = columns // (threads // 4)
+        return out + [
+            f"{indent}for j in 0u32..{stage_depth * columns // threads} unroll {{",
+            f"{indent}    async_copy(ring[{base} + b_to + j % {steps} * {threads // 4 * 32} + (j / {steps} ^ b_swizzle) * 4], b[b_from + ((j / {steps}) as u64) * b_rows + ((j % {steps} * {threads // 4}) as u64)], 1);",
+            f"{indent}}}",
+        ]
+    return out + [
+        f"{indent}for j in 0u32..{stage_depth * row_chunks // threads} unroll {{",
+        f"{indent}    async_copy(ring[{base} + b_to + j * {threads // row_chunks * 64}], b[b_from + (j as u64) * b_rows], 8);",
+        f"{indent}}}",
+    ]
+
+
 def kernel(input, groups, tiles, columns, stages):
     element, size, width, depth, name = facts(input)
     tf32 = element == "f32"
@@ -185,17 +256,29 @@ def kernel(input, groups, tiles, columns, stages):
         lines.append("    }")
     asynchronous = base_input(input).partition("/")[0].endswith("a")
     chosen = options(input)
+    lean = "lean" in chosen
+    if lean:
+        lines += lean_setup(threads, rows, columns, input)
+    advance = ["        a_from += BK as u64;", "        b_from += b_stage;"] if lean else []
     first = "first" in chosen
     if first and not asynchronous:
         raise SystemExit("+first needs the asynchronous form: a synchronous stage's products end before its copies could start")
+    late = "late" in chosen
+    if late and not asynchronous:
+        raise SystemExit("+late needs the asynchronous form")
     # Synchronous: copies run STAGES - 1 stages ahead, into the slot the previous stage's
     # products read. Asynchronous: each stage's products go on while the next stage's start,
-    # so copies run STAGES - 2 ahead, into the slot of the stage before the previous.
-    ahead = stages - 2 if asynchronous else stages - 1
+    # so copies run STAGES - 2 ahead, into the slot of the stage before the previous; with
+    # `+late` the copies wait for the previous stage's products and run STAGES - 1 ahead.
+    ahead = stages - 2 if asynchronous and not late else stages - 1
     lines.append(f"    for s in 0u32..{ahead} {{")
     lines.append("        if s < stages {")
-    lines += copies("            ", "s * STAGE", "s * BK", threads, rows, columns, input)
+    if lean:
+        lines += lean_copies("            ", "s * STAGE", threads, rows, columns, input)
+    else:
+        lines += copies("            ", "s * STAGE", "s * BK", threads, rows, columns, input)
     lines.append("        }")
+    lines += advance
     lines.append("        async_commit();")
     lines.append("    }")
     lines.append("    for t in 0..stages {")
@@ -207,13 +290,20 @@ def kernel(input, groups, tiles, columns, stages):
         products.append(f"        {mma}(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
     refill = [f"        let next = t + {ahead};", "        if next < stages {",
               "            let base = next % STAGES * STAGE;"]
-    refill += copies("            ", "base", "next * BK", threads, rows, columns, input)
-    refill += ["        }", "        async_commit();"]
+    if lean:
+        refill += lean_copies("            ", "base", threads, rows, columns, input)
+    else:
+        refill += copies("            ", "base", "next * BK", threads, rows, columns, input)
+    refill += ["        }"] + advance + ["        async_commit();"]
     # The slot the copies fill was last read by the products of stage t - 2 (asynchronous)
     # or t - 1 (synchronous), which every group finished before this iteration's barrier,
     # so either order is safe.
-    lines += products + refill if first else refill + products
-    if asynchronous:
+    if late:
+        # The previous stage's products are done in every group before its slot is refilled.
+        lines += products + ["        matrix_group_wait(1);", "        barrier();"] + refill
+    else:
+        lines += products + refill if first else refill + products
+    if asynchronous and not late:
         lines.append("        matrix_group_wait(1);")
     lines.append("    }")
     if asynchronous:

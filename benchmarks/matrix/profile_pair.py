@@ -1,0 +1,67 @@
+"""One launch each of Triton's tutorial matmul (autotuned first, f16 and f32 C) and of kdsl
+GEMMs at SIZE^3, inside a profiler range, so one ncu run with `--profile-from-start off
+--clock-control base` measures them all at the same clock.
+Usage: python3 profile_pair.py PTX_FOLDER SIZE [KERNEL@FILE+BYTES,THREADS,BM,BN[,C TYPE] ...]
+(the argument syntax of bench_matrix.py). f16 inputs unless a name holds tf32 (f32 inputs)
+or bf16; Triton runs for the first kernel's input type."""
+import os
+import sys
+
+import cupy as cp
+import numpy as np
+import torch
+import triton
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
+
+folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+tuned = triton.autotune(configs=configs(), key=["M", "N", "K"])(tutorial_kernel)
+first = specs[0] if specs else "hgemm"
+dtype = torch.float32 if "tf32" in first else torch.bfloat16 if "bf16" in first else torch.float16
+torch.backends.cuda.matmul.allow_tf32 = True
+ta = torch.empty((size, size), device="cuda", dtype=dtype).uniform_(-1, 1)
+tb = torch.empty((size, size), device="cuda", dtype=dtype).uniform_(-1, 1)
+
+
+def triton_matmul(out_dtype):
+    c = torch.empty((size, size), device="cuda", dtype=out_dtype)
+    grid = lambda meta: (triton.cdiv(size, meta["BLOCK_SIZE_M"]) * triton.cdiv(size, meta["BLOCK_SIZE_N"]),)
+    tuned[grid](ta, tb, c, size, size, size, ta.stride(0), ta.stride(1), tb.stride(0), tb.stride(1),
+                c.stride(0), c.stride(1))
+
+
+outputs = [dtype] if dtype == torch.float32 else [dtype, torch.float32]
+for out in outputs:
+    triton_matmul(out)  # autotunes outside the profiled range
+    print(f"triton C {out}: {tuned.best_config}", flush=True)
+
+launches = []
+for spec in specs:
+    name, *shape = spec.split(",")
+    threads, bm, bn, c_type = (shape + ["256", "128", "128", "f32"][len(shape):])[:4]
+    threads, bm, bn = int(threads), int(bm), int(bn)
+    name, _, dynamic = name.partition("+")
+    dynamic = int(dynamic or 0)
+    kernel_name, _, file = name.partition("@")
+    kernel = cp.RawModule(path=f"{folder}/{file or kernel_name}.ptx").get_function(kernel_name)
+    a = cp.asarray(ta.view(torch.int16) if dtype == torch.bfloat16 else ta)
+    b = cp.asarray(tb.view(torch.int16) if dtype == torch.bfloat16 else tb)
+    c = cp.zeros((size, size), dtype=cp.float32 if c_type == "f32" else cp.float16)
+    args = (c, a, b, np.uint32(size), np.uint32(size), np.uint32(size))
+    if dynamic:
+        args += (np.uint32(0),)
+        kernel.max_dynamic_shared_size_bytes = dynamic
+    grid = (size // bn, size // bm, 1)
+    launches.append((spec, lambda k=kernel, g=grid, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
+    launches[-1][1]()  # warm-up, outside the range
+cp.cuda.runtime.deviceSynchronize()
+
+cp.cuda.runtime.profilerStart()
+for out in outputs:
+    triton_matmul(out)
+for spec, launch in launches:
+    print("profiled:", spec, flush=True)
+    launch()
+cp.cuda.runtime.deviceSynchronize()
+cp.cuda.runtime.profilerStop()
