@@ -53,11 +53,13 @@ pub(crate) fn command_line_options() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Sets kdsl's LLVM options (the SPIR-V backend's extensions) on options at their defaults.
+/// Sets kdsl's LLVM options (the SPIR-V backend's extensions, NVPTX's 32-bit local
+/// addresses) on options at their defaults.
 /// The caller holds [`command_line_options`].
 pub(crate) fn set_command_line_options() {
     let arguments: Vec<std::ffi::CString> = std::iter::once("kdsl".to_string())
         .chain(crate::target::spirv::backend_options())
+        .chain(crate::target::nvptx::backend_options())
         .map(|argument| std::ffi::CString::new(argument).expect("no NUL in option text"))
         .collect();
     let pointers: Vec<*const std::ffi::c_char> =
@@ -150,6 +152,9 @@ fn new_target_machine(target: &TargetDescription, opt_level: u8) -> Result<Targe
         OutputFormat::AmdgpuCodeObject { .. } => RelocMode::PIC,
         _ => RelocMode::Default,
     };
+    // An NVPTX machine takes its data layout from kdsl's options (32-bit local addresses)
+    // when it is made, so no link may reset them meanwhile.
+    let _options = matches!(target.output, OutputFormat::PtxAssembly).then(command_line_options);
     llvm_target
         .create_target_machine(
             &triple,

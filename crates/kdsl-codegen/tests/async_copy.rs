@@ -66,3 +66,33 @@ fn a_copied_buffer_must_be_aligned_to_the_copy() {
     // last is an `i32`'s own alignment, so nothing beyond it).
     assert_eq!(kernel("async_sizes"), [0, 0, 0, 0, 16, 16, 8, 0, 0]);
 }
+
+/// Local memory is addressed in 32 bits on NVIDIA (`--nvptx-short-ptr`, as nvcc does), also
+/// after an AMDGPU link, whose in-process lld resets LLVM's options.
+#[test]
+fn local_addresses_are_32_bit_on_ptx_after_an_amdgpu_link() {
+    let module = async_copy_kernels();
+    for round in 0..2 {
+        if round == 1 {
+            kdsl_codegen::compile(&module, &TargetSpec::amdgpu(None), &Options::default())
+                .expect("AMDGPU");
+        }
+        let ptx = kdsl_codegen::compile(
+            &module,
+            &TargetSpec::ptx(Some("sm_90")),
+            &Options::default(),
+        )
+        .expect("PTX")
+        .image
+        .bytes;
+        let ptx = String::from_utf8(ptx).expect("PTX is text");
+        assert!(
+            ptx.contains("cp.async.cg.shared.global [%r"),
+            "round {round}: no copy to a 32-bit local address in:\n{ptx}"
+        );
+        assert!(
+            !ptx.contains("cp.async.cg.shared.global [%rd"),
+            "round {round}"
+        );
+    }
+}

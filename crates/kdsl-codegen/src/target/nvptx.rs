@@ -46,6 +46,14 @@ pub enum Error {
     NoMathLibrary,
 }
 
+/// NVPTX's process-wide options, read when a target machine is created: local (shared)
+/// memory addressed in 32 bits, as nvcc does, so a local index costs 32-bit arithmetic and
+/// constant offsets fold into the instruction (`[%r1+4096]`), where 64-bit addresses of
+/// a zero-extended index cost a widening and 64-bit adds per access.
+pub(crate) fn backend_options() -> Vec<String> {
+    vec!["--nvptx-short-ptr".to_string()]
+}
+
 /// The compute capability of `sm_XY[a|f]` as `XY`.
 fn compute_capability(arch: &str) -> Option<u32> {
     kdsl_bundle::processors::NvidiaArch::parse(arch).map(|arch| arch.capability())
