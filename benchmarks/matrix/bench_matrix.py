@@ -7,7 +7,8 @@ Usage: python3 bench_matrix.py <folder with NAME.ptx files> <output json> [KERNE
 "tf32" is an f32-input GEMM; +BYTES: the kernel takes a launch-sized `local mut [T]` last, given
 BYTES of dynamic shared memory at offset 0; THREADS: the work-group size, 256 unless given;
 BM,BN: the block of C a work-group computes, 128 x 128 unless given; C TYPE: f16 or bf16 where
-the kernel writes C in 16 bits, f32 unless given). SIZES=1024,4096 picks
+the kernel writes C in 16 bits, f32 unless given; `persist`: one work-group per SM walks the
+blocks). SIZES=1024,4096 picks
 the sizes; NO_TRITON=1 leaves Triton out.
 Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
 *_ms); docs/benchmarks.md takes each column's faster one.
@@ -100,12 +101,20 @@ def timed(launch, repeats):
 
 def parse(name):
     """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns, C's
-    type) of KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE]]]."""
+    type, persistent) of KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE[,persist]]]]."""
     name, *shape = name.split(",")
-    threads, bm, bn, c_type = (shape + ["256", "128", "128", "f32"][len(shape):])[:4]
+    threads, bm, bn, c_type, persist = (shape + ["256", "128", "128", "f32", ""][len(shape):])[:5]
     name, _, dynamic = name.partition("+")
     kernel, _, file = name.partition("@")
-    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type
+    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type, persist == "persist"
+
+
+def grid(m, n, bm, bn, persist):
+    """One work-group per block of C, or for a persistent GEMM one per SM (at most a block each)."""
+    if persist:
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        return (min(sms, (m // bm) * (n // bn)), 1, 1)
+    return (n // bn, m // bm, 1)
 
 
 modules = {name: cp.RawModule(path=f"{folder}/{parse(name)[1]}.ptx") for name in names}
@@ -125,7 +134,7 @@ for size in sizes:
             a = cp.random.uniform(-1, 1, (m, k)).astype(dtype)
             b = cp.random.uniform(-1, 1, (k, n)).astype(dtype)
             ta, tb = torch.as_tensor(a, device="cuda"), torch.as_tensor(b, device="cuda")
-        kernel_name, _, dynamic, threads, bm, bn, c_type = parse(name)
+        kernel_name, _, dynamic, threads, bm, bn, c_type, persist = parse(name)
         # C in f32, or in the inputs' 16-bit type (bf16 as torch's, CuPy seeing its bits).
         tc = torch.zeros((m, n), device="cuda", dtype=getattr(torch, {"f32": "float32", "f16": "float16", "bf16": "bfloat16"}[c_type]))
         c = cp.asarray(tc.view(torch.int16)) if c_type == "bf16" else cp.asarray(tc)
@@ -135,7 +144,8 @@ for size in sizes:
             # The ring's byte offset into the dynamic shared memory, above 48 KiB by opt-in.
             args += (np.uint32(0),)
             kernel.max_dynamic_shared_size_bytes = dynamic
-        launch = lambda: kernel((n // bn, m // bm, 1), (threads, 1, 1), args, shared_mem=dynamic)
+        blocks = grid(m, n, bm, bn, persist)
+        launch = lambda: kernel(blocks, (threads, 1, 1), args, shared_mem=dynamic)
         graph_ms, plain_ms = timed(launch, repeats)
         ms = graph_ms or plain_ms
         torch.backends.cuda.matmul.allow_tf32 = tf32

@@ -55,8 +55,10 @@ def check(name, source, input, numbers, folder):
     module = kdsl.compile(path=path, targets="spirv")
     threads = 128 * groups
     local = kdsl.local(ring, {"f32": "f32", "f16": "f16", "bf16": "bf16"}[element])
-    module[kernel_name][(threads * n // columns, m // rows), (threads, 1)](
-        c, a.ravel(), b.ravel(), m, n, k, local).wait()
+    # A persistent GEMM (`+persist`) gets three work-groups, each walking several blocks.
+    persist = "persist" in wgmma_variants.options(input)
+    grid = (threads * 3, 1) if persist else (threads * n // columns, m // rows)
+    module[kernel_name][grid, (threads, 1)](c, a.ravel(), b.ravel(), m, n, k, local).wait()
     exact = a.astype(np.float64) @ b.astype(np.float64)
     error = float(np.abs(c.reshape(m, n).astype(np.float64) - exact).max() / np.abs(exact).max())
     ok = error <= bound

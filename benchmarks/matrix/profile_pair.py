@@ -39,7 +39,7 @@ for out in outputs:
 launches = []
 for spec in specs:
     name, *shape = spec.split(",")
-    threads, bm, bn, c_type = (shape + ["256", "128", "128", "f32"][len(shape):])[:4]
+    threads, bm, bn, c_type, persist = (shape + ["256", "128", "128", "f32", ""][len(shape):])[:5]
     threads, bm, bn = int(threads), int(bm), int(bn)
     name, _, dynamic = name.partition("+")
     dynamic = int(dynamic or 0)
@@ -53,6 +53,9 @@ for spec in specs:
         args += (np.uint32(0),)
         kernel.max_dynamic_shared_size_bytes = dynamic
     grid = (size // bn, size // bm, 1)
+    if persist == "persist":
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        grid = (min(sms, grid[0] * grid[1]), 1, 1)
     launches.append((spec, lambda k=kernel, g=grid, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
 cp.cuda.runtime.deviceSynchronize()

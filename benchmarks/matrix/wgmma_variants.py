@@ -11,7 +11,9 @@ products, then the wait for the previous stage's and a second barrier, then the 
 the slot those products read, so copies run STAGES - 1 ahead (a ring of 3 is Triton's),
 `+lean` computes each work-item's copy addresses once (64-bit offsets into A and B that
 advance by a stage per iteration, local offsets that differ by constants), so a copy costs an
-add instead of the index arithmetic of its row and chunk, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
+add instead of the index arithmetic of its row and chunk, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`, not
+`+staged`): after a block's last products it starts the next block's first copies, then
+stores C while they fly, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
 of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf16, as Triton's
 tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
 work-item puts its accumulator elements into the ring (free once the last products are done),
@@ -45,7 +47,7 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "late", "lean", "pairs", "half", "staged"}
+    known = {"first", "late", "lean", "pairs", "half", "staged", "persist"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -67,9 +69,11 @@ def output(input):
 
 
 def launch(input, groups, tiles, columns, stages):
-    """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE]."""
+    """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE[,persist]]."""
     rows, _, _, ring = shape(input, groups, tiles, columns, stages)
     suffix = f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
+    if "persist" in options(input):
+        return suffix + f",{output(input)},persist"
     return suffix + ("" if output(input) == "f32" else f",{output(input)}")
 
 
@@ -205,6 +209,23 @@ def lean_copies(indent, base, threads, rows, columns, input):
     ]
 
 
+def persistent_block(band, rows, columns):
+    """`+persist`: block_row and block_column of block `tile` (the last block's past the end)."""
+    lines = ["    {", "        let linear = min(tile, tiles - 1);"]
+    if band:
+        lines += [
+            f"        let band = linear / ({band} * blocks);",
+            f"        let band_rows = min(block_rows - band * {band}, {band}u32);",
+            f"        let in_band = linear % ({band} * blocks);",
+            f"        block_row = (band * {band} + in_band % band_rows) * {rows};",
+            f"        block_column = in_band / band_rows * {columns};",
+        ]
+    else:
+        lines += [f"        block_row = linear / blocks * {rows};",
+                  f"        block_column = linear % blocks * {columns};"]
+    return lines + ["    }"]
+
+
 def kernel(input, groups, tiles, columns, stages):
     element, size, width, depth, name = facts(input)
     tf32 = element == "f32"
@@ -232,7 +253,18 @@ def kernel(input, groups, tiles, columns, stages):
         "    let group = get_matrix_group_id();",
     ]
     band = int(input.partition("+")[0].partition(":")[2] or 0)
-    if band:
+    persist = "persist" in options(input)
+    if persist:
+        lines += [
+            f"    let blocks = n / {columns};",
+            f"    let block_rows = m / {rows};",
+            "    let tiles = blocks * block_rows;",
+            "    let mut tile = get_group_id(0);",
+            "    let mut block_row = 0u32;",
+            "    let mut block_column = 0u32;",
+        ]
+        lines += persistent_block(band, rows, columns)
+    elif band:
         lines += [
             f"    // Bands of {band} block rows, walked column by column.",
             "    let blocks = get_num_groups(0);",
@@ -271,16 +303,19 @@ def kernel(input, groups, tiles, columns, stages):
     # so copies run STAGES - 2 ahead, into the slot of the stage before the previous; with
     # `+late` the copies wait for the previous stage's products and run STAGES - 1 ahead.
     ahead = stages - 2 if asynchronous and not late else stages - 1
-    lines.append(f"    for s in 0u32..{ahead} {{")
-    lines.append("        if s < stages {")
+    if persist and (not lean or not asynchronous or "staged" in chosen):
+        raise SystemExit("+persist needs the asynchronous form and +lean, and stores C from registers")
+    prologue = [f"    for s in 0u32..{ahead} {{",
+                "        if s < stages && tile < tiles {" if persist else "        if s < stages {"]
     if lean:
-        lines += lean_copies("            ", "s * STAGE", threads, rows, columns, input)
+        prologue += lean_copies("            ", "s * STAGE", threads, rows, columns, input)
     else:
-        lines += copies("            ", "s * STAGE", "s * BK", threads, rows, columns, input)
-    lines.append("        }")
-    lines += advance
-    lines.append("        async_commit();")
-    lines.append("    }")
+        prologue += copies("            ", "s * STAGE", "s * BK", threads, rows, columns, input)
+    prologue += ["        }"] + advance + ["        async_commit();", "    }"]
+    lines += prologue
+    if persist:
+        lines.append("    while tile < tiles {")
+        body_start = len(lines)
     lines.append("    for t in 0..stages {")
     lines.append(f"        async_wait({ahead - 1});")
     lines.append("        barrier();")
@@ -308,6 +343,14 @@ def kernel(input, groups, tiles, columns, stages):
     lines.append("    }")
     if asynchronous:
         lines.append("    matrix_group_wait(0);")
+    if persist:
+        # The block's products are done in every group: the ring takes the next block's first
+        # stages while this block's C is stored.
+        restart = [line.replace("let mut ", "") for line in lean_setup(threads, rows, columns, input)
+                   if "let mut " in line]
+        lines += ["    barrier();", "    let done_row = block_row;", "    let done_column = block_column;",
+                  "    tile += get_num_groups(0);"]
+        lines += persistent_block(band, rows, columns) + restart + prologue
     lines.append("    let lane = item % 32;")
     c_type = output(input)
     convert = (lambda value: value) if c_type == "f32" else (lambda value: f"{value} as {c_type}")
@@ -317,9 +360,10 @@ def kernel(input, groups, tiles, columns, stages):
         lines += staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert)
         lines.append("}")
         return "\n".join(lines) + "\n"
-    lines.append("    let column = block_column + lane % 4 * 2;")
+    done_row, done_column = ("done_row", "done_column") if persist else ("block_row", "block_column")
+    lines.append(f"    let column = {done_column} + lane % 4 * 2;")
     for t in range(tiles):
-        lines.append(f"    let row{t} = block_row + (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
+        lines.append(f"    let row{t} = {done_row} + (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
         if "pairs" in chosen:
             # Elements i and i + 1 are neighbours in a row; n is a multiple of COLUMNS and
             # `column` even, so the pair's index is exact in f32x2 units.
@@ -331,6 +375,11 @@ def kernel(input, groups, tiles, columns, stages):
             lines.append(f"    for i in 0u32..{length} unroll {{")
             lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = {convert(f'acc{t}[i]')};")
             lines.append("    }")
+    if persist:
+        for t in range(tiles):
+            lines += [f"    for i in 0u32..{length} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
+        lines[body_start:] = ["    " + line for line in lines[body_start:]]
+        lines.append("    }")
     lines.append("}")
     return "\n".join(lines) + "\n"
 
