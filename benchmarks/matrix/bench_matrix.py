@@ -11,7 +11,9 @@ the kernel writes C in 16 bits, f32 unless given; `persist`: one work-group per 
 blocks). SIZES=1024,4096 picks
 the sizes; NO_TRITON=1 leaves Triton out.
 Each column is timed as plain launches and as a CUDA graph of the same launches (*_plain_ms and
-*_ms); docs/benchmarks.md takes each column's faster one.
+*_ms); docs/benchmarks.md takes each column's faster one. Then kdsl and Triton writing the
+same C type are timed alternately ROUNDS times (default 3), and the median of those ratios
+is kept (`ratio_to_triton_same_c_interleaved_median`).
 Each kernel takes (c, a, b, m, n, k[, ring]), one block of C per work-group."""
 import json, os, sys
 import numpy as np
@@ -184,6 +186,17 @@ for size in sizes:
                     run.update({"triton_f32_out_ms": wide_ms, "triton_f32_out_tflops": flops / wide_ms / 1e9,
                                 "ratio_to_triton_f32_out": wide_ms / ms,
                                 "triton_f32_out_config": str(matmul_kernel.best_config)})
+                # Alternate kdsl and Triton writing the same C type ROUNDS times: the card's clock
+                # drifts over a run, and a ratio of neighbours in time is the fair one.
+                same_c = (lambda: triton_matmul(ta, tb, torch.float32)) if c_type == "f32" and not tf32 \
+                    else (lambda: triton_matmul(ta, tb))
+                ours, theirs = [], []
+                for _ in range(int(os.environ.get("ROUNDS", "3"))):
+                    ours.append(min(t for t in timed(launch, repeats) if t is not None))
+                    theirs.append(min(t for t in timed(same_c, repeats) if t is not None))
+                ratios = sorted(t / o for o, t in zip(ours, theirs))
+                run.update({"interleaved_kdsl_ms": ours, "interleaved_triton_same_c_ms": theirs,
+                            "ratio_to_triton_same_c_interleaved_median": ratios[len(ratios) // 2]})
             except Exception as error:  # noqa: BLE001
                 run["triton_error"] = repr(error)
         print(json.dumps(run), flush=True)

@@ -21,21 +21,32 @@ if [ -d "$here/fuzz-sm90a" ]; then
   KDSL_DEVICE=cuda timeout 60 "$here/fuzzgen-run" "$here/fuzz-sm90a" --report "$out/fuzz-sm90a.txt" > "$out/fuzz-sm90a.log" 2>&1
   echo "fuzz rc=$?"; tail -n 3 "$out/fuzz-sm90a.txt" 2>/dev/null
 fi
-all=()
+# Blocks of fewer than 128 x 256 elements run at 1024^3 only (where 128 x 256 blocks leave SMs
+# idle), larger ones at 4096^3 and 8192^3 only; the examples at all three.
+all=() small=() large=()
 while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
   kernel=hgemm_wgmma
   case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
-  all+=("$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")")
+  spec="$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")"
+  all+=("$spec")
+  case $source in
+    examples/*) small+=("$spec"); large+=("$spec") ;;
+    *) if [ $((64 * groups * tiles * columns)) -lt 32768 ]; then small+=("$spec"); else large+=("$spec"); fi ;;
+  esac
 done < "$here/wgmma_variants.txt"
-SIZES=${SIZES:-1024,4096,8192} timeout ${BENCH_TIMEOUT:-380} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench.json" "${all[@]}" > "$out/bench.txt" 2>&1
-echo "bench rc=$?"
-# The docs' tables (summarize.py), from the runs bench.json holds, or bench.txt's lines if the
-# timeout cut the run before the JSON was written.
-if [ ! -s "$out/bench.json" ]; then
-  python3 -c 'import json, sys; print(json.dumps({"runs": [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]}))' "$out/bench.txt" > "$out/bench-partial.json"
-fi
-python3 "$here/summarize.py" "$out"/bench*.json > "$out/summary.md" 2>&1
+for part in small large; do
+  case $part in small) sizes=1024; specs=("${small[@]}") ;; large) sizes=4096,8192; specs=("${large[@]}") ;; esac
+  SIZES=${SIZES:-$sizes} timeout ${BENCH_TIMEOUT:-380} python3 "$here/bench_matrix.py" "$here/ptx" "$out/bench-$part.json" "${specs[@]}" > "$out/bench-$part.txt" 2>&1
+  echo "bench $part rc=$?"
+  # The runs bench.json holds, or bench.txt's lines if the timeout cut the run before the
+  # JSON was written.
+  if [ ! -s "$out/bench-$part.json" ]; then
+    python3 -c 'import json, sys; print(json.dumps({"runs": [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]}))' "$out/bench-$part.txt" > "$out/bench-$part-partial.json"
+  fi
+done
+# The docs' tables.
+python3 "$here/summarize.py" "$out"/bench-*.json > "$out/summary.md" 2>&1
 tail -n 12 "$out/summary.md"
 if [ "${PROFILE:-}" = 1 ]; then
   # Triton's tutorial matmul (f16 and f32 C) and the GEMMs of PROFILE_NAMES at 4096, all in
