@@ -38,7 +38,8 @@ def module(name):
 
 c = np.zeros(m * n, np.float32)
 sgemm = module("sgemm")["sgemm"][(n, m), (16, 16)]
-groups = module("hgemm_wgmma")["hgemm_wgmma"][(n, m // 128), (256, 1)]
+# Persistent: one work-group per 128 x 256 block here, each walking its one block.
+groups = module("hgemm_wgmma")["hgemm_wgmma"][(256 * (m // 128) * (n // 256), 1), (256, 1)]
 tiles = module("hgemm")["hgemm"][(n, m // 128), (128, 1)]
 group_ring, tile_ring = kdsl.local(4 * (128 + 256) * 64, "f16"), kdsl.local(53760, "f16")
 cases = {

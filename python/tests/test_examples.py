@@ -151,8 +151,10 @@ def test_gemm_on_matrix_groups(kind, name, dtype, depth, targets):
     """examples/hgemm_wgmma.krn and sgemm_tf32_wgmma.krn (matrix-group tiles: wgmma through the
     sm_90a image of the default targets on an H100 or H200, mma.sync per warp through an sm_90
     image, the plain definition elsewhere) against NumPy: one work-group of 256 per 128 x 256
-    block of C, a ring of four stages that wraps around."""
-    m, n, k = 128, 256, 5 * depth
+    block of C, a ring of four stages that wraps around. hgemm_wgmma is persistent: its one
+    work-group walks both blocks of C, the second block's first copies flying while the first
+    block's C is stored."""
+    m, n, k = 256, 256, 5 * depth
     a = RNG.uniform(-1, 1, (m, k)).astype(dtype)
     b = RNG.uniform(-1, 1, (k, n)).astype(dtype)
     c = kind.to_device(np.zeros(m * n, np.float32))
@@ -161,7 +163,8 @@ def test_gemm_on_matrix_groups(kind, name, dtype, depth, targets):
         # The default targets gain sm_90a, whose wgmma matrix groups reach.
         assert "ptx:sm_90a" in module.image_names
     ring = kdsl.local(4 * (128 + 256) * depth, "f16" if dtype == np.float16 else "f32")
-    module[name][(n, m // 128), (256, 1)](
+    grid = (256, 1) if name == "hgemm_wgmma" else (n, m // 128)
+    module[name][grid, (256, 1)](
         c, kind.to_device(a.ravel()), kind.to_device(b.ravel()), m, n, k, ring
     ).wait()
     expected = a.astype(np.float64) @ b.astype(np.float64)
