@@ -362,12 +362,14 @@ fn gemm_on_matrix_groups() {
     let (m, n) = (128usize, 256usize);
     let mut random = Random::new(131);
     let k = 5 * 64;
-    let (a, b) = (f16s(&mut random, m * k), f16s(&mut random, k * n));
+    // hgemm_wgmma is persistent: its one work-group walks both blocks of a 256 x 256 C, the
+    // second block's first copies landing in the ring while the first block's C is stored.
+    let rows = 2 * m;
+    let (a, b) = (f16s(&mut random, rows * k), f16s(&mut random, k * n));
     let ring = InterpArgument::local(ScalarType::F16, 4 * (128 * 64 + 64 * 256));
-    on_example(
-        "hgemm_wgmma",
-        vec![wgmma_gemm_case("hgemm_wgmma", (m, n, k), a, b, ring)],
-    );
+    let mut walk = wgmma_gemm_case("hgemm_wgmma", (rows, n, k), a, b, ring);
+    walk.launch = InterpLaunch::new([256, 1], [256, 1]);
+    on_example("hgemm_wgmma", vec![walk]);
     let k = 5 * 32;
     // Inputs that are tf32 values already: wgmma reads f32 from local memory and truncates it
     // to tf32 where the plain definition rounds (docs/language.md allows either), which moves
