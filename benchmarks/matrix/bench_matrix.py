@@ -20,6 +20,9 @@ import numpy as np
 import cupy as cp
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_spec import grid, parse  # noqa: E402
+
 folder, output = sys.argv[1], sys.argv[2]
 names = sys.argv[3:] or ["hgemm", "sgemm_tf32"]
 sizes = [int(s) for s in os.environ.get("SIZES", "1024,4096,8192").split(",")]
@@ -31,7 +34,6 @@ try:
         raise ImportError("NO_TRITON is set")
     import triton
     results["triton"] = triton.__version__
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
     from triton_tutorial import configs, matmul_kernel as tutorial_kernel
 
@@ -99,24 +101,6 @@ def timed(launch, repeats):
     except Exception as error:  # noqa: BLE001 (recorded as a missing graph time)
         print("graph capture failed:", repr(error), file=sys.stderr)
         return None, plain
-
-
-def parse(name):
-    """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns, C's
-    type, persistent) of KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE[,persist]]]]."""
-    name, *shape = name.split(",")
-    threads, bm, bn, c_type, persist = (shape + ["256", "128", "128", "f32", ""][len(shape):])[:5]
-    name, _, dynamic = name.partition("+")
-    kernel, _, file = name.partition("@")
-    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type, persist == "persist"
-
-
-def grid(m, n, bm, bn, persist):
-    """One work-group per block of C, or for a persistent GEMM one per SM (at most a block each)."""
-    if persist:
-        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-        return (min(sms, (m // bm) * (n // bn)), 1, 1)
-    return (n // bn, m // bm, 1)
 
 
 modules = {name: cp.RawModule(path=f"{folder}/{parse(name)[1]}.ptx") for name in names}

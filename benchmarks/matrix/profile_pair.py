@@ -1,8 +1,8 @@
 """One launch each of Triton's tutorial matmul (autotuned first, f16 and f32 C) and of kdsl
 GEMMs at SIZE^3, inside a profiler range, so one ncu run with `--profile-from-start off
 --clock-control base` measures them all at the same clock.
-Usage: python3 profile_pair.py PTX_FOLDER SIZE [KERNEL@FILE+BYTES,THREADS,BM,BN[,C TYPE] ...]
-(the argument syntax of bench_matrix.py). f16 inputs unless a name holds tf32 (f32 inputs)
+Usage: python3 profile_pair.py PTX_FOLDER SIZE [KERNEL@FILE+BYTES,THREADS,BM,BN[,C TYPE[,persist]] ...]
+(the argument syntax of bench_matrix.py, launch_spec.py). f16 inputs unless a name holds tf32 (f32 inputs)
 or bf16; Triton runs for the first kernel's input type."""
 import os
 import sys
@@ -13,6 +13,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from launch_spec import grid, parse  # noqa: E402
 from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
 
 folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -38,13 +39,8 @@ for out in outputs:
 
 launches = []
 for spec in specs:
-    name, *shape = spec.split(",")
-    threads, bm, bn, c_type, persist = (shape + ["256", "128", "128", "f32", ""][len(shape):])[:5]
-    threads, bm, bn = int(threads), int(bm), int(bn)
-    name, _, dynamic = name.partition("+")
-    dynamic = int(dynamic or 0)
-    kernel_name, _, file = name.partition("@")
-    kernel = cp.RawModule(path=f"{folder}/{file or kernel_name}.ptx").get_function(kernel_name)
+    kernel_name, file, dynamic, threads, bm, bn, c_type, persist = parse(spec)
+    kernel = cp.RawModule(path=f"{folder}/{file}.ptx").get_function(kernel_name)
     a = cp.asarray(ta.view(torch.int16) if dtype == torch.bfloat16 else ta)
     b = cp.asarray(tb.view(torch.int16) if dtype == torch.bfloat16 else tb)
     c = cp.zeros((size, size), dtype=cp.float32 if c_type == "f32" else cp.float16)
@@ -52,11 +48,8 @@ for spec in specs:
     if dynamic:
         args += (np.uint32(0),)
         kernel.max_dynamic_shared_size_bytes = dynamic
-    grid = (size // bn, size // bm, 1)
-    if persist == "persist":
-        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
-        grid = (min(sms, grid[0] * grid[1]), 1, 1)
-    launches.append((spec, lambda k=kernel, g=grid, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
+    blocks = grid(size, size, bm, bn, persist)
+    launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
 cp.cuda.runtime.deviceSynchronize()
 

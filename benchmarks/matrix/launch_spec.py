@@ -1,0 +1,22 @@
+"""The launch syntax of the GEMM benchmarks (bench_matrix.py, profile_one.py, profile_pair.py):
+KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE[,persist]]]] (wgmma_variants.py `launch`
+writes the suffix)."""
+import cupy as cp
+
+
+def parse(spec):
+    """(kernel, file, dynamic shared memory bytes, threads, block rows, block columns, C's
+    type, persistent) of SPEC."""
+    name, *shape = spec.split(",")
+    threads, bm, bn, c_type, persist = (shape + ["256", "128", "128", "f32", ""][len(shape):])[:5]
+    name, _, dynamic = name.partition("+")
+    kernel, _, file = name.partition("@")
+    return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type, persist == "persist"
+
+
+def grid(m, n, bm, bn, persist):
+    """One work-group per block of C, or for a persistent GEMM one per SM (at most a block each)."""
+    if persist:
+        sms = cp.cuda.runtime.getDeviceProperties(0)["multiProcessorCount"]
+        return (min(sms, (m // bm) * (n // bn)), 1, 1)
+    return (n // bn, m // bm, 1)
