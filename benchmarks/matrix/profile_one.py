@@ -8,7 +8,7 @@ import numpy as np
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse  # noqa: E402
+from launch_spec import grid, parse, resident  # noqa: E402
 
 folder, name = sys.argv[1], sys.argv[2]
 size = int(sys.argv[3]) if len(sys.argv) > 3 else 4096
@@ -24,5 +24,5 @@ if dynamic:
     args += (np.uint32(0),)
     kernel.max_dynamic_shared_size_bytes = dynamic
 for _ in range(2):
-    kernel(grid(size, size, bm, bn, persist), (threads, 1, 1), args, shared_mem=dynamic)
+    kernel(grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic)), (threads, 1, 1), args, shared_mem=dynamic)
 cp.cuda.runtime.deviceSynchronize()

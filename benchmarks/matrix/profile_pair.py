@@ -13,7 +13,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse  # noqa: E402
+from launch_spec import grid, parse, resident  # noqa: E402
 from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
 
 folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -48,7 +48,7 @@ for spec in specs:
     if dynamic:
         args += (np.uint32(0),)
         kernel.max_dynamic_shared_size_bytes = dynamic
-    blocks = grid(size, size, bm, bn, persist)
+    blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
     launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
 cp.cuda.runtime.deviceSynchronize()

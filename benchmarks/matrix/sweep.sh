@@ -21,7 +21,7 @@ if [ -d "$here/fuzz-sm90a" ]; then
   KDSL_DEVICE=cuda timeout 60 "$here/fuzzgen-run" "$here/fuzz-sm90a" --report "$out/fuzz-sm90a.txt" > "$out/fuzz-sm90a.log" 2>&1
   echo "fuzz rc=$?"; tail -n 3 "$out/fuzz-sm90a.txt" 2>/dev/null
 fi
-# Blocks of fewer than 128 x 256 elements run at 1024^3 only (where 128 x 256 blocks leave SMs
+# Blocks of fewer than 128 x 128 elements run at 1024^3 only (where larger blocks leave SMs
 # idle), larger ones at 4096^3 and 8192^3 only; the examples at all three.
 all=() small=() large=()
 while read -r name source input groups tiles columns stages; do
@@ -32,7 +32,7 @@ while read -r name source input groups tiles columns stages; do
   all+=("$spec")
   case $source in
     examples/*) small+=("$spec"); large+=("$spec") ;;
-    *) if [ $((64 * groups * tiles * columns)) -lt 32768 ]; then small+=("$spec"); else large+=("$spec"); fi ;;
+    *) if [ $((64 * groups * tiles * columns)) -lt 16384 ]; then small+=("$spec"); else large+=("$spec"); fi ;;
   esac
 done < "$here/wgmma_variants.txt"
 for part in small large; do

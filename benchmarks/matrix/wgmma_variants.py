@@ -11,9 +11,9 @@ products, then the wait for the previous stage's and a second barrier, then the 
 the slot those products read, so copies run STAGES - 1 ahead (a ring of 3 is Triton's),
 `+lean` computes each work-item's copy addresses once (64-bit offsets into A and B that
 advance by a stage per iteration, local offsets that differ by constants), so a copy costs an
-add instead of the index arithmetic of its row and chunk, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`, not
-`+staged`): after a block's last products it starts the next block's first copies, then
-stores C while they fly, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
+add instead of the index arithmetic of its row and chunk, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`): after a
+block's last products it starts the next block's first copies, then stores C while they fly
+(with `+staged` through an area of local memory after the ring, so fewer stages fit), `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
 of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf16, as Triton's
 tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
 work-item puts its accumulator elements into the ring (free once the last products are done),
@@ -56,11 +56,16 @@ def options(input):
 
 
 def shape(input, groups, tiles, columns, stages):
+    """(rows of C, elements of A in a stage, elements of a stage, elements of local memory):
+    the ring, and with `+persist+staged` C's staging area after it."""
     depth = facts(input)[3]
     rows = 64 * groups * tiles
     a_stage = rows * depth
     stage = a_stage + depth * columns
-    return rows, a_stage, stage, stage * stages
+    local = stage * stages
+    if {"persist", "staged"} <= options(input):
+        local += rows * (columns + 8)
+    return rows, a_stage, stage, local
 
 
 def output(input):
@@ -77,31 +82,36 @@ def launch(input, groups, tiles, columns, stages):
     return suffix + ("" if output(input) == "f32" else f",{output(input)}")
 
 
-def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert):
-    """C through the ring: rows of COLUMNS + 8 elements, so a warp's stores of its
+def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persist):
+    """C through local memory: rows of COLUMNS + 8 elements, so a warp's stores of its
     accumulator pairs (8 rows, 4 pairs each) take no more wavefronts than their bytes need
-    (f16: 32 distinct banks; f32: two halves of 32), then whole rows out."""
+    (f16: 32 distinct banks; f32: two halves of 32), then whole rows out. The ring holds C
+    (free once the last products are done), or with `persist` (the next block's first copies
+    in flight) an area of its own after the ring."""
     width = 4
     pitch = columns + 8
     if rows * pitch > ring:
         raise SystemExit(f"+staged: {rows} x {pitch} elements of C do not fit the ring of {ring}")
     vectors = columns // width
     per_item = rows * vectors // threads
+    area, done_row, done_column = ("C_AREA + ", "done_row", "done_column") if persist else ("", "block_row", "block_column")
     # The last copies landed (their wait passed) and every group's products are done before
     # the ring is written; the wait only makes the first sure where the ring could change.
-    lines = ["    async_wait(0);", "    barrier();"]
+    # With `persist` the area is C's alone, and the barrier after the last products covers
+    # the previous block's reads of it.
+    lines = [] if persist else ["    async_wait(0);", "    barrier();"]
     for t in range(tiles):
         lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
         lines.append(f"    for p in 0u32..{columns // 4} unroll {{")
         lines.append("        let i = 2 * p;")
-        lines.append(f"        vstore2(ring, ((local_row{t} + i % 4 / 2 * 8) * {pitch} + lane % 4 * 2 + i / 4 * 8) / 2, {c_type}x2({convert('acc%d[i]' % t)}, {convert('acc%d[i + 1]' % t)}));")
+        lines.append(f"        vstore2(ring, ({area}(local_row{t} + i % 4 / 2 * 8) * {pitch} + lane % 4 * 2 + i / 4 * 8) / 2, {c_type}x2({convert('acc%d[i]' % t)}, {convert('acc%d[i + 1]' % t)}));")
         lines.append("    }")
     lines.append("    barrier();")
     lines.append(f"    for j in 0u32..{per_item} unroll {{")
     lines.append(f"        let q = item + {threads} * j;")
     lines.append(f"        let row = q / {vectors};")
     lines.append(f"        let column = q % {vectors};")
-    lines.append(f"        vstore{width}(c, ((block_row + row) * n + block_column) / {width} + column, vload{width}(ring, (row * {pitch}) / {width} + column));")
+    lines.append(f"        vstore{width}(c, (({done_row} + row) * n + {done_column}) / {width} + column, vload{width}(ring, ({area}row * {pitch}) / {width} + column));")
     lines.append("    }")
     return lines
 
@@ -197,9 +207,14 @@ def lean_copies(indent, base, threads, rows, columns, input):
     ]
     if facts(input)[0] == "f32":
         steps = columns // (threads // 4)
+        deep = stage_depth > per_row
+        next_block = f"j / {steps} / 8 * B_CHUNK + " if deep else ""
+        row_group = f"j / {steps} % 8" if deep else f"j / {steps}"
         return out + [
             f"{indent}for j in 0u32..{stage_depth * columns // threads} unroll {{",
-            f"{indent}    async_copy(ring[{base} + b_to + j % {steps} * {threads // 4 * 32} + (j / {steps} ^ b_swizzle) * 4], b[b_from + ((j / {steps}) as u64) * b_rows + ((j % {steps} * {threads // 4}) as u64)], 1);",
+            # Rows 4 (j / steps) to 4 (j / steps) + 3 of the stage: past 32, the next block
+            # of 128 bytes along K.
+            f"{indent}    async_copy(ring[{base} + b_to + {next_block}j % {steps} * {threads // 4 * 32} + ({row_group} ^ b_swizzle) * 4], b[b_from + ((j / {steps}) as u64) * b_rows + ((j % {steps} * {threads // 4}) as u64)], 1);",
             f"{indent}}}",
         ]
     return out + [
@@ -249,6 +264,7 @@ def kernel(input, groups, tiles, columns, stages):
         f"const B_CHUNK: u32 = {b_chunk};",
         f"const A_STAGE: u32 = {a_stage};",
         f"const STAGE: u32 = {stage};",
+    ] + ([f"const C_AREA: u32 = {stage * stages};"] if {"persist", "staged"} <= options(input) else []) + [
         "",
         f"#[work_group_size({threads})]",
         f"kernel {name}(c: global mut [{output(input)}], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
@@ -306,8 +322,8 @@ def kernel(input, groups, tiles, columns, stages):
     # so copies run STAGES - 2 ahead, into the slot of the stage before the previous; with
     # `+late` the copies wait for the previous stage's products and run STAGES - 1 ahead.
     ahead = stages - 2 if asynchronous and not late else stages - 1
-    if persist and (not lean or not asynchronous or "staged" in chosen):
-        raise SystemExit("+persist needs the asynchronous form and +lean, and stores C from registers")
+    if persist and (not lean or not asynchronous):
+        raise SystemExit("+persist needs the asynchronous form and +lean")
     prologue = [f"    for s in 0u32..{ahead} {{",
                 "        if s < stages && tile < tiles {" if persist else "        if s < stages {"]
     if lean:
@@ -360,9 +376,21 @@ def kernel(input, groups, tiles, columns, stages):
     if "staged" in chosen:
         if c_type != element:
             raise SystemExit("+staged needs C in the ring's type: tf32, or f16 and bf16 with +half")
-        lines += staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert)
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+        lines += staged_epilogue(tiles, rows, columns, threads, ring - (stage * stages if persist else 0), c_type, convert, persist)
+    else:
+        lines += register_epilogue(tiles, length, chosen, persist, c_type, convert)
+    if persist:
+        for t in range(tiles):
+            lines += [f"    for i in 0u32..{length} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
+        lines[body_start:] = ["    " + line for line in lines[body_start:]]
+        lines.append("    }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def register_epilogue(tiles, length, chosen, persist, c_type, convert):
+    """C stored from the accumulators' registers: one element or (`+pairs`) two a store."""
+    lines = []
     done_row, done_column = ("done_row", "done_column") if persist else ("block_row", "block_column")
     lines.append(f"    let column = {done_column} + lane % 4 * 2;")
     for t in range(tiles):
@@ -378,13 +406,7 @@ def kernel(input, groups, tiles, columns, stages):
             lines.append(f"    for i in 0u32..{length} unroll {{")
             lines.append(f"        c[(row{t} + i % 4 / 2 * 8) * n + column + i / 4 * 8 + i % 2] = {convert(f'acc{t}[i]')};")
             lines.append("    }")
-    if persist:
-        for t in range(tiles):
-            lines += [f"    for i in 0u32..{length} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
-        lines[body_start:] = ["    " + line for line in lines[body_start:]]
-        lines.append("    }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 if __name__ == "__main__":
