@@ -13,7 +13,10 @@ the slot those products read, so copies run STAGES - 1 ahead (a ring of 3 is Tri
 advance by a stage per iteration, local offsets that differ by constants), so a copy costs an
 add instead of the index arithmetic of its row and chunk, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`): after a
 block's last products it starts the next block's first copies, then stores C while they fly
-(with `+staged` through an area of local memory after the ring, so fewer stages fit), `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
+(with `+staged` through an area of local memory after the ring, so fewer stages fit),
+`+ring` (with `+persist`) keeps the ring running across blocks: one copy cursor walks
+(block, stage), so the next block's first stages are copied during this block's last
+iterations instead of after them, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
 of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf16, as Triton's
 tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
 work-item puts its accumulator elements into the ring (free once the last products are done),
@@ -47,7 +50,7 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "late", "lean", "pairs", "half", "staged", "persist"}
+    known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -224,21 +227,37 @@ def lean_copies(indent, base, threads, rows, columns, input):
     ]
 
 
-def persistent_block(band, rows, columns):
-    """`+persist`: block_row and block_column of block `tile` (the last block's past the end)."""
-    lines = ["    {", "        let linear = min(tile, tiles - 1);"]
+def persistent_block(band, rows, columns, tile="tile", row="block_row", column="block_column"):
+    """`+persist`: `row` and `column` (block_row and block_column) of block `tile` (the last
+    block's past the end)."""
+    lines = ["    {", f"        let linear = min({tile}, tiles - 1);"]
     if band:
         lines += [
             f"        let band = linear / ({band} * blocks);",
             f"        let band_rows = min(block_rows - band * {band}, {band}u32);",
             f"        let in_band = linear % ({band} * blocks);",
-            f"        block_row = (band * {band} + in_band % band_rows) * {rows};",
-            f"        block_column = in_band / band_rows * {columns};",
+            f"        {row} = (band * {band} + in_band % band_rows) * {rows};",
+            f"        {column} = in_band / band_rows * {columns};",
         ]
     else:
-        lines += [f"        block_row = linear / blocks * {rows};",
-                  f"        block_column = linear % blocks * {columns};"]
+        lines += [f"        {row} = linear / blocks * {rows};",
+                  f"        {column} = linear % blocks * {columns};"]
     return lines + ["    }"]
+
+
+def ring_copy(band, rows, columns, threads, input, restart):
+    """`+ring`: one stage of copies at the copy cursor (block `copy_tile`, stage `copy_stage`,
+    slot `copy_slot`), which then advances, to the next block's first stage after the last."""
+    lines = ["        if copy_tile < tiles {", "            let base = copy_slot * STAGE;"]
+    lines += lean_copies("            ", "base", threads, rows, columns, input)
+    lines += ["        }", "        a_from += BK as u64;", "        b_from += b_stage;", "        async_commit();",
+              "        copy_slot += 1;", "        if copy_slot == STAGES {", "            copy_slot = 0;", "        }",
+              "        copy_stage += 1;", "        if copy_stage == stages {", "            copy_stage = 0;",
+              "            copy_tile += get_num_groups(0);"]
+    block = persistent_block(band, rows, columns, "copy_tile", "copy_row", "copy_column")
+    lines += ["        " + line for line in block]
+    lines += ["        " + line.replace("block_row", "copy_row").replace("block_column", "copy_column") for line in restart]
+    return lines + ["        }"]
 
 
 def kernel(input, groups, tiles, columns, stages):
@@ -324,6 +343,20 @@ def kernel(input, groups, tiles, columns, stages):
     ahead = stages - 2 if asynchronous and not late else stages - 1
     if persist and (not lean or not asynchronous):
         raise SystemExit("+persist needs the asynchronous form and +lean")
+    ring_form = "ring" in chosen
+    if ring_form and not persist:
+        raise SystemExit("+ring needs +persist")
+    restart = [line.replace("let mut ", "") for line in lean_setup(threads, rows, columns, input)
+               if "let mut " in line] if lean else []
+    if ring_form:
+        # One copy cursor walks (block, stage) across blocks, the products' slot follows it
+        # STAGES - 1 (or - 2) behind: the ring never drains between blocks.
+        lines += ["    let mut copy_tile = tile;", "    let mut copy_row = block_row;",
+                  "    let mut copy_column = block_column;", "    let mut copy_stage = 0u32;",
+                  "    let mut copy_slot = 0u32;", "    let mut slot = 0u32;",
+                  f"    for s in 0u32..{ahead} {{"]
+        lines += ring_copy(band, rows, columns, threads, input, restart)
+        lines += ["    }"]
     prologue = [f"    for s in 0u32..{ahead} {{",
                 "        if s < stages && tile < tiles {" if persist else "        if s < stages {"]
     if lean:
@@ -331,14 +364,15 @@ def kernel(input, groups, tiles, columns, stages):
     else:
         prologue += copies("            ", "s * STAGE", "s * BK", threads, rows, columns, input)
     prologue += ["        }"] + advance + ["        async_commit();", "    }"]
-    lines += prologue
+    if not ring_form:
+        lines += prologue
     if persist:
         lines.append("    while tile < tiles {")
         body_start = len(lines)
     lines.append("    for t in 0..stages {")
     lines.append(f"        async_wait({ahead - 1});")
     lines.append("        barrier();")
-    products = ["        let base = t % STAGES * STAGE;"]
+    products = ["        let base = slot * STAGE;" if ring_form else "        let base = t % STAGES * STAGE;"]
     for t in range(tiles):
         mma = "matrix_group_mma_async" if asynchronous else "matrix_group_mma"
         products.append(f"        {mma}(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
@@ -349,6 +383,9 @@ def kernel(input, groups, tiles, columns, stages):
     else:
         refill += copies("            ", "base", "next * BK", threads, rows, columns, input)
     refill += ["        }"] + advance + ["        async_commit();"]
+    if ring_form:
+        products += ["        slot += 1;", "        if slot == STAGES {", "            slot = 0;", "        }"]
+        refill = ring_copy(band, rows, columns, threads, input, restart)
     # The slot the copies fill was last read by the products of stage t - 2 (asynchronous)
     # or t - 1 (synchronous), which every group finished before this iteration's barrier,
     # so either order is safe.
@@ -363,13 +400,16 @@ def kernel(input, groups, tiles, columns, stages):
     if asynchronous:
         lines.append("    matrix_group_wait(0);")
     if persist:
-        # The block's products are done in every group: the ring takes the next block's first
-        # stages while this block's C is stored.
-        restart = [line.replace("let mut ", "") for line in lean_setup(threads, rows, columns, input)
-                   if "let mut " in line]
-        lines += ["    barrier();", "    let done_row = block_row;", "    let done_column = block_column;",
+        lines += ["    let done_row = block_row;", "    let done_column = block_column;",
                   "    tile += get_num_groups(0);"]
-        lines += persistent_block(band, rows, columns) + restart + prologue
+        if ring_form:
+            # The next block's first stages are in flight already: only its place moves.
+            lines += persistent_block(band, rows, columns)
+        else:
+            # The block's products are done in every group: the ring takes the next block's
+            # first stages while this block's C is stored.
+            lines.insert(-3, "    barrier();")
+            lines += persistent_block(band, rows, columns) + restart + prologue
     lines.append("    let lane = item % 32;")
     c_type = output(input)
     convert = (lambda value: value) if c_type == "f32" else (lambda value: f"{value} as {c_type}")
