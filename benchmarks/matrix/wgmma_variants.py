@@ -100,8 +100,8 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     area, done_row, done_column = ("C_AREA + ", "done_row", "done_column") if persist else ("", "block_row", "block_column")
     # The last copies landed (their wait passed) and every group's products are done before
     # the ring is written; the wait only makes the first sure where the ring could change.
-    # With `persist` the area is C's alone, and the barrier after the last products covers
-    # the previous block's reads of it.
+    # With `persist` the area is C's alone, and the barrier after the last products (kernel())
+    # covers the previous block's reads of it.
     lines = [] if persist else ["    async_wait(0);", "    barrier();"]
     for t in range(tiles):
         lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
@@ -400,16 +400,17 @@ def kernel(input, groups, tiles, columns, stages):
     if asynchronous:
         lines.append("    matrix_group_wait(0);")
     if persist:
+        # Without `+ring` the block's products are done in every group before the ring takes
+        # the next block's first stages (stored while C is); with `+ring+staged` every
+        # work-item is past the previous block's reads of C's area, even where K is below
+        # one stage and no loop barrier came between.
+        if not ring_form or "staged" in chosen:
+            lines.append("    barrier();")
         lines += ["    let done_row = block_row;", "    let done_column = block_column;",
                   "    tile += get_num_groups(0);"]
-        if ring_form:
-            # The next block's first stages are in flight already: only its place moves.
-            lines += persistent_block(band, rows, columns)
-        else:
-            # The block's products are done in every group: the ring takes the next block's
-            # first stages while this block's C is stored.
-            lines.insert(-3, "    barrier();")
-            lines += persistent_block(band, rows, columns) + restart + prologue
+        lines += persistent_block(band, rows, columns)
+        if not ring_form:
+            lines += restart + prologue
     lines.append("    let lane = item % 32;")
     c_type = output(input)
     convert = (lambda value: value) if c_type == "f32" else (lambda value: f"{value} as {c_type}")
