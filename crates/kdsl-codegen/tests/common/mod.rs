@@ -95,18 +95,26 @@ pub fn checked_targets(stem: &str) -> Vec<TargetSpec> {
     targets
 }
 
+/// The files of the [`GENERATED_GEMMS`] and `matrix_ring.krn`, with their sources.
+fn generated_gemm_sources() -> Vec<(PathBuf, String)> {
+    let root = kdsl_testkit::files::workspace_root();
+    GENERATED_GEMMS
+        .iter()
+        .map(|stem| root.join(format!("examples/{stem}.krn")))
+        .chain([root.join("tests/kernels/matrix_ring.krn")])
+        .map(|path| {
+            let source = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            (path, source)
+        })
+        .collect()
+}
+
 /// The generated GEMMs are examples written by the generator, and `matrix_ring.krn`, which
 /// stands in for them, is one too: a renamed file would silently leave the list.
 #[test]
 fn generated_gemms_are_the_generators_examples() {
-    let root = kdsl_testkit::files::workspace_root();
-    for path in GENERATED_GEMMS
-        .iter()
-        .map(|stem| root.join(format!("examples/{stem}.krn")))
-        .chain([root.join("tests/kernels/matrix_ring.krn")])
-    {
-        let source =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for (path, source) in generated_gemm_sources() {
         let sub_group = source.contains("gemm_variants.py") && source.contains("matrix_mma(");
         let group = source.contains("wgmma_variants.py") && source.contains("matrix_group_mma");
         assert!(
@@ -133,13 +141,7 @@ fn generated_gemms_match_their_generators_output() {
             .map(String::from)
             .collect()
     };
-    for path in GENERATED_GEMMS
-        .iter()
-        .map(|stem| root.join(format!("examples/{stem}.krn")))
-        .chain([root.join("tests/kernels/matrix_ring.krn")])
-    {
-        let source =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for (path, source) in generated_gemm_sources() {
         let comments: Vec<&str> = source
             .lines()
             .filter_map(|line| line.trim_start().strip_prefix("//"))
