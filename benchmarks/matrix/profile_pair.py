@@ -3,7 +3,10 @@ GEMMs at SIZE^3, inside a profiler range, so one ncu run with `--profile-from-st
 --clock-control base` measures them all at the same clock.
 Usage: python3 profile_pair.py PTX_FOLDER SIZE [KERNEL@FILE+BYTES,THREADS,BM,BN[,C TYPE[,persist]] ...]
 (the argument syntax of bench_matrix.py, launch_spec.py). f16 inputs unless a name holds tf32 (f32 inputs)
-or bf16; Triton runs for the first kernel's input type."""
+or bf16; Triton runs for the first kernel's input type. TRITON_PREBUILT=FOLDER adds the f16
+tutorial kernels another Triton compiled there (triton_sass.py: triton_fp16*.ptx with f16 C,
+triton_fp32*.ptx with f32 C; 128 x 256 blocks), REPEAT=N runs the profiled set N times."""
+import glob
 import os
 import sys
 
@@ -51,13 +54,34 @@ for spec in specs:
     blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
     launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
+
+
+def prebuilt(path):
+    """A tutorial kernel of another Triton (its PTX), 128 x 256 blocks of 256 work-items; its
+    last two parameters are Triton's scratch pointers, unused here."""
+    kernel = cp.RawModule(path=path).get_function("matmul_kernel")
+    shared = int(os.environ.get("TRITON_PREBUILT_SHARED", "147456"))
+    kernel.max_dynamic_shared_size_bytes = shared
+    c = cp.zeros((size, size), dtype=cp.float16 if "fp16" in os.path.basename(path) else cp.float32)
+    a, b = cp.asarray(ta), cp.asarray(tb)
+    n = np.int32(size)
+    args = (a, b, c, n, n, n, n, n, n, np.uint64(0), np.uint64(0))
+    blocks = (size // 128) * (size // 256)
+    return lambda: kernel((blocks, 1, 1), (256, 1, 1), args, shared_mem=shared)
+
+
+if os.environ.get("TRITON_PREBUILT") and dtype == torch.float16:
+    for path in sorted(glob.glob(os.path.join(os.environ["TRITON_PREBUILT"], "triton_fp*.ptx"))):
+        launches.append((os.path.basename(path), prebuilt(path)))
+        launches[-1][1]()
 cp.cuda.runtime.deviceSynchronize()
 
 cp.cuda.runtime.profilerStart()
-for out in outputs:
-    triton_matmul(out)
-for spec, launch in launches:
-    print("profiled:", spec, flush=True)
-    launch()
+for _ in range(int(os.environ.get("REPEAT", "1"))):
+    for out in outputs:
+        triton_matmul(out)
+    for spec, launch in launches:
+        print("profiled:", spec, flush=True)
+        launch()
 cp.cuda.runtime.deviceSynchronize()
 cp.cuda.runtime.profilerStop()

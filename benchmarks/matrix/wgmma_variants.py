@@ -11,7 +11,12 @@ products, then the wait for the previous stage's and a second barrier, then the 
 the slot those products read, so copies run STAGES - 1 ahead (a ring of 3 is Triton's),
 `+lean` computes each work-item's copy addresses once (64-bit offsets into A and B that
 advance by a stage per iteration, local offsets that differ by constants), so a copy costs an
-add instead of the index arithmetic of its row and chunk, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`): after a
+add instead of the index arithmetic of its row and chunk, `+narrow` (with `+lean`) makes those
+offsets 32-bit (A and B below 2^32 elements): a copy's address is then one multiply-add,
+`+offsets` (with `+lean`) keeps each copy's 64-bit offset in an array that advances a stage
+per iteration (Triton's form: a copy's address is the base plus a register, no multiply),
+`+pinned` (with `+lean`) passes the row and stage strides through a sub-group broadcast, so
+ptxas keeps them in registers rather than reloading `k` and `n` inside the loop, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`): after a
 block's last products it starts the next block's first copies, then stores C while they fly
 (with `+staged` through an area of local memory after the ring, so fewer stages fit),
 `+ring` (with `+persist`) keeps the ring running across blocks: one copy cursor walks
@@ -28,6 +33,7 @@ matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is
 f16 and bf16 `B` are chunked along N and copied 16 bytes at a time; tf32 `B` is chunked along K (wgmma
 has no transposed tf32 operand), so it is copied an element at a time, four work-items filling
 one 16-byte chunk."""
+import re
 import sys
 
 
@@ -40,7 +46,11 @@ def facts(input):
         "bf16": ("bf16", 2, 8, 64, "gemm_bf16_wgmma"),
         "f16": ("f16", 2, 8, 64, "hgemm_wgmma"),
     }[name.rstrip("a")]
-    return element[:3] + (int(depth or element[3]), element[4])
+    depth = int(depth or element[3])
+    if depth % element[3]:
+        # The swizzled layout and the matrix descriptors take rows of 128 bytes along K.
+        raise SystemExit(f"{input}: a stage depth must be a multiple of {element[3]} ({name}: 128 bytes)")
+    return element[:3] + (depth, element[4])
 
 
 def base_input(input):
@@ -50,7 +60,7 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring"}
+    known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -197,15 +207,48 @@ def lean_setup(threads, rows, columns, input):
     ]
 
 
+def lean_sources(threads, rows, columns, input):
+    """(copies of A, index of copy `j` into A, copies of B, index of copy `j` into B) of one
+    stage, from `a_from` and `b_from` (lean_setup)."""
+    _, _, width, stage_depth, _ = facts(input)
+    chunks = stage_depth // width
+    a = (rows * chunks // threads, "a_from + (j as u64) * a_rows")
+    if facts(input)[0] == "f32":
+        steps = columns // (threads // 4)
+        return a + (stage_depth * columns // threads,
+                    f"b_from + ((j / {steps}) as u64) * b_rows + ((j % {steps} * {threads // 4}) as u64)")
+    return a + (stage_depth * (columns // 8) // threads, "b_from + (j as u64) * b_rows")
+
+
+def offsets_setup(threads, rows, columns, input, declare):
+    """`+offsets`: each copy's index into A and B (`a_at[j]`, `b_at[j]`), from `a_from` and
+    `b_from`; `declare` declares the arrays first."""
+    a_count, a_index, b_count, b_index = lean_sources(threads, rows, columns, input)
+    lines = [f"    let mut a_at: [u64; {a_count}];", f"    let mut b_at: [u64; {b_count}];"] if declare else []
+    return lines + [f"    for j in 0u32..{a_count} unroll {{", f"        a_at[j] = {a_index};", "    }",
+                    f"    for j in 0u32..{b_count} unroll {{", f"        b_at[j] = {b_index};", "    }"]
+
+
+def offsets_advance(threads, rows, columns, input):
+    """`+offsets`: every copy's indices a stage on."""
+    a_count, _, b_count, _ = lean_sources(threads, rows, columns, input)
+    return [f"        for j in 0u32..{a_count} unroll {{", "            a_at[j] += BK as u64;", "        }",
+            f"        for j in 0u32..{b_count} unroll {{", "            b_at[j] += b_stage;", "        }"]
+
+
 def lean_copies(indent, base, threads, rows, columns, input):
-    """The copies of one stage from `a_from` and `b_from` (lean_setup), which then advance."""
+    """The copies of one stage from `a_from` and `b_from` (lean_setup), which then advance;
+    with `+offsets` from `a_at` and `b_at`."""
     _, _, width, stage_depth, _ = facts(input)
     per_row = 128 // facts(input)[1]
     chunks = stage_depth // width
     row_chunks = columns // 8
+    a_count, a_index, b_count, b_index = lean_sources(threads, rows, columns, input)
+    if "offsets" in options(input):
+        a_index, b_index = "a_at[j]", "b_at[j]"
     out = [
-        f"{indent}for j in 0u32..{rows * chunks // threads} unroll {{",
-        f"{indent}    async_copy(ring[{base} + a_to + j * {threads // chunks * per_row}], a[a_from + (j as u64) * a_rows], {width});",
+        f"{indent}for j in 0u32..{a_count} unroll {{",
+        f"{indent}    async_copy(ring[{base} + a_to + j * {threads // chunks * per_row}], a[{a_index}], {width});",
         f"{indent}}}",
     ]
     if facts(input)[0] == "f32":
@@ -214,15 +257,15 @@ def lean_copies(indent, base, threads, rows, columns, input):
         next_block = f"j / {steps} / 8 * B_CHUNK + " if deep else ""
         row_group = f"j / {steps} % 8" if deep else f"j / {steps}"
         return out + [
-            f"{indent}for j in 0u32..{stage_depth * columns // threads} unroll {{",
+            f"{indent}for j in 0u32..{b_count} unroll {{",
             # Rows 4 (j / steps) to 4 (j / steps) + 3 of the stage: past 32, the next block
             # of 128 bytes along K.
-            f"{indent}    async_copy(ring[{base} + b_to + {next_block}j % {steps} * {threads // 4 * 32} + ({row_group} ^ b_swizzle) * 4], b[b_from + ((j / {steps}) as u64) * b_rows + ((j % {steps} * {threads // 4}) as u64)], 1);",
+            f"{indent}    async_copy(ring[{base} + b_to + {next_block}j % {steps} * {threads // 4 * 32} + ({row_group} ^ b_swizzle) * 4], b[{b_index}], 1);",
             f"{indent}}}",
         ]
     return out + [
-        f"{indent}for j in 0u32..{stage_depth * row_chunks // threads} unroll {{",
-        f"{indent}    async_copy(ring[{base} + b_to + j * {threads // row_chunks * 64}], b[b_from + (j as u64) * b_rows], 8);",
+        f"{indent}for j in 0u32..{b_count} unroll {{",
+        f"{indent}    async_copy(ring[{base} + b_to + j * {threads // row_chunks * 64}], b[{b_index}], 8);",
         f"{indent}}}",
     ]
 
@@ -327,9 +370,16 @@ def kernel(input, groups, tiles, columns, stages):
     asynchronous = base_input(input).partition("/")[0].endswith("a")
     chosen = options(input)
     lean = "lean" in chosen
+    offsets = "offsets" in chosen
+    if offsets and (not lean or "ring" in chosen):
+        raise SystemExit("+offsets needs +lean, and not +ring")
     if lean:
         lines += lean_setup(threads, rows, columns, input)
+    if offsets:
+        lines += offsets_setup(threads, rows, columns, input, True)
     advance = ["        a_from += BK as u64;", "        b_from += b_stage;"] if lean else []
+    if offsets:
+        advance = offsets_advance(threads, rows, columns, input)
     first = "first" in chosen
     if first and not asynchronous:
         raise SystemExit("+first needs the asynchronous form: a synchronous stage's products end before its copies could start")
@@ -348,6 +398,8 @@ def kernel(input, groups, tiles, columns, stages):
         raise SystemExit("+ring needs +persist")
     restart = [line.replace("let mut ", "") for line in lean_setup(threads, rows, columns, input)
                if "let mut " in line] if lean else []
+    if offsets:
+        restart += offsets_setup(threads, rows, columns, input, False)
     if ring_form:
         # One copy cursor walks (block, stage) across blocks, the products' slot follows it
         # STAGES - 1 (or - 2) behind: the ring never drains between blocks.
@@ -426,7 +478,19 @@ def kernel(input, groups, tiles, columns, stages):
         lines[body_start:] = ["    " + line for line in lines[body_start:]]
         lines.append("    }")
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    text = "\n".join(lines) + "\n"
+    if "pinned" in chosen:
+        if not lean:
+            raise SystemExit("+pinned needs +lean")
+        # Through a sub-group broadcast, which ptxas cannot recompute from the kernel's
+        # parameters, so the loop keeps them in registers instead of reloading `k` and `n`.
+        for name in ("a_rows", "b_rows", "b_stage"):
+            text = re.sub(rf"(    let {name} = )(.*);", r"\1sub_group_broadcast(\2, 0u32);", text, count=1)
+    if "narrow" in chosen:
+        if not lean:
+            raise SystemExit("+narrow needs +lean")
+        text = re.sub(r" as u64\b", "", text).replace("u64", "u32")
+    return text
 
 
 def register_epilogue(tiles, length, chosen, persist, c_type, convert):

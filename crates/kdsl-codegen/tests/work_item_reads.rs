@@ -128,3 +128,36 @@ fn a_helper_that_stays_a_function_reads_the_id_once_at_its_entry() {
         assert!(kernel.contains("@kdsl.kept_distance_from_id("), "{kernel}");
     }
 }
+
+/// PTX and AMDGPU take a kernel's sub-group and matrix-group indices from lane 0 once, in its
+/// entry block where every lane is converged (`shfl.sync` with a full mask needs that), even
+/// when the source asks for them only inside a branch, so their compilers keep the indices,
+/// and the addresses built from them, in uniform (scalar) registers.
+#[test]
+fn group_indices_are_taken_from_lane_0_in_the_kernel_entry_block() {
+    let source = "#[work_group_size(256)]\n\
+        kernel indices(out: global mut [u32]) {\n\
+            let item = get_local_id(0);\n\
+            if item % 3 == 1 {\n\
+                out[item] = get_sub_group_id() * 1000 + get_matrix_group_id();\n\
+            } else {\n\
+                out[item] = get_sub_group_id();\n\
+            }\n\
+        }\n";
+    let module = kdsl_frontend::compile_to_ir(source).expect("the test kernel compiles");
+    for (target, broadcast) in [
+        (
+            TargetSpec::ptx(Some("sm_90")),
+            "@llvm.nvvm.shfl.sync.idx.i32(",
+        ),
+        (TargetSpec::amdgpu(None), "@llvm.amdgcn.readfirstlane.i32("),
+    ] {
+        let ir = emit_llvm_ir(&module, &target, &Options::with_opt_level(0))
+            .unwrap_or_else(|e| panic!("{broadcast}: {e}"));
+        let kernel = llvm_function(&ir, "indices");
+        let entry = kernel.split("\n\n").next().unwrap_or(kernel);
+        // One broadcast per group size (32 or 64 lanes, 128 work-items), none after the entry.
+        assert_eq!(entry.matches(broadcast).count(), 2, "{kernel}");
+        assert_eq!(kernel.matches(broadcast).count(), 2, "{kernel}");
+    }
+}

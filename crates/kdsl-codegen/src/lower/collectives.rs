@@ -14,7 +14,8 @@ use inkwell::values::{BasicValueEnum, IntValue, PointerValue};
 use inkwell::AddressSpace as LlvmAddressSpace;
 use inkwell::IntPredicate;
 use kdsl_ir::{
-    Expression, FenceFlags, Reduction, ScalarType, SubGroupOp, WorkGroupOp, WorkItemQuery,
+    Expression, FenceFlags, FunctionKind, Reduction, ScalarType, SubGroupOp, WorkGroupOp,
+    WorkItemQuery,
 };
 
 /// The local-memory array work-group collectives combine their sub-groups' results in: one
@@ -278,15 +279,10 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         match op {
             SubGroupOp::LocalId => Ok(self.lane_id(lanes)?.into()),
             SubGroupOp::Size => Ok(self.i32_constant(u64::from(lanes.size)).into()),
-            SubGroupOp::GroupId => {
-                let linear = self.linear_local_id()?;
-                let size = self.i32_constant(u64::from(lanes.size));
-                Ok(self
-                    .builder
-                    .build_int_unsigned_div(linear, size, "")?
-                    .into())
-            }
-            SubGroupOp::MatrixGroupId => self.matrix_group_id(),
+            SubGroupOp::GroupId => Ok(self.group_index(lanes.size, lanes)?.into()),
+            SubGroupOp::MatrixGroupId => Ok(self
+                .group_index(kdsl_ir::matrix_group::GROUP_SIZE, lanes)?
+                .into()),
             SubGroupOp::GroupCount => {
                 let items = self.linear_local_size()?;
                 let padded = self.builder.build_int_nuw_add(
@@ -751,6 +747,56 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                     .into_int_value())
             }
         }
+    }
+
+    /// The index of this work-item's group of `size` work-items (a sub-group, or a matrix group
+    /// of whole sub-groups): the linear local id / `size`. In a kernel it is computed once, in
+    /// the entry block, and taken from lane 0 there, so the target's compiler knows every lane
+    /// of the sub-group holds it: ptxas then keeps it, and the addresses built from it, in
+    /// uniform registers (`shfl.sync.idx`), AMDGPU in scalar ones (`readfirstlane`). The entry
+    /// block is where every lane is converged, as `shfl.sync` with a full mask needs.
+    fn group_index(&mut self, size: u32, lanes: Lanes) -> Result<IntValue<'ctx>> {
+        if let Some(&(_, index)) = self.group_indices.iter().find(|(s, _)| *s == size) {
+            return Ok(index);
+        }
+        let divide = |this: &mut Self| -> Result<IntValue<'ctx>> {
+            let linear = this.linear_local_id()?;
+            let size = this.i32_constant(u64::from(size));
+            Ok(this.builder.build_int_unsigned_div(linear, size, "")?)
+        };
+        if self.function.kind != FunctionKind::Kernel {
+            return divide(self);
+        }
+        let here = self
+            .builder
+            .get_insert_block()
+            .ok_or_else(|| LowerError("no insertion block".into()))?;
+        let entry = self
+            .value
+            .get_first_basic_block()
+            .ok_or_else(|| LowerError("a kernel without an entry block".into()))?;
+        match entry.get_first_instruction() {
+            Some(first) => self.builder.position_before(&first),
+            None => self.builder.position_at_end(entry),
+        }
+        let index = divide(self)?;
+        let index = match lanes.shuffle {
+            ShufflePrimitive::NvvmShflSync => {
+                let zero = self.i32_constant(0);
+                self.exchange(index.into(), ScalarType::U32, Exchange::Index(zero), lanes)?
+                    .into_int_value()
+            }
+            ShufflePrimitive::AmdgpuDsBpermute => self
+                .call_intrinsic(
+                    "llvm.amdgcn.readfirstlane",
+                    &[index.get_type().into()],
+                    &[index.into()],
+                )?
+                .into_int_value(),
+        };
+        self.builder.position_at_end(here);
+        self.group_indices.push((size, index));
+        Ok(index)
     }
 
     /// Exchanges a value between lanes, 32 bits at a time.

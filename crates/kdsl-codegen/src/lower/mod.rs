@@ -458,6 +458,9 @@ pub(crate) struct FunctionLowering<'a, 'ctx> {
     /// shape and role; empty on other targets.
     pub cooperative_tiles:
         std::collections::HashMap<kdsl_ir::VariableId, (kdsl_ir::MatrixShape, kdsl_ir::MatrixRole)>,
+    /// A kernel's sub-group and matrix-group indices, by group size, computed once in its
+    /// entry block (`lower::collectives`).
+    pub group_indices: Vec<(u32, inkwell::values::IntValue<'ctx>)>,
 }
 
 impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
@@ -556,6 +559,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             parameters,
             variables,
             loops: Vec::new(),
+            group_indices: Vec::new(),
             cooperative_tiles: match target.matrix_units {
                 crate::target::MatrixUnits::CooperativeMatrix(_) => {
                     kdsl_ir::tile_registers::tile_roles(function)
