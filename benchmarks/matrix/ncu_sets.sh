@@ -1,16 +1,31 @@
 #!/usr/bin/env bash
-# On the CUDA machine, in .carry/matrix (package.sh): profile_pair.py under ncu at the base
-# clock (durations only) for sets of GEMMs, REPEAT (default 3) alternations each, so kdsl and
-# Triton compare without clock drift. Usage: bash ncu_sets.sh OUT NAME=SPECS_FILE:SIZE[,SIZE]...
-# (SPECS_FILE: bench_matrix.py's KERNEL@FILE+... specs, one line). ncu_table.py reads OUT.
+# On the CUDA machine, after package.sh: each set of ncu_sets.txt (or the file given) timed
+# with profile_pair.py under ncu at the profiler's base clock (durations only), REPEAT
+# (default 3) rounds of Triton's tutorial matmul and the set's GEMMs in one process, so kdsl
+# and Triton compare without the boost clock's drift; then the medians (ncu_table.py).
+# Usage: bash .carry/matrix/ncu_sets.sh OUT [SETS_FILE]
 set -uo pipefail
-out=$1; shift; mkdir -p "$out"
-for set in "$@"; do
-  name=${set%%=*}; rest=${set#*=}; file=${rest%%:*}; sizes=${rest#*:}
-  for size in ${sizes//,/ }; do
-    # shellcheck disable=SC2046
-    REPEAT=${REPEAT:-3} timeout 200 ncu --profile-from-start off --clock-control base --metrics gpu__time_duration.sum \
-      python3 profile_pair.py ptx "$size" $(cat "$file") > "$out/ncu-$name-$size.txt" 2>&1
-    echo "$name $size rc=$? $(grep -c gpu__time "$out/ncu-$name-$size.txt")"
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+out=$1
+sets=${2:-$here/ncu_sets.txt}
+mkdir -p "$out"
+cd "$here"
+while read -r name sizes gemms; do
+  case $name in ''|'#'*) continue ;; esac
+  specs=() labels=()
+  for gemm in $gemms; do
+    read -r _ _ input groups tiles columns stages < <(grep -E "^$gemm " wgmma_variants.txt)
+    kernel=hgemm_wgmma
+    case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
+    specs+=("$kernel@$gemm$(python3 wgmma_variants.py launch "$input" "$groups" "$tiles" "$columns" "$stages")")
+    labels+=("$gemm")
   done
-done
+  case $name in tf32*) triton="Triton" ;; *) triton="Triton ${name%s} C,Triton f32 C" ;; esac
+  for size in ${sizes//,/ }; do
+    log=$out/ncu-$name-$size.txt
+    REPEAT=${REPEAT:-3} timeout 200 ncu --profile-from-start off --clock-control base \
+      --metrics gpu__time_duration.sum python3 profile_pair.py ptx "$size" "${specs[@]}" > "$log" 2>&1
+    echo "$name $size rc=$?"
+    python3 ncu_table.py "$log" "$triton,$(IFS=,; echo "${labels[*]}")" | tee "$out/table-$name-$size.txt"
+  done
+done < "$sets"

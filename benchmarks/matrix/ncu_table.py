@@ -9,8 +9,9 @@ import sys
 names = sys.argv[2].split(",")
 for log in sys.argv[1].split(","):
     text = open(log).read()
-    values = [float(v.replace(",", "")) for v in re.findall(r"gpu__time_duration.sum\s+\w+\s+([\d.,]+)", text)]
-    unit = (re.findall(r"gpu__time_duration.sum\s+(\w+)", text) or ["?"])[0]
+    rows = re.findall(r"^\s+gpu__time_duration.sum\s+(\w+)\s+([\d.,]+)\s*$", text, re.MULTILINE)
+    values = [float(value.replace(",", "")) for _, value in rows]
+    unit = rows[0][0] if rows else "?"
     print(f"{log}: {len(values)} durations ({unit})")
     for index, name in enumerate(names):
         runs = values[index::len(names)]
