@@ -15,8 +15,7 @@ while read -r name sizes gemms; do
   specs=() labels=()
   for gemm in $gemms; do
     read -r _ _ input groups tiles columns stages < <(grep -E "^$gemm " wgmma_variants.txt)
-    kernel=hgemm_wgmma
-    case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
+    kernel=$(python3 wgmma_variants.py kernel "$input")
     specs+=("$kernel@$gemm$(python3 wgmma_variants.py launch "$input" "$groups" "$tiles" "$columns" "$stages")")
     labels+=("$gemm")
   done

@@ -35,8 +35,7 @@ done < "$here/variants.txt"
 # The matrix-group GEMMs (wgmma_variants.txt): examples among the examples, the rest variants.
 while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
-  kernel=hgemm_wgmma
-  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
+  kernel=$(python3 "$here/wgmma_variants.py" kernel "$input")
   launch=$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")
   case $source in
     # The sm_90 build (mma.sync per warp) beside the sm_90a one (wgmma).

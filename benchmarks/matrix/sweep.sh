@@ -26,8 +26,7 @@ fi
 all=() small=() large=()
 while read -r name source input groups tiles columns stages; do
   case $name in ''|'#'*) continue ;; esac
-  kernel=hgemm_wgmma
-  case $input in tf32*) kernel=sgemm_tf32_wgmma ;; bf16*) kernel=gemm_bf16_wgmma ;; esac
+  kernel=$(python3 "$here/wgmma_variants.py" kernel "$input")
   spec="$kernel@$name$(python3 "$here/wgmma_variants.py" launch "$input" "$groups" "$tiles" "$columns" "$stages")"
   all+=("$spec")
   case $source in

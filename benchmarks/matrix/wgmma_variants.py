@@ -1,7 +1,7 @@
 """Writes GEMM variants on matrix-group tiles (`matrix_group_mma`, wgmma on sm_90a) for the
 benchmark: python3 wgmma_variants.py INPUT GROUPS TILES COLUMNS STAGES OUT.krn, or
 python3 wgmma_variants.py launch INPUT GROUPS TILES COLUMNS STAGES for bench_matrix.py's launch
-suffix (+BYTES,THREADS,BM,BN). INPUT is f16 (kernel hgemm_wgmma), bf16 (gemm_bf16_wgmma) or tf32
+suffix (+BYTES,THREADS,BM,BN), or python3 wgmma_variants.py kernel INPUT for the kernel's name. INPUT is f16 (kernel hgemm_wgmma), bf16 (gemm_bf16_wgmma) or tf32
 (f32 inputs, kernel sgemm_tf32_wgmma); `a` after it for the asynchronous form, /DEPTH for
 another stage depth, :BAND for blocks taken in bands of BAND block rows, column by column
 (Triton's GROUP_SIZE_M), so a band's blocks share rows of A and columns of B in L2, and
@@ -172,6 +172,9 @@ def lean_setup(threads, rows, columns, input):
     `b_from`, 64-bit, advanced a stage per iteration) by `a_rows` and `b_rows`. The swizzle
     term is the same for every step as long as a step is a multiple of 8 rows."""
     element, _, width, stage_depth, _ = facts(input)
+    # `+pinned`: through a sub-group broadcast, which ptxas cannot recompute from the kernel's
+    # parameters, so the loop keeps the strides in registers instead of reloading `k` and `n`.
+    stride = (lambda value: f"sub_group_broadcast({value}, 0u32)") if "pinned" in options(input) else (lambda value: value)
     per_row = 128 // facts(input)[1]
     chunks = stage_depth // width
     row_chunks = columns // 8
@@ -183,7 +186,7 @@ def lean_setup(threads, rows, columns, input):
         f"    let a_chunk = item % {chunks};",
         f"    let a_to = a_chunk / 8 * A_CHUNK + a_row * {per_row} + (a_chunk % 8 ^ a_row % 8) * {width};",
         f"    let mut a_from = ((block_row + a_row) as u64) * (k as u64) + ((a_chunk * {width}) as u64);",
-        f"    let a_rows = {threads // chunks}u64 * (k as u64);",
+        f"    let a_rows = {stride(f'{threads // chunks}u64 * (k as u64)')};",
     ]
     if element == "f32":
         # tf32 B, K-major, an element a copy: work-item `item` copies row item % 4 (+ 4 per
@@ -194,16 +197,16 @@ def lean_setup(threads, rows, columns, input):
             "    let b_to = A_STAGE + item / 4 * 32 + item % 4;",
             "    let b_swizzle = item / 4 % 8;",
             "    let mut b_from = ((item % 4) as u64) * (n as u64) + ((block_column + item / 4) as u64);",
-            "    let b_rows = 4u64 * (n as u64);",
-            "    let b_stage = (BK as u64) * (n as u64);",
+            f"    let b_rows = {stride('4u64 * (n as u64)')};",
+            f"    let b_stage = {stride('(BK as u64) * (n as u64)')};",
         ]
     return lines + [
         f"    let b_row = item / {row_chunks};",
         f"    let b_chunk = item % {row_chunks};",
         f"    let b_to = A_STAGE + b_chunk / 8 * B_CHUNK + b_row * 64 + (b_chunk % 8 ^ b_row % 8) * 8;",
         f"    let mut b_from = (b_row as u64) * (n as u64) + ((block_column + b_chunk * 8) as u64);",
-        f"    let b_rows = {threads // row_chunks}u64 * (n as u64);",
-        "    let b_stage = (BK as u64) * (n as u64);",
+        f"    let b_rows = {stride(f'{threads // row_chunks}u64 * (n as u64)')};",
+        f"    let b_stage = {stride('(BK as u64) * (n as u64)')};",
     ]
 
 
@@ -373,6 +376,9 @@ def kernel(input, groups, tiles, columns, stages):
     offsets = "offsets" in chosen
     if offsets and (not lean or "ring" in chosen):
         raise SystemExit("+offsets needs +lean, and not +ring")
+    for option in ("pinned", "narrow"):
+        if option in chosen and not lean:
+            raise SystemExit(f"+{option} needs +lean")
     if lean:
         lines += lean_setup(threads, rows, columns, input)
     if offsets:
@@ -479,16 +485,7 @@ def kernel(input, groups, tiles, columns, stages):
         lines.append("    }")
     lines.append("}")
     text = "\n".join(lines) + "\n"
-    if "pinned" in chosen:
-        if not lean:
-            raise SystemExit("+pinned needs +lean")
-        # Through a sub-group broadcast, which ptxas cannot recompute from the kernel's
-        # parameters, so the loop keeps them in registers instead of reloading `k` and `n`.
-        for name in ("a_rows", "b_rows", "b_stage"):
-            text = re.sub(rf"(    let {name} = )(.*);", r"\1sub_group_broadcast(\2, 0u32);", text, count=1)
     if "narrow" in chosen:
-        if not lean:
-            raise SystemExit("+narrow needs +lean")
         text = re.sub(r" as u64\b", "", text).replace("u64", "u32")
     return text
 
@@ -517,6 +514,8 @@ def register_epilogue(tiles, length, chosen, persist, c_type, convert):
 if __name__ == "__main__":
     if sys.argv[1] == "launch":
         print(launch(sys.argv[2], *map(int, sys.argv[3:7])))
+    elif sys.argv[1] == "kernel":
+        print(facts(sys.argv[2])[4])
     else:
         groups, tiles, columns, stages = map(int, sys.argv[2:6])
         open(sys.argv[6], "w").write(kernel(sys.argv[1], groups, tiles, columns, stages))
