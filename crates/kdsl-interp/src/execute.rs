@@ -604,6 +604,8 @@ impl<'g> WorkItem<'g> {
                 };
                 return Ok(Flow::Return(value));
             }
+            // The cells are relaxed atomics: a fence of the host orders them as the kernel's does.
+            StatementKind::DeviceFence => std::sync::atomic::fence(Ordering::SeqCst),
             StatementKind::Barrier { .. } => {
                 if let Some(barrier) = &self.group.barrier {
                     barrier

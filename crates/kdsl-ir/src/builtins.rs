@@ -12,6 +12,8 @@ use crate::types::ScalarType;
 pub enum Builtin {
     WorkItem(WorkItemQuery),
     Barrier,
+    /// `device_fence()`: a statement (`StatementKind::DeviceFence`).
+    DeviceFence,
     Select,
     Math(MathFunction),
     Atomic(AtomicOp),
@@ -404,6 +406,13 @@ pub static BUILTINS: &[BuiltinRow] = &[
     row(
         "barrier",
         Builtin::Barrier,
+        Operands::Nothing,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "device_fence",
+        Builtin::DeviceFence,
         Operands::Nothing,
         ResultRule::Nothing,
         Requirement::Always,

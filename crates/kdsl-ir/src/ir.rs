@@ -279,6 +279,10 @@ pub enum StatementKind {
     Barrier {
         fence: FenceFlags,
     },
+    /// `device_fence()`: a sequentially consistent fence at device scope over global and local
+    /// memory: this work-item's accesses before it are seen by every work-item of the device
+    /// before its accesses after it (with a relaxed atomic as the flag between them).
+    DeviceFence,
     /// An expression evaluated for its effect (a call or an atomic whose result is unused).
     Evaluate {
         value: Expression,

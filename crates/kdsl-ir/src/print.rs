@@ -170,6 +170,7 @@ impl Printer<'_> {
                     fence.local, fence.global
                 )?;
             }
+            StatementKind::DeviceFence => out.push_str("device_fence"),
             StatementKind::Matrix(op) => self.matrix(out, op)?,
             StatementKind::AsyncCopy(op) => {
                 out.push_str(op.name());

@@ -105,6 +105,7 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
         | StatementKind::Break
         | StatementKind::Continue
         | StatementKind::Barrier { .. }
+        | StatementKind::DeviceFence
         | StatementKind::AsyncCopy(_) => {}
     }
     visitor.leave_statement(statement);

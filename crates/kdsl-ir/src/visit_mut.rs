@@ -94,6 +94,7 @@ pub fn walk_block_mut(
             | StatementKind::Break
             | StatementKind::Continue
             | StatementKind::Barrier { .. }
+            | StatementKind::DeviceFence
             | StatementKind::AsyncCopy(_) => {}
         }
     }

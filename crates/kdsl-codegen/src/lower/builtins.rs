@@ -3,7 +3,7 @@
 
 use super::{enum_attribute, FunctionLowering, LowerError, Result};
 use crate::llvm;
-use crate::target::{BarrierLowering, MathStrategy, WorkItemLowering};
+use crate::target::{BarrierLowering, FenceLowering, MathStrategy, WorkItemLowering};
 use inkwell::attributes::AttributeLoc;
 use inkwell::intrinsics::Intrinsic;
 use inkwell::types::{BasicMetadataTypeEnum, BasicType, BasicTypeEnum};
@@ -19,6 +19,9 @@ const INDEX_LIMIT: u64 = 1 << 31;
 /// OpenCL's `CLK_LOCAL_MEM_FENCE` and `CLK_GLOBAL_MEM_FENCE`.
 const CLK_LOCAL_MEM_FENCE: u64 = 1;
 const CLK_GLOBAL_MEM_FENCE: u64 = 2;
+/// OpenCL's `memory_order_seq_cst` and `memory_scope_device`.
+const MEMORY_ORDER_SEQ_CST: u64 = 5;
+const MEMORY_SCOPE_DEVICE: u64 = 2;
 
 /// The Itanium mangling of a scalar type, as in OpenCL builtin names.
 pub(super) fn itanium_code(ty: ScalarType) -> &'static str {
@@ -369,6 +372,31 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.call_function(function, &[])?;
                 llvm::fence(self.context, &self.builder, AtomicOrdering::Acquire, scope)?;
             }
+        }
+        Ok(())
+    }
+
+    pub(super) fn device_fence(&mut self) -> Result<()> {
+        match self.target.device_fence {
+            FenceLowering::OpenClBuiltin => {
+                let i32_type = self.context.i32_type();
+                let function = self.external_function(
+                    "_Z22atomic_work_item_fencej12memory_order12memory_scope",
+                    None,
+                    &[i32_type.into(), i32_type.into(), i32_type.into()],
+                    false,
+                );
+                let flags = CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE;
+                let arguments = [flags, MEMORY_ORDER_SEQ_CST, MEMORY_SCOPE_DEVICE]
+                    .map(|value| self.i32_constant(value).into());
+                self.call_function(function, &arguments)?;
+            }
+            FenceLowering::LlvmFence => llvm::fence(
+                self.context,
+                &self.builder,
+                AtomicOrdering::SequentiallyConsistent,
+                self.target.sync_scopes.device,
+            )?,
         }
         Ok(())
     }

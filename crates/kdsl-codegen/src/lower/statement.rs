@@ -1,4 +1,4 @@
-//! Statements: assignments, stores, structured control flow, barriers.
+//! Statements: assignments, stores, structured control flow, barriers and fences.
 
 use super::{FunctionLowering, LoopTargets, LowerError, Result};
 use kdsl_ir::{Block, Statement, StatementKind};
@@ -107,6 +107,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 self.continue_in_dead_block();
             }
             StatementKind::Barrier { fence } => self.barrier(*fence)?,
+            StatementKind::DeviceFence => self.device_fence()?,
             StatementKind::Matrix(op) => self.matrix(op)?,
             StatementKind::AsyncCopy(op) => self.async_copy(op)?,
             StatementKind::Print { text, arguments } => self.print(text, arguments)?,

@@ -10,9 +10,10 @@
 
 use super::{
     calling_convention, AddressSpaces, AmdgpuLinker, AmdgpuMatrixInstruction, BarrierLowering,
-    FeatureSupport, LaneIdSource, Legalization, LocalParameterLowering, MatrixUnits, OutputFormat,
-    PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering,
-    SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
+    FeatureSupport, FenceLowering, LaneIdSource, Legalization, LocalParameterLowering, MatrixUnits,
+    OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive, SizeFormat,
+    SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
+    WorkItemLowering,
 };
 use crate::library::{libclc_file, LibraryNaming, MathLibrary};
 use kdsl_bundle::TargetKind;
@@ -156,6 +157,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         device_calling_convention: calling_convention::C,
         work_items: WorkItemLowering::AmdgpuDispatchPacket,
         barrier: BarrierLowering::AmdgpuFencedBarrier,
+        device_fence: FenceLowering::LlvmFence,
         sub_groups: SubGroupLowering::Shuffles {
             lane_id: LaneIdSource::AmdgpuMbcnt,
             shuffle: ShufflePrimitive::AmdgpuDsBpermute,

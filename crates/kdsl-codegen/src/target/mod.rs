@@ -72,6 +72,17 @@ pub(crate) enum BarrierLowering {
     AmdgpuFencedBarrier,
 }
 
+/// How `device_fence()` lowers.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum FenceLowering {
+    /// OpenCL's `atomic_work_item_fence(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE,
+    /// memory_order_seq_cst, memory_scope_device)`: the SPIR-V backend gives an LLVM `fence` no
+    /// storage classes in its `OpMemoryBarrier`, and so orders nothing.
+    OpenClBuiltin,
+    /// An LLVM `fence seq_cst` at the target's device scope ([`SyncScopes::device`]).
+    LlvmFence,
+}
+
 /// How the lane id of a sub-group is read on targets that expand sub-group operations.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum LaneIdSource {
@@ -556,6 +567,7 @@ pub(crate) struct TargetDescription {
     pub device_calling_convention: u32,
     pub work_items: WorkItemLowering,
     pub barrier: BarrierLowering,
+    pub device_fence: FenceLowering,
     pub sub_groups: SubGroupLowering,
     pub work_groups: WorkGroupLowering,
     pub local_parameters: LocalParameterLowering,

@@ -6,10 +6,10 @@
 //! come from libdevice (`__nv_sinf`), or from libclc when libdevice is not installed.
 
 use super::{
-    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, LaneIdSource, Legalization,
-    LocalParameterLowering, OutputFormat, PrintfLowering, RequiredWorkGroupSize, ShufflePrimitive,
-    SizeFormat, SubGroupLowering, SyncScopes, TargetDescription, VotePrimitive, WorkGroupLowering,
-    WorkItemLowering,
+    calling_convention, AddressSpaces, BarrierLowering, FeatureSupport, FenceLowering,
+    LaneIdSource, Legalization, LocalParameterLowering, OutputFormat, PrintfLowering,
+    RequiredWorkGroupSize, ShufflePrimitive, SizeFormat, SubGroupLowering, SyncScopes,
+    TargetDescription, VotePrimitive, WorkGroupLowering, WorkItemLowering,
 };
 use crate::library::{
     first_existing, in_python_site_packages, kdsl_prefix, libclc_file, LibraryNaming, MathLibrary,
@@ -90,6 +90,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         device_calling_convention: calling_convention::C,
         work_items: WorkItemLowering::NvvmSpecialRegisters,
         barrier: BarrierLowering::NvvmBarrier,
+        device_fence: FenceLowering::LlvmFence,
         sub_groups: SubGroupLowering::Shuffles {
             lane_id: LaneIdSource::NvvmLaneId,
             shuffle: ShufflePrimitive::NvvmShflSync,

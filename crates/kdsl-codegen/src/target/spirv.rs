@@ -16,7 +16,7 @@
 
 use super::{
     calling_convention, AddressSpaces, BarrierLowering, CooperativeMatrices, CooperativeMatrixUnit,
-    FeatureSupport, Legalization, LocalParameterLowering, MatrixUnits, OutputFormat,
+    FeatureSupport, FenceLowering, Legalization, LocalParameterLowering, MatrixUnits, OutputFormat,
     PrintfLowering, RequiredWorkGroupSize, SubGroupLowering, SyncScopes, TargetDescription,
     WorkGroupLowering, WorkItemLowering,
 };
@@ -135,6 +135,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         device_calling_convention: calling_convention::SPIR_FUNC,
         work_items: WorkItemLowering::OpenClBuiltins,
         barrier: BarrierLowering::OpenClBuiltin,
+        device_fence: FenceLowering::OpenClBuiltin,
         sub_groups: SubGroupLowering::OpenClBuiltins,
         work_groups: WorkGroupLowering::OpenClBuiltins,
         local_parameters: LocalParameterLowering::Pointer,

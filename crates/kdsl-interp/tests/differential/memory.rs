@@ -257,5 +257,19 @@ fn barriers() {
         InterpLaunch::new([128], [128]),
         vec![buffer(values)],
     ));
+    // 37 groups, the last one partly past n: the last group to count in adds every group's sum.
+    let n = 37 * 64 - 5;
+    let data: Vec<f32> = (0..n).map(|i| ((i * 7) % 23) as f32 * 0.25 - 2.0).collect();
+    cases.push(Case::new(
+        "last_group_total",
+        InterpLaunch::new([37 * 64], [64]),
+        vec![
+            buffer(vec![0f32; 1]),
+            buffer(vec![0f32; 37]),
+            buffer(vec![0u32; 1]),
+            buffer(data),
+            scalar(n as u32),
+        ],
+    ));
     on_test_kernel("barriers", cases);
 }

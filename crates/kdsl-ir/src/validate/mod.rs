@@ -364,7 +364,7 @@ impl FunctionValidator<'_> {
                     _ => {}
                 }
             }
-            StatementKind::Barrier { .. } => {}
+            StatementKind::Barrier { .. } | StatementKind::DeviceFence => {}
             StatementKind::Matrix(op) => self.matrix(op, span),
             StatementKind::AsyncCopy(op) => self.async_copy(op, span),
             StatementKind::Print { text, arguments } => {

@@ -539,15 +539,16 @@ impl Checker<'_> {
         };
         match builtin {
             Builtin::Print => None,
-            Builtin::Barrier => {
+            Builtin::Barrier | Builtin::DeviceFence => {
+                let name = &callee.name;
                 self.report(
                     Diagnostic::error(
                         ErrorCode::E0513,
-                        "`barrier()` is a statement, not a value",
+                        format!("`{name}()` is a statement, not a value"),
                         span,
                         "used as a value",
                     )
-                    .with_hint("write `barrier();` on its own line"),
+                    .with_hint(format!("write `{name}();` on its own line")),
                 );
                 None
             }

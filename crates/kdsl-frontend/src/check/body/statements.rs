@@ -869,6 +869,13 @@ impl Checker<'_> {
                     span,
                 ));
             }
+            E::Call { callee, arguments } if callee.name == "device_fence" => {
+                if !arguments.is_empty() {
+                    self.arity_error(callee, 0, arguments.len(), inner.span);
+                    return;
+                }
+                out.push(statement(StatementKind::DeviceFence, span));
+            }
             E::Call { callee, arguments }
                 if kdsl_ir::matrix::MATRIX_FUNCTIONS.contains(&callee.name.as_str()) =>
             {

@@ -270,7 +270,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 self.place(destination, control);
                 self.place(source, control);
             }
-            StatementKind::AsyncCopy(_) => {}
+            StatementKind::AsyncCopy(_) | StatementKind::DeviceFence => {}
             StatementKind::Barrier { .. } => {
                 let need = Need {
                     allowed: Uniformity::Uniform,
