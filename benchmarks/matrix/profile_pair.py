@@ -5,7 +5,11 @@ Usage: python3 profile_pair.py PTX_FOLDER SIZE [KERNEL@FILE+BYTES,THREADS,BM,BN[
 (the argument syntax of bench_matrix.py, launch_spec.py). f16 inputs unless a name holds tf32 (f32 inputs)
 or bf16; Triton runs for the first kernel's input type. TRITON_PREBUILT=FOLDER adds the f16
 tutorial kernels another Triton compiled there (triton_sass.py: triton_fp16*.ptx with f16 C,
-triton_fp32*.ptx with f32 C; 128 x 256 blocks), REPEAT=N runs the profiled set N times."""
+triton_fp32*.ptx with f32 C; 128 x 256 blocks), REPEAT=N runs the profiled set N times,
+TRITON_CONFIGS=all times every configuration of the tutorial's list (those the card can run)
+instead of the autotuner's pick, so Triton's best is found at the profiler's clock rather than
+by the autotuner's wall-clock timings (which picked 128 x 128 x 32 at 4096^3 in one run, 7%
+slower than 128 x 256 x 64). Each profiled launch is named on a `profiled:` line, in order."""
 import glob
 import os
 import sys
@@ -35,12 +39,46 @@ def triton_matmul(out_dtype):
                 c.stride(0), c.stride(1))
 
 
-outputs = [dtype] if dtype == torch.float32 else [dtype, torch.float32]
-for out in outputs:
-    triton_matmul(out)  # autotunes outside the profiled range
-    print(f"triton C {out}: {tuned.best_config}", flush=True)
+def triton_config(out_dtype, config):
+    """A launch of the untuned tutorial kernel with one configuration, or None where the card
+    cannot run it (too much shared memory: the autotuner prunes those too)."""
+    c = torch.empty((size, size), device="cuda", dtype=out_dtype)
+    meta = config.kwargs
+    blocks = (triton.cdiv(size, meta["BLOCK_SIZE_M"]) * triton.cdiv(size, meta["BLOCK_SIZE_N"]),)
 
+    def launch():
+        tutorial_kernel[blocks](ta, tb, c, size, size, size, ta.stride(0), ta.stride(1), tb.stride(0),
+                                tb.stride(1), c.stride(0), c.stride(1), num_warps=config.num_warps,
+                                num_stages=config.num_stages, **meta)
+    try:
+        launch()
+    except Exception as error:  # noqa: BLE001 (triton's OutOfResources and compile errors)
+        print(f"skipped {config}: {type(error).__name__}", flush=True)
+        return None
+    return launch
+
+
+def short(out_dtype):
+    """f16, bf16 or f32 for torch's float16, bfloat16 or float32."""
+    return str(out_dtype).removeprefix("torch.").replace("float", "f")
+
+
+outputs = [dtype] if dtype == torch.float32 else [dtype, torch.float32]
 launches = []
+for out in outputs:
+    if os.environ.get("TRITON_CONFIGS") == "all":
+        for config in configs():
+            launch = triton_config(out, config)
+            meta = config.kwargs
+            label = (f"Triton {short(out)} C {meta['BLOCK_SIZE_M']}x{meta['BLOCK_SIZE_N']}x{meta['BLOCK_SIZE_K']}"
+                     f"/{config.num_warps}w{config.num_stages}s")
+            if launch:
+                launches.append((label, launch))
+    else:
+        triton_matmul(out)  # autotunes outside the profiled range
+        print(f"triton C {out}: {tuned.best_config}", flush=True)
+        launches.append((f"Triton {short(out)} C", lambda out=out: triton_matmul(out)))
+
 for spec in specs:
     kernel_name, file, dynamic, threads, bm, bn, c_type, persist = parse(spec)
     kernel = cp.RawModule(path=f"{folder}/{file}.ptx").get_function(kernel_name)
@@ -78,8 +116,6 @@ cp.cuda.runtime.deviceSynchronize()
 
 cp.cuda.runtime.profilerStart()
 for _ in range(int(os.environ.get("REPEAT", "1"))):
-    for out in outputs:
-        triton_matmul(out)
     for spec, launch in launches:
         print("profiled:", spec, flush=True)
         launch()
