@@ -21,7 +21,7 @@ import cupy as cp
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse, resident  # noqa: E402
+from launch_spec import grid, parse, resident, streamk_buffers  # noqa: E402
 
 folder, output = sys.argv[1], sys.argv[2]
 names = sys.argv[3:] or ["hgemm", "sgemm_tf32"]
@@ -131,6 +131,7 @@ for size in sizes:
             args += (np.uint32(0),)
             kernel.max_dynamic_shared_size_bytes = dynamic
         blocks = grid(m, n, bm, bn, persist, resident(kernel, threads, dynamic))
+        args += streamk_buffers(name, m, n, bm, bn, blocks)
         launch = lambda: kernel(blocks, (threads, 1, 1), args, shared_mem=dynamic)
         graph_ms, plain_ms = timed(launch, repeats)
         ms = graph_ms or plain_ms

@@ -55,14 +55,35 @@ def check(name, source, input, numbers, folder):
     module = kdsl.compile(path=path, targets="spirv")
     threads = 128 * groups
     local = kdsl.local(ring, {"f32": "f32", "f16": "f16", "bf16": "bf16"}[element])
-    # A persistent GEMM (`+persist`) gets three work-groups, each walking several blocks.
+    # A persistent GEMM (`+persist`) gets three work-groups, each walking several blocks; a
+    # Stream-K one (`+streamk`) also six and eleven, so runs split blocks in several ways, and
+    # every launch must leave `arrived` zero for the next.
     persist = "persist" in wgmma_variants.options(input)
+    streamk = "streamk" in wgmma_variants.options(input)
     grid = (threads * 3, 1) if persist else (threads * n // columns, m // rows)
-    module[kernel_name][grid, (threads, 1)](c, a.ravel(), b.ravel(), m, n, k, local).wait()
+    kernel = module[kernel_name]
+    if streamk:
+        arrived = np.zeros(m // rows * (n // columns), np.uint32)
+        results = []
+        for launched in (3, 6, 11):
+            c[:] = 0
+            partials = np.zeros(2 * launched * rows * columns, np.float32)
+            kernel[(threads * launched, 1), (threads, 1)](c, a.ravel(), b.ravel(), m, n, k, local, partials, arrived).wait()
+            results.append(check_product(name, input, a, b, c, m, n, k, bound, f"{launched} groups"))
+            if arrived.any():
+                print(f"FAIL {name}: {launched} groups left arrived {arrived.tolist()}", flush=True)
+                results.append(False)
+        return all(results)
+    kernel[grid, (threads, 1)](c, a.ravel(), b.ravel(), m, n, k, local).wait()
+    return check_product(name, input, a, b, c, m, n, k, bound, "")
+
+
+def check_product(name, input, a, b, c, m, n, k, bound, how):
+    """Whether C (flat) is A B within `bound` of the largest |C|, printed."""
     exact = a.astype(np.float64) @ b.astype(np.float64)
     error = float(np.abs(c.reshape(m, n).astype(np.float64) - exact).max() / np.abs(exact).max())
     ok = error <= bound
-    print(f"{'ok  ' if ok else 'FAIL'} {name:24} {input:20} {m}x{n}x{k} error {error:.2e} (bound {bound:.0e})", flush=True)
+    print(f"{'ok  ' if ok else 'FAIL'} {name:24} {input:20} {m}x{n}x{k} {how} error {error:.2e} (bound {bound:.0e})", flush=True)
     return ok
 
 

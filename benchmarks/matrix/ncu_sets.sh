@@ -21,7 +21,7 @@ while read -r name sizes gemms; do
   done
   for size in ${sizes//,/ }; do
     log=$out/ncu-$name-$size.txt
-    TRITON_CONFIGS=all REPEAT=${REPEAT:-3} timeout 300 ncu --profile-from-start off --clock-control base \
+    TRITON_CONFIGS=all REPEAT=${REPEAT:-3} timeout 300 ncu --profile-from-start off --clock-control base --print-units base \
       --metrics gpu__time_duration.sum python3 profile_pair.py ptx "$size" "${specs[@]}" > "$log" 2>&1
     echo "$name $size rc=$?"
     python3 ncu_table.py "$log" | tee "$out/table-$name-$size.txt"

@@ -8,7 +8,7 @@ import numpy as np
 import cupy as cp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse, resident  # noqa: E402
+from launch_spec import grid, parse, resident, streamk_buffers  # noqa: E402
 
 folder, name = sys.argv[1], sys.argv[2]
 size = int(sys.argv[3]) if len(sys.argv) > 3 else 4096
@@ -23,6 +23,8 @@ args = (c, a, b, np.uint32(size), np.uint32(size), np.uint32(size))
 if dynamic:
     args += (np.uint32(0),)
     kernel.max_dynamic_shared_size_bytes = dynamic
+blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
+args += streamk_buffers(name, size, size, bm, bn, blocks)
 for _ in range(2):
-    kernel(grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic)), (threads, 1, 1), args, shared_mem=dynamic)
+    kernel(blocks, (threads, 1, 1), args, shared_mem=dynamic)
 cp.cuda.runtime.deviceSynchronize()

@@ -20,7 +20,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse, resident  # noqa: E402
+from launch_spec import grid, parse, resident, streamk_buffers  # noqa: E402
 from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
 
 folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -90,6 +90,7 @@ for spec in specs:
         args += (np.uint32(0),)
         kernel.max_dynamic_shared_size_bytes = dynamic
     blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
+    args += streamk_buffers(spec, size, size, bm, bn, blocks)
     launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
 

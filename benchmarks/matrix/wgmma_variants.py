@@ -19,6 +19,12 @@ per iteration (Triton's form: a copy's address is the base plus a register, no m
 ptxas keeps them in registers rather than reloading `k` and `n` inside the loop, `+persist` launches one work-group per SM that walks the blocks of C (needs `+lean`): after a
 block's last products it starts the next block's first copies, then stores C while they fly
 (with `+staged` through an area of local memory after the ring, so fewer stages fit),
+`+streamk` (with `+persist`, not `+ring`) shares the last blocks out by K (Stream-K): where the
+work-groups do not divide the blocks, the last (blocks % G) + G blocks are split into G equal
+runs of K iterations, so no work-group idles in the last wave; a work-group that computed part
+of a block adds its accumulators to `partials` and counts itself in on `arrived` (one per block,
+zero before the first launch; the kernel leaves them zero), and the last to count in adds the
+others' parts and stores C (`device_fence()` orders them),
 `+ring` (with `+persist`) keeps the ring running across blocks: one copy cursor walks
 (block, stage), so the next block's first stages are copied during this block's last
 iterations instead of after them, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
@@ -60,7 +66,8 @@ def base_input(input):
 
 def options(input):
     """The `+` options of INPUT (module docstring)."""
-    known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned"}
+    known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
+             "streamk"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -87,11 +94,11 @@ def output(input):
 
 
 def launch(input, groups, tiles, columns, stages):
-    """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE[,persist]]."""
+    """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE[,persist|streamk]]."""
     rows, _, _, ring = shape(input, groups, tiles, columns, stages)
     suffix = f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
     if "persist" in options(input):
-        return suffix + f",{output(input)},persist"
+        return suffix + f",{output(input)},{'streamk' if 'streamk' in options(input) else 'persist'}"
     return suffix + ("" if output(input) == "f32" else f",{output(input)}")
 
 
@@ -291,6 +298,108 @@ def persistent_block(band, rows, columns, tile="tile", row="block_row", column="
     return lines + ["    }"]
 
 
+def streamk_setup():
+    """`+streamk`: which K iterations this work-group computes. With G work-groups, the first
+    blocks go whole, G at a time (`dp_tiles` of them, a multiple of G); the rest, blocks % G + G
+    of them where G does not divide the blocks, are split into G runs of K iterations, run g
+    from `sk_begin` to `sk_end` (iterations counted block by block, `stages` a block)."""
+    return [
+        "    let groups = get_num_groups(0);",
+        "    let me = get_group_id(0);",
+        "    let mut sk_tiles = 0u32;",
+        "    if tiles % groups != 0 {",
+        "        sk_tiles = min(tiles, tiles % groups + groups);",
+        "    }",
+        "    let dp_tiles = tiles - sk_tiles;",
+        "    let sk_iterations = sk_tiles * stages;",
+        "    let sk_begin = dp_tiles * stages + me * sk_iterations / groups;",
+        "    let sk_end = dp_tiles * stages + (me + 1) * sk_iterations / groups;",
+        "    let mut unit = 0u32;",
+        "    let mut tile = 0u32;",
+        "    let mut kb = 0u32;",
+        "    let mut ke = 0u32;",
+    ]
+
+
+def streamk_unit():
+    """`+streamk`: block `tile` and its iterations `kb` to `ke` of this work-group's unit
+    `unit`: first its whole blocks, then the pieces of its run, one per block (`tile` past the
+    end after the last)."""
+    return [
+        "    {",
+        "        let rounds = dp_tiles / groups;",
+        "        if unit < rounds {",
+        "            tile = me + unit * groups;",
+        "            kb = 0u32;",
+        "            ke = stages;",
+        "        } else {",
+        "            let start = if unit == rounds { sk_begin } else { (sk_begin / stages + unit - rounds) * stages };",
+        "            if start < sk_end {",
+        "                tile = start / stages;",
+        "                kb = start - tile * stages;",
+        "                ke = min(stages, sk_end - tile * stages);",
+        "            } else {",
+        "                tile = tiles;",
+        "                kb = 0u32;",
+        "                ke = 0u32;",
+        "            }",
+        "        }",
+        "    }",
+    ]
+
+
+def streamk_fixup(tiles, length, threads):
+    """`+streamk`: for a unit that computed part of its block, the accumulators go to the
+    work-group's slot of `partials` (2 g for its run's first piece, 2 g + 1 for its last), and
+    the last work-group to count in on the block adds the others' slots and stores C
+    (`finish`). The groups that share block `done_tile` are those whose runs hold its first and
+    last iterations; run h holds iteration x (counted from the first split block) when h is the
+    largest with h * sk_iterations / groups <= x."""
+    per_item = tiles * length
+    lines = [
+        "    let mut finish = 1u32;",
+        "    if done_ke - done_kb < stages {",
+        "        let slot = me * 2 + select(done_tile * stages + done_kb == sk_begin, 0u32, 1u32);",
+    ]
+    for t in range(tiles):
+        lines += [f"        for i in 0u32..{length} unroll {{",
+                  f"            partials[((slot * {per_item} + {t * length} + i) * {threads} + item) as u64] = acc{t}[i];",
+                  "        }"]
+    lines += [
+        "        device_fence();",
+        "        barrier();",
+        "        let mut ticket = 0u32;",
+        "        if item == 0 {",
+        "            ticket = atomic_add(arrived[done_tile], 1u32);",
+        "        }",
+        "        let block_start = done_tile * stages - dp_tiles * stages;",
+        "        let first_group = ((block_start + 1) * groups - 1) / sk_iterations;",
+        "        let last_group = ((block_start + stages) * groups - 1) / sk_iterations;",
+        "        if work_group_broadcast(ticket, 0u32) == last_group - first_group {",
+        "            device_fence();",
+        "            for h in first_group..last_group + 1 {",
+        "                if h != me {",
+        "                    let h_begin = dp_tiles * stages + h * sk_iterations / groups;",
+        "                    let h_slot = h * 2 + select(h_begin >= done_tile * stages, 0u32, 1u32);",
+    ]
+    for t in range(tiles):
+        lines += [f"                    for i in 0u32..{length} unroll {{",
+                  f"                        acc{t}[i] += partials[((h_slot * {per_item} + {t * length} + i) * {threads} + item) as u64];",
+                  "                    }"]
+    lines += [
+        "                }",
+        "            }",
+        "            if item == 0 {",
+        "                arrived[done_tile] = 0u32;",
+        "            }",
+        "        } else {",
+        "            finish = 0u32;",
+        "        }",
+        "    }",
+    ]
+    return lines
+
+
 def ring_copy(band, rows, columns, threads, input, restart):
     """`+ring`: one stage of copies at the copy cursor (block `copy_tile`, stage `copy_stage`,
     slot `copy_slot`), which then advances, to the next block's first stage after the last."""
@@ -332,18 +441,27 @@ def kernel(input, groups, tiles, columns, stages):
     ] + ([f"const C_AREA: u32 = {stage * stages};"] if {"persist", "staged"} <= options(input) else []) + [
         "",
         f"#[work_group_size({threads})]",
-        f"kernel {name}(c: global mut [{output(input)}], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]) {{",
+        f"kernel {name}(c: global mut [{output(input)}], a: global [{element}], b: global [{element}], m: u32, n: u32, k: u32, ring: local mut [{element}]"
+        + (", partials: global mut [f32], arrived: global mut [u32]" if "streamk" in options(input) else "") + ") {",
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
     ]
     band = int(input.partition("+")[0].partition(":")[2] or 0)
     persist = "persist" in options(input)
+    streamk = "streamk" in options(input)
+    if streamk and (not persist or "ring" in options(input)):
+        raise SystemExit("+streamk needs +persist, and not +ring")
     if persist:
         lines += [
             f"    let blocks = n / {columns};",
             f"    let block_rows = m / {rows};",
             "    let tiles = blocks * block_rows;",
-            "    let mut tile = get_group_id(0);",
+        ]
+        if streamk:
+            lines += ["    let stages = k / BK;"] + streamk_setup() + streamk_unit()
+        else:
+            lines.append("    let mut tile = get_group_id(0);")
+        lines += [
             "    let mut block_row = 0u32;",
             "    let mut block_column = 0u32;",
         ]
@@ -364,7 +482,8 @@ def kernel(input, groups, tiles, columns, stages):
             f"    let block_row = get_group_id(1) * {rows};",
             f"    let block_column = get_group_id(0) * {columns};",
         ]
-    lines.append("    let stages = k / BK;")
+    if not streamk:
+        lines.append("    let stages = k / BK;")
     for t in range(tiles):
         lines.append(f"    let mut acc{t}: [f32; {length}];")
         lines.append(f"    for i in 0u32..{length} unroll {{")
@@ -379,8 +498,10 @@ def kernel(input, groups, tiles, columns, stages):
     for option in ("pinned", "narrow"):
         if option in chosen and not lean:
             raise SystemExit(f"+{option} needs +lean")
+    # `+streamk`: a unit starts at iteration `kb` of its block.
+    skip = ["    a_from += ((kb * BK) as u64);", "    b_from += (kb as u64) * b_stage;"] if streamk else []
     if lean:
-        lines += lean_setup(threads, rows, columns, input)
+        lines += lean_setup(threads, rows, columns, input) + skip
     if offsets:
         lines += offsets_setup(threads, rows, columns, input, True)
     advance = ["        a_from += BK as u64;", "        b_from += b_stage;"] if lean else []
@@ -403,7 +524,7 @@ def kernel(input, groups, tiles, columns, stages):
     if ring_form and not persist:
         raise SystemExit("+ring needs +persist")
     restart = [line.replace("let mut ", "") for line in lean_setup(threads, rows, columns, input)
-               if "let mut " in line] if lean else []
+               if "let mut " in line] + skip if lean else []
     if offsets:
         restart += offsets_setup(threads, rows, columns, input, False)
     if ring_form:
@@ -415,8 +536,9 @@ def kernel(input, groups, tiles, columns, stages):
                   f"    for s in 0u32..{ahead} {{"]
         lines += ring_copy(band, rows, columns, threads, input, restart)
         lines += ["    }"]
+    steps = "ke - kb" if streamk else "stages"
     prologue = [f"    for s in 0u32..{ahead} {{",
-                "        if s < stages && tile < tiles {" if persist else "        if s < stages {"]
+                f"        if s < {steps} && tile < tiles {{" if persist else "        if s < stages {"]
     if lean:
         prologue += lean_copies("            ", "s * STAGE", threads, rows, columns, input)
     else:
@@ -427,14 +549,14 @@ def kernel(input, groups, tiles, columns, stages):
     if persist:
         lines.append("    while tile < tiles {")
         body_start = len(lines)
-    lines.append("    for t in 0..stages {")
+    lines.append(f"    for t in 0..{steps} {{")
     lines.append(f"        async_wait({ahead - 1});")
     lines.append("        barrier();")
     products = ["        let base = slot * STAGE;" if ring_form else "        let base = t % STAGES * STAGE;"]
     for t in range(tiles):
         mma = "matrix_group_mma_async" if asynchronous else "matrix_group_mma"
         products.append(f"        {mma}(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
-    refill = [f"        let next = t + {ahead};", "        if next < stages {",
+    refill = [f"        let next = t + {ahead};", f"        if next < {steps} {{",
               "            let base = next % STAGES * STAGE;"]
     if lean:
         refill += lean_copies("            ", "base", threads, rows, columns, input)
@@ -464,8 +586,12 @@ def kernel(input, groups, tiles, columns, stages):
         # one stage and no loop barrier came between.
         if not ring_form or "staged" in chosen:
             lines.append("    barrier();")
-        lines += ["    let done_row = block_row;", "    let done_column = block_column;",
-                  "    tile += get_num_groups(0);"]
+        lines += ["    let done_row = block_row;", "    let done_column = block_column;"]
+        if streamk:
+            lines += ["    let done_tile = tile;", "    let done_kb = kb;", "    let done_ke = ke;",
+                      "    unit += 1;"] + streamk_unit()
+        else:
+            lines.append("    tile += get_num_groups(0);")
         lines += persistent_block(band, rows, columns)
         if not ring_form:
             lines += restart + prologue
@@ -475,9 +601,13 @@ def kernel(input, groups, tiles, columns, stages):
     if "staged" in chosen:
         if c_type != element:
             raise SystemExit("+staged needs C in the ring's type: tf32, or f16 and bf16 with +half")
-        lines += staged_epilogue(tiles, rows, columns, threads, ring - (stage * stages if persist else 0), c_type, convert, persist)
+        epilogue = staged_epilogue(tiles, rows, columns, threads, ring - (stage * stages if persist else 0), c_type, convert, persist)
     else:
-        lines += register_epilogue(tiles, length, chosen, persist, c_type, convert)
+        epilogue = register_epilogue(tiles, length, chosen, persist, c_type, convert)
+    if streamk:
+        lines += streamk_fixup(tiles, length, threads) + ["    if finish == 1 {"] + ["    " + line for line in epilogue] + ["    }"]
+    else:
+        lines += epilogue
     if persist:
         for t in range(tiles):
             lines += [f"    for i in 0u32..{length} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
