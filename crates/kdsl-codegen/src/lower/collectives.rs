@@ -171,7 +171,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             SubGroupOp::Size => query(self, "get_sub_group_size"),
             SubGroupOp::GroupId => query(self, "get_sub_group_id"),
             SubGroupOp::GroupCount => query(self, "get_num_sub_groups"),
-            SubGroupOp::MatrixGroupId => self.matrix_group_id(),
+            SubGroupOp::MatrixGroupId => Ok(self
+                .linear_local_id_over(kdsl_ir::matrix_group::GROUP_SIZE)?
+                .into()),
             SubGroupOp::Shuffle => call(self, "sub_group_shuffle", true),
             SubGroupOp::ShuffleXor => call(self, "sub_group_shuffle_xor", true),
             SubGroupOp::Broadcast => call(self, "sub_group_broadcast", true),
@@ -599,10 +601,16 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(result)
     }
 
-    /// The index of this work-item's sub-group: its linear local id over the lane count.
+    /// The index of this work-item's sub-group, by division wherever it is needed (the
+    /// work-group collectives' scratch slots; `get_sub_group_id()` is [`Self::group_index`]).
     fn sub_group_index(&mut self, lanes: Lanes) -> Result<IntValue<'ctx>> {
+        self.linear_local_id_over(lanes.size)
+    }
+
+    /// The linear local id / `size`: the index of this work-item's group of `size`.
+    fn linear_local_id_over(&mut self, size: u32) -> Result<IntValue<'ctx>> {
         let linear = self.linear_local_id()?;
-        let size = self.i32_constant(u64::from(lanes.size));
+        let size = self.i32_constant(u64::from(size));
         Ok(self.builder.build_int_unsigned_div(linear, size, "")?)
     }
 
@@ -631,16 +639,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let size_y = self.work_item(WorkItemQuery::LocalSize, 1)?;
         let plane = self.multiply_add(size_y, z, y)?;
         self.multiply_add(size_x, plane, x)
-    }
-
-    /// `get_matrix_group_id()`: the local linear id / 128.
-    fn matrix_group_id(&mut self) -> Result<BasicValueEnum<'ctx>> {
-        let linear = self.linear_local_id()?;
-        let size = self.i32_constant(u64::from(kdsl_ir::matrix_group::GROUP_SIZE));
-        Ok(self
-            .builder
-            .build_int_unsigned_div(linear, size, "")?
-            .into())
     }
 
     fn linear_local_size(&mut self) -> Result<IntValue<'ctx>> {
@@ -759,13 +757,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         if let Some(&(_, index)) = self.group_indices.iter().find(|(s, _)| *s == size) {
             return Ok(index);
         }
-        let divide = |this: &mut Self| -> Result<IntValue<'ctx>> {
-            let linear = this.linear_local_id()?;
-            let size = this.i32_constant(u64::from(size));
-            Ok(this.builder.build_int_unsigned_div(linear, size, "")?)
-        };
         if self.function.kind != FunctionKind::Kernel {
-            return divide(self);
+            return self.linear_local_id_over(size);
         }
         let here = self
             .builder
@@ -779,7 +772,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             Some(first) => self.builder.position_before(&first),
             None => self.builder.position_at_end(entry),
         }
-        let index = divide(self)?;
+        let index = self.linear_local_id_over(size)?;
         let index = match lanes.shuffle {
             ShufflePrimitive::NvvmShflSync => {
                 let zero = self.i32_constant(0);
