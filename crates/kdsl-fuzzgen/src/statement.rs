@@ -1335,6 +1335,12 @@ impl Generator<'_> {
         };
         let position = self.index_into(buffer.length, Uniformity::Varying, depth);
         self.note("global atomics");
+        // Sometimes fenced, as work-groups that hand values to each other do: the fence
+        // changes no result, and every target must still lower it where it stands.
+        if self.percent(25) {
+            self.note("device fence");
+            self.code.line("device_fence();");
+        }
         self.code.line(format!(
             "{}({}[{}], {});",
             accumulator.operation, buffer.name, position.text, value.text
