@@ -355,16 +355,21 @@ def streamk_fixup(tiles, length, threads):
     (`finish`). The groups that share block `done_tile` are those whose runs hold its first and
     last iterations; run h holds iteration x (counted from the first split block) when h is the
     largest with h * sk_iterations / groups <= x."""
-    per_item = tiles * length
+    def each_element(indent, slot, statement):
+        """`statement` (of `acc` and `part`, element i of a slot) for every accumulator element."""
+        out = []
+        for t in range(tiles):
+            part = f"partials[(({slot} * {tiles * length} + {t * length} + i) * {threads} + item) as u64]"
+            out += [f"{indent}for i in 0u32..{length} unroll {{",
+                    indent + "    " + statement.format(acc=f"acc{t}[i]", part=part), f"{indent}}}"]
+        return out
+
     lines = [
         "    let mut finish = 1u32;",
         "    if done_ke - done_kb < stages {",
         "        let slot = me * 2 + select(done_tile * stages + done_kb == sk_begin, 0u32, 1u32);",
     ]
-    for t in range(tiles):
-        lines += [f"        for i in 0u32..{length} unroll {{",
-                  f"            partials[((slot * {per_item} + {t * length} + i) * {threads} + item) as u64] = acc{t}[i];",
-                  "        }"]
+    lines += each_element("        ", "slot", "{part} = {acc};")
     lines += [
         "        device_fence();",
         "        barrier();",
@@ -382,10 +387,7 @@ def streamk_fixup(tiles, length, threads):
         "                    let h_begin = dp_tiles * stages + h * sk_iterations / groups;",
         "                    let h_slot = h * 2 + select(h_begin >= done_tile * stages, 0u32, 1u32);",
     ]
-    for t in range(tiles):
-        lines += [f"                    for i in 0u32..{length} unroll {{",
-                  f"                        acc{t}[i] += partials[((h_slot * {per_item} + {t * length} + i) * {threads} + item) as u64];",
-                  "                    }"]
+    lines += each_element("                    ", "h_slot", "{acc} += {part};")
     lines += [
         "                }",
         "            }",
