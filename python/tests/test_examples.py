@@ -57,6 +57,21 @@ def test_reduction(kind):
     np.testing.assert_allclose(sums, expected, rtol=1e-4, atol=1e-4)
 
 
+def test_reduction_total(kind):
+    """The one-launch sum: twice, since each launch leaves its arrival count at zero."""
+    n = 5000
+    groups = (n + 255) // 256
+    kernel = example("reduction").reduce_total
+    arrived = kind.to_device(np.zeros(1, np.uint32))
+    for seed in (1, 2):
+        values = np.random.default_rng(seed).standard_normal(n).astype(np.float32)
+        total = kind.to_device(np.zeros(1, np.float32))
+        partial = kind.to_device(np.zeros(groups, np.float32))
+        kernel[groups * 256, 256](total, partial, arrived, kind.to_device(values), n).wait()
+        np.testing.assert_allclose(kind.to_numpy(total)[0], values.sum(dtype=np.float64), rtol=1e-4, atol=1e-3)
+        assert kind.to_numpy(arrived)[0] == 0
+
+
 def test_matmul(kind):
     needs_shapes(kind)
     m, n, k = 48, 80, 64

@@ -35,7 +35,22 @@ fn reduce_sum() {
         ],
     )
     .compare(0, Compare::Close(1e-5));
-    on_example("reduction", vec![case]);
+    // The one-launch total (`device_fence()` and an arrival count): 4 groups, the last partial;
+    // `arrived` back at zero after the launch.
+    let total = Case::new(
+        "reduce_total",
+        InterpLaunch::covering(n as u32, 256),
+        vec![
+            buffer(vec![0.0f32; 1]),
+            buffer(vec![0.0f32; 4]),
+            buffer(vec![0u32; 1]),
+            buffer(random.f32s(n, -1.0, 1.0)),
+            scalar(n as u32),
+        ],
+    )
+    .compare(0, Compare::Close(1e-5))
+    .compare(1, Compare::Close(1e-5));
+    on_example("reduction", vec![case, total]);
 }
 
 #[test]
