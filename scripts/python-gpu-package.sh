@@ -8,7 +8,10 @@
 # With KDSL_UR_SOURCE=<a unified-runtime source tree> (docs/sycl-cuda.md) it also carries dpctl
 # (for Python 3.12) and what builds a SYCL CUDA device there; run.sh then runs the tests on it
 # too, and fails if none appears. (dpnp with its oneMKL is far over the carry limit of 64 MiB, so
-# the dpnp cases are skipped there.)
+# the dpnp cases are skipped there.) KDSL_CARRY_WITHOUT_COMPILER=1 carries the wheel without
+# kdsl._compiler (110 MB unpacked, most of the wheel), for when the repository and the carry
+# together pass that limit: the GPU machine then runs from the bundle cache, as a machine
+# without LLVM does, and the tests marked `needs_compiler` skip there.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -48,6 +51,27 @@ KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" crates/kdsl-bench/python/
 # with the carried cache puts those bundles in it too.
 KDSL_CACHE_DIR=$carry/cache PYTHONPATH=$site "$python" -m pytest -q -p no:cacheprovider python/tests >/dev/null \
   || echo "python-gpu-package: the Python tests failed here; the cache may lack some of their kernels"
+if [ -n "${KDSL_CARRY_WITHOUT_COMPILER:-}" ]; then
+  # The same wheel less its compiler module and that module's RECORD line.
+  "$python" - "$carry"/wheels/kdsl_gpu-*.whl <<'PY'
+import os
+import sys
+import zipfile
+
+path = sys.argv[1]
+slim = path + ".slim"
+with zipfile.ZipFile(path) as full, zipfile.ZipFile(slim, "w", zipfile.ZIP_DEFLATED) as out:
+    for item in full.infolist():
+        if item.filename.startswith("kdsl/_compiler.") and item.filename.endswith(".so"):
+            continue
+        data = full.read(item.filename)
+        if item.filename.endswith(".dist-info/RECORD"):
+            data = b"".join(line for line in data.splitlines(keepends=True)
+                            if not (line.startswith(b"kdsl/_compiler.") and b".so," in line))
+        out.writestr(item, data)
+os.replace(slim, path)
+PY
+fi
 cp scripts/python-gpu-run.sh "$carry/run.sh"
 if [ -n "${KDSL_UR_SOURCE:-}" ]; then
   dpctl_version=$("$python" -m pip show dpctl | sed -n 's/^Version: //p')

@@ -197,7 +197,11 @@ def test_bf16_gemm_on_matrix_groups(memory, targets):
     m, n, k = 128, 256, 5 * 64
     a = RNG.uniform(-1, 1, (m, k)).astype(ml_dtypes.bfloat16)
     b = RNG.uniform(-1, 1, (k, n)).astype(ml_dtypes.bfloat16)
-    module = kdsl.compile(path=EXAMPLES / "gemm_bf16_wgmma.krn", targets=targets)
+    try:
+        module = kdsl.compile(path=EXAMPLES / "gemm_bf16_wgmma.krn", targets=targets)
+    except kdsl.CompilerUnavailableError:
+        # A machine without the compiler runs what was cached where this test could run.
+        pytest.skip("kdsl._compiler is not here and this build is not in the cache")
     ring = kdsl.local(4 * (128 + 256) * 64, "bf16")
     launch = module["gemm_bf16_wgmma"][(n, m // 128), (256, 1)]
     if memory == "numpy":

@@ -97,6 +97,6 @@ def test_vectors_on_launch_sized_local_memory(kind):
     group, groups = 64, 5
     values = RNG.standard_normal(2 * group * groups).astype(np.float32)
     out = kind.to_device(np.zeros_like(values))
-    kernel = kdsl.compile(source=STAGED_PAIRS, targets=["spirv"]).staged_pairs
+    kernel = kdsl.compile(source=STAGED_PAIRS).staged_pairs
     kernel[group * groups, group](out, kind.to_device(values), kdsl.local(3, "u8"), kdsl.local(2 * group, "f32")).wait()
     np.testing.assert_array_equal(kind.to_numpy(out), 2 * values)
