@@ -68,6 +68,8 @@ pub const UR_SOURCE: &str = "KDSL_UR_SOURCE";
 pub const RIG_DIR: &str = "KDSL_RIG_DIR";
 /// Set: `scripts/python-gpu-run.sh` skips the benchmarks.
 pub const SKIP_BENCHMARKS: &str = "KDSL_SKIP_BENCHMARKS";
+/// Set: `scripts/python-gpu-package.sh` carries the wheel without `kdsl._compiler`.
+pub const CARRY_WITHOUT_COMPILER: &str = "KDSL_CARRY_WITHOUT_COMPILER";
 /// Set by kdsl-runtime's build script: where it built the SYCL shim.
 pub const SYCL_SHIM_BUILT_PATH: &str = "KDSL_SYCL_SHIM_BUILT_PATH";
 /// Set by kdsl-runtime's build script: the SYCL runtime's library folder.
@@ -109,6 +111,7 @@ pub const ALL: &[&str] = &[
     UR_SOURCE,
     RIG_DIR,
     SKIP_BENCHMARKS,
+    CARRY_WITHOUT_COMPILER,
     SYCL_SHIM_BUILT_PATH,
     SYCL_SHIM_LIBSYCL_DIRECTORY,
     COMPILER_SOURCE_HASH,

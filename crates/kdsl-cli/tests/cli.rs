@@ -286,7 +286,7 @@ fn format_syclbin_writes_a_syclbin_file_that_inspect_shows() {
     assert!(output.status.success(), "{}", stderr(&output));
     let out = source.with_extension("syclbin");
     assert!(
-        stderr(&output).contains("(SYCLBIN, state executable; 1 kernel; SPIR-V (IR module), nvptx64-nvidia-cuda sm_90 (native image), amdgcn-amd-amdhsa gfx90a (native image))"),
+        stderr(&output).contains("(SYCLBIN, state executable; 2 kernels; SPIR-V (IR module), nvptx64-nvidia-cuda sm_90 (native image), amdgcn-amd-amdhsa gfx90a (native image))"),
         "{}",
         stderr(&output)
     );
@@ -294,7 +294,7 @@ fn format_syclbin_writes_a_syclbin_file_that_inspect_shows() {
     let syclbin = kdsl_bundle::syclbin::Syclbin::from_bytes(&bytes).unwrap();
     assert_eq!(
         syclbin.modules[0].kernel_names,
-        ["__sycl_kernel_reduce_sum"]
+        ["__sycl_kernel_reduce_sum", "__sycl_kernel_reduce_total"]
     );
     let bundle = syclbin.to_bundle().unwrap();
     assert_eq!(bundle.kernels[0].local_memory_bytes, 1024);
