@@ -187,7 +187,7 @@ impl Checker<'_> {
                 Use::GroupMatrix => {}
                 Use::Print { bools } => self.print(bools, span),
                 // Every target copies, asynchronously or through plain loads and stores.
-                Use::Barrier | Use::AsyncCopy => {}
+                Use::Barrier | Use::AsyncCopy | Use::TileCopy => {}
             }
         }
     }

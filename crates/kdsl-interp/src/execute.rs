@@ -3,7 +3,6 @@
 use crate::sync::{Rendezvous, RendezvousFailure};
 use crate::{InterpError, InterpLaunch, WorkItemId, LOCAL_MEMORY_POISON};
 use kdsl_ir::scalar;
-use kdsl_ir::AsyncCopyOp;
 use kdsl_ir::Expression;
 use kdsl_ir::ScalarValue;
 use kdsl_ir::{
@@ -11,6 +10,7 @@ use kdsl_ir::{
     Module, ParameterType, Place, PlaceBase, Reduction, ScalarType, Span, Statement, StatementKind,
     SubGroupOp, VariableType, WorkGroupOp, WorkItemQuery,
 };
+use kdsl_ir::{AsyncCopyOp, TileCopyOp};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -429,6 +429,8 @@ struct PendingCopies<'g> {
     open: Vec<(&'g AtomicU64, u64)>,
     /// Committed groups, oldest first.
     committed: VecDeque<Vec<(&'g AtomicU64, u64)>>,
+    /// Tile copies started on each slot since its last wait (work-item 0 holds them).
+    tiles: [Vec<(&'g AtomicU64, u64)>; kdsl_ir::tile_copy::SLOTS as usize],
 }
 
 impl PendingCopies<'_> {
@@ -626,6 +628,7 @@ impl<'g> WorkItem<'g> {
                 )))))
             }
             StatementKind::AsyncCopy(op) => self.async_copy(frame, op, statement.span)?,
+            StatementKind::TileCopy(op) => self.tile_copy(frame, op, statement.span)?,
             StatementKind::Evaluate { value } => {
                 self.expression(frame, value)?;
             }
@@ -694,6 +697,113 @@ impl<'g> WorkItem<'g> {
                     if let Some(group) = copies.committed.pop_front() {
                         PendingCopies::land(group);
                     }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A tile copy is the work-group's: work-item 0 reads the source when the copy starts and
+    /// lands it at the wait on its slot, which is also a barrier; every work-item evaluates
+    /// the operands. Reading the destination before the wait sees the old contents.
+    fn tile_copy(&self, frame: &mut Frame<'g>, op: &'g TileCopyOp, span: Span) -> Execution<()> {
+        use kdsl_ir::tile_copy::{columns, landing, DESTINATION_ALIGNMENT};
+        match op {
+            TileCopyOp::Copy {
+                destination,
+                source,
+                element,
+                row,
+                column,
+                rows,
+                slot,
+            } => {
+                let corner = [
+                    self.expression(frame, row)?,
+                    self.expression(frame, column)?,
+                ];
+                let Some(index) = destination.indices.first() else {
+                    return Err(self.undefined(span, "a copy without an index".to_string()));
+                };
+                let start = scalar::integer_as_i128(self.expression(frame, index)?, index.ty);
+                if self.linear_local != 0 {
+                    return Ok(());
+                }
+                let size = i128::from(element.size_in_bytes());
+                if start * size % i128::from(DESTINATION_ALIGNMENT) != 0 {
+                    return Err(self.undefined(
+                        span,
+                        format!(
+                            "`async_tile_copy` to element {start}, not a multiple of \
+                             {DESTINATION_ALIGNMENT} bytes"
+                        ),
+                    ));
+                }
+                let shaped = frame
+                    .function
+                    .shaped_buffers
+                    .iter()
+                    .find(|shaped| shaped.buffer == *source);
+                let memory = self.buffer_memory(&frame.parameters[source.0 as usize]);
+                let (Some(shaped), Some(memory)) = (shaped, memory) else {
+                    return Err(self.undefined(span, "a tile copy from no 2-D buffer".to_string()));
+                };
+                let scalar = |id: kdsl_ir::ParameterId| match frame.parameters[id.0 as usize] {
+                    Binding::Scalar(bits) => u128::from(bits),
+                    _ => 0,
+                };
+                let shape = [scalar(shaped.shape[0]), scalar(shaped.shape[1])];
+                let strides = [scalar(shaped.strides[0]), scalar(shaped.strides[1])];
+                let name = &frame.function.parameter(*source).name;
+                let columns = columns(*element).unwrap_or(1);
+                let mut copies = Vec::with_capacity((rows * columns) as usize);
+                for r in 0..*rows {
+                    for c in 0..columns {
+                        let at = [
+                            u128::from(corner[0]) + u128::from(r),
+                            u128::from(corner[1]) + u128::from(c),
+                        ];
+                        let value = if at[0] < shape[0] && at[1] < shape[1] {
+                            let flat = at[0] * strides[0] + at[1] * strides[1];
+                            let Some(cell) = memory.cells.get(flat as usize) else {
+                                return Err(self.error(|work_item| InterpError::OutOfBounds {
+                                    span,
+                                    work_item,
+                                    message: format!(
+                                        "element {flat} of buffer `{name}` of {} elements",
+                                        memory.cells.len()
+                                    ),
+                                }));
+                            };
+                            cell.load(Ordering::Relaxed)
+                        } else {
+                            0
+                        };
+                        let landed = start + i128::from(landing(*element, r, c));
+                        let to = self.locate_at(frame, destination, &[landed], span)?;
+                        let Location::Shared(to) = to else {
+                            return Err(
+                                self.undefined(span, "a copy to private memory".to_string())
+                            );
+                        };
+                        copies.push((to, value));
+                    }
+                }
+                self.copies.borrow_mut().tiles[*slot as usize].extend(copies);
+            }
+            TileCopyOp::Wait { slot } => {
+                let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[*slot as usize]);
+                PendingCopies::land(landed);
+                if let Some(barrier) = &self.group.barrier {
+                    barrier
+                        .arrive(
+                            self.linear_local,
+                            0,
+                            span,
+                            "async_tile_wait",
+                            &self.group.aborted,
+                        )
+                        .map_err(|failure| self.rendezvous_failure(failure))?;
                 }
             }
         }

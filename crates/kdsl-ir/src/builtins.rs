@@ -5,6 +5,7 @@
 
 use crate::async_copy::AsyncCopyKind;
 use crate::ir::{AtomicOp, MathFunction, Reduction, SubGroupOp, WorkGroupOp, WorkItemQuery};
+use crate::tile_copy::TileCopyKind;
 use crate::types::ScalarType;
 
 /// A function the language provides.
@@ -27,6 +28,8 @@ pub enum Builtin {
     Print,
     /// `async_copy`, `async_commit`, `async_wait`: statements (`StatementKind::AsyncCopy`).
     AsyncCopy(AsyncCopyKind),
+    /// `async_tile_copy`, `async_tile_wait`: statements (`StatementKind::TileCopy`).
+    TileCopy(TileCopyKind),
 }
 
 /// One row of the table.
@@ -67,6 +70,9 @@ pub enum Operands {
     Copy { types: TypeSet },
     /// One constant `u32` (`async_wait`'s count of groups left in flight).
     Constant,
+    /// A local memory element, a 2-D global buffer's element of the same type from `types`
+    /// (the tile's corner), then the constant rows and slot (`async_tile_copy`).
+    TileCopy { types: TypeSet },
 }
 
 impl Operands {
@@ -81,6 +87,7 @@ impl Operands {
             Operands::Memory { values, .. } => 1 + values,
             Operands::VectorMemory { store, .. } => 2 + usize::from(store),
             Operands::Copy { .. } => 3,
+            Operands::TileCopy { .. } => 4,
             Operands::Constant => 1,
             // The format; the values vary with it.
             Operands::Format { .. } => 1,
@@ -96,7 +103,8 @@ impl Operands {
             | Operands::Memory { types, .. }
             | Operands::VectorMemory { types, .. }
             | Operands::Format { types, .. }
-            | Operands::Copy { types } => Some(types),
+            | Operands::Copy { types }
+            | Operands::TileCopy { types } => Some(types),
             Operands::Nothing | Operands::Dimension | Operands::Condition | Operands::Constant => {
                 None
             }
@@ -444,6 +452,20 @@ pub static BUILTINS: &[BuiltinRow] = &[
     row(
         "async_wait",
         Builtin::AsyncCopy(AsyncCopyKind::Wait),
+        Operands::Constant,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_tile_copy",
+        Builtin::TileCopy(TileCopyKind::Copy),
+        Operands::TileCopy { types: Numbers },
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_tile_wait",
+        Builtin::TileCopy(TileCopyKind::Wait),
         Operands::Constant,
         ResultRule::Nothing,
         Requirement::Always,

@@ -79,6 +79,10 @@ pub enum ErrorCode {
     /// An asynchronous copy's operand: a destination outside local memory, a source outside a
     /// global buffer, different element types, a count that is not a constant the copy allows.
     E0341,
+    /// A tile copy's operand: a destination outside local memory, a source that is not a 2-D
+    /// buffer's element, different element types, rows or a slot that are not constants the
+    /// copy allows.
+    E0342,
     /// Assignment to an immutable binding.
     E0401,
     /// A write to a read-only buffer.
@@ -155,7 +159,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 68] = [
+    pub const ALL: [ErrorCode; 69] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -188,6 +192,7 @@ impl ErrorCode {
         ErrorCode::E0330,
         ErrorCode::E0340,
         ErrorCode::E0341,
+        ErrorCode::E0342,
         ErrorCode::E0401,
         ErrorCode::E0402,
         ErrorCode::E0403,
@@ -261,6 +266,7 @@ impl ErrorCode {
             ErrorCode::E0330 => "E0330",
             ErrorCode::E0340 => "E0340",
             ErrorCode::E0341 => "E0341",
+            ErrorCode::E0342 => "E0342",
             ErrorCode::E0401 => "E0401",
             ErrorCode::E0402 => "E0402",
             ErrorCode::E0403 => "E0403",

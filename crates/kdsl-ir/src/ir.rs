@@ -292,6 +292,9 @@ pub enum StatementKind {
     /// An asynchronous copy from global to local memory, or its commit or wait: see
     /// [`crate::async_copy`].
     AsyncCopy(crate::async_copy::AsyncCopyOp),
+    /// A work-group's copy of a 2-D tile into local memory, or its wait: see
+    /// [`crate::tile_copy`].
+    TileCopy(crate::tile_copy::TileCopyOp),
     /// `print("x = {}", x)`: writes `text[0]`, the first argument's text, `text[1]`, ... to the
     /// host's standard output (`text.len() == arguments.len() + 1`; the front end ends the last
     /// piece with the newline). How a value reads: [`crate::print_format::display`].

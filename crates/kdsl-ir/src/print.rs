@@ -190,6 +190,29 @@ impl Printer<'_> {
                     crate::AsyncCopyOp::Wait { pending } => write!(out, "({pending})")?,
                 }
             }
+            StatementKind::TileCopy(op) => {
+                out.push_str(op.name());
+                match op {
+                    crate::TileCopyOp::Copy {
+                        destination,
+                        source,
+                        row,
+                        column,
+                        rows,
+                        slot,
+                        ..
+                    } => {
+                        out.push('(');
+                        self.place(out, destination)?;
+                        write!(out, ", %{}[", source.0)?;
+                        self.expression(out, row)?;
+                        out.push_str(", ");
+                        self.expression(out, column)?;
+                        write!(out, "], {rows}, {slot})")?;
+                    }
+                    crate::TileCopyOp::Wait { slot } => write!(out, "({slot})")?,
+                }
+            }
             StatementKind::Evaluate { value } => {
                 out.push_str("eval ");
                 self.expression(out, value)?;

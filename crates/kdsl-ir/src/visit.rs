@@ -27,6 +27,9 @@ pub enum Access {
     CopyTo(u8),
     /// The global source of an asynchronous copy of `count` elements.
     CopyFrom(u8),
+    /// The local destination of a tile copy, the box laid out from the place's element on
+    /// ([`crate::tile_copy::TileCopyOp::Copy`]); its source is a whole 2-D buffer.
+    TileTo,
 }
 
 /// Hooks called by [`visit_block`]; each does nothing unless implemented.
@@ -86,6 +89,16 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
             visit_place(destination, Access::CopyTo(count), span, visitor);
             visit_place(source, Access::CopyFrom(count), span, visitor);
         }
+        StatementKind::TileCopy(crate::TileCopyOp::Copy {
+            destination,
+            row,
+            column,
+            ..
+        }) => {
+            visit_expression(row, visitor);
+            visit_expression(column, visitor);
+            visit_place(destination, Access::TileTo, span, visitor);
+        }
         StatementKind::If {
             condition,
             accept,
@@ -106,7 +119,8 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
         | StatementKind::Continue
         | StatementKind::Barrier { .. }
         | StatementKind::DeviceFence
-        | StatementKind::AsyncCopy(_) => {}
+        | StatementKind::AsyncCopy(_)
+        | StatementKind::TileCopy(_) => {}
     }
     visitor.leave_statement(statement);
 }

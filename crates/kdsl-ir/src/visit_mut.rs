@@ -52,6 +52,16 @@ pub fn walk_block_mut(
                 walk_place_mut(destination, visit, visit_place);
                 walk_place_mut(source, visit, visit_place);
             }
+            StatementKind::TileCopy(crate::TileCopyOp::Copy {
+                destination,
+                row,
+                column,
+                ..
+            }) => {
+                walk_expression_mut(row, visit, visit_place);
+                walk_expression_mut(column, visit, visit_place);
+                walk_place_mut(destination, visit, visit_place);
+            }
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
                 | crate::matrix::MatrixOp::Store { offset, stride, .. } => {
@@ -95,7 +105,8 @@ pub fn walk_block_mut(
             | StatementKind::Continue
             | StatementKind::Barrier { .. }
             | StatementKind::DeviceFence
-            | StatementKind::AsyncCopy(_) => {}
+            | StatementKind::AsyncCopy(_)
+            | StatementKind::TileCopy(_) => {}
         }
     }
 }

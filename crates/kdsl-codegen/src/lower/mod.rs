@@ -104,6 +104,9 @@ pub(crate) fn lower_module<'ctx>(
         {
             form = std::borrow::Cow::Owned(kdsl_ir::async_copy::expand_plain(&form));
         }
+        if target.tile_copies == crate::target::TileCopies::Plain && features.uses_tile_copies() {
+            form = std::borrow::Cow::Owned(kdsl_ir::tile_copy::expand_plain(&form));
+        }
     }
     let ir: &kdsl_ir::Module = &form;
     let types = Types { context };

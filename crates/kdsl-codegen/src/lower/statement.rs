@@ -110,6 +110,12 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             StatementKind::DeviceFence => self.device_fence()?,
             StatementKind::Matrix(op) => self.matrix(op)?,
             StatementKind::AsyncCopy(op) => self.async_copy(op)?,
+            StatementKind::TileCopy(op) => {
+                return Err(LowerError(format!(
+                    "`{}` reached a target without tensor copies unexpanded",
+                    op.name()
+                )))
+            }
             StatementKind::Print { text, arguments } => self.print(text, arguments)?,
             StatementKind::Evaluate { value } => {
                 self.evaluate(value)?;

@@ -212,6 +212,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         plain_tile_lanes: None,
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
+        tile_copies: crate::target::TileCopies::Plain,
         bf16_rounding: crate::target::Bf16Rounding::Integer,
     })
 }

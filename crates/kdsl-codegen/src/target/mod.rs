@@ -281,6 +281,14 @@ pub(crate) enum AsyncCopies {
     NvvmCpAsync,
 }
 
+/// How tile copies (`async_tile_copy`, `async_tile_wait`) lower.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TileCopies {
+    /// The work-items share each copy out as plain loads and stores; a wait is a barrier
+    /// (`kdsl_ir::tile_copy::expand_plain`).
+    Plain,
+}
+
 /// How an `f32` result is rounded to `bf16` (`lower::bf16`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Bf16Rounding {
@@ -595,6 +603,7 @@ pub(crate) struct TargetDescription {
     pub plain_tile_lanes: Option<u32>,
     pub matrix_groups: MatrixGroups,
     pub async_copies: AsyncCopies,
+    pub tile_copies: TileCopies,
     pub bf16_rounding: Bf16Rounding,
 }
 

@@ -150,6 +150,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         } else {
             crate::target::AsyncCopies::Plain
         },
+        tile_copies: crate::target::TileCopies::Plain,
         bf16_rounding: if capability >= 80 {
             crate::target::Bf16Rounding::NativeFptrunc
         } else {

@@ -204,6 +204,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
         plain_tile_lanes: Some(16),
         matrix_groups: crate::target::MatrixGroups::Plain,
         async_copies: crate::target::AsyncCopies::Plain,
+        tile_copies: crate::target::TileCopies::Plain,
         bf16_rounding: crate::target::Bf16Rounding::Integer,
     })
 }

@@ -1245,3 +1245,50 @@ fn plain_layouts_agree_bit_for_bit() {
         assert!(bits(&want[0]).iter().any(|&x| x != 0), "{}", case.kernel);
     }
 }
+
+/// `input` (40 x 70 in rows of 72) through tiles of 16 x 32: the interpreter's output is the
+/// input padded with zeros to 48 x 96.
+fn tile_roundtrip_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+    let (
+        InterpArgument::Buffer(HostBuffer::F32(got)),
+        InterpArgument::Buffer(HostBuffer::F32(input)),
+    ) = (&reference[0], &reference[1])
+    else {
+        return Err("tile_roundtrip's buffers are not f32".into());
+    };
+    for (at, &value) in got.iter().enumerate() {
+        let (row, column) = (at / 96, at % 96);
+        let want = if row < 40 && column < 70 {
+            input[row * 72 + column]
+        } else {
+            0.0
+        };
+        if value.to_bits() != want.to_bits() {
+            return Err(format!(
+                "tile_roundtrip: output ({row}, {column}) is {value}, expected {want}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// tests/kernels/tile_copies.krn: a tile's layout and zero fill (checked against the host on
+/// the interpreter), and a ring of two slots over a matrix whose width is not a whole tile.
+#[test]
+fn tile_copies() {
+    let mut random = Random::new(83);
+    let mut roundtrip = vec![buffer(vec![-7.0f32; 48 * 96])];
+    roundtrip.extend(shaped(random.f32s(40 * 72, -1.0, 1.0), &[40, 70], &[72, 1]));
+    let mut roundtrip = Case::new(
+        "tile_roundtrip",
+        InterpLaunch::new([3 * 64, 3], [64, 1]),
+        roundtrip,
+    );
+    roundtrip.check = Some(tile_roundtrip_check);
+    // 50 rows of 200 columns (the last step 8 columns wide), rows 208 apart.
+    let mut sums = vec![buffer(vec![0.0f32; 50])];
+    sums.extend(shaped(f16s(&mut random, 50 * 208), &[50, 200], &[208, 1]));
+    let sums = Case::new("ring_row_sums", InterpLaunch::new([32, 4], [32, 2]), sums)
+        .compare(0, Compare::Close(1e-5));
+    on_test_kernel("tile_copies", vec![roundtrip, sums]);
+}

@@ -150,7 +150,10 @@ struct Synchronizing<'a> {
 
 impl Visitor for Synchronizing<'_> {
     fn enter_statement(&mut self, statement: &Statement) {
-        self.found |= matches!(statement.kind, StatementKind::Barrier { .. });
+        self.found |= matches!(
+            statement.kind,
+            StatementKind::Barrier { .. } | StatementKind::TileCopy(_)
+        );
     }
 
     fn enter_expression(&mut self, expression: &Expression) {
@@ -253,7 +256,8 @@ impl Visitor for Walk<'_, '_> {
             | Access::Store
             | Access::Atomic
             | Access::CopyTo(_)
-            | Access::CopyFrom(_) => self.place(place, span),
+            | Access::CopyFrom(_)
+            | Access::TileTo => self.place(place, span),
         }
     }
 

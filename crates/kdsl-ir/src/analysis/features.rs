@@ -32,6 +32,8 @@ pub enum Use {
     Barrier,
     /// An asynchronous copy (`async_copy`, `async_commit`, `async_wait`).
     AsyncCopy,
+    /// A tile copy or its wait (`async_tile_copy`, `async_tile_wait`).
+    TileCopy,
 }
 
 /// A use and where it first happens in its function.
@@ -108,7 +110,7 @@ impl FunctionFeatures {
     /// ([`crate::matrix::expand_plain`]), which the interpreter runs, exchanges nothing.
     pub fn synchronizes_itself(&self) -> bool {
         self.body.iter().any(|first| match first.used {
-            Use::Barrier | Use::Builtin(Builtin::WorkGroup(_), _) => true,
+            Use::Barrier | Use::TileCopy | Use::Builtin(Builtin::WorkGroup(_), _) => true,
             Use::Builtin(Builtin::SubGroup(op), _) => op.arity() != 0,
             _ => false,
         })
@@ -170,6 +172,14 @@ impl ModuleFeatures {
             .iter()
             .flat_map(|function| &function.body)
             .any(|first| first.used == Use::AsyncCopy)
+    }
+
+    /// Whether any function has a tile copy or wait.
+    pub fn uses_tile_copies(&self) -> bool {
+        self.functions
+            .iter()
+            .flat_map(|function| &function.body)
+            .any(|first| first.used == Use::TileCopy)
     }
 
     /// Whether any function has a work-group collective.
@@ -292,6 +302,7 @@ impl Visitor for Collector {
             },
             StatementKind::Barrier { .. } => self.add(Use::Barrier, span),
             StatementKind::AsyncCopy(_) => self.add(Use::AsyncCopy, span),
+            StatementKind::TileCopy(_) => self.add(Use::TileCopy, span),
             _ => {}
         }
     }

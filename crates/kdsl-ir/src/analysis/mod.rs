@@ -76,7 +76,8 @@ impl ModuleInfo {
 
 /// `module` (whose features are `features`) as checked mode compiles it on every target:
 /// matrix tiles expanded into plain loops ([`crate::matrix::expand_plain`]) and asynchronous copies into plain loads and
-/// stores ([`crate::async_copy::expand_plain`]), so every access is an ordinary checked site.
+/// stores ([`crate::async_copy::expand_plain`]), tile copies too ([`crate::tile_copy::expand_plain`]),
+/// so every access is an ordinary checked site.
 pub fn checked_form<'m>(module: &'m Module, features: &ModuleFeatures) -> Cow<'m, Module> {
     let mut form = Cow::Borrowed(module);
     if features.uses_matrix() {
@@ -84,6 +85,9 @@ pub fn checked_form<'m>(module: &'m Module, features: &ModuleFeatures) -> Cow<'m
     }
     if features.uses_async_copies() {
         form = Cow::Owned(crate::async_copy::expand_plain(&form));
+    }
+    if features.uses_tile_copies() {
+        form = Cow::Owned(crate::tile_copy::expand_plain(&form));
     }
     form
 }

@@ -8,7 +8,7 @@
 //! statements to them; every other target, and the interpreter, runs [`expand_plain`]'s
 //! loops, which define what the operation computes.
 
-mod plain;
+pub(crate) mod plain;
 
 pub use plain::{expand_plain, expand_plain_groups, expand_plain_in, PlainLayout};
 

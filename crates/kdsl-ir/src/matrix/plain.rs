@@ -3,7 +3,7 @@
 //! without matrix units and for the interpreter. Sub-group tiles here, matrix groups in
 //! [`groups`]; [`build`] makes the IR.
 
-mod build;
+pub(crate) mod build;
 mod groups;
 
 use super::*;

@@ -367,6 +367,7 @@ impl FunctionValidator<'_> {
             StatementKind::Barrier { .. } | StatementKind::DeviceFence => {}
             StatementKind::Matrix(op) => self.matrix(op, span),
             StatementKind::AsyncCopy(op) => self.async_copy(op, span),
+            StatementKind::TileCopy(op) => self.tile_copy(op, span),
             StatementKind::Print { text, arguments } => {
                 if text.len() != arguments.len() + 1 {
                     self.error(

@@ -3,7 +3,7 @@
 use super::FunctionValidator;
 use crate::ir::*;
 use crate::span::Span;
-use crate::types::{AddressSpace, ScalarType};
+use crate::types::{AddressSpace, ParameterType, ScalarType};
 
 impl FunctionValidator<'_> {
     /// An asynchronous copy, its commit or its wait.
@@ -46,6 +46,57 @@ impl FunctionValidator<'_> {
                     self.error(span, format!("`async_wait({pending})`"));
                 }
             }
+        }
+    }
+
+    /// A tile copy: a local destination, a 2-D buffer source of the same element type, whose
+    /// rows fill a swizzled row; `u32` corner; rows and slot in range.
+    pub(super) fn tile_copy(&mut self, op: &crate::TileCopyOp, span: Span) {
+        use crate::tile_copy::{columns, MAX_ROWS, SLOTS};
+        if op.slot() >= SLOTS {
+            self.error(span, format!("a tile copy on slot {}", op.slot()));
+        }
+        let crate::TileCopyOp::Copy {
+            destination,
+            source,
+            element,
+            row,
+            column,
+            rows,
+            ..
+        } = op
+        else {
+            return;
+        };
+        self.place(destination, span, true);
+        for corner in [row, column] {
+            if self.expression(corner) != Some(ScalarType::U32) {
+                self.error(span, "a tile copy's corner is not `u32`");
+            }
+        }
+        if destination.space != AddressSpace::Local
+            || destination.indices.len() != 1
+            || destination.element != *element
+            || columns(*element).is_none()
+            || !(1..=MAX_ROWS).contains(rows)
+        {
+            self.error(span, "a tile copy's destination, element type or rows");
+        }
+        let shaped = self
+            .function
+            .shaped_buffers
+            .iter()
+            .find(|s| s.buffer == *source);
+        let buffer = self.function.parameters.get(source.0 as usize);
+        let element_matches = matches!(
+            buffer.map(|p| &p.ty),
+            Some(ParameterType::Buffer { element: e, space: AddressSpace::Global | AddressSpace::Constant, record: None, .. }) if e == element
+        );
+        if shaped.map(|s| s.rank()) != Some(2) || !element_matches {
+            self.error(
+                span,
+                "a tile copy's source is not a 2-D buffer of its element type",
+            );
         }
     }
 

@@ -552,7 +552,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            Builtin::AsyncCopy(_) => {
+            Builtin::AsyncCopy(_) | Builtin::TileCopy(_) => {
                 for argument in &arguments {
                     let _ = self.expression(argument, None);
                 }

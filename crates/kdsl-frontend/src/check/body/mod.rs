@@ -12,6 +12,7 @@ mod records;
 mod scopes;
 pub(super) mod shaped;
 mod statements;
+mod tile_copy;
 mod tuples;
 mod vectors;
 

@@ -894,6 +894,13 @@ impl Checker<'_> {
                     self.async_copy_statement(kind, callee, arguments, span, out);
                 }
             }
+            E::Call { callee, arguments }
+                if matches!(Builtin::from_name(&callee.name), Some(Builtin::TileCopy(_))) =>
+            {
+                if let Some(Builtin::TileCopy(kind)) = Builtin::from_name(&callee.name) {
+                    self.tile_copy_statement(kind, callee, arguments, span, out);
+                }
+            }
             E::Call { callee, arguments } if self.tuple_shape(inner).is_some() => {
                 let _ = self.tuple_call(callee, arguments, inner.span, None, out);
             }

@@ -50,14 +50,16 @@ impl FunctionAnalysis<'_, '_> {
     }
 
     /// A matrix statement's offset, stride or fill value must be the same in every work-item
-    /// of the sub-group (`matrix_mma`, ...) or matrix group (`matrix_group_mma`).
+    /// of the sub-group (`matrix_mma`, ...) or matrix group (`matrix_group_mma`); a tile
+    /// copy's corner and destination in every work-item of the work-group (`allowed`).
     pub(super) fn require_same_operand(
         &mut self,
         operation: &str,
         operand: &Expression,
         value: Value,
+        allowed: Uniformity,
     ) {
-        if value.level <= Uniformity::SubGroup {
+        if value.level <= allowed {
             return;
         }
         let label = match value.origin {
@@ -67,7 +69,10 @@ impl FunctionAnalysis<'_, '_> {
             ),
             None => "differs between work-items".to_string(),
         };
-        let hint = if is_matrix_group(operation) {
+        let hint = if allowed == Uniformity::Uniform {
+            "compute the destination and the corner from kernel arguments, constants, group ids \
+             and counters the whole work-group shares"
+        } else if is_matrix_group(operation) {
             "compute offsets and chunk strides from kernel arguments, constants, group ids and \
              the matrix group's index, `get_matrix_group_id()`"
         } else {
@@ -79,7 +84,7 @@ impl FunctionAnalysis<'_, '_> {
                 ErrorCode::E0519,
                 format!(
                     "the operands of `{operation}` must be the same in every work-item of the {}",
-                    group_name(operation, Uniformity::SubGroup)
+                    group_name(operation, allowed)
                 ),
                 operand.span,
                 label,

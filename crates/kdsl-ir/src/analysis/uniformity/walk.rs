@@ -243,7 +243,7 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 // on; the tiles it writes hold different elements in each work-item.
                 for value in op.expressions() {
                     let level = self.expression(value, control);
-                    self.require_same_operand(op.name(), value, level);
+                    self.require_same_operand(op.name(), value, level, Uniformity::SubGroup);
                 }
                 let need = Need {
                     allowed: Uniformity::SubGroup,
@@ -271,6 +271,21 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                 self.place(source, control);
             }
             StatementKind::AsyncCopy(_) | StatementKind::DeviceFence => {}
+            // A work-group collective: every work-item reaches it, with the same operands.
+            StatementKind::TileCopy(op) => {
+                for value in op.expressions() {
+                    let level = self.expression(value, control);
+                    self.require_same_operand(op.name(), value, level, Uniformity::Uniform);
+                }
+                if let crate::TileCopyOp::Copy { destination, .. } = op {
+                    self.place(destination, control);
+                }
+                let need = Need {
+                    allowed: Uniformity::Uniform,
+                    operation: op.name(),
+                };
+                self.require(need, span, control, None);
+            }
             StatementKind::Barrier { .. } => {
                 let need = Need {
                     allowed: Uniformity::Uniform,

@@ -3,8 +3,8 @@
 use super::*;
 
 /// Builds IR expressions and statements at one span.
-pub(super) struct Build {
-    pub(super) span: Span,
+pub(crate) struct Build {
+    pub(crate) span: Span,
 }
 
 /// The layouts' index arithmetic (`matrix_group::IndexArithmetic`) as `u32` IR expressions.
@@ -44,7 +44,7 @@ impl crate::matrix_group::IndexArithmetic for IrIndices<'_> {
 }
 
 impl Build {
-    pub(super) fn expression(&self, kind: ExpressionKind, ty: ScalarType) -> Expression {
+    pub(crate) fn expression(&self, kind: ExpressionKind, ty: ScalarType) -> Expression {
         Expression {
             id: crate::ExprId::UNNUMBERED,
             kind,
@@ -53,25 +53,25 @@ impl Build {
         }
     }
 
-    pub(super) fn statement(&self, kind: StatementKind) -> Statement {
+    pub(crate) fn statement(&self, kind: StatementKind) -> Statement {
         Statement {
             kind,
             span: self.span,
         }
     }
 
-    pub(super) fn u32(&self, value: u32) -> Expression {
+    pub(crate) fn u32(&self, value: u32) -> Expression {
         self.expression(
             ExpressionKind::Literal(Literal::Integer(u64::from(value))),
             ScalarType::U32,
         )
     }
 
-    pub(super) fn var(&self, id: VariableId, ty: ScalarType) -> Expression {
+    pub(crate) fn var(&self, id: VariableId, ty: ScalarType) -> Expression {
         self.expression(ExpressionKind::Variable(id), ty)
     }
 
-    pub(super) fn binary(&self, op: BinaryOp, left: Expression, right: Expression) -> Expression {
+    pub(crate) fn binary(&self, op: BinaryOp, left: Expression, right: Expression) -> Expression {
         let ty = if op.is_comparison() {
             ScalarType::Bool
         } else {
@@ -90,7 +90,7 @@ impl Build {
     /// Integer arithmetic that wraps, of `left`'s type: `u32` addresses (past 2^32 elements
     /// are out of the operation's range, and a wrapped index is caught as out of bounds) and
     /// integer sums.
-    pub(super) fn wrapping(
+    pub(crate) fn wrapping(
         &self,
         function: MathFunction,
         left: Expression,
@@ -106,23 +106,23 @@ impl Build {
         )
     }
 
-    pub(super) fn add(&self, left: Expression, right: Expression) -> Expression {
+    pub(crate) fn add(&self, left: Expression, right: Expression) -> Expression {
         self.wrapping(MathFunction::WrappingAdd, left, right)
     }
 
-    pub(super) fn mul(&self, left: Expression, right: Expression) -> Expression {
+    pub(crate) fn mul(&self, left: Expression, right: Expression) -> Expression {
         self.wrapping(MathFunction::WrappingMul, left, right)
     }
 
-    pub(super) fn div(&self, left: Expression, right: Expression) -> Expression {
+    pub(crate) fn div(&self, left: Expression, right: Expression) -> Expression {
         self.binary(BinaryOp::Divide, left, right)
     }
 
-    pub(super) fn rem(&self, left: Expression, right: Expression) -> Expression {
+    pub(crate) fn rem(&self, left: Expression, right: Expression) -> Expression {
         self.binary(BinaryOp::Remainder, left, right)
     }
 
-    pub(super) fn cast(&self, value: Expression, ty: ScalarType) -> Expression {
+    pub(crate) fn cast(&self, value: Expression, ty: ScalarType) -> Expression {
         self.expression(
             ExpressionKind::Cast {
                 value: Box::new(value),
@@ -131,7 +131,7 @@ impl Build {
         )
     }
 
-    pub(super) fn math(&self, function: MathFunction, value: Expression) -> Expression {
+    pub(crate) fn math(&self, function: MathFunction, value: Expression) -> Expression {
         let ty = value.ty;
         self.expression(
             ExpressionKind::Math {
@@ -142,7 +142,7 @@ impl Build {
         )
     }
 
-    pub(super) fn sub_group(&self, op: SubGroupOp) -> Expression {
+    pub(crate) fn sub_group(&self, op: SubGroupOp) -> Expression {
         self.expression(
             ExpressionKind::SubGroup {
                 op,
@@ -152,7 +152,7 @@ impl Build {
         )
     }
 
-    pub(super) fn array_place(
+    pub(crate) fn array_place(
         &self,
         base: PlaceBase,
         element: ScalarType,
@@ -168,7 +168,7 @@ impl Build {
         }
     }
 
-    pub(super) fn memory_place(&self, memory: &MatrixMemory, index: Expression) -> Place {
+    pub(crate) fn memory_place(&self, memory: &MatrixMemory, index: Expression) -> Place {
         Place {
             id: crate::PlaceId::UNNUMBERED,
             base: memory.base,
@@ -179,21 +179,21 @@ impl Build {
         }
     }
 
-    pub(super) fn load(&self, place: Place) -> Expression {
+    pub(crate) fn load(&self, place: Place) -> Expression {
         let ty = place.element;
         self.expression(ExpressionKind::Load(Box::new(place)), ty)
     }
 
-    pub(super) fn store(&self, place: Place, value: Expression) -> Statement {
+    pub(crate) fn store(&self, place: Place, value: Expression) -> Statement {
         self.statement(StatementKind::Store { place, value })
     }
 
-    pub(super) fn assign(&self, variable: VariableId, value: Expression) -> Statement {
+    pub(crate) fn assign(&self, variable: VariableId, value: Expression) -> Statement {
         self.statement(StatementKind::Assign { variable, value })
     }
 
     /// `index = start; loop { if index >= end { break } body; continuing { index += step } }`.
-    pub(super) fn counted_loop(
+    pub(crate) fn counted_loop(
         &self,
         index: VariableId,
         start: Expression,
@@ -221,18 +221,18 @@ impl Build {
 
     /// Every element, in every work-item. A correctness path: kept as a loop, so code size
     /// and compile time stay small.
-    pub(super) fn full_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+    pub(crate) fn full_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
         self.counted_loop(index, self.u32(0), end, self.u32(1), body, Unroll::Count(1))
     }
 
     /// [`Build::full_loop`] unrolled, so that the indices of private arrays in `body` become
     /// constants and the arrays can live in registers.
-    pub(super) fn unrolled_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+    pub(crate) fn unrolled_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
         self.counted_loop(index, self.u32(0), end, self.u32(1), body, Unroll::Full)
     }
 
     /// The elements `i` with `i % sub_group_size() == sub_group_local_id()`.
-    pub(super) fn lane_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
+    pub(crate) fn lane_loop(&self, index: VariableId, end: u32, body: Block) -> Block {
         self.counted_loop(
             index,
             self.sub_group(SubGroupOp::LocalId),
