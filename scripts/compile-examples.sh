@@ -29,7 +29,8 @@ for source in tests/kernels/*.krn; do
   arches=sm_75,sm_90
   # tf32 and bf16 tiles need sm_80 or later.
   case $name in *tf32*|matrix_bf16) arches=sm_90 ;; esac
-  case $name in *wgmma*|*group*) arches=$arches,sm_90a ;; esac
+  # Matrix-group tiles reach wgmma, tile copies the tensor memory accelerator, on sm_90a alone.
+  case $name in *wgmma*|*group*|tile_copies) arches=$arches,sm_90a ;; esac
   "$binary_dir/kdsl" compile "$source" --target spirv,ptx --arch "$arches" -o "$out/tests/$name.kbundle"
 done
 # The launch-sized local arrays as a SYCLBIN too, for the differential tests' SYCLBIN case.

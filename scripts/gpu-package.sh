@@ -11,10 +11,11 @@ cd "$root"
 source scripts/env.sh
 rm -rf .carry && mkdir -p .carry/bundles
 bash scripts/compile-examples.sh .carry/bundles
-# The matrix-group kernels without their sm_90a image: an H200 then runs the sm_90 one, whose
+# The matrix-group and tile-copy kernels without their sm_90a image: an H200 then runs the sm_90
+# one, whose tiles are copied by plain loads and stores and whose
 # matrix groups take mma.sync per warp (gpu-run.sh's second differential run).
 mkdir -p .carry/bundles-sm90/tests
-for source in examples/*wgmma*.krn tests/kernels/*group*.krn; do
+for source in examples/*wgmma*.krn tests/kernels/*group*.krn tests/kernels/tile_copies.krn; do
   case $source in examples/*) folder=.carry/bundles-sm90 ;; *) folder=.carry/bundles-sm90/tests ;; esac
   target/debug/kdsl compile "$source" --target spirv,ptx --arch sm_75,sm_90 -o "$folder/$(basename "$source" .krn).kbundle"
 done

@@ -133,9 +133,15 @@ impl Compiler {
         checked: &Checked,
         targets: &[TargetSpec],
     ) -> Result<(Syclbin, CompileReport), CompileError> {
+        let defaults = self.codegen_options();
         let codegen = kdsl_codegen::Options {
             entry_point_prefix: syclbin::KERNEL_NAME_PREFIX.to_string(),
-            ..self.codegen_options()
+            // SYCL programs launch these images and make no tensor maps.
+            nvptx: kdsl_codegen::nvptx::Options {
+                plain_tile_copies: true,
+                ..defaults.nvptx.clone()
+            },
+            ..defaults
         };
         let (bundle, report) = self.bundle(checked, targets, codegen)?;
         let syclbin =

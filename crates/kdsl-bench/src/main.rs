@@ -387,6 +387,7 @@ fn reference_bundle(kdsl: &Bundle, ptx: &[u8]) -> Bundle {
             matrix_units: false,
             matrix_groups: false,
             tile_sub_group_size: None,
+            tensor_maps: Vec::new(),
         }],
         constants: kdsl.constants.clone(),
         entry_point_prefix: String::new(),

@@ -110,9 +110,43 @@ pub struct Image {
     /// ([`KernelInfo::check_tile_sub_groups`]). `None` where any work-group computes them
     /// (the plain lowering for any size, checked mode).
     pub tile_sub_group_size: Option<u32>,
+    /// The entry points whose tile copies read through tensor maps the host makes
+    /// ([`EntryTensorMaps`]); empty where tiles are copied without them.
+    pub tensor_maps: Vec<EntryTensorMaps>,
+}
+
+/// The tensor maps one entry point of an image takes as hidden parameters after its declared
+/// ones, in order: each a 128-byte `CUtensorMap` (passed by value, 64-byte aligned) that the
+/// host encodes at launch for a tile copy's source (NVIDIA sm_90: `async_tile_copy` through the
+/// tensor memory accelerator). Only the entry for contiguous rows has them, so a host that
+/// cannot make them launches the kernel's own entry, which copies tiles without them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryTensorMaps {
+    /// The entry point, without the bundle's prefix (`gemm$contiguous`).
+    pub entry: String,
+    pub maps: Vec<TensorMapInfo>,
+}
+
+/// One tensor map: a box of `rows` x `columns` elements of the 2-D buffer parameter `buffer`
+/// (its shape and strides are the hidden scalars the kernel's `shaped_buffers` name), in
+/// 128-byte swizzled rows, elements outside the shape read as zero.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TensorMapInfo {
+    pub buffer: usize,
+    pub element: kdsl_ir::ScalarType,
+    pub rows: u32,
+    pub columns: u32,
 }
 
 impl Image {
+    /// The tensor maps entry point `entry` (without the bundle's prefix) takes; empty for most.
+    pub fn tensor_maps_of(&self, entry: &str) -> &[TensorMapInfo] {
+        self.tensor_maps
+            .iter()
+            .find(|maps| maps.entry == entry)
+            .map_or(&[], |maps| &maps.maps)
+    }
+
     /// `spirv`, `ptx:sm_90`, `amdgpu:gfx90a`.
     pub fn describe(&self) -> String {
         if self.arch.is_empty() {
@@ -200,6 +234,9 @@ struct ImageEntry {
     /// Absent (none) in files written before tiles needed whole sub-groups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tile_sub_group_size: Option<u32>,
+    /// Absent (none) in files written before tile copies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    tensor_maps: Vec<EntryTensorMaps>,
 }
 
 /// The FNV-1a 64-bit hash of `bytes`, written as `fnv1a64:<16 hex digits>`. It finds damaged
@@ -269,6 +306,7 @@ impl Bundle {
                     matrix_units: image.matrix_units,
                     matrix_groups: image.matrix_groups,
                     tile_sub_group_size: image.tile_sub_group_size,
+                    tensor_maps: image.tensor_maps.clone(),
                 };
                 offset += image.bytes.len() as u64;
                 entry
@@ -374,6 +412,7 @@ impl Bundle {
                 matrix_units: entry.matrix_units,
                 matrix_groups: entry.matrix_groups,
                 tile_sub_group_size: entry.tile_sub_group_size,
+                tensor_maps: entry.tensor_maps,
             });
         }
         Ok(Bundle {
@@ -451,6 +490,7 @@ mod tests {
                     matrix_units: false,
                     matrix_groups: false,
                     tile_sub_group_size: Some(16),
+                    tensor_maps: Vec::new(),
                 },
                 Image {
                     target: TargetKind::Ptx,
@@ -459,6 +499,15 @@ mod tests {
                     matrix_units: true,
                     matrix_groups: true,
                     tile_sub_group_size: Some(32),
+                    tensor_maps: vec![EntryTensorMaps {
+                        entry: "saxpy$contiguous".into(),
+                        maps: vec![TensorMapInfo {
+                            buffer: 1,
+                            element: ScalarType::F16,
+                            rows: 128,
+                            columns: 64,
+                        }],
+                    }],
                 },
             ],
             constants: vec![
@@ -484,6 +533,9 @@ mod tests {
         let bundle = sample();
         assert_eq!(Bundle::from_bytes(&bundle.to_bytes()).unwrap(), bundle);
         assert_eq!(bundle.describe_images(), "spirv, ptx:sm_90");
+        let ptx = &bundle.images[1];
+        assert_eq!(ptx.tensor_maps_of("saxpy$contiguous")[0].rows, 128);
+        assert!(ptx.tensor_maps_of("saxpy").is_empty());
     }
 
     #[test]

@@ -115,6 +115,7 @@ mod tests {
                 matrix_units: false,
                 matrix_groups: false,
                 tile_sub_group_size: None,
+                tensor_maps: Vec::new(),
             }],
             entry_point_prefix: String::new(),
         }

@@ -337,6 +337,7 @@ impl Syclbin {
                         matrix_units: false,
                         matrix_groups: false,
                         tile_sub_group_size: None,
+                        tensor_maps: Vec::new(),
                     }));
                 }
             }
@@ -353,6 +354,7 @@ impl Syclbin {
                     matrix_units: false,
                     matrix_groups: false,
                     tile_sub_group_size: None,
+                    tensor_maps: Vec::new(),
                 }));
             }
         }
@@ -1071,6 +1073,7 @@ mod tests {
                     matrix_units: false,
                     matrix_groups: false,
                     tile_sub_group_size: Some(16),
+                    tensor_maps: Vec::new(),
                 },
                 Image {
                     target: TargetKind::Ptx,
@@ -1079,6 +1082,7 @@ mod tests {
                     matrix_units: true,
                     matrix_groups: true,
                     tile_sub_group_size: Some(32),
+                    tensor_maps: Vec::new(),
                 },
                 Image {
                     target: TargetKind::Amdgpu,
@@ -1087,6 +1091,7 @@ mod tests {
                     matrix_units: false,
                     matrix_groups: false,
                     tile_sub_group_size: Some(16),
+                    tensor_maps: Vec::new(),
                 },
             ],
             constants: Vec::new(),

@@ -99,6 +99,31 @@ pub(crate) enum LlvmIrText {
     Dropped,
 }
 
+/// The tensor maps each entry point of `ir` takes on `target` (`lower::tile_copy`).
+fn entry_tensor_maps(
+    ir: &kdsl_ir::Module,
+    target: &TargetDescription,
+) -> Vec<kdsl_bundle::EntryTensorMaps> {
+    ir.functions
+        .iter()
+        .filter_map(|function| {
+            let maps = crate::lower::tile_copy::hidden_tensor_maps(target, function);
+            (!maps.is_empty()).then(|| kdsl_bundle::EntryTensorMaps {
+                entry: function.name.clone(),
+                maps: maps
+                    .iter()
+                    .map(|map| kdsl_bundle::TensorMapInfo {
+                        buffer: map.source.0 as usize,
+                        element: map.element,
+                        rows: map.rows,
+                        columns: kdsl_ir::tile_copy::columns(map.element).unwrap_or(1),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
 pub(crate) fn compile(
     ir: &kdsl_ir::Module,
     info: &kdsl_ir::ModuleInfo,
@@ -204,6 +229,11 @@ pub(crate) fn compile(
                 None
             } else {
                 target.tile_sub_group_size(&info.features)
+            },
+            tensor_maps: if options.checked {
+                Vec::new()
+            } else {
+                entry_tensor_maps(ir, target)
             },
         },
         llvm_ir,

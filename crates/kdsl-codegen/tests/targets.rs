@@ -109,6 +109,88 @@ fn matrix_groups_need_whole_groups_on_matrix_units() {
     compile_ok("half_group", &module, &TargetSpec::spirv());
 }
 
+/// Tile copies reach sm_90a's tensor memory accelerator in kernels' entries for contiguous
+/// rows, one `cp.async.bulk.tensor` per copy from a 128-byte `grid_constant` tensor map
+/// parameter per source and row count, which the image lists; kernels' own entries (any
+/// strides), other processors and SYCLBIN images copy without tensor maps. ptxas accepts it.
+#[test]
+fn tile_copies_use_tensor_maps_on_sm_90a() {
+    let name = "tile_copies";
+    let path = kdsl_testkit::files::workspace_root().join(format!("tests/kernels/{name}.krn"));
+    let module = module_of(name, &std::fs::read_to_string(path).unwrap());
+    let artifact = compile_ok(name, &module, &TargetSpec::ptx(Some("sm_90a")));
+    let ptx = String::from_utf8(artifact.image.bytes.clone()).unwrap();
+    let entry = |kernel: &str| {
+        let start = ptx.find(&format!(".entry {kernel}(")).expect(kernel);
+        let rest = &ptx[start + 1..];
+        let end = rest.find(".entry").map_or(ptx.len(), |end| start + 1 + end);
+        &ptx[start..end]
+    };
+    let tensor_copy = "cp.async.bulk.tensor.2d.shared::cluster.global.tile";
+    let map_parameter = ".param .align 64 .b8";
+    assert_eq!(
+        entry("tile_roundtrip$contiguous")
+            .matches(tensor_copy)
+            .count(),
+        2
+    );
+    assert_eq!(
+        entry("tile_roundtrip$contiguous")
+            .matches(map_parameter)
+            .count(),
+        1
+    );
+    assert_eq!(
+        entry("ring_row_sums$contiguous")
+            .matches(tensor_copy)
+            .count(),
+        3
+    );
+    for own in ["tile_roundtrip", "ring_row_sums"] {
+        assert!(!entry(own).contains(tensor_copy) && !entry(own).contains(map_parameter));
+    }
+    let listed: Vec<(&str, usize)> = artifact
+        .image
+        .tensor_maps
+        .iter()
+        .map(|entry| (entry.entry.as_str(), entry.maps.len()))
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("tile_roundtrip$contiguous", 1),
+            ("ring_row_sums$contiguous", 1)
+        ]
+    );
+    let map = &artifact.image.tensor_maps[1].maps[0];
+    assert_eq!((map.buffer, map.rows, map.columns), (1, 32, 64));
+    let file = scratch_file(&format!("{name}-sm_90a.ptx"), ptx.as_bytes());
+    run(
+        Command::new(ptxas())
+            .arg("-arch=sm_90a")
+            .arg(&file)
+            .arg("-o")
+            .arg("/dev/null"),
+        &format!("ptxas -arch=sm_90a on {name}"),
+    );
+    let _ = std::fs::remove_file(file);
+    let plain_options = Options {
+        nvptx: kdsl_codegen::nvptx::Options {
+            plain_tile_copies: true,
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    for (spec, options) in [
+        (TargetSpec::ptx(Some("sm_90")), Options::default()),
+        (TargetSpec::ptx(Some("sm_90a")), plain_options),
+    ] {
+        let plain = compile(&module, &spec, &options).expect("compiles");
+        let text = String::from_utf8(plain.image.bytes.clone()).unwrap();
+        assert!(!text.contains("cp.async.bulk") && plain.image.tensor_maps.is_empty());
+    }
+}
+
 /// Matrix-group tiles reach sm_90a's `wgmma` (one instruction per 16 of depth, in an assembly
 /// block that ptxas accepts for sm_90a), `mma.sync` per warp on sm_80 and sm_90, and the plain
 /// definition on sm_75.
@@ -972,6 +1054,7 @@ fn bad_target_names_are_errors() {
     let options = Options {
         nvptx: kdsl_codegen::nvptx::Options {
             libdevice: Some("/nonexistent/libdevice.10.bc".into()),
+            ..Default::default()
         },
         ..Options::default()
     };

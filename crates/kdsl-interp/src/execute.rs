@@ -718,14 +718,15 @@ impl<'g> WorkItem<'g> {
                 rows,
                 slot,
             } => {
-                let corner = [
-                    self.expression(frame, row)?,
-                    self.expression(frame, column)?,
-                ];
                 let Some(index) = destination.indices.first() else {
                     return Err(self.undefined(span, "a copy without an index".to_string()));
                 };
                 let start = scalar::integer_as_i128(self.expression(frame, index)?, index.ty);
+                let corner = [
+                    self.expression(frame, row)?,
+                    self.expression(frame, column)?,
+                ];
+                let slot = self.tile_slot(frame, slot, span)?;
                 if self.linear_local != 0 {
                     return Ok(());
                 }
@@ -789,10 +790,11 @@ impl<'g> WorkItem<'g> {
                         copies.push((to, value));
                     }
                 }
-                self.copies.borrow_mut().tiles[*slot as usize].extend(copies);
+                self.copies.borrow_mut().tiles[slot].extend(copies);
             }
             TileCopyOp::Wait { slot } => {
-                let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[*slot as usize]);
+                let slot = self.tile_slot(frame, slot, span)?;
+                let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[slot]);
                 PendingCopies::land(landed);
                 if let Some(barrier) = &self.group.barrier {
                     barrier
@@ -808,6 +810,26 @@ impl<'g> WorkItem<'g> {
             }
         }
         Ok(())
+    }
+
+    /// A tile copy's slot, below `tile_copy::SLOTS` (undefined behaviour otherwise).
+    fn tile_slot(
+        &self,
+        frame: &mut Frame<'g>,
+        slot: &'g Expression,
+        span: Span,
+    ) -> Execution<usize> {
+        let value = self.expression(frame, slot)?;
+        if value >= u64::from(kdsl_ir::tile_copy::SLOTS) {
+            return Err(self.undefined(
+                span,
+                format!(
+                    "tile copy slot {value}, not below {}",
+                    kdsl_ir::tile_copy::SLOTS
+                ),
+            ));
+        }
+        Ok(value as usize)
     }
 
     /// Evaluates the indices of `place` and checks them against its extents.

@@ -208,9 +208,15 @@ impl Printer<'_> {
                         self.expression(out, row)?;
                         out.push_str(", ");
                         self.expression(out, column)?;
-                        write!(out, "], {rows}, {slot})")?;
+                        write!(out, "], {rows}, ")?;
+                        self.expression(out, slot)?;
+                        out.push(')');
                     }
-                    crate::TileCopyOp::Wait { slot } => write!(out, "({slot})")?,
+                    crate::TileCopyOp::Wait { slot } => {
+                        out.push('(');
+                        self.expression(out, slot)?;
+                        out.push(')');
+                    }
                 }
             }
             StatementKind::Evaluate { value } => {

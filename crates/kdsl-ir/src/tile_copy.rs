@@ -60,10 +60,11 @@ pub enum TileCopyOp {
         row: Expression,
         column: Expression,
         rows: u32,
-        slot: u32,
+        /// A `u32` below [`SLOTS`], the same in every work-item.
+        slot: Expression,
     },
     /// `async_tile_wait(slot)`: waits for the copies started on `slot` since its last wait.
-    Wait { slot: u32 },
+    Wait { slot: Expression },
 }
 
 impl TileCopyOp {
@@ -80,9 +81,9 @@ impl TileCopyOp {
     }
 
     /// The slot the statement uses.
-    pub fn slot(&self) -> u32 {
+    pub fn slot(&self) -> &Expression {
         match self {
-            TileCopyOp::Copy { slot, .. } | TileCopyOp::Wait { slot } => *slot,
+            TileCopyOp::Copy { slot, .. } | TileCopyOp::Wait { slot } => slot,
         }
     }
 
@@ -93,9 +94,14 @@ impl TileCopyOp {
                 destination,
                 row,
                 column,
+                slot,
                 ..
-            } => destination.indices.iter().chain([row, column]).collect(),
-            TileCopyOp::Wait { .. } => Vec::new(),
+            } => destination
+                .indices
+                .iter()
+                .chain([row, column, slot])
+                .collect(),
+            TileCopyOp::Wait { slot } => vec![slot],
         }
     }
 }
@@ -129,13 +135,66 @@ pub fn uses(block: &Block) -> bool {
     })
 }
 
+/// A tensor map a function's copies read through: one per source and row count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorMapUse {
+    pub source: ParameterId,
+    pub element: ScalarType,
+    pub rows: u32,
+}
+
+/// The tensor maps the copies of `block` read through, in the order of their first copies.
+pub fn tensor_maps(block: &Block) -> Vec<TensorMapUse> {
+    let mut maps = Vec::new();
+    collect_maps(block, &mut maps);
+    maps
+}
+
+fn collect_maps(block: &Block, maps: &mut Vec<TensorMapUse>) {
+    for statement in block {
+        match &statement.kind {
+            StatementKind::TileCopy(TileCopyOp::Copy {
+                source,
+                element,
+                rows,
+                ..
+            }) => {
+                let map = TensorMapUse {
+                    source: *source,
+                    element: *element,
+                    rows: *rows,
+                };
+                if !maps.contains(&map) {
+                    maps.push(map);
+                }
+            }
+            StatementKind::If { accept, reject, .. } => {
+                collect_maps(accept, maps);
+                collect_maps(reject, maps);
+            }
+            StatementKind::Loop {
+                body, continuing, ..
+            } => {
+                collect_maps(body, maps);
+                collect_maps(continuing, maps);
+            }
+            _ => {}
+        }
+    }
+}
+
 /// `module` with every tile copy shared out over the work-group's work-items as plain loads
 /// and stores (element `e` of the box by the work-items whose linear local id is
 /// `e % group size`), and every wait a barrier over local memory.
 pub fn expand_plain(module: &Module) -> Module {
+    expand_plain_where(module, |_| true)
+}
+
+/// [`expand_plain`] in the functions `expand` picks; the others keep their tile copies.
+pub fn expand_plain_where(module: &Module, expand: impl Fn(&Function) -> bool) -> Module {
     let mut module = module.clone();
     for function in &mut module.functions {
-        if !uses(&function.body) {
+        if !uses(&function.body) || !expand(function) {
             continue;
         }
         let body = std::mem::take(&mut function.body);
@@ -209,6 +268,9 @@ impl Expander<'_> {
 
     fn expand(&mut self, op: TileCopyOp, span: Span) -> Block {
         let b = Build { span };
+        // The slot is evaluated after the other operands, then plays no part.
+        let slot = self.scratch("slot", ScalarType::U32, span);
+        let slot = b.assign(slot, op.slot().clone());
         let TileCopyOp::Copy {
             mut destination,
             source,
@@ -219,12 +281,13 @@ impl Expander<'_> {
             ..
         } = op
         else {
-            return vec![b.statement(StatementKind::Barrier {
+            let barrier = b.statement(StatementKind::Barrier {
                 fence: FenceFlags {
                     local: true,
                     global: false,
                 },
-            })];
+            });
+            return vec![slot, barrier];
         };
         let Some(shaped) = self.shaped.iter().find(|s| s.buffer == source).cloned() else {
             return Vec::new();
@@ -324,6 +387,7 @@ impl Expander<'_> {
             b.assign(base, destination_index),
             b.assign(top, b.cast(row, u32_)),
             b.assign(left, b.cast(column, u32_)),
+            slot,
         ];
         out.extend(b.counted_loop(index, linear, rows * columns, group, body, Unroll::Count(1)));
         out

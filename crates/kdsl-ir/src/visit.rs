@@ -93,11 +93,16 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
             destination,
             row,
             column,
+            slot,
             ..
         }) => {
+            visit_place(destination, Access::TileTo, span, visitor);
             visit_expression(row, visitor);
             visit_expression(column, visitor);
-            visit_place(destination, Access::TileTo, span, visitor);
+            visit_expression(slot, visitor);
+        }
+        StatementKind::TileCopy(crate::TileCopyOp::Wait { slot }) => {
+            visit_expression(slot, visitor)
         }
         StatementKind::If {
             condition,
@@ -119,8 +124,7 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
         | StatementKind::Continue
         | StatementKind::Barrier { .. }
         | StatementKind::DeviceFence
-        | StatementKind::AsyncCopy(_)
-        | StatementKind::TileCopy(_) => {}
+        | StatementKind::AsyncCopy(_) => {}
     }
     visitor.leave_statement(statement);
 }

@@ -56,11 +56,16 @@ pub fn walk_block_mut(
                 destination,
                 row,
                 column,
+                slot,
                 ..
             }) => {
+                walk_place_mut(destination, visit, visit_place);
                 walk_expression_mut(row, visit, visit_place);
                 walk_expression_mut(column, visit, visit_place);
-                walk_place_mut(destination, visit, visit_place);
+                walk_expression_mut(slot, visit, visit_place);
+            }
+            StatementKind::TileCopy(crate::TileCopyOp::Wait { slot }) => {
+                walk_expression_mut(slot, visit, visit_place)
             }
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
@@ -105,8 +110,7 @@ pub fn walk_block_mut(
             | StatementKind::Continue
             | StatementKind::Barrier { .. }
             | StatementKind::DeviceFence
-            | StatementKind::AsyncCopy(_)
-            | StatementKind::TileCopy(_) => {}
+            | StatementKind::AsyncCopy(_) => {}
         }
     }
 }

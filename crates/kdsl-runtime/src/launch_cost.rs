@@ -312,6 +312,7 @@ fn null_scale_kernel(device: &Device) -> Kernel {
         contiguous: Some(crate::program::ContiguousEntry {
             backend: Box::new(EntryKernel("contiguous")),
             innermost_strides: info.innermost_strides().collect(),
+            tensor_maps: Vec::new(),
         }),
         info,
         source_name: "scale.krn".into(),

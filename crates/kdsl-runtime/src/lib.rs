@@ -52,6 +52,7 @@ pub mod native_cache;
 mod program;
 mod queue;
 mod shaped;
+mod tensor_maps;
 
 pub use args::{Argument, IntoArgument, ScalarValue};
 pub use buffer::{AnyBuffer, Buffer, BufferSlice, BufferSliceMut, MemoryKind, PendingRead};

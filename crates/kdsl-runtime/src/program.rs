@@ -7,6 +7,7 @@ use crate::error::{Result, RuntimeError};
 use crate::event::Event;
 use crate::launch::Launch;
 use crate::queue::{Queue, QueueRef};
+use crate::tensor_maps::TensorMapSource;
 use kdsl_bundle::{Bundle, Image, KernelInfo};
 use std::fmt;
 use std::sync::Arc;
@@ -20,6 +21,8 @@ pub struct Program {
     matrix_groups_on_units: bool,
     /// Whole sub-groups of this size that its tiles need ([`Image::tile_sub_group_size`]).
     tile_sub_group_size: Option<u32>,
+    /// The entry points whose tile copies read through tensor maps ([`Image::tensor_maps`]).
+    tensor_maps: Vec<kdsl_bundle::EntryTensorMaps>,
     kernels: Vec<KernelInfo>,
     entry_point_prefix: String,
     module: Arc<dyn ModuleBackend>,
@@ -48,6 +51,7 @@ impl Program {
             image: image.describe(),
             matrix_groups_on_units: image.matrix_groups,
             tile_sub_group_size: image.tile_sub_group_size,
+            tensor_maps: image.tensor_maps.clone(),
             kernels: bundle.kernels.clone(),
             entry_point_prefix: bundle.entry_point_prefix.clone(),
             module,
@@ -85,10 +89,9 @@ impl Program {
         // Only a kernel with multi-dimensional buffers has strides to choose by.
         let innermost_strides: Vec<usize> = info.innermost_strides().collect();
         let contiguous = match &info.contiguous_entry {
-            Some(entry) if !innermost_strides.is_empty() => Some(ContiguousEntry {
-                backend: Arc::clone(&self.module).kernel(entry, &self.entry_point(entry))?,
-                innermost_strides,
-            }),
+            Some(entry) if !innermost_strides.is_empty() => {
+                self.contiguous_entry(info, entry, innermost_strides)?
+            }
             _ => None,
         };
         Ok(Kernel {
@@ -102,6 +105,49 @@ impl Program {
             backend,
             contiguous,
         })
+    }
+}
+
+impl Program {
+    /// The contiguous entry `entry` of kernel `info`; `None` where it takes tensor maps that
+    /// this backend cannot make (the kernel's own entry then takes every launch).
+    fn contiguous_entry(
+        &self,
+        info: &KernelInfo,
+        entry: &str,
+        innermost_strides: Vec<usize>,
+    ) -> Result<Option<ContiguousEntry>> {
+        let maps = self
+            .tensor_maps
+            .iter()
+            .find(|maps| maps.entry == *entry)
+            .map_or(&[][..], |maps| &maps.maps);
+        let entry_point = self.entry_point(entry);
+        if maps.is_empty() {
+            return Ok(Some(ContiguousEntry {
+                backend: Arc::clone(&self.module).kernel(entry, &entry_point)?,
+                innermost_strides,
+                tensor_maps: Vec::new(),
+            }));
+        }
+        let sources = maps
+            .iter()
+            .map(|map| TensorMapSource::resolve(info, map))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| RuntimeError::InvalidImage {
+                image: self.image.clone(),
+                why: format!("a tensor map of `{entry}` names no 2-D buffer"),
+            })?;
+        let backend = Arc::clone(&self.module).kernel_with_tensor_maps(
+            entry,
+            &entry_point,
+            sources.clone(),
+        )?;
+        Ok(backend.map(|backend| ContiguousEntry {
+            backend,
+            innermost_strides,
+            tensor_maps: sources,
+        }))
     }
 }
 
@@ -130,6 +176,8 @@ pub(crate) struct ContiguousEntry {
     pub(crate) backend: Box<dyn KernelBackend>,
     /// The arguments that hold the innermost strides.
     pub(crate) innermost_strides: Vec<usize>,
+    /// The tensor maps it takes after its arguments, which the backend makes at launch.
+    pub(crate) tensor_maps: Vec<TensorMapSource>,
 }
 
 impl fmt::Debug for Kernel {
@@ -153,6 +201,9 @@ impl Kernel {
                         arguments.get(index).map(|argument| &argument.kind),
                         Some(ArgumentKind::Scalar(ScalarValue::U64(1)))
                     )
+                }) && contiguous.tensor_maps.iter().all(|map| {
+                    map.layout(arguments)
+                        .is_some_and(|layout| layout.describable())
                 }) =>
             {
                 &*contiguous.backend

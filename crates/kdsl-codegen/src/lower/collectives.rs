@@ -641,7 +641,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.multiply_add(size_x, plane, x)
     }
 
-    fn linear_local_size(&mut self) -> Result<IntValue<'ctx>> {
+    pub(super) fn linear_local_size(&mut self) -> Result<IntValue<'ctx>> {
         let x = self.work_item(WorkItemQuery::LocalSize, 0)?;
         let y = self.work_item(WorkItemQuery::LocalSize, 1)?;
         let z = self.work_item(WorkItemQuery::LocalSize, 2)?;

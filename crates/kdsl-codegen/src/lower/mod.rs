@@ -29,6 +29,7 @@ mod memory;
 mod print;
 mod shaped;
 mod statement;
+pub(crate) mod tile_copy;
 
 pub(crate) use builtins::{opencl_work_item_function, WORK_ITEM_QUERIES};
 
@@ -104,8 +105,12 @@ pub(crate) fn lower_module<'ctx>(
         {
             form = std::borrow::Cow::Owned(kdsl_ir::async_copy::expand_plain(&form));
         }
-        if target.tile_copies == crate::target::TileCopies::Plain && features.uses_tile_copies() {
-            form = std::borrow::Cow::Owned(kdsl_ir::tile_copy::expand_plain(&form));
+        if features.uses_tile_copies() {
+            // Tensor copies stay where the host makes tensor maps; the rest share copies out.
+            form = std::borrow::Cow::Owned(kdsl_ir::tile_copy::expand_plain_where(
+                &form,
+                |function| !target.takes_tensor_maps(function),
+            ));
         }
     }
     let ir: &kdsl_ir::Module = &form;
@@ -278,6 +283,7 @@ fn declare_function<'ctx>(
     if checked {
         parameter_types.extend(checked::hidden_parameter_types(types, target, function));
     }
+    tile_copy::hidden_parameter_types(context, target, function, &mut parameter_types);
     let function_type = match function.return_type {
         Some(ty) => types.value(ty).fn_type(&parameter_types, false),
         None => context.void_type().fn_type(&parameter_types, false),
@@ -297,6 +303,7 @@ fn declare_function<'ctx>(
     };
     let value = module.add_function(&name, function_type, Some(linkage));
     value.set_call_conventions(convention);
+    tile_copy::mark_hidden_parameters(context, target, function, value);
     value.add_attribute(
         AttributeLoc::Function,
         enum_attribute(context, "nounwind", 0),
@@ -577,6 +584,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
         let body = self.context.append_basic_block(self.value, "body");
         self.builder.build_unconditional_branch(body)?;
         self.builder.position_at_end(body);
+        self.start_tile_slots()?;
         self.block(&self.function.body)?;
         if !self.is_terminated() {
             match self.function.return_type {
@@ -633,10 +641,15 @@ fn poison(ty: BasicTypeEnum<'_>) -> BasicValueEnum<'_> {
 /// The alignment of every local array of a module (`ir`, after the expansions) whose matrix
 /// statements reach `target`'s units, since an array may reach them through calls: 32 bytes,
 /// where the tensor cores read and write sub-group tiles; 1024 bytes, the swizzle's period,
-/// where matrix groups read tiles (wgmma's swizzle follows address bits). 1 otherwise.
+/// where matrix groups read tiles (wgmma's swizzle follows address bits) or tensor copies
+/// write them (so does theirs). 1 otherwise.
 fn local_array_alignment(ir: &kdsl_ir::Module, target: &TargetDescription) -> u32 {
     let unexpanded = kdsl_ir::analysis::ModuleFeatures::new(ir);
-    if unexpanded.uses_group_matrix() && target.matrix_groups != crate::target::MatrixGroups::Plain
+    let tensor_copies = unexpanded.uses_tile_copies()
+        && target.tile_copies == crate::target::TileCopies::TensorMaps;
+    if tensor_copies
+        || (unexpanded.uses_group_matrix()
+            && target.matrix_groups != crate::target::MatrixGroups::Plain)
     {
         kdsl_ir::matrix_group::TILE_ALIGNMENT_BYTES
     } else if unexpanded.uses_matrix() {

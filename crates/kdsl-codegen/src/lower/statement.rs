@@ -110,12 +110,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             StatementKind::DeviceFence => self.device_fence()?,
             StatementKind::Matrix(op) => self.matrix(op)?,
             StatementKind::AsyncCopy(op) => self.async_copy(op)?,
-            StatementKind::TileCopy(op) => {
-                return Err(LowerError(format!(
-                    "`{}` reached a target without tensor copies unexpanded",
-                    op.name()
-                )))
-            }
+            StatementKind::TileCopy(op) => self.tile_copy(op)?,
             StatementKind::Print { text, arguments } => self.print(text, arguments)?,
             StatementKind::Evaluate { value } => {
                 self.evaluate(value)?;

@@ -287,6 +287,10 @@ pub(crate) enum TileCopies {
     /// The work-items share each copy out as plain loads and stores; a wait is a barrier
     /// (`kdsl_ir::tile_copy::expand_plain`).
     Plain,
+    /// Hopper's tensor memory accelerator in kernels' entries for contiguous rows, from tensor
+    /// maps the host makes, completed through an `mbarrier` per slot (`lower::tile_copy`); the
+    /// plain form everywhere else.
+    TensorMaps,
 }
 
 /// How an `f32` result is rounded to `bf16` (`lower::bf16`).
@@ -608,6 +612,16 @@ pub(crate) struct TargetDescription {
 }
 
 impl TargetDescription {
+    /// Whether `function` keeps its tile copies as tensor copies, taking tensor maps: a
+    /// kernel's entry for contiguous rows (its sources' innermost stride is 1, as a tensor
+    /// map's is) on a target with them. Checked mode never gets here with tile copies.
+    pub fn takes_tensor_maps(&self, function: &kdsl_ir::Function) -> bool {
+        self.tile_copies == TileCopies::TensorMaps
+            && function.kind == kdsl_ir::FunctionKind::Kernel
+            && function.contiguous_copy_of.is_some()
+            && kdsl_ir::tile_copy::uses(&function.body)
+    }
+
     /// Whether a module's matrix statements (`features`) reach matrix units: sub-group tiles
     /// where the target has a unit for every shape the module uses, matrix-group tiles on
     /// `wgmma` or `mma.sync`. The rest take their plain definitions.

@@ -34,6 +34,10 @@ pub struct Options {
     /// places, and finally libclc's `nvptx64--nvidiacl.bc` (`$KDSL_LIBCLC_DIR`, `/usr/lib/clc`)
     /// are searched.
     pub libdevice: Option<PathBuf>,
+    /// Copy tiles without tensor maps on sm_90a too (`async_tile_copy` shared out as plain
+    /// loads and stores): for images whose host does not make tensor maps, the PTX of SYCLBIN
+    /// files that SYCL programs launch. Default false.
+    pub plain_tile_copies: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -150,7 +154,11 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         } else {
             crate::target::AsyncCopies::Plain
         },
-        tile_copies: crate::target::TileCopies::Plain,
+        tile_copies: if arch == WGMMA_PROCESSOR && !options.plain_tile_copies {
+            crate::target::TileCopies::TensorMaps
+        } else {
+            crate::target::TileCopies::Plain
+        },
         bf16_rounding: if capability >= 80 {
             crate::target::Bf16Rounding::NativeFptrunc
         } else {

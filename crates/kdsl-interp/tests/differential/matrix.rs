@@ -1246,9 +1246,9 @@ fn plain_layouts_agree_bit_for_bit() {
     }
 }
 
-/// `input` (40 x 70 in rows of 72) through tiles of 16 x 32: the interpreter's output is the
-/// input padded with zeros to 48 x 96.
-fn tile_roundtrip_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+/// `input` (40 x 70 in rows of `row`) through tiles of 16 x 32: the interpreter's output is
+/// the input padded with zeros to 48 x 96.
+fn tile_roundtrip_rows(reference: &[InterpArgument], row: usize) -> CaseResult {
     let (
         InterpArgument::Buffer(HostBuffer::F32(got)),
         InterpArgument::Buffer(HostBuffer::F32(input)),
@@ -1257,19 +1257,29 @@ fn tile_roundtrip_check(reference: &[InterpArgument], _device: &[InterpArgument]
         return Err("tile_roundtrip's buffers are not f32".into());
     };
     for (at, &value) in got.iter().enumerate() {
-        let (row, column) = (at / 96, at % 96);
-        let want = if row < 40 && column < 70 {
-            input[row * 72 + column]
+        let (r, column) = (at / 96, at % 96);
+        let want = if r < 40 && column < 70 {
+            input[r * row + column]
         } else {
             0.0
         };
         if value.to_bits() != want.to_bits() {
             return Err(format!(
-                "tile_roundtrip: output ({row}, {column}) is {value}, expected {want}"
+                "tile_roundtrip: output ({r}, {column}) is {value}, expected {want}"
             ));
         }
     }
     Ok(())
+}
+
+/// Rows 16-byte aligned: a tensor map describes them (on sm_90a: tensor copies).
+fn tile_roundtrip_check(reference: &[InterpArgument], _device: &[InterpArgument]) -> CaseResult {
+    tile_roundtrip_rows(reference, 72)
+}
+
+/// Rows of 71 floats: no tensor map describes them (on sm_90a: the kernel's own entry).
+fn tile_roundtrip_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    tile_roundtrip_rows(reference, 71)
 }
 
 /// tests/kernels/tile_copies.krn: a tile's layout and zero fill (checked against the host on
@@ -1285,10 +1295,18 @@ fn tile_copies() {
         roundtrip,
     );
     roundtrip.check = Some(tile_roundtrip_check);
+    let mut unaligned = vec![buffer(vec![-7.0f32; 48 * 96])];
+    unaligned.extend(shaped(random.f32s(40 * 71, -1.0, 1.0), &[40, 70], &[71, 1]));
+    let mut unaligned = Case::new(
+        "tile_roundtrip",
+        InterpLaunch::new([3 * 64, 3], [64, 1]),
+        unaligned,
+    );
+    unaligned.check = Some(tile_roundtrip_check_71);
     // 50 rows of 200 columns (the last step 8 columns wide), rows 208 apart.
     let mut sums = vec![buffer(vec![0.0f32; 50])];
     sums.extend(shaped(f16s(&mut random, 50 * 208), &[50, 200], &[208, 1]));
     let sums = Case::new("ring_row_sums", InterpLaunch::new([32, 4], [32, 2]), sums)
         .compare(0, Compare::Close(1e-5));
-    on_test_kernel("tile_copies", vec![roundtrip, sums]);
+    on_test_kernel("tile_copies", vec![roundtrip, unaligned, sums]);
 }

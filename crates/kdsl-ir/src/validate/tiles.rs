@@ -52,9 +52,9 @@ impl FunctionValidator<'_> {
     /// A tile copy: a local destination, a 2-D buffer source of the same element type, whose
     /// rows fill a swizzled row; `u32` corner; rows and slot in range.
     pub(super) fn tile_copy(&mut self, op: &crate::TileCopyOp, span: Span) {
-        use crate::tile_copy::{columns, MAX_ROWS, SLOTS};
-        if op.slot() >= SLOTS {
-            self.error(span, format!("a tile copy on slot {}", op.slot()));
+        use crate::tile_copy::{columns, MAX_ROWS};
+        if self.expression(op.slot()) != Some(ScalarType::U32) {
+            self.error(span, "a tile copy's slot is not `u32`");
         }
         let crate::TileCopyOp::Copy {
             destination,

@@ -19,9 +19,11 @@ use crate::device::{BackendKind, DeviceInfo, DeviceTarget, DeviceType};
 use crate::error::{Result, RuntimeError};
 use crate::inline_vec::{InlineVec, INLINE_ARGUMENTS};
 use crate::launch::{DeviceLimits, Launch};
+use crate::tensor_maps::TensorMapSource;
 use cudarc::driver::sys::CUdevice_attribute as Attribute;
 use cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};
 use kdsl_bundle::{Bundle, Image};
+use kdsl_ir::ScalarType;
 use std::any::Any;
 use std::ffi::{c_void, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -524,6 +526,16 @@ impl QueueBackend for CudaQueue {
                 .iter_mut()
                 .map(|slot| slot as *mut u64 as *mut c_void),
         );
+        // cuLaunchKernel copies each 128-byte map from here.
+        let mut maps = kernel
+            .tensor_maps
+            .iter()
+            .map(|source| encode_tensor_map(source, arguments))
+            .collect::<Result<Vec<_>>>()?;
+        pointers.extend(
+            maps.iter_mut()
+                .map(|map| map as *mut sys::CUtensorMap as *mut c_void),
+        );
         let groups = launch.group_counts();
         let dynamic_shared = RawArgument::dynamic_local_bytes(arguments);
         if dynamic_shared > kernel.dynamic_shared_allowed.load(Ordering::Acquire) {
@@ -600,6 +612,26 @@ impl Drop for CudaModule {
 
 impl ModuleBackend for CudaModule {
     fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>> {
+        Ok(Box::new(self.cuda_kernel(name, entry_point, Vec::new())?))
+    }
+
+    fn kernel_with_tensor_maps(
+        self: Arc<Self>,
+        name: &str,
+        entry_point: &str,
+        maps: Vec<TensorMapSource>,
+    ) -> Result<Option<Box<dyn KernelBackend>>> {
+        Ok(Some(Box::new(self.cuda_kernel(name, entry_point, maps)?)))
+    }
+}
+
+impl CudaModule {
+    fn cuda_kernel(
+        self: Arc<Self>,
+        name: &str,
+        entry_point: &str,
+        tensor_maps: Vec<TensorMapSource>,
+    ) -> Result<CudaKernel> {
         self.context.bind_to_thread().map_err(driver_error)?;
         let c_name = CString::new(entry_point).map_err(|_| RuntimeError::Backend {
             backend: BackendKind::Cuda,
@@ -616,13 +648,70 @@ impl ModuleBackend for CudaModule {
                 .ok()
                 .and_then(|(_, block)| u64::try_from(block).ok())
                 .filter(|&block| block > 0);
-        Ok(Box::new(CudaKernel {
+        Ok(CudaKernel {
             function,
             occupancy_block,
             dynamic_shared_allowed: AtomicU64::new(DEFAULT_DYNAMIC_SHARED_BYTES),
+            tensor_maps,
             _module: self,
-        }))
+        })
     }
+}
+
+/// Encodes the tensor map of `source` for a launch's `arguments`: a 2-D box of 128-byte rows,
+/// swizzled in 16-byte chunks, elements outside the array read as zero.
+fn encode_tensor_map(
+    source: &TensorMapSource,
+    arguments: &[RawArgument],
+) -> Result<sys::CUtensorMap> {
+    use sys::CUtensorMapDataType_enum as Type;
+    let invalid = |why: &str| RuntimeError::Backend {
+        backend: BackendKind::Cuda,
+        message: format!(
+            "cannot make the tensor map of argument {}: {why}",
+            source.buffer
+        ),
+    };
+    let layout = source
+        .raw_layout(arguments)
+        .filter(|layout| layout.describable())
+        .ok_or_else(|| invalid("the array is not one a tensor map describes"))?;
+    let data_type = match source.element {
+        ScalarType::F16 => Type::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        ScalarType::Bf16 => Type::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        ScalarType::F32 => Type::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        ScalarType::F64 => Type::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        ScalarType::I32 | ScalarType::U32 => Type::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        ScalarType::I64 | ScalarType::U64 => Type::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        ScalarType::I16 | ScalarType::U16 => Type::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        ScalarType::I8 | ScalarType::U8 | ScalarType::Bool => Type::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+    };
+    // Innermost dimension first, as the driver counts them.
+    let dimensions = [layout.shape[1], layout.shape[0]];
+    let strides = [layout.row_stride_bytes];
+    let boxed = [source.columns, source.rows];
+    let element_strides = [1u32, 1];
+    let mut map = sys::CUtensorMap { opaque: [0; 16] };
+    // SAFETY: every pointer is to a live array of the length the rank (2) asks for; the
+    // address is the device buffer the launch passes, checked aligned above.
+    let status = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map,
+            data_type,
+            2,
+            layout.address as *mut std::ffi::c_void,
+            dimensions.as_ptr(),
+            strides.as_ptr(),
+            boxed.as_ptr(),
+            element_strides.as_ptr(),
+            sys::CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            sys::CUtensorMapSwizzle_enum::CU_TENSOR_MAP_SWIZZLE_128B,
+            sys::CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            sys::CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    status.result().map_err(driver_error)?;
+    Ok(map)
 }
 
 /// The dynamic shared memory a kernel may have without the opt-in attribute: what is left of
@@ -635,6 +724,8 @@ struct CudaKernel {
     occupancy_block: Option<u64>,
     /// The largest dynamic shared memory size set on the function so far.
     dynamic_shared_allowed: AtomicU64,
+    /// The tensor maps it takes after its arguments, encoded at each launch.
+    tensor_maps: Vec<TensorMapSource>,
     _module: Arc<CudaModule>,
 }
 

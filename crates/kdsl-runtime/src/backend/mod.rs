@@ -133,6 +133,17 @@ pub(crate) trait QueueBackend: Send + Sync {
 pub(crate) trait ModuleBackend: Send + Sync {
     /// The kernel called `name` in the bundle, whose entry point in the image is `entry_point`.
     fn kernel(self: Arc<Self>, name: &str, entry_point: &str) -> Result<Box<dyn KernelBackend>>;
+    /// The same for an entry point that takes `maps` after its arguments
+    /// (`crate::tensor_maps`), which the backend encodes at each launch; `None` where it
+    /// cannot make tensor maps.
+    fn kernel_with_tensor_maps(
+        self: Arc<Self>,
+        _name: &str,
+        _entry_point: &str,
+        _maps: Vec<crate::tensor_maps::TensorMapSource>,
+    ) -> Result<Option<Box<dyn KernelBackend>>> {
+        Ok(None)
+    }
 }
 
 /// A kernel of a loaded image; queues of the same backend downcast it to launch it.

@@ -901,6 +901,7 @@ mod tests {
             matrix_units: false,
             matrix_groups: false,
             tile_sub_group_size: None,
+            tensor_maps: Vec::new(),
         };
         let bundle = Bundle {
             source_name: "k.krn".into(),

@@ -69,6 +69,7 @@ pub fn handmade_bundle() -> Bundle {
                 matrix_units: false,
                 matrix_groups: false,
                 tile_sub_group_size: None,
+                tensor_maps: Vec::new(),
             },
             Image {
                 target: TargetKind::Ptx,
@@ -77,6 +78,7 @@ pub fn handmade_bundle() -> Bundle {
                 matrix_units: false,
                 matrix_groups: false,
                 tile_sub_group_size: None,
+                tensor_maps: Vec::new(),
             },
         ],
         entry_point_prefix: String::new(),

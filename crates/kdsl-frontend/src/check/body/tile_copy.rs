@@ -21,25 +21,22 @@ impl Checker<'_> {
             self.arity_error(callee, arity, arguments.len(), span);
             return;
         }
-        let last = &arguments[arity - 1];
-        let slot = self.tile_constant(last, 0..=tile_copy::SLOTS - 1, "the slot");
         let op = match kind {
-            TileCopyKind::Copy => self.tile_copy(arguments, slot),
-            TileCopyKind::Wait => slot.map(|slot| TileCopyOp::Wait { slot }),
+            TileCopyKind::Copy => self.tile_copy(arguments),
+            TileCopyKind::Wait => self
+                .tile_slot(&arguments[0])
+                .map(|slot| TileCopyOp::Wait { slot }),
         };
         if let Some(op) = op {
             out.push(statement(StatementKind::TileCopy(op), span));
         }
     }
 
-    fn tile_copy(
-        &mut self,
-        arguments: &[ast::Expression],
-        slot: Option<u32>,
-    ) -> Option<TileCopyOp> {
+    fn tile_copy(&mut self, arguments: &[ast::Expression]) -> Option<TileCopyOp> {
         let destination = self.tile_destination(&arguments[0]);
         let source = self.tile_source(&arguments[1]);
         let rows = self.tile_constant(&arguments[2], 1..=tile_copy::MAX_ROWS, "the rows to copy");
+        let slot = self.tile_slot(&arguments[3]);
         let (destination, (source, element, row, column), rows, slot) =
             (destination?, source?, rows?, slot?);
         if destination.element != element {
@@ -85,6 +82,37 @@ impl Checker<'_> {
             rows,
             slot,
         })
+    }
+
+    /// A slot: a `u32`, below `SLOTS` where it is a constant (E0342).
+    fn tile_slot(&mut self, argument: &ast::Expression) -> Option<Expression> {
+        let value = self.expression(argument, Some(ScalarType::U32))?;
+        let refuse = |checker: &mut Self, label: String| {
+            checker.report(
+                Diagnostic::error(
+                    ErrorCode::E0342,
+                    format!(
+                        "a tile copy's slot is a `u32` from 0 to {}",
+                        tile_copy::SLOTS - 1
+                    ),
+                    argument.span,
+                    label,
+                )
+                .with_hint(format!(
+                    "copies complete on {} slots: a ring of tiles takes one each",
+                    tile_copy::SLOTS
+                )),
+            );
+        };
+        if value.ty != ScalarType::U32 {
+            refuse(self, format!("`{}`, not `u32`", value.ty));
+            return None;
+        }
+        if let Some(constant) = constant_u32(&value).filter(|&v| v >= tile_copy::SLOTS) {
+            refuse(self, format!("slot {constant}"));
+            return None;
+        }
+        Some(value)
     }
 
     /// A constant `u32` in `range`, or E0342 naming `what` it is.

@@ -1,0 +1,260 @@
+//! Tile copies on NVIDIA sm_90a through the tensor memory accelerator: one
+//! `cp.async.bulk.tensor.2d` per copy, issued by work-item 0 from a tensor map the host encodes
+//! (a hidden `grid_constant` parameter per source and row count, after the declared ones), and
+//! an `mbarrier` per slot in local memory. Every work-item arrives on a slot's barrier at a
+//! wait and waits for the phase its arrival completes, which needs every arrival and the
+//! copies' bytes; so no work-item can fall a phase behind, and the wait publishes the tile to
+//! the whole group. Only kernels' entries for contiguous rows get here
+//! ([`TargetDescription::takes_tensor_maps`]); elsewhere tile copies were expanded into plain
+//! loads and stores (`kdsl_ir::tile_copy::expand_plain`).
+
+use super::{FunctionLowering, LowerError, Result};
+use crate::target::TargetDescription;
+use inkwell::attributes::{Attribute, AttributeLoc};
+use inkwell::context::Context;
+use inkwell::module::Linkage;
+use inkwell::types::BasicMetadataTypeEnum;
+use inkwell::values::{BasicMetadataValueEnum, FunctionValue, IntValue};
+use inkwell::AddressSpace as LlvmAddressSpace;
+use kdsl_ir::tile_copy::{self, TensorMapUse, TileCopyOp, ROW_BYTES, SLOTS};
+use kdsl_ir::{Function, FunctionKind};
+
+/// The bytes of a `CUtensorMap`, and the alignment its parameter needs.
+const TENSOR_MAP_BYTES: u32 = 128;
+const TENSOR_MAP_ALIGNMENT: u64 = 64;
+
+/// Waits on a slot's barrier: arrives, then tries until the phase that arrival belongs to
+/// has completed.
+const WAIT: &str = "{\n\t.reg .b64 state;\n\t.reg .pred done;\n\t\
+    mbarrier.arrive.shared::cta.b64 state, [$0];\n\
+    kdsl_tile_wait${:uid}:\n\t\
+    mbarrier.try_wait.shared::cta.b64 done, [$0], state;\n\t\
+    @!done bra kdsl_tile_wait${:uid};\n}";
+
+/// The tensor maps `function` takes as hidden parameters on `target`: none unless it keeps
+/// tile copies there.
+pub(crate) fn hidden_tensor_maps(
+    target: &TargetDescription,
+    function: &Function,
+) -> Vec<TensorMapUse> {
+    if target.takes_tensor_maps(function) {
+        tile_copy::tensor_maps(&function.body)
+    } else {
+        Vec::new()
+    }
+}
+
+/// Appends `function`'s tensor map parameters to `parameter_types` (one 128-byte array each).
+pub(crate) fn hidden_parameter_types<'ctx>(
+    context: &'ctx Context,
+    target: &TargetDescription,
+    function: &Function,
+    parameter_types: &mut Vec<BasicMetadataTypeEnum<'ctx>>,
+) {
+    let pointer = context.ptr_type(LlvmAddressSpace::default());
+    for _ in hidden_tensor_maps(target, function) {
+        parameter_types.push(pointer.into());
+    }
+}
+
+/// Marks the tensor map parameters from `first` on as 128-byte `byval` objects the kernel only
+/// reads (`nvvm.grid_constant`), so their address is in the parameter space, as a tensor copy
+/// needs.
+pub(crate) fn mark_hidden_parameters(
+    context: &Context,
+    target: &TargetDescription,
+    function: &Function,
+    value: FunctionValue<'_>,
+) {
+    let first = function.parameters.len() as u32;
+    let map_type = context.i8_type().array_type(TENSOR_MAP_BYTES);
+    for index in 0..hidden_tensor_maps(target, function).len() as u32 {
+        let location = AttributeLoc::Param(first + index);
+        let byval = context
+            .create_type_attribute(Attribute::get_named_enum_kind_id("byval"), map_type.into());
+        value.add_attribute(location, byval);
+        value.add_attribute(
+            location,
+            context.create_enum_attribute(
+                Attribute::get_named_enum_kind_id("align"),
+                TENSOR_MAP_ALIGNMENT,
+            ),
+        );
+        value.add_attribute(
+            location,
+            context.create_string_attribute("nvvm.grid_constant", ""),
+        );
+    }
+}
+
+impl<'ctx> FunctionLowering<'_, 'ctx> {
+    /// At a kernel's start: work-item 0 makes each slot's barrier wait for the whole group's
+    /// arrivals, then the group synchronizes, so no copy or wait comes before the barriers.
+    pub(super) fn start_tile_slots(&mut self) -> Result<()> {
+        if self.function.kind != FunctionKind::Kernel || !tile_copy::uses(&self.function.body) {
+            return Ok(());
+        }
+        let items = self.linear_local_size()?;
+        let first = self.first_work_item()?;
+        let (init, after) = (self.new_block("tile.init"), self.new_block("tile.started"));
+        self.builder.build_conditional_branch(first, init, after)?;
+        self.builder.position_at_end(init);
+        for slot in 0..SLOTS {
+            let slot = self.i32_constant(u64::from(slot));
+            let barrier = self.slot_barrier(slot)?;
+            self.assembly(
+                "mbarrier.init.shared::cta.b64 [$0], $1;",
+                "r,r",
+                &[barrier.into(), items.into()],
+            )?;
+        }
+        self.assembly("fence.mbarrier_init.release.cluster;", "", &[])?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        self.barrier(kdsl_ir::FenceFlags {
+            local: true,
+            global: false,
+        })
+    }
+
+    pub(super) fn tile_copy(&mut self, op: &TileCopyOp) -> Result<()> {
+        let TileCopyOp::Copy {
+            destination,
+            source,
+            element,
+            row,
+            column,
+            rows,
+            ..
+        } = op
+        else {
+            let slot = self.expression(op.slot())?.into_int_value();
+            let slot = self.slot_barrier(slot)?;
+            return self.assembly(WAIT, "r", &[slot.into()]);
+        };
+        let map_use = TensorMapUse {
+            source: *source,
+            element: *element,
+            rows: *rows,
+        };
+        let index = tile_copy::tensor_maps(&self.function.body)
+            .iter()
+            .position(|map| *map == map_use)
+            .ok_or_else(|| LowerError("a tile copy without its tensor map".into()))?;
+        let map = self
+            .value
+            .get_nth_param((self.function.parameters.len() + index) as u32)
+            .ok_or_else(|| LowerError("a tensor map parameter is missing".into()))?
+            .into_pointer_value();
+        // Every work-item evaluates the operands (they are the same in all); one copies.
+        let to = self.address(destination)?;
+        let row = self.expression(row)?.into_int_value();
+        let column = self.expression(column)?.into_int_value();
+        let slot = self.expression(op.slot())?.into_int_value();
+        let slot = self.slot_barrier(slot)?;
+        let first = self.first_work_item()?;
+        let (copy, after) = (self.new_block("tile.copy"), self.new_block("tile.started"));
+        self.builder.build_conditional_branch(first, copy, after)?;
+        self.builder.position_at_end(copy);
+        let i32_type = self.context.i32_type();
+        let to = self.builder.build_ptr_to_int(to, i32_type, "")?;
+        let map = self
+            .builder
+            .build_ptr_to_int(map, self.context.i64_type(), "")?;
+        let bytes = self.i32_constant(u64::from(rows * ROW_BYTES));
+        self.assembly(
+            "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;",
+            "r,r",
+            &[slot.into(), bytes.into()],
+        )?;
+        self.assembly(
+            "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes \
+             [$0], [$1, {$2, $3}], [$4];",
+            "r,l,r,r,r",
+            &[
+                to.into(),
+                map.into(),
+                column.into(),
+                row.into(),
+                slot.into(),
+            ],
+        )?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+
+    /// Whether this work-item's linear local id is 0.
+    fn first_work_item(&mut self) -> Result<IntValue<'ctx>> {
+        let linear = self.linear_local_id()?;
+        let zero = self.i32_constant(0);
+        Ok(self
+            .builder
+            .build_int_compare(inkwell::IntPredicate::EQ, linear, zero, "")?)
+    }
+
+    /// The 32-bit local-memory address of `slot`'s barrier, in an array of the kernel's own
+    /// (a slot past the array is undefined behaviour).
+    fn slot_barrier(&mut self, slot: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let name = format!("{}.tile_slots", self.function.name);
+        let i64_type = self.context.i64_type();
+        let array = i64_type.array_type(SLOTS);
+        let global = match self.module.get_global(&name) {
+            Some(global) => global,
+            None => {
+                let space = LlvmAddressSpace::from(self.target.address_spaces.local);
+                let global = self.module.add_global(array, Some(space), &name);
+                global.set_linkage(Linkage::Internal);
+                global.set_initializer(&array.get_poison());
+                global.set_alignment(8);
+                global
+            }
+        };
+        let i32_type = self.context.i32_type();
+        // SAFETY: the language makes a slot below the array's length.
+        let pointer = unsafe {
+            self.builder.build_in_bounds_gep(
+                array,
+                global.as_pointer_value(),
+                &[i32_type.const_zero(), slot],
+                "",
+            )
+        }?;
+        Ok(self.builder.build_ptr_to_int(pointer, i32_type, "")?)
+    }
+
+    /// One statement of inline assembly without results, ordered with every memory access.
+    fn assembly(
+        &mut self,
+        text: &str,
+        constraints: &str,
+        operands: &[BasicMetadataValueEnum<'ctx>],
+    ) -> Result<()> {
+        let types: Vec<BasicMetadataTypeEnum<'ctx>> = operands
+            .iter()
+            .map(|operand| match operand {
+                BasicMetadataValueEnum::IntValue(value) => value.get_type().into(),
+                BasicMetadataValueEnum::PointerValue(value) => value.get_type().into(),
+                _ => self.context.i32_type().into(),
+            })
+            .collect();
+        let void = self.context.void_type().fn_type(&types, false);
+        let constraints = if constraints.is_empty() {
+            "~{memory}".to_string()
+        } else {
+            format!("{constraints},~{{memory}}")
+        };
+        let assembly = self.context.create_inline_asm(
+            void,
+            text.to_string(),
+            constraints,
+            true,
+            false,
+            None,
+            false,
+        );
+        self.builder
+            .build_indirect_call(void, assembly, operands, "")?;
+        Ok(())
+    }
+}
