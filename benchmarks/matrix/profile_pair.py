@@ -20,7 +20,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse, resident, streamk_buffers  # noqa: E402
+from launch_spec import grid, parse, resident, streamk_buffers, tma_launch  # noqa: E402
 from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
 
 folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -91,8 +91,17 @@ for spec in specs:
         kernel.max_dynamic_shared_size_bytes = dynamic
     blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
     args += streamk_buffers(spec, size, size, bm, bn, blocks)
-    launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
+    if spec.endswith(",tma"):
+        launches.append((spec, tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, 64)))
+    else:
+        launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
+    if spec.endswith(",tma") and dtype == torch.float16:
+        cp.cuda.runtime.deviceSynchronize()
+        want = ta.float() @ tb.float()
+        got = torch.as_tensor(c, device="cuda").float()
+        error = ((got - want).abs().max() / want.abs().max()).item()
+        print(f"checked: {spec} relative error {error:.2e} ({'ok' if error < 2e-3 else 'FAIL'})", flush=True)
 
 
 def prebuilt(path):

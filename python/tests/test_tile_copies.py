@@ -1,0 +1,89 @@
+"""Tile copies (``async_tile_copy``): a work-group copies rectangles of a 2-D array into local
+memory. On NumPy and dpnp arrays (the CPU device) and CuPy and PyTorch arrays (CUDA: tensor
+copies on sm_90 where the rows allow a tensor map, plain copies otherwise) the results match
+NumPy, including rows a tensor map cannot describe and a ragged edge read as zeros."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import ROOT, cuda_available, has_module, sycl_available
+
+import kdsl
+
+
+@pytest.fixture(scope="module")
+def module():
+    return kdsl.compile(path=ROOT / "tests" / "kernels" / "tile_copies.krn")
+
+
+def _kinds():
+    kinds = [pytest.param("numpy", id="numpy")]
+    kinds.append(
+        pytest.param(
+            "dpnp",
+            id="dpnp",
+            marks=pytest.mark.skipif(not (has_module("dpnp") and sycl_available()), reason="dpnp or SYCL absent"),
+        )
+    )
+    for name in ("cupy", "torch"):
+        kinds.append(
+            pytest.param(
+                name,
+                id=name,
+                marks=pytest.mark.skipif(not (has_module(name) and cuda_available()), reason=f"{name} or CUDA absent"),
+            )
+        )
+    return kinds
+
+
+def to_device(kind: str, host: np.ndarray):
+    if kind == "dpnp":
+        import dpnp
+
+        return dpnp.asarray(host)
+    if kind == "cupy":
+        import cupy
+
+        return cupy.asarray(host)
+    if kind == "torch":
+        import torch
+
+        return torch.from_numpy(host).cuda()
+    return host.copy()
+
+
+def to_numpy(kind: str, array) -> np.ndarray:
+    if kind == "dpnp":
+        import dpnp
+
+        return dpnp.asnumpy(array)
+    if kind == "cupy":
+        import cupy
+
+        return cupy.asnumpy(array)
+    if kind == "torch":
+        return array.cpu().numpy()
+    return array
+
+
+@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("pitch", [72, 71], ids=["aligned-rows", "unaligned-rows"])
+def test_tiles_land_swizzled_and_zero_past_the_edge(module, kind, pitch):
+    host = np.random.default_rng(3).standard_normal((40, pitch)).astype(np.float32)
+    matrix = to_device(kind, host)[:, :70]
+    output = to_device(kind, np.full(48 * 96, -7.0, np.float32))
+    module.tile_roundtrip[(3 * 64, 3), (64, 1)](output, matrix).wait()
+    expected = np.zeros((48, 96), np.float32)
+    expected[:40, :70] = host[:, :70]
+    np.testing.assert_array_equal(to_numpy(kind, output).reshape(48, 96), expected)
+
+
+@pytest.mark.parametrize("kind", _kinds())
+def test_a_ring_of_two_slots_sums_rows(module, kind):
+    host = np.random.default_rng(4).uniform(-1, 1, (50, 208)).astype(np.float16)
+    matrix = to_device(kind, host)[:, :200]
+    sums = to_device(kind, np.zeros(50, np.float32))
+    module.ring_row_sums[(32, 4), (32, 2)](sums, matrix).wait()
+    expected = host[:, :200].astype(np.float64).sum(axis=1)
+    np.testing.assert_allclose(to_numpy(kind, sums), expected, rtol=1e-4, atol=1e-4)
