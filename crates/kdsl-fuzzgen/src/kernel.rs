@@ -628,12 +628,14 @@ impl Generator<'_> {
         let group_items = self.geometry.group_items();
         let count = 1 + self.random.below(2);
         for _ in 0..count {
-            // Often the element type of a flat input, which an asynchronous copy can fill it from.
+            // Often the element type of a flat input, which an asynchronous copy can fill it
+            // from, or of a 2-D one, which a tile copy can.
             let copyable: Vec<ScalarType> = self
                 .buffers
                 .iter()
                 .filter(|b| {
-                    matches!(b.usage, BufferUse::Input | BufferUse::Constant) && b.shape.is_none()
+                    matches!(b.usage, BufferUse::Input | BufferUse::Constant)
+                        && b.shape.as_ref().is_none_or(|shape| shape.rank() == 2)
                 })
                 .filter_map(|b| b.element.scalar())
                 .collect();

@@ -30,6 +30,7 @@ enum Kind {
     Exit,
     LocalExchange,
     LocalAsyncCopy,
+    LocalTileCopy,
     LocalAtomics,
     GlobalAtomic,
     OwnSlotAtomic,
@@ -114,6 +115,11 @@ impl Generator<'_> {
             {
                 5
             }
+            Kind::LocalTileCopy
+                if kernel && control.work_group_uniform && !self.tile_copy_plans().is_empty() =>
+            {
+                4
+            }
             Kind::LocalAtomics
                 if kernel
                     && control.work_group_uniform
@@ -148,7 +154,7 @@ impl Generator<'_> {
     }
 
     fn statement(&mut self) {
-        const KINDS: [Kind; 22] = [
+        const KINDS: [Kind; 23] = [
             Kind::Let,
             Kind::LetMutable,
             Kind::Assign,
@@ -162,6 +168,7 @@ impl Generator<'_> {
             Kind::Exit,
             Kind::LocalExchange,
             Kind::LocalAsyncCopy,
+            Kind::LocalTileCopy,
             Kind::LocalAtomics,
             Kind::GlobalAtomic,
             Kind::OwnSlotAtomic,
@@ -190,6 +197,7 @@ impl Generator<'_> {
             Kind::Exit => self.loop_exit(),
             Kind::LocalExchange => self.local_exchange(),
             Kind::LocalAsyncCopy => self.local_async_copy(),
+            Kind::LocalTileCopy => self.local_tile_copy(),
             Kind::LocalAtomics => self.local_atomics(),
             Kind::GlobalAtomic => self.global_atomic(),
             Kind::OwnSlotAtomic => self.own_slot_atomic(),
@@ -1165,6 +1173,66 @@ impl Generator<'_> {
     /// `group_items / count` work-items copies `count` elements (the input's, from a uniform
     /// start, wrapping around), then every work-item commits,
     /// waits and passes a barrier, after which any slot may be read.
+    /// (local array, 2-D input, rows) of every tile copy that fills a flat exchange array
+    /// exactly: its length a whole number of 128-byte rows of the input's element type.
+    fn tile_copy_plans(&self) -> Vec<(usize, usize, u32)> {
+        if !self.options.async_copies {
+            return Vec::new();
+        }
+        let mut plans = Vec::new();
+        for (local_index, local) in self.locals.iter().enumerate() {
+            let Some(columns) = kdsl_ir::tile_copy::columns(local.element) else {
+                continue;
+            };
+            let rows = local.length / columns;
+            if local.usage != LocalUse::Exchange
+                || local.shape != LocalShape::Flat
+                || !local.length.is_multiple_of(columns)
+                || !(1..=kdsl_ir::tile_copy::MAX_ROWS).contains(&rows)
+            {
+                continue;
+            }
+            for (buffer_index, buffer) in self.buffers.iter().enumerate() {
+                let same_values = buffer.element == ValueType::Scalar(local.element)
+                    && (!local.element.is_float() || buffer.data_facts == local.element_facts);
+                if matches!(buffer.usage, BufferUse::Input | BufferUse::Constant)
+                    && buffer.shape.as_ref().is_some_and(|shape| shape.rank() == 2)
+                    && same_values
+                {
+                    plans.push((local_index, buffer_index, rows));
+                }
+            }
+        }
+        plans
+    }
+
+    /// A tile copy filling a flat exchange array from a 2-D input, its corner anywhere from
+    /// the input's first element to past its last row and column (so edges read as zeros),
+    /// on a random slot; the wait publishes it to the whole group.
+    fn local_tile_copy(&mut self) {
+        let plans = self.tile_copy_plans();
+        let (index, buffer, rows) = *self.random.pick(&plans);
+        let local = self.locals[index].clone();
+        let input = self.buffers[buffer].clone();
+        let extents = input
+            .shape
+            .as_ref()
+            .map_or(vec![1, 1], |shape| shape.extents.clone());
+        let row = self.random.below(u64::from(extents[0]) + 2);
+        let column = self.random.below(u64::from(extents[1]) + 3);
+        let slot = self.random.below(u64::from(kdsl_ir::tile_copy::SLOTS));
+        self.local_being_written = Some(index);
+        self.note("tile copy");
+        self.code.line("barrier();");
+        self.code.line(format!(
+            "async_tile_copy({}[0u32], {}[{row}u32, {column}u32], {rows}, {slot}u32);",
+            local.name, input.name
+        ));
+        self.code.line(format!("async_tile_wait({slot}u32);"));
+        self.local_being_written = None;
+        self.scope.mark_local_readable(index);
+    }
+
     fn local_async_copy(&mut self) {
         let plans = self.async_copy_plans();
         let (index, buffer, count) = *self.random.pick(&plans);
