@@ -67,7 +67,7 @@ def base_input(input):
 def options(input):
     """The `+` options of INPUT (module docstring)."""
     known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
-             "streamk", "tma"}
+             "streamk", "tma", "release"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -426,7 +426,8 @@ def tma_kernel(input, groups, tiles, columns, stages):
     makes), each stage on its own slot; a stage's wait replaces the copies' wait and the
     barrier after it. A and B are 2-D buffers (`global [[T]]`), C flat. Triton's loop order
     (`+late`): the products, the wait for the previous stage's, a barrier, then the copies
-    into the slot those read."""
+    into the slot those read; with `+release` the slot is released instead of the barrier
+    (`async_tile_release`), so only the work-item issuing the copies waits for the others."""
     element, size, width, depth, name = facts(input)
     chosen = options(input)
     if element == "f32" or not {"persist", "half", "staged"} <= chosen or not base_input(input).partition("/")[0].endswith("a"):
@@ -486,10 +487,14 @@ def tma_kernel(input, groups, tiles, columns, stages):
             "        let base = slot * STAGE;"]
     for t in range(tiles):
         body.append(f"        matrix_group_mma_async(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
-    body += ["        matrix_group_wait(1);", "        barrier();", f"        let next = t + {ahead};",
+    sync = ["        if t > 0 {", "            async_tile_release((t - 1) % STAGES);", "        }"] if "release" in chosen else ["        barrier();"]
+    body += ["        matrix_group_wait(1);"] + sync + [f"        let next = t + {ahead};",
              "        if next < stages {", "            let next_slot = next % STAGES;"]
     body += stage_copies("            ", "next_slot", "next * BK")
-    body += ["        }", "    }", "    matrix_group_wait(0);", "    barrier();",
+    # The last stage's slot is released too, so every slot's next copy has a release to wait for
+    # or none pending (the first copies of the next block need every work-item done).
+    last = ["    if stages > 0 {", "        async_tile_release((stages - 1) % STAGES);", "    }"] if "release" in chosen else []
+    body += ["        }", "    }", "    matrix_group_wait(0);"] + last + ["    barrier();",
              "    let done_row = block_row;", "    let done_column = block_column;",
              "    tile += get_num_groups(0);"]
     body += persistent_block(band, rows, columns) + prologue + ["    let lane = item % 32;"]

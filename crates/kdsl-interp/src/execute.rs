@@ -792,19 +792,15 @@ impl<'g> WorkItem<'g> {
                 }
                 self.copies.borrow_mut().tiles[slot].extend(copies);
             }
-            TileCopyOp::Wait { slot } => {
+            TileCopyOp::Wait { slot } | TileCopyOp::Release { slot } => {
                 let slot = self.tile_slot(frame, slot, span)?;
-                let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[slot]);
-                PendingCopies::land(landed);
+                if let TileCopyOp::Wait { .. } = op {
+                    let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[slot]);
+                    PendingCopies::land(landed);
+                }
                 if let Some(barrier) = &self.group.barrier {
                     barrier
-                        .arrive(
-                            self.linear_local,
-                            0,
-                            span,
-                            "async_tile_wait",
-                            &self.group.aborted,
-                        )
+                        .arrive(self.linear_local, 0, span, op.name(), &self.group.aborted)
                         .map_err(|failure| self.rendezvous_failure(failure))?;
                 }
             }

@@ -471,6 +471,13 @@ pub static BUILTINS: &[BuiltinRow] = &[
         Requirement::Always,
     ),
     row(
+        "async_tile_release",
+        Builtin::TileCopy(TileCopyKind::Release),
+        Operands::Constant,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
         "select",
         Builtin::Select,
         Operands::Condition,

@@ -212,7 +212,7 @@ impl Printer<'_> {
                         self.expression(out, slot)?;
                         out.push(')');
                     }
-                    crate::TileCopyOp::Wait { slot } => {
+                    crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot } => {
                         out.push('(');
                         self.expression(out, slot)?;
                         out.push(')');

@@ -44,6 +44,7 @@ pub const CHUNK_BYTES: u32 = crate::matrix_group::CHUNK_BYTES;
 pub enum TileCopyKind {
     Copy,
     Wait,
+    Release,
 }
 
 /// One tile-copy statement.
@@ -65,6 +66,9 @@ pub enum TileCopyOp {
     },
     /// `async_tile_wait(slot)`: waits for the copies started on `slot` since its last wait.
     Wait { slot: Expression },
+    /// `async_tile_release(slot)`: every work-item is done reading the tiles of `slot`; the
+    /// next copy on it writes only after every work-item released it.
+    Release { slot: Expression },
 }
 
 impl TileCopyOp {
@@ -72,6 +76,7 @@ impl TileCopyOp {
         match self {
             TileCopyOp::Copy { .. } => TileCopyKind::Copy,
             TileCopyOp::Wait { .. } => TileCopyKind::Wait,
+            TileCopyOp::Release { .. } => TileCopyKind::Release,
         }
     }
 
@@ -83,7 +88,9 @@ impl TileCopyOp {
     /// The slot the statement uses.
     pub fn slot(&self) -> &Expression {
         match self {
-            TileCopyOp::Copy { slot, .. } | TileCopyOp::Wait { slot } => slot,
+            TileCopyOp::Copy { slot, .. }
+            | TileCopyOp::Wait { slot }
+            | TileCopyOp::Release { slot } => slot,
         }
     }
 
@@ -101,7 +108,7 @@ impl TileCopyOp {
                 .iter()
                 .chain([row, column, slot])
                 .collect(),
-            TileCopyOp::Wait { slot } => vec![slot],
+            TileCopyOp::Wait { slot } | TileCopyOp::Release { slot } => vec![slot],
         }
     }
 }
@@ -185,7 +192,7 @@ fn collect_maps(block: &Block, maps: &mut Vec<TensorMapUse>) {
 
 /// `module` with every tile copy shared out over the work-group's work-items as plain loads
 /// and stores (element `e` of the box by the work-items whose linear local id is
-/// `e % group size`), and every wait a barrier over local memory.
+/// `e % group size`), and every wait and release a barrier over local memory.
 pub fn expand_plain(module: &Module) -> Module {
     expand_plain_where(module, |_| true)
 }

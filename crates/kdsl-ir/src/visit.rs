@@ -101,9 +101,9 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
             visit_expression(column, visitor);
             visit_expression(slot, visitor);
         }
-        StatementKind::TileCopy(crate::TileCopyOp::Wait { slot }) => {
-            visit_expression(slot, visitor)
-        }
+        StatementKind::TileCopy(
+            crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot },
+        ) => visit_expression(slot, visitor),
         StatementKind::If {
             condition,
             accept,

@@ -64,9 +64,9 @@ pub fn walk_block_mut(
                 walk_expression_mut(column, visit, visit_place);
                 walk_expression_mut(slot, visit, visit_place);
             }
-            StatementKind::TileCopy(crate::TileCopyOp::Wait { slot }) => {
-                walk_expression_mut(slot, visit, visit_place)
-            }
+            StatementKind::TileCopy(
+                crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot },
+            ) => walk_expression_mut(slot, visit, visit_place),
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
                 | crate::matrix::MatrixOp::Store { offset, stride, .. } => {

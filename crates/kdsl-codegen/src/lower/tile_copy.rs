@@ -4,7 +4,9 @@
 //! an `mbarrier` per slot in local memory. Every work-item arrives on a slot's barrier at a
 //! wait and waits for the phase its arrival completes, which needs every arrival and the
 //! copies' bytes; so no work-item can fall a phase behind, and the wait publishes the tile to
-//! the whole group. Only kernels' entries for contiguous rows get here
+//! the whole group. A release arrives on a second barrier of the slot, without waiting;
+//! work-item 0 keeps its arrival's phase, and its next copy on the slot waits for that phase
+//! (every work-item's release) first, so only the work-item that copies waits. Only kernels' entries for contiguous rows get here
 //! ([`TargetDescription::takes_tensor_maps`]); elsewhere tile copies were expanded into plain
 //! loads and stores (`kdsl_ir::tile_copy::expand_plain`).
 
@@ -30,6 +32,21 @@ const WAIT: &str = "{\n\t.reg .b64 state;\n\t.reg .pred done;\n\t\
     kdsl_tile_wait${:uid}:\n\t\
     mbarrier.try_wait.shared::cta.b64 done, [$0], state;\n\t\
     @!done bra kdsl_tile_wait${:uid};\n}";
+
+/// Waits until the phase of a release arrival (`$1`, its state) has completed on the slot's
+/// release barrier (`$0`).
+const WAIT_FOR_RELEASE: &str = "{\n\t.reg .pred done;\n\
+    kdsl_tile_free${:uid}:\n\t\
+    mbarrier.try_wait.shared::cta.b64 done, [$0], $1;\n\t\
+    @!done bra kdsl_tile_free${:uid};\n}";
+
+/// The per-kernel local arrays of the slots: the copies' barriers, the releases' barriers,
+/// work-item 0's last release state and whether a release is pending (its own, so no other
+/// work-item touches the last two).
+const FULL: &str = "tile_full";
+const EMPTY: &str = "tile_empty";
+const TOKENS: &str = "tile_release_state";
+const PENDING: &str = "tile_release_pending";
 
 /// The tensor maps `function` takes as hidden parameters on `target`: none unless it keeps
 /// tile copies there.
@@ -101,12 +118,17 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.builder.position_at_end(init);
         for slot in 0..SLOTS {
             let slot = self.i32_constant(u64::from(slot));
-            let barrier = self.slot_barrier(slot)?;
-            self.assembly(
-                "mbarrier.init.shared::cta.b64 [$0], $1;",
-                "r,r",
-                &[barrier.into(), items.into()],
-            )?;
+            for array in [FULL, EMPTY] {
+                let barrier = self.slot_barrier(array, slot)?;
+                self.assembly(
+                    "mbarrier.init.shared::cta.b64 [$0], $1;",
+                    "r,r",
+                    &[barrier.into(), items.into()],
+                )?;
+            }
+            let pending = self.slot_element(PENDING, slot)?;
+            self.builder
+                .build_store(pending, self.context.i64_type().const_zero())?;
         }
         self.assembly("fence.mbarrier_init.release.cluster;", "", &[])?;
         self.builder.build_unconditional_branch(after)?;
@@ -129,8 +151,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         } = op
         else {
             let slot = self.expression(op.slot())?.into_int_value();
-            let slot = self.slot_barrier(slot)?;
-            return self.assembly(WAIT, "r", &[slot.into()]);
+            return match op {
+                TileCopyOp::Release { .. } => self.release(slot),
+                _ => {
+                    let barrier = self.slot_barrier(FULL, slot)?;
+                    self.assembly(WAIT, "r", &[barrier.into()])
+                }
+            };
         };
         let map_use = TensorMapUse {
             source: *source,
@@ -150,12 +177,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         let to = self.address(destination)?;
         let row = self.expression(row)?.into_int_value();
         let column = self.expression(column)?.into_int_value();
-        let slot = self.expression(op.slot())?.into_int_value();
-        let slot = self.slot_barrier(slot)?;
+        let slot_index = self.expression(op.slot())?.into_int_value();
+        let slot = self.slot_barrier(FULL, slot_index)?;
         let first = self.first_work_item()?;
         let (copy, after) = (self.new_block("tile.copy"), self.new_block("tile.started"));
         self.builder.build_conditional_branch(first, copy, after)?;
         self.builder.position_at_end(copy);
+        self.wait_for_release(slot_index)?;
         let i32_type = self.context.i32_type();
         let to = self.builder.build_ptr_to_int(to, i32_type, "")?;
         let map = self
@@ -184,6 +212,77 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         Ok(())
     }
 
+    /// Every work-item arrives on the slot's release barrier; work-item 0 keeps the state of
+    /// its arrival for its next copy on the slot.
+    fn release(&mut self, slot: IntValue<'ctx>) -> Result<()> {
+        let barrier = self.slot_barrier(EMPTY, slot)?;
+        let i64_type = self.context.i64_type();
+        let arrive = self.context.create_inline_asm(
+            i64_type.fn_type(&[self.context.i32_type().into()], false),
+            "mbarrier.arrive.shared::cta.b64 $0, [$1];".to_string(),
+            "=l,r,~{memory}".to_string(),
+            true,
+            false,
+            None,
+            false,
+        );
+        let state = self
+            .builder
+            .build_indirect_call(
+                i64_type.fn_type(&[self.context.i32_type().into()], false),
+                arrive,
+                &[barrier.into()],
+                "",
+            )?
+            .try_as_basic_value()
+            .basic()
+            .ok_or_else(|| LowerError("an arrival without its state".into()))?;
+        let first = self.first_work_item()?;
+        let (keep, after) = (
+            self.new_block("tile.release"),
+            self.new_block("tile.released"),
+        );
+        self.builder.build_conditional_branch(first, keep, after)?;
+        self.builder.position_at_end(keep);
+        let token = self.slot_element(TOKENS, slot)?;
+        self.builder.build_store(token, state)?;
+        let pending = self.slot_element(PENDING, slot)?;
+        self.builder
+            .build_store(pending, i64_type.const_int(1, false))?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+
+    /// In work-item 0, before a copy: where the slot was released since its last copy, waits
+    /// for every work-item's release.
+    fn wait_for_release(&mut self, slot: IntValue<'ctx>) -> Result<()> {
+        let i64_type = self.context.i64_type();
+        let pending = self.slot_element(PENDING, slot)?;
+        let flag = self
+            .builder
+            .build_load(i64_type, pending, "")?
+            .into_int_value();
+        let released = self.builder.build_int_compare(
+            inkwell::IntPredicate::NE,
+            flag,
+            i64_type.const_zero(),
+            "",
+        )?;
+        let (wait, after) = (self.new_block("tile.free"), self.new_block("tile.freed"));
+        self.builder
+            .build_conditional_branch(released, wait, after)?;
+        self.builder.position_at_end(wait);
+        let token = self.slot_element(TOKENS, slot)?;
+        let state = self.builder.build_load(i64_type, token, "")?;
+        let barrier = self.slot_barrier(EMPTY, slot)?;
+        self.assembly(WAIT_FOR_RELEASE, "r,l", &[barrier.into(), state.into()])?;
+        self.builder.build_store(pending, i64_type.const_zero())?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+
     /// Whether this work-item's linear local id is 0.
     fn first_work_item(&mut self) -> Result<IntValue<'ctx>> {
         let linear = self.linear_local_id()?;
@@ -193,10 +292,22 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             .build_int_compare(inkwell::IntPredicate::EQ, linear, zero, "")?)
     }
 
-    /// The 32-bit local-memory address of `slot`'s barrier, in an array of the kernel's own
-    /// (a slot past the array is undefined behaviour).
-    fn slot_barrier(&mut self, slot: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
-        let name = format!("{}.tile_slots", self.function.name);
+    /// The 32-bit local-memory address of `slot`'s element of the kernel's slot array
+    /// `array` (an `mbarrier`).
+    fn slot_barrier(&mut self, array: &str, slot: IntValue<'ctx>) -> Result<IntValue<'ctx>> {
+        let pointer = self.slot_element(array, slot)?;
+        let i32_type = self.context.i32_type();
+        Ok(self.builder.build_ptr_to_int(pointer, i32_type, "")?)
+    }
+
+    /// `slot`'s 8-byte element of the kernel's slot array `array`, in local memory (a slot
+    /// past the array is undefined behaviour).
+    fn slot_element(
+        &mut self,
+        array: &str,
+        slot: IntValue<'ctx>,
+    ) -> Result<inkwell::values::PointerValue<'ctx>> {
+        let name = format!("{}.{array}", self.function.name);
         let i64_type = self.context.i64_type();
         let array = i64_type.array_type(SLOTS);
         let global = match self.module.get_global(&name) {
@@ -220,7 +331,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                 "",
             )
         }?;
-        Ok(self.builder.build_ptr_to_int(pointer, i32_type, "")?)
+        Ok(pointer)
     }
 
     /// One statement of inline assembly without results, ordered with every memory access.

@@ -26,6 +26,9 @@ impl Checker<'_> {
             TileCopyKind::Wait => self
                 .tile_slot(&arguments[0])
                 .map(|slot| TileCopyOp::Wait { slot }),
+            TileCopyKind::Release => self
+                .tile_slot(&arguments[0])
+                .map(|slot| TileCopyOp::Release { slot }),
         };
         if let Some(op) = op {
             out.push(statement(StatementKind::TileCopy(op), span));
