@@ -109,6 +109,20 @@ fn matrix_groups_need_whole_groups_on_matrix_units() {
     compile_ok("half_group", &module, &TargetSpec::spirv());
 }
 
+/// Runs ptxas for `arch` on `ptx` (the module `name`'s), failing the test where it refuses it.
+fn ptxas_accepts(name: &str, ptx: &str, arch: &str) {
+    let file = scratch_file(&format!("{name}-{arch}.ptx"), ptx.as_bytes());
+    run(
+        Command::new(ptxas())
+            .arg(format!("-arch={arch}"))
+            .arg(&file)
+            .arg("-o")
+            .arg("/dev/null"),
+        &format!("ptxas -arch={arch} on {name}"),
+    );
+    let _ = std::fs::remove_file(file);
+}
+
 /// Tile copies reach sm_90a's tensor memory accelerator in kernels' entries for contiguous
 /// rows, one `cp.async.bulk.tensor` per copy from a 128-byte `grid_constant` tensor map
 /// parameter per source and row count, which the image lists; kernels' own entries (any
@@ -164,16 +178,7 @@ fn tile_copies_use_tensor_maps_on_sm_90a() {
     );
     let map = &artifact.image.tensor_maps[1].maps[0];
     assert_eq!((map.buffer, map.rows, map.columns), (1, 32, 64));
-    let file = scratch_file(&format!("{name}-sm_90a.ptx"), ptx.as_bytes());
-    run(
-        Command::new(ptxas())
-            .arg("-arch=sm_90a")
-            .arg(&file)
-            .arg("-o")
-            .arg("/dev/null"),
-        &format!("ptxas -arch=sm_90a on {name}"),
-    );
-    let _ = std::fs::remove_file(file);
+    ptxas_accepts(name, &ptx, "sm_90a");
     let plain_options = Options {
         nvptx: kdsl_codegen::nvptx::Options {
             plain_tile_copies: true,
@@ -227,16 +232,7 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
         count("wgmma.wait_group.sync.aligned 0"),
         "{ptx}"
     );
-    let file = scratch_file(&format!("{name}-sm_90a.ptx"), ptx.as_bytes());
-    run(
-        Command::new(ptxas())
-            .arg("-arch=sm_90a")
-            .arg(&file)
-            .arg("-o")
-            .arg("/dev/null"),
-        &format!("ptxas -arch=sm_90a on {name}"),
-    );
-    let _ = std::fs::remove_file(file);
+    ptxas_accepts(name, &ptx, "sm_90a");
     assert!(
         artifact.image.matrix_units && artifact.image.matrix_groups,
         "the sm_90a image runs matrix groups on matrix units"
@@ -282,16 +278,7 @@ fn matrix_groups_use_the_matrix_units_each_processor_has() {
             text.contains("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
             "{arch}: {text}"
         );
-        let file = scratch_file(&format!("{name}-{arch}.ptx"), text.as_bytes());
-        run(
-            Command::new(ptxas())
-                .arg(format!("-arch={arch}"))
-                .arg(&file)
-                .arg("-o")
-                .arg("/dev/null"),
-            &format!("ptxas -arch={arch} on {name}"),
-        );
-        let _ = std::fs::remove_file(file);
+        ptxas_accepts(name, &text, arch);
         // The GEMM example's accumulators stay in registers.
         let gemm = "hgemm_wgmma";
         let path = kdsl_testkit::files::workspace_root().join(format!("examples/{gemm}.krn"));

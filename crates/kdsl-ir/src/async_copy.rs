@@ -69,14 +69,7 @@ pub fn valid_count(element: crate::ScalarType, count: u32) -> bool {
 }
 
 fn block_uses(block: &Block) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::AsyncCopy(_) => true,
-        StatementKind::If { accept, reject, .. } => block_uses(accept) || block_uses(reject),
-        StatementKind::Loop {
-            body, continuing, ..
-        } => block_uses(body) || block_uses(continuing),
-        _ => false,
-    })
+    crate::visit::any_statement(block, &|kind| matches!(kind, StatementKind::AsyncCopy(_)))
 }
 
 /// `module` with every copy done at once (`destination[i + c] = source[j + c]` for each `c`

@@ -132,14 +132,7 @@ pub fn landing(element: ScalarType, row: u32, column: u32) -> u32 {
 
 /// Whether `function` holds a tile copy or wait.
 pub fn uses(block: &Block) -> bool {
-    block.iter().any(|statement| match &statement.kind {
-        StatementKind::TileCopy(_) => true,
-        StatementKind::If { accept, reject, .. } => uses(accept) || uses(reject),
-        StatementKind::Loop {
-            body, continuing, ..
-        } => uses(body) || uses(continuing),
-        _ => false,
-    })
+    crate::visit::any_statement(block, &|kind| matches!(kind, StatementKind::TileCopy(_)))
 }
 
 /// A tensor map a function's copies read through: one per source and row count.

@@ -250,3 +250,19 @@ pub fn walk_expression(
         },
     );
 }
+
+/// Whether `block` or a block nested in it holds a statement for which `holds` is true.
+pub fn any_statement(block: &Block, holds: &impl Fn(&StatementKind) -> bool) -> bool {
+    block.iter().any(|statement| {
+        holds(&statement.kind)
+            || match &statement.kind {
+                StatementKind::If { accept, reject, .. } => {
+                    any_statement(accept, holds) || any_statement(reject, holds)
+                }
+                StatementKind::Loop {
+                    body, continuing, ..
+                } => any_statement(body, holds) || any_statement(continuing, holds),
+                _ => false,
+            }
+    })
+}

@@ -1287,26 +1287,29 @@ fn tile_roundtrip_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -
 #[test]
 fn tile_copies() {
     let mut random = Random::new(83);
-    let mut roundtrip = vec![buffer(vec![-7.0f32; 48 * 96])];
-    roundtrip.extend(shaped(random.f32s(40 * 72, -1.0, 1.0), &[40, 70], &[72, 1]));
-    let mut roundtrip = Case::new(
-        "tile_roundtrip",
-        InterpLaunch::new([3 * 64, 3], [64, 1]),
-        roundtrip,
-    );
-    roundtrip.check = Some(tile_roundtrip_check);
-    let mut unaligned = vec![buffer(vec![-7.0f32; 48 * 96])];
-    unaligned.extend(shaped(random.f32s(40 * 71, -1.0, 1.0), &[40, 70], &[71, 1]));
-    let mut unaligned = Case::new(
-        "tile_roundtrip",
-        InterpLaunch::new([3 * 64, 3], [64, 1]),
-        unaligned,
-    );
-    unaligned.check = Some(tile_roundtrip_check_71);
+    // Rows 72 floats apart (a tensor map describes them) and 71 apart (none does).
+    let checks: [(u64, OutputCheck); 2] =
+        [(72, tile_roundtrip_check), (71, tile_roundtrip_check_71)];
+    let mut cases: Vec<Case> = checks
+        .into_iter()
+        .map(|(pitch, check)| {
+            let mut arguments = vec![buffer(vec![-7.0f32; 48 * 96])];
+            let values = random.f32s(40 * pitch as usize, -1.0, 1.0);
+            arguments.extend(shaped(values, &[40, 70], &[pitch, 1]));
+            let mut case = Case::new(
+                "tile_roundtrip",
+                InterpLaunch::new([3 * 64, 3], [64, 1]),
+                arguments,
+            );
+            case.check = Some(check);
+            case
+        })
+        .collect();
     // 50 rows of 200 columns (the last step 8 columns wide), rows 208 apart.
     let mut sums = vec![buffer(vec![0.0f32; 50])];
     sums.extend(shaped(f16s(&mut random, 50 * 208), &[50, 200], &[208, 1]));
     let sums = Case::new("ring_row_sums", InterpLaunch::new([32, 4], [32, 2]), sums)
         .compare(0, Compare::Close(1e-5));
-    on_test_kernel("tile_copies", vec![roundtrip, unaligned, sums]);
+    cases.push(sums);
+    on_test_kernel("tile_copies", cases);
 }
