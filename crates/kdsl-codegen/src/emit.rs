@@ -107,7 +107,7 @@ fn entry_tensor_maps(
     ir.functions
         .iter()
         .filter_map(|function| {
-            let maps = crate::lower::tile_copy::hidden_tensor_maps(target, function);
+            let maps = crate::lower::tile_copy::hidden_tensor_maps(target, ir, function);
             (!maps.is_empty()).then(|| kdsl_bundle::EntryTensorMaps {
                 entry: function.name.clone(),
                 maps: maps

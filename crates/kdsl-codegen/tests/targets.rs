@@ -126,7 +126,8 @@ fn ptxas_accepts(name: &str, ptx: &str, arch: &str) {
 /// Tile copies reach sm_90a's tensor memory accelerator in kernels' entries for contiguous
 /// rows, one `cp.async.bulk.tensor` per copy from a 128-byte `grid_constant` tensor map
 /// parameter per source and row count, which the image lists; kernels' own entries (any
-/// strides), other processors and SYCLBIN images copy without tensor maps. ptxas accepts it.
+/// strides), modules whose device functions copy tiles, other processors and SYCLBIN images
+/// copy without tensor maps. ptxas accepts it.
 #[test]
 fn tile_copies_use_tensor_maps_on_sm_90a() {
     let name = "tile_copies";
@@ -186,6 +187,22 @@ fn tile_copies_use_tensor_maps_on_sm_90a() {
         },
         ..Options::default()
     };
+    // A device function that waits: its plain wait would not wait for a tensor copy.
+    let split = module_of(
+        "split_wait",
+        "fn settle(slot: u32) {\n\
+            async_tile_wait(slot);\n\
+        }\n\
+        kernel split_wait(out: global mut [f32], a: global [[f32]]) {\n\
+            local tile: [f32; 256];\n\
+            async_tile_copy(tile[0], a[0, 0], 8, 1);\n\
+            settle(1);\n\
+            out[get_local_id(0)] = tile[get_local_id(0)];\n\
+        }\n",
+    );
+    let image = compile_ok("split_wait", &split, &TargetSpec::ptx(Some("sm_90a"))).image;
+    let text = String::from_utf8(image.bytes.clone()).unwrap();
+    assert!(!text.contains("cp.async.bulk") && image.tensor_maps.is_empty());
     for (spec, options) in [
         (TargetSpec::ptx(Some("sm_90")), Options::default()),
         (TargetSpec::ptx(Some("sm_90a")), plain_options),

@@ -109,7 +109,7 @@ pub(crate) fn lower_module<'ctx>(
             // Tensor copies stay where the host makes tensor maps; the rest share copies out.
             form = std::borrow::Cow::Owned(kdsl_ir::tile_copy::expand_plain_where(
                 &form,
-                |function| !target.takes_tensor_maps(function),
+                |function| !target.takes_tensor_maps(&form, function),
             ));
         }
     }
@@ -145,6 +145,7 @@ pub(crate) fn lower_module<'ctx>(
                 sub_group_size: target
                     .required_sub_group_size(features, kdsl_ir::FunctionId(index as u32))
                     .filter(|_| !checked),
+                tensor_maps: tile_copy::hidden_tensor_maps(target, ir, function).len(),
             },
         ));
     }
@@ -248,6 +249,8 @@ struct Declaration<'a> {
     synchronizes: bool,
     /// The sub-group size a kernel requires (`TargetDescription::required_sub_group_size`).
     sub_group_size: Option<u32>,
+    /// How many tensor maps it takes after its parameters (`lower::tile_copy`).
+    tensor_maps: usize,
 }
 
 fn declare_function<'ctx>(
@@ -264,6 +267,7 @@ fn declare_function<'ctx>(
         inline,
         synchronizes,
         sub_group_size,
+        tensor_maps,
     } = declaration;
     let is_kernel = function.kind == FunctionKind::Kernel;
     let mut parameter_types: Vec<BasicMetadataTypeEnum> = function
@@ -283,7 +287,7 @@ fn declare_function<'ctx>(
     if checked {
         parameter_types.extend(checked::hidden_parameter_types(types, target, function));
     }
-    tile_copy::hidden_parameter_types(context, target, function, &mut parameter_types);
+    tile_copy::hidden_parameter_types(context, tensor_maps, &mut parameter_types);
     let function_type = match function.return_type {
         Some(ty) => types.value(ty).fn_type(&parameter_types, false),
         None => context.void_type().fn_type(&parameter_types, false),
@@ -303,7 +307,7 @@ fn declare_function<'ctx>(
     };
     let value = module.add_function(&name, function_type, Some(linkage));
     value.set_call_conventions(convention);
-    tile_copy::mark_hidden_parameters(context, target, function, value);
+    tile_copy::mark_hidden_parameters(context, function, tensor_maps, value);
     value.add_attribute(
         AttributeLoc::Function,
         enum_attribute(context, "nounwind", 0),

@@ -52,26 +52,28 @@ const PENDING: &str = "tile_release_pending";
 /// tile copies there.
 pub(crate) fn hidden_tensor_maps(
     target: &TargetDescription,
+    module: &kdsl_ir::Module,
     function: &Function,
 ) -> Vec<TensorMapUse> {
-    if target.takes_tensor_maps(function) {
+    if target.takes_tensor_maps(module, function) {
         tile_copy::tensor_maps(&function.body)
     } else {
         Vec::new()
     }
 }
 
-/// Appends `function`'s tensor map parameters to `parameter_types` (one 128-byte array each).
+/// Appends `maps` tensor map parameters to `parameter_types` (pointers to the 128-byte
+/// objects, passed by value: [`mark_hidden_parameters`]).
 pub(crate) fn hidden_parameter_types<'ctx>(
     context: &'ctx Context,
-    target: &TargetDescription,
-    function: &Function,
+    maps: usize,
     parameter_types: &mut Vec<BasicMetadataTypeEnum<'ctx>>,
 ) {
     let pointer = context.ptr_type(LlvmAddressSpace::default());
-    for _ in hidden_tensor_maps(target, function) {
-        parameter_types.push(pointer.into());
-    }
+    parameter_types.extend(std::iter::repeat_n(
+        BasicMetadataTypeEnum::from(pointer),
+        maps,
+    ));
 }
 
 /// Marks the tensor map parameters from `first` on as 128-byte `byval` objects the kernel only
@@ -79,13 +81,13 @@ pub(crate) fn hidden_parameter_types<'ctx>(
 /// needs.
 pub(crate) fn mark_hidden_parameters(
     context: &Context,
-    target: &TargetDescription,
     function: &Function,
+    maps: usize,
     value: FunctionValue<'_>,
 ) {
     let first = function.parameters.len() as u32;
     let map_type = context.i8_type().array_type(TENSOR_MAP_BYTES);
-    for index in 0..hidden_tensor_maps(target, function).len() as u32 {
+    for index in 0..maps as u32 {
         let location = AttributeLoc::Param(first + index);
         let byval = context
             .create_type_attribute(Attribute::get_named_enum_kind_id("byval"), map_type.into());

@@ -612,14 +612,26 @@ pub(crate) struct TargetDescription {
 }
 
 impl TargetDescription {
-    /// Whether `function` keeps its tile copies as tensor copies, taking tensor maps: a
-    /// kernel's entry for contiguous rows (its sources' innermost stride is 1, as a tensor
-    /// map's is) on a target with them. Checked mode never gets here with tile copies.
-    pub fn takes_tensor_maps(&self, function: &kdsl_ir::Function) -> bool {
+    /// Whether `function` of `module` keeps its tile copies as tensor copies, taking tensor
+    /// maps: a kernel's entry for contiguous rows (its sources' innermost stride is 1, as a
+    /// tensor map's is) on a target with them, in a module whose device functions copy no
+    /// tiles (their plain waits would not wait for a kernel's tensor copies). Checked mode
+    /// never gets here with tile copies.
+    pub fn takes_tensor_maps(
+        &self,
+        module: &kdsl_ir::Module,
+        function: &kdsl_ir::Function,
+    ) -> bool {
+        let in_functions = || {
+            module.functions.iter().any(|f| {
+                f.kind == kdsl_ir::FunctionKind::Device && kdsl_ir::tile_copy::uses(&f.body)
+            })
+        };
         self.tile_copies == TileCopies::TensorMaps
             && function.kind == kdsl_ir::FunctionKind::Kernel
             && function.contiguous_copy_of.is_some()
             && kdsl_ir::tile_copy::uses(&function.body)
+            && !in_functions()
     }
 
     /// Whether a module's matrix statements (`features`) reach matrix units: sub-group tiles
