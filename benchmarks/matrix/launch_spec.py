@@ -91,7 +91,7 @@ def tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, depth):
 
     def launch():
         status = driver.cuLaunchKernel(
-            kernel.ptr, blocks[0], blocks[1], blocks[2], threads, 1, 1, dynamic,
+            getattr(kernel, "kernel", kernel).ptr, blocks[0], blocks[1], blocks[2], threads, 1, 1, dynamic,
             cp.cuda.get_current_stream().ptr, params, None)
         if status != 0:
             raise RuntimeError(f"cuLaunchKernel failed with CUresult {status}")

@@ -23,6 +23,9 @@ struct PtxParameter {
     pointee_alignment: Option<u64>,
 }
 
+/// The bytes of a tensor map parameter (a `CUtensorMap`).
+const TENSOR_MAP_BYTES: u64 = 128;
+
 /// The size of a PTX fundamental type (`.u32`, `.b8`, `.f64`, ...).
 fn type_size(token: &str) -> Option<u64> {
     let bits = token.strip_prefix('.')?.get(1..)?;
@@ -191,9 +194,24 @@ pub fn check_ptx_kernels(
     kernels: &[KernelInfo],
     entry_point_prefix: &str,
 ) -> Result<(), String> {
+    check_ptx_image(bytes, kernels, entry_point_prefix, &[])
+}
+
+/// [`check_ptx_kernels`] for an image whose entries `tensor_maps` name take tensor maps after
+/// their parameters (128 bytes each, `crate::Image::tensor_maps`).
+pub fn check_ptx_image(
+    bytes: &[u8],
+    kernels: &[KernelInfo],
+    entry_point_prefix: &str,
+    tensor_maps: &[crate::EntryTensorMaps],
+) -> Result<(), String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "the PTX text is not UTF-8".to_string())?;
     let entries = entries(text)?;
     for (kernel, entry) in crate::kernel_entry_points(kernels) {
+        let maps = tensor_maps
+            .iter()
+            .find(|maps| maps.entry == entry)
+            .map_or(0, |maps| maps.maps.len());
         let entry = format!("{entry_point_prefix}{entry}");
         let found = entries.get(&entry).ok_or_else(|| {
             format!(
@@ -201,7 +219,13 @@ pub fn check_ptx_kernels(
                 kernel.name
             )
         })?;
-        let expected = expected_parameters(kernel);
+        let mut expected = expected_parameters(kernel);
+        let map = PtxParameter {
+            size: TENSOR_MAP_BYTES,
+            pointer: false,
+            pointee_alignment: None,
+        };
+        expected.extend(std::iter::repeat_n(map, maps));
         if found.len() != expected.len() {
             return Err(format!(
                 "kernel `{}` has {} parameters in the image, and the metadata describes {}",
@@ -215,7 +239,7 @@ pub fn check_ptx_kernels(
                 .parameters
                 .get(index)
                 .map(|p| format!("parameter `{}`", p.name()))
-                .unwrap_or_else(|| format!("hidden checked-mode parameter {index}"));
+                .unwrap_or_else(|| format!("hidden parameter {index}"));
             // A pointer may declare no alignment (the fault record's) or a weaker one (hand-
             // written PTX says `.align 1`), never more than the buffers the runtime passes
             // have: that is what an edited element type (f32 to u8) would promise.

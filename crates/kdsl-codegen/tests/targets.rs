@@ -179,6 +179,12 @@ fn tile_copies_use_tensor_maps_on_sm_90a() {
     );
     let map = &artifact.image.tensor_maps[1].maps[0];
     assert_eq!((map.buffer, map.rows, map.columns), (1, 32, 64));
+    // The runtime's image check counts the maps after the parameters.
+    let infos = kdsl_codegen::kernel_infos(&module, false);
+    let image = &artifact.image;
+    kdsl_bundle::ptx_check::check_ptx_image(&image.bytes, &infos, "", &image.tensor_maps).unwrap();
+    let without = kdsl_bundle::ptx_check::check_ptx_kernels(&image.bytes, &infos, "");
+    assert!(without.unwrap_err().contains("7 parameters in the image"));
     ptxas_accepts(name, &ptx, "sm_90a");
     let plain_options = Options {
         nvptx: kdsl_codegen::nvptx::Options {

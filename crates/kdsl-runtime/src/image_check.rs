@@ -2,7 +2,7 @@
 
 use crate::error::{Result, RuntimeError};
 use kdsl_bundle::amdgpu_check::check_amdgpu_kernels;
-use kdsl_bundle::ptx_check::check_ptx_kernels;
+use kdsl_bundle::ptx_check::check_ptx_image;
 use kdsl_bundle::spirv_check::{check_spirv_header, check_spirv_kernels};
 use kdsl_bundle::{Bundle, Image, TargetKind};
 
@@ -18,7 +18,7 @@ pub(crate) fn check_image(bundle: &Bundle, image: &Image) -> Result<()> {
         TargetKind::Spirv => {
             check_spirv_header(bytes).and_then(|()| check_spirv_kernels(bytes, kernels, prefix))
         }
-        TargetKind::Ptx => check_ptx_kernels(bytes, kernels, prefix),
+        TargetKind::Ptx => check_ptx_image(bytes, kernels, prefix, &image.tensor_maps),
         TargetKind::Amdgpu => check_amdgpu_kernels(bytes, kernels, prefix),
     }
     .map_err(|why| RuntimeError::InvalidImage {
