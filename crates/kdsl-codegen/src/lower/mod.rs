@@ -475,6 +475,9 @@ pub(crate) struct FunctionLowering<'a, 'ctx> {
     /// A kernel's sub-group and matrix-group indices, by group size, computed once in its
     /// entry block (`lower::collectives`).
     pub group_indices: Vec<(u32, inkwell::values::IntValue<'ctx>)>,
+    /// With tensor copies: the phase each slot's copies are waited in, one bit a slot, a
+    /// private `i32` of the kernel (`lower::tile_copy`).
+    pub tile_phases: Option<inkwell::values::PointerValue<'ctx>>,
 }
 
 impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
@@ -574,6 +577,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
             variables,
             loops: Vec::new(),
             group_indices: Vec::new(),
+            tile_phases: None,
             cooperative_tiles: match target.matrix_units {
                 crate::target::MatrixUnits::CooperativeMatrix(_) => {
                     kdsl_ir::tile_registers::tile_roles(function)

@@ -1,10 +1,12 @@
 //! Tile copies on NVIDIA sm_90a through the tensor memory accelerator: one
 //! `cp.async.bulk.tensor.2d` per copy, issued by work-item 0 from a tensor map the host encodes
 //! (a hidden `grid_constant` parameter per source and row count, after the declared ones), and
-//! an `mbarrier` per slot in local memory. Every work-item arrives on a slot's barrier at a
-//! wait and waits for the phase its arrival completes, which needs every arrival and the
-//! copies' bytes; so no work-item can fall a phase behind, and the wait publishes the tile to
-//! the whole group. A release arrives on a second barrier of the slot, without waiting;
+//! an `mbarrier` per slot in local memory, which expects one arrival: work-item 0 arrives at a
+//! wait, after its copies set the bytes they bring, and every work-item waits for the phase by
+//! its parity, a bit a slot in a register of the kernel, as CUTLASS's consumers do. No
+//! work-item falls two phases behind, as the language puts every work-item's wait before the
+//! slot's next copy (a barrier or a release between). A release arrives on a second barrier of
+//! the slot (every work-item), without waiting;
 //! work-item 0 keeps its arrival's phase, and its next copy on the slot waits for that phase
 //! (every work-item's release) first, so only the work-item that copies waits. Only kernels' entries for contiguous rows get here
 //! ([`TargetDescription::takes_tensor_maps`]); elsewhere tile copies were expanded into plain
@@ -25,12 +27,14 @@ use kdsl_ir::{Function, FunctionKind};
 const TENSOR_MAP_BYTES: u32 = 128;
 const TENSOR_MAP_ALIGNMENT: u64 = 64;
 
-/// Waits on a slot's barrier: arrives, then tries until the phase that arrival belongs to
-/// has completed.
-const WAIT: &str = "{\n\t.reg .b64 state;\n\t.reg .pred done;\n\t\
-    mbarrier.arrive.shared::cta.b64 state, [$0];\n\
+/// Work-item 0's arrival on a slot's barrier at a wait.
+const ARRIVE: &str = "{\n\t.reg .b64 state;\n\t\
+    mbarrier.arrive.shared::cta.b64 state, [$0];\n}";
+
+/// Waits on a slot's barrier (`$0`) until the phase of parity `$1` has completed.
+const WAIT: &str = "{\n\t.reg .pred done;\n\
     kdsl_tile_wait${:uid}:\n\t\
-    mbarrier.try_wait.shared::cta.b64 done, [$0], state;\n\t\
+    mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1;\n\t\
     @!done bra kdsl_tile_wait${:uid};\n}";
 
 /// Waits until the phase of a release arrival (`$1`, its state) has completed on the slot's
@@ -114,18 +118,33 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             return Ok(());
         }
         let items = self.linear_local_size()?;
+        // The phases start at 0, every bit; in the entry block, so it lives in a register.
+        let i32_type = self.context.i32_type();
+        let entry = self
+            .value
+            .get_first_basic_block()
+            .ok_or_else(|| LowerError("a kernel without an entry block".into()))?;
+        let at_entry = self.context.create_builder();
+        match entry.get_first_instruction() {
+            Some(first) => at_entry.position_before(&first),
+            None => at_entry.position_at_end(entry),
+        }
+        let phases = at_entry.build_alloca(i32_type, "tile.phases")?;
+        self.builder.build_store(phases, i32_type.const_zero())?;
+        self.tile_phases = Some(phases);
         let first = self.first_work_item()?;
         let (init, after) = (self.new_block("tile.init"), self.new_block("tile.started"));
         self.builder.build_conditional_branch(first, init, after)?;
         self.builder.position_at_end(init);
         for slot in 0..SLOTS {
             let slot = self.i32_constant(u64::from(slot));
-            for array in [FULL, EMPTY] {
+            // A round of copies completes with work-item 0's arrival; a release with all.
+            for (array, arrivals) in [(FULL, self.i32_constant(1)), (EMPTY, items)] {
                 let barrier = self.slot_barrier(array, slot)?;
                 self.assembly(
                     "mbarrier.init.shared::cta.b64 [$0], $1;",
                     "r,r",
-                    &[barrier.into(), items.into()],
+                    &[barrier.into(), arrivals.into()],
                 )?;
             }
             let pending = self.slot_element(PENDING, slot)?;
@@ -155,10 +174,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             let slot = self.expression(op.slot())?.into_int_value();
             return match op {
                 TileCopyOp::Release { .. } => self.release(slot),
-                _ => {
-                    let barrier = self.slot_barrier(FULL, slot)?;
-                    self.assembly(WAIT, "r", &[barrier.into()])
-                }
+                _ => self.wait(slot),
             };
         };
         let map_use = TensorMapUse {
@@ -212,6 +228,37 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.builder.build_unconditional_branch(after)?;
         self.builder.position_at_end(after);
         Ok(())
+    }
+
+    /// Work-item 0 arrives on the slot's barrier (its copies of the round are all issued), then
+    /// every work-item waits for the phase of its parity bit, and flips the bit.
+    fn wait(&mut self, slot: IntValue<'ctx>) -> Result<()> {
+        let barrier = self.slot_barrier(FULL, slot)?;
+        let first = self.first_work_item()?;
+        let (arrive, after) = (
+            self.new_block("tile.arrive"),
+            self.new_block("tile.arrived"),
+        );
+        self.builder
+            .build_conditional_branch(first, arrive, after)?;
+        self.builder.position_at_end(arrive);
+        self.assembly(ARRIVE, "r", &[barrier.into()])?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        let phases = self
+            .tile_phases
+            .ok_or_else(|| LowerError("a tile wait outside a kernel with tile copies".into()))?;
+        let i32_type = self.context.i32_type();
+        let b = &self.builder;
+        let bits = b.build_load(i32_type, phases, "")?.into_int_value();
+        let mask = b.build_left_shift(i32_type.const_int(1, false), slot, "")?;
+        let parity = b.build_and(
+            b.build_right_shift(bits, slot, false, "")?,
+            i32_type.const_int(1, false),
+            "",
+        )?;
+        b.build_store(phases, b.build_xor(bits, mask, "")?)?;
+        self.assembly(WAIT, "r,r", &[barrier.into(), parity.into()])
     }
 
     /// Every work-item arrives on the slot's release barrier; work-item 0 keeps the state of
