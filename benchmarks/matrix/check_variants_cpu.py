@@ -63,8 +63,9 @@ def check(name, source, input, numbers, folder):
     grid = (threads * 3, 1) if persist else (threads * n // columns, m // rows)
     kernel = module[kernel_name.replace("wgmma", "tma") if "tma" in wgmma_variants.options(input) else kernel_name]
     if "tma" in wgmma_variants.options(input):
-        # A and B as 2-D arrays; m, n and k are their shapes.
-        kernel[grid, (threads, 1)](c, a, b, local).wait()
+        # A and B as 2-D arrays (and C with `+store`); m, n and k are their shapes.
+        out = c.reshape(m, n) if "store" in wgmma_variants.options(input) else c
+        kernel[grid, (threads, 1)](out, a, b, local).wait()
         return check_product(name, input, a, b, c, m, n, k, bound, "")
     if streamk:
         arrived = np.zeros(m // rows * (n // columns), np.uint32)

@@ -91,12 +91,13 @@ for spec in specs:
         kernel.max_dynamic_shared_size_bytes = dynamic
     blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
     args += streamk_buffers(spec, size, size, bm, bn, blocks)
-    if spec.endswith(",tma"):
-        launches.append((spec, tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, 64)))
+    if spec.endswith((",tma", ",tmastore")):
+        store = spec.endswith(",tmastore")
+        launches.append((spec, tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, 64, store)))
     else:
         launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
-    if spec.endswith(",tma") and dtype == torch.float16:
+    if spec.endswith((",tma", ",tmastore")) and dtype == torch.float16:
         cp.cuda.runtime.deviceSynchronize()
         want = ta.float() @ tb.float()
         got = torch.as_tensor(c, device="cuda").float()

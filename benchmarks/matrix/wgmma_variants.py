@@ -67,7 +67,7 @@ def base_input(input):
 def options(input):
     """The `+` options of INPUT (module docstring)."""
     known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
-             "streamk", "tma", "release"}
+             "streamk", "tma", "release", "store"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -83,7 +83,9 @@ def shape(input, groups, tiles, columns, stages):
     a_stage = rows * depth
     stage = a_stage + depth * columns
     local = stage * stages
-    if {"persist", "staged"} <= options(input):
+    if "store" in options(input):
+        local += rows * columns
+    elif {"persist", "staged"} <= options(input):
         local += rows * (columns + 8)
     return rows, a_stage, stage, local
 
@@ -98,7 +100,7 @@ def launch(input, groups, tiles, columns, stages):
     rows, _, _, ring = shape(input, groups, tiles, columns, stages)
     suffix = f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
     if "tma" in options(input):
-        return suffix + f",{output(input)},tma"
+        return suffix + f",{output(input)},{'tmastore' if 'store' in options(input) else 'tma'}"
     if "persist" in options(input):
         return suffix + f",{output(input)},{'streamk' if 'streamk' in options(input) else 'persist'}"
     return suffix + ("" if output(input) == "f32" else f",{output(input)}")
@@ -135,6 +137,27 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     lines.append(f"        let column = q % {vectors};")
     lines.append(f"        vstore{width}(c, (({done_row} + row) * n + {done_column}) / {width} + column, vload{width}(ring, ({area}row * {pitch}) / {width} + column));")
     lines.append("    }")
+    return lines
+
+
+def tile_store_epilogue(tiles, rows, columns, element, per_row):
+    """`+store`: C's block through the area after the ring (C_AREA), laid out as tile stores
+    read it: COLUMNS / PER_ROW tiles of ROWS rows of 128 bytes, whose 16-byte chunk j of row r
+    lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each, one chunk of each row) fall
+    in 32 distinct banks; then one tile store per tile. The wait first: the previous block's
+    stores have read the area."""
+    lines = ["    async_tile_store_wait();"]
+    for t in range(tiles):
+        lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
+        lines.append(f"    for p in 0u32..{columns // 4} unroll {{")
+        lines.append("        let i = 2 * p;")
+        lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
+        lines.append("        let x = lane % 4 * 2 + i / 4 * 8;")
+        lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
+                     f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
+        lines.append("    }")
+    for q in range(columns // per_row):
+        lines.append(f"    async_tile_store(c[done_row, done_column + {q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
     return lines
 
 
@@ -427,7 +450,10 @@ def tma_kernel(input, groups, tiles, columns, stages):
     barrier after it. A and B are 2-D buffers (`global [[T]]`), C flat. Triton's loop order
     (`+late`): the products, the wait for the previous stage's, a barrier, then the copies
     into the slot those read; with `+release` the slot is released instead of the barrier
-    (`async_tile_release`), so only the work-item issuing the copies waits for the others."""
+    (`async_tile_release`), so only the work-item issuing the copies waits for the others.
+    With `+store` C is a 2-D buffer too, written by tile stores (`async_tile_store`, one per
+    64 columns, TMA on sm_90a) from an area after the ring in the tile layout, so the
+    work-group goes on to the next block while they run (Triton's persistent TMA epilogue)."""
     element, size, width, depth, name = facts(input)
     chosen = options(input)
     if element == "f32" or not {"persist", "half", "staged"} <= chosen or not base_input(input).partition("/")[0].endswith("a"):
@@ -437,6 +463,9 @@ def tma_kernel(input, groups, tiles, columns, stages):
     rows, a_stage, stage, ring = shape(input, groups, tiles, columns, stages)
     if rows > 256:
         raise SystemExit("+tma: a tile copy moves at most 256 rows")
+    store = "store" in chosen
+    if store and output(input) != element:
+        raise SystemExit("+store needs +half (C in the inputs' type)")
     threads = 128 * groups
     per_row = 128 // size
     name = name.replace("wgmma", "tma")
@@ -466,7 +495,7 @@ def tma_kernel(input, groups, tiles, columns, stages):
         f"const C_AREA: u32 = {stage * stages};",
         "",
         f"#[work_group_size({threads})]",
-        f"kernel {name}(c: global mut [{element}], a: global [[{element}]], b: global [[{element}]], ring: local mut [{element}]) {{",
+        f"kernel {name}(c: global mut [{'[' + element + ']' if store else element}], a: global [[{element}]], b: global [[{element}]], ring: local mut [{element}]) {{",
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
         "    let m = a.shape(0);",
@@ -498,8 +527,11 @@ def tma_kernel(input, groups, tiles, columns, stages):
              "    let done_row = block_row;", "    let done_column = block_column;",
              "    tile += get_num_groups(0);"]
     body += persistent_block(band, rows, columns) + prologue + ["    let lane = item % 32;"]
-    body += staged_epilogue(tiles, rows, columns, threads, ring - stage * stages, element,
-                            lambda value: f"{value} as {element}", True)
+    if store:
+        body += tile_store_epilogue(tiles, rows, columns, element, per_row)
+    else:
+        body += staged_epilogue(tiles, rows, columns, threads, ring - stage * stages, element,
+                                lambda value: f"{value} as {element}", True)
     for t in range(tiles):
         body += [f"    for i in 0u32..{columns // 2} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
     lines += ["    while tile < tiles {"] + ["    " + line for line in body] + ["    }", "}"]

@@ -1,7 +1,8 @@
-"""Tile copies (``async_tile_copy``): a work-group copies rectangles of a 2-D array into local
-memory. On NumPy and dpnp arrays (the CPU device) and CuPy and PyTorch arrays (CUDA: tensor
-copies on sm_90 where the rows allow a tensor map, plain copies otherwise) the results match
-NumPy, including rows a tensor map cannot describe and a ragged edge read as zeros."""
+"""Tile copies (``async_tile_copy``, ``async_tile_store``): a work-group copies rectangles of a
+2-D array into local memory and stores them back. On NumPy and dpnp arrays (the CPU device) and
+CuPy and PyTorch arrays (CUDA: tensor copies on sm_90a where the rows allow a tensor map, plain
+copies otherwise) the results match NumPy, including rows a tensor map cannot describe, a
+ragged edge read as zeros and stores that write nothing past the array's shape."""
 
 from __future__ import annotations
 
@@ -87,3 +88,16 @@ def test_a_ring_of_two_slots_sums_rows(module, kind):
     module.ring_row_sums[(32, 4), (32, 2)](sums, matrix).wait()
     expected = host[:, :200].astype(np.float64).sum(axis=1)
     np.testing.assert_allclose(to_numpy(kind, sums), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("kind", _kinds())
+@pytest.mark.parametrize("pitch", [72, 71], ids=["aligned-rows", "unaligned-rows"])
+def test_stores_write_the_tile_and_nothing_past_the_edge(module, kind, pitch):
+    host = np.random.default_rng(5).standard_normal((48, 96)).astype(np.float32)
+    padded = np.full((40, pitch), -7.0, np.float32)
+    output = to_device(kind, padded)
+    view = output[:, :70]
+    module.tile_store_blocks[(3 * 64, 3), (64, 1)](view, to_device(kind, host.reshape(-1)), np.uint32(96), np.float32(2.0)).wait()
+    expected = padded.copy()
+    expected[:, :70] = host[:40, :70] * 2 + np.arange(40, dtype=np.float32)[:, None]
+    np.testing.assert_array_equal(to_numpy(kind, output), expected)

@@ -113,7 +113,7 @@ fn entry_tensor_maps(
                 maps: maps
                     .iter()
                     .map(|map| kdsl_bundle::TensorMapInfo {
-                        buffer: map.source.0 as usize,
+                        buffer: map.buffer.0 as usize,
                         element: map.element,
                         rows: map.rows,
                         columns: kdsl_ir::tile_copy::columns(map.element).unwrap_or(1),

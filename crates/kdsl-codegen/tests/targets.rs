@@ -123,9 +123,9 @@ fn ptxas_accepts(name: &str, ptx: &str, arch: &str) {
     let _ = std::fs::remove_file(file);
 }
 
-/// Tile copies reach sm_90a's tensor memory accelerator in kernels' entries for contiguous
-/// rows, one `cp.async.bulk.tensor` per copy from a 128-byte `grid_constant` tensor map
-/// parameter per source and row count, which the image lists; kernels' own entries (any
+/// Tile copies and stores reach sm_90a's tensor memory accelerator in kernels' entries for
+/// contiguous rows, one `cp.async.bulk.tensor` per copy or store through a 128-byte
+/// `grid_constant` tensor map parameter per buffer and row count, which the image lists; kernels' own entries (any
 /// strides), modules whose device functions copy tiles, other processors and SYCLBIN images
 /// copy without tensor maps. ptxas accepts it.
 #[test]
@@ -161,8 +161,17 @@ fn tile_copies_use_tensor_maps_on_sm_90a() {
             .count(),
         2
     );
-    for own in ["tile_roundtrip", "ring_row_sums"] {
+    // Stores: one bulk group each, the maps fenced from the local writes, a wait before the
+    // area is written again, and one before the kernel returns (its local memory ends).
+    let stores = entry("tile_store_blocks$contiguous");
+    let tensor_store = "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group";
+    assert!(stores.contains(tensor_store) && stores.contains("fence.proxy.async.shared::cta"));
+    assert!(stores.contains("cp.async.bulk.wait_group 0;"));
+    assert!(stores.contains("cp.async.bulk.wait_group.read 0;"));
+    assert!(!stores.contains("mbarrier"), "stores need no slots");
+    for own in ["tile_roundtrip", "ring_row_sums", "tile_store_blocks"] {
         assert!(!entry(own).contains(tensor_copy) && !entry(own).contains(map_parameter));
+        assert!(!entry(own).contains(tensor_store));
     }
     let listed: Vec<(&str, usize)> = artifact
         .image
@@ -174,8 +183,14 @@ fn tile_copies_use_tensor_maps_on_sm_90a() {
         listed,
         [
             ("tile_roundtrip$contiguous", 1),
-            ("ring_row_sums$contiguous", 1)
+            ("ring_row_sums$contiguous", 1),
+            ("tile_store_blocks$contiguous", 1)
         ]
+    );
+    let store_map = &artifact.image.tensor_maps[2].maps[0];
+    assert_eq!(
+        (store_map.buffer, store_map.rows, store_map.columns),
+        (0, 8, 32)
     );
     let map = &artifact.image.tensor_maps[1].maps[0];
     assert_eq!((map.buffer, map.rows, map.columns), (1, 32, 64));

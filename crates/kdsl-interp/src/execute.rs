@@ -431,6 +431,9 @@ struct PendingCopies<'g> {
     committed: VecDeque<Vec<(&'g AtomicU64, u64)>>,
     /// Tile copies started on each slot since its last wait (work-item 0 holds them).
     tiles: [Vec<(&'g AtomicU64, u64)>; kdsl_ir::tile_copy::SLOTS as usize],
+    /// The local cells tile stores read since the last store wait, with the values they read
+    /// (work-item 0 holds them): writing one before the wait is undefined behaviour.
+    stored: Vec<(&'g AtomicU64, u64)>,
 }
 
 impl PendingCopies<'_> {
@@ -608,19 +611,7 @@ impl<'g> WorkItem<'g> {
             }
             // The cells are relaxed atomics: a fence of the host orders them as the kernel's does.
             StatementKind::DeviceFence => std::sync::atomic::fence(Ordering::SeqCst),
-            StatementKind::Barrier { .. } => {
-                if let Some(barrier) = &self.group.barrier {
-                    barrier
-                        .arrive(
-                            self.linear_local,
-                            0,
-                            statement.span,
-                            "barrier",
-                            &self.group.aborted,
-                        )
-                        .map_err(|failure| self.rendezvous_failure(failure))?;
-                }
-            }
+            StatementKind::Barrier { .. } => self.group_barrier(statement.span, "barrier")?,
             StatementKind::Matrix(op) => {
                 return Err(Fault::Error(Box::new(InterpError::InvalidModule(format!(
                     "`{}` was not expanded into plain IR",
@@ -705,7 +696,9 @@ impl<'g> WorkItem<'g> {
 
     /// A tile copy is the work-group's: work-item 0 reads the source when the copy starts and
     /// lands it at the wait on its slot, which is also a barrier; every work-item evaluates
-    /// the operands. Reading the destination before the wait sees the old contents.
+    /// the operands. Reading the destination before the wait sees the old contents. A tile
+    /// store is a barrier, then work-item 0 writes the box, then a barrier; its wait reports
+    /// local memory a store read and the group wrote before the wait.
     fn tile_copy(&self, frame: &mut Frame<'g>, op: &'g TileCopyOp, span: Span) -> Execution<()> {
         use kdsl_ir::tile_copy::{columns, landing, DESTINATION_ALIGNMENT};
         match op {
@@ -740,21 +733,7 @@ impl<'g> WorkItem<'g> {
                         ),
                     ));
                 }
-                let shaped = frame
-                    .function
-                    .shaped_buffers
-                    .iter()
-                    .find(|shaped| shaped.buffer == *source);
-                let memory = self.buffer_memory(&frame.parameters[source.0 as usize]);
-                let (Some(shaped), Some(memory)) = (shaped, memory) else {
-                    return Err(self.undefined(span, "a tile copy from no 2-D buffer".to_string()));
-                };
-                let scalar = |id: kdsl_ir::ParameterId| match frame.parameters[id.0 as usize] {
-                    Binding::Scalar(bits) => u128::from(bits),
-                    _ => 0,
-                };
-                let shape = [scalar(shaped.shape[0]), scalar(shaped.shape[1])];
-                let strides = [scalar(shaped.strides[0]), scalar(shaped.strides[1])];
+                let (memory, shape, strides) = self.tile_buffer(frame, *source, span)?;
                 let name = &frame.function.parameter(*source).name;
                 let columns = columns(*element).unwrap_or(1);
                 let mut copies = Vec::with_capacity((rows * columns) as usize);
@@ -792,18 +771,138 @@ impl<'g> WorkItem<'g> {
                 }
                 self.copies.borrow_mut().tiles[slot].extend(copies);
             }
+            TileCopyOp::Store {
+                destination,
+                element,
+                row,
+                column,
+                rows,
+                source,
+            } => {
+                let corner = [
+                    self.expression(frame, row)?,
+                    self.expression(frame, column)?,
+                ];
+                let Some(index) = source.indices.first() else {
+                    return Err(self.undefined(span, "a store without an index".to_string()));
+                };
+                let start = scalar::integer_as_i128(self.expression(frame, index)?, index.ty);
+                self.group_barrier(span, op.name())?;
+                if self.linear_local == 0 {
+                    let size = i128::from(element.size_in_bytes());
+                    if start * size % i128::from(DESTINATION_ALIGNMENT) != 0 {
+                        return Err(self.undefined(
+                            span,
+                            format!(
+                                "`async_tile_store` from element {start}, not a multiple of \
+                                 {DESTINATION_ALIGNMENT} bytes"
+                            ),
+                        ));
+                    }
+                    let (memory, shape, strides) = self.tile_buffer(frame, *destination, span)?;
+                    let name = &frame.function.parameter(*destination).name;
+                    let columns = columns(*element).unwrap_or(1);
+                    let mut read = Vec::with_capacity((rows * columns) as usize);
+                    for r in 0..*rows {
+                        for c in 0..columns {
+                            let from = start + i128::from(landing(*element, r, c));
+                            let Location::Shared(from) =
+                                self.locate_at(frame, source, &[from], span)?
+                            else {
+                                return Err(
+                                    self.undefined(span, "a store from private memory".to_string())
+                                );
+                            };
+                            let value = from.load(Ordering::Relaxed);
+                            read.push((from, value));
+                            let at = [
+                                u128::from(corner[0]) + u128::from(r),
+                                u128::from(corner[1]) + u128::from(c),
+                            ];
+                            if at[0] >= shape[0] || at[1] >= shape[1] {
+                                continue;
+                            }
+                            let flat = at[0] * strides[0] + at[1] * strides[1];
+                            let Some(cell) = memory.cells.get(flat as usize) else {
+                                return Err(self.error(|work_item| InterpError::OutOfBounds {
+                                    span,
+                                    work_item,
+                                    message: format!(
+                                        "element {flat} of buffer `{name}` of {} elements",
+                                        memory.cells.len()
+                                    ),
+                                }));
+                            };
+                            cell.store(value, Ordering::Relaxed);
+                        }
+                    }
+                    self.copies.borrow_mut().stored.extend(read);
+                }
+                self.group_barrier(span, op.name())?;
+            }
+            TileCopyOp::StoreWait => {
+                if self.linear_local == 0 {
+                    let stored = std::mem::take(&mut self.copies.borrow_mut().stored);
+                    if stored
+                        .iter()
+                        .any(|(cell, value)| cell.load(Ordering::Relaxed) != *value)
+                    {
+                        return Err(self.undefined(
+                            span,
+                            "local memory an `async_tile_store` reads was written before \
+                             `async_tile_store_wait`"
+                                .to_string(),
+                        ));
+                    }
+                }
+                self.group_barrier(span, op.name())?;
+            }
             TileCopyOp::Wait { slot } | TileCopyOp::Release { slot } => {
                 let slot = self.tile_slot(frame, slot, span)?;
                 if let TileCopyOp::Wait { .. } = op {
                     let landed = std::mem::take(&mut self.copies.borrow_mut().tiles[slot]);
                     PendingCopies::land(landed);
                 }
-                if let Some(barrier) = &self.group.barrier {
-                    barrier
-                        .arrive(self.linear_local, 0, span, op.name(), &self.group.aborted)
-                        .map_err(|failure| self.rendezvous_failure(failure))?;
-                }
+                self.group_barrier(span, op.name())?;
             }
+        }
+        Ok(())
+    }
+
+    /// The memory of the 2-D buffer parameter `buffer` of a tile statement, its shape and
+    /// its strides.
+    fn tile_buffer(
+        &self,
+        frame: &Frame<'g>,
+        buffer: kdsl_ir::ParameterId,
+        span: Span,
+    ) -> Execution<(&'g SharedMemory, [u128; 2], [u128; 2])> {
+        let shaped = frame
+            .function
+            .shaped_buffers
+            .iter()
+            .find(|shaped| shaped.buffer == buffer);
+        let memory = self.buffer_memory(&frame.parameters[buffer.0 as usize]);
+        let (Some(shaped), Some(memory)) = (shaped, memory) else {
+            return Err(self.undefined(span, "a tile of no 2-D buffer".to_string()));
+        };
+        let scalar = |id: kdsl_ir::ParameterId| match frame.parameters[id.0 as usize] {
+            Binding::Scalar(bits) => u128::from(bits),
+            _ => 0,
+        };
+        Ok((
+            memory,
+            [scalar(shaped.shape[0]), scalar(shaped.shape[1])],
+            [scalar(shaped.strides[0]), scalar(shaped.strides[1])],
+        ))
+    }
+
+    /// Every work-item of the group reaches this point (`operation`) before any goes on.
+    fn group_barrier(&self, span: Span, operation: &'static str) -> Execution<()> {
+        if let Some(barrier) = &self.group.barrier {
+            barrier
+                .arrive(self.linear_local, 0, span, operation, &self.group.aborted)
+                .map_err(|failure| self.rendezvous_failure(failure))?;
         }
         Ok(())
     }

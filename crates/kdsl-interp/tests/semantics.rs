@@ -1180,3 +1180,42 @@ kernel k(input: global [f32], at: u32) {
         "async_copy(tile[0], input[at], 4);"
     );
 }
+
+/// A tile store reads its local memory until its wait: writing that memory before the wait
+/// is undefined behaviour, reported at the wait; after the wait it is not.
+#[test]
+fn writing_a_stored_tile_before_its_wait_is_undefined() {
+    let kernel = |between: &str| {
+        format!(
+            "
+kernel k(out: global mut [[f32]]) {{
+    local tile: [f32; 32 * 8];
+    let t = get_local_id(0);
+    tile[t] = t as f32;
+    async_tile_store(out[0, 0], tile[0], 8);
+    {between}
+    tile[t] = 0.0;
+    async_tile_store_wait();
+}}"
+        )
+    };
+    let arguments = || shaped(vec![-1.0f32; 8 * 32], &[8, 32], &[32, 1]);
+    let launch = || InterpLaunch::new([256], [256]);
+    let early = kernel("");
+    let error = run(&early, "k", launch(), arguments()).unwrap_err();
+    assert!(
+        matches!(error, InterpError::UndefinedBehaviour { .. }),
+        "{error:?}"
+    );
+    assert_eq!(pointed_at(&early, &error), "async_tile_store_wait();");
+    let waited = kernel("async_tile_store_wait();");
+    let out = run(&waited, "k", launch(), arguments()).unwrap();
+    let InterpArgument::Buffer(kdsl_interp::HostBuffer::F32(out)) = &out[0] else {
+        panic!("not an f32 buffer");
+    };
+    // Element (r, c) came from tile[landing(r, c)], which held its own index.
+    for (at, &value) in out.iter().enumerate() {
+        let (r, c) = (at as u32 / 32, at as u32 % 32);
+        assert_eq!(value, (r * 32 + (c ^ (r % 8 * 4))) as f32, "({r}, {c})");
+    }
+}

@@ -28,7 +28,8 @@ pub enum Builtin {
     Print,
     /// `async_copy`, `async_commit`, `async_wait`: statements (`StatementKind::AsyncCopy`).
     AsyncCopy(AsyncCopyKind),
-    /// `async_tile_copy`, `async_tile_wait`: statements (`StatementKind::TileCopy`).
+    /// `async_tile_copy`, `async_tile_wait`, `async_tile_release`, `async_tile_store`,
+    /// `async_tile_store_wait`: statements (`StatementKind::TileCopy`).
     TileCopy(TileCopyKind),
 }
 
@@ -73,6 +74,9 @@ pub enum Operands {
     /// A local memory element, a 2-D global buffer's element of the same type from `types`
     /// (the tile's corner), then the constant rows and slot (`async_tile_copy`).
     TileCopy { types: TypeSet },
+    /// The corner of a writable 2-D global buffer, a local memory element of the same type
+    /// from `types`, then the constant rows (`async_tile_store`).
+    TileStore { types: TypeSet },
 }
 
 impl Operands {
@@ -88,6 +92,7 @@ impl Operands {
             Operands::VectorMemory { store, .. } => 2 + usize::from(store),
             Operands::Copy { .. } => 3,
             Operands::TileCopy { .. } => 4,
+            Operands::TileStore { .. } => 3,
             Operands::Constant => 1,
             // The format; the values vary with it.
             Operands::Format { .. } => 1,
@@ -104,7 +109,8 @@ impl Operands {
             | Operands::VectorMemory { types, .. }
             | Operands::Format { types, .. }
             | Operands::Copy { types }
-            | Operands::TileCopy { types } => Some(types),
+            | Operands::TileCopy { types }
+            | Operands::TileStore { types } => Some(types),
             Operands::Nothing | Operands::Dimension | Operands::Condition | Operands::Constant => {
                 None
             }
@@ -474,6 +480,20 @@ pub static BUILTINS: &[BuiltinRow] = &[
         "async_tile_release",
         Builtin::TileCopy(TileCopyKind::Release),
         Operands::Constant,
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_tile_store",
+        Builtin::TileCopy(TileCopyKind::Store),
+        Operands::TileStore { types: Numbers },
+        ResultRule::Nothing,
+        Requirement::Always,
+    ),
+    row(
+        "async_tile_store_wait",
+        Builtin::TileCopy(TileCopyKind::StoreWait),
+        Operands::Nothing,
         ResultRule::Nothing,
         Requirement::Always,
     ),

@@ -212,11 +212,28 @@ impl Printer<'_> {
                         self.expression(out, slot)?;
                         out.push(')');
                     }
+                    crate::TileCopyOp::Store {
+                        destination,
+                        row,
+                        column,
+                        rows,
+                        source,
+                        ..
+                    } => {
+                        write!(out, "(%{}[", destination.0)?;
+                        self.expression(out, row)?;
+                        out.push_str(", ");
+                        self.expression(out, column)?;
+                        out.push_str("], ");
+                        self.place(out, source)?;
+                        write!(out, ", {rows})")?;
+                    }
                     crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot } => {
                         out.push('(');
                         self.expression(out, slot)?;
                         out.push(')');
                     }
+                    crate::TileCopyOp::StoreWait => out.push_str("()"),
                 }
             }
             StatementKind::Evaluate { value } => {

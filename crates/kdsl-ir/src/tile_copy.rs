@@ -39,12 +39,14 @@ pub const SOURCE_ALIGNMENT: u32 = 16;
 /// The bytes of one swizzled chunk.
 pub const CHUNK_BYTES: u32 = crate::matrix_group::CHUNK_BYTES;
 
-/// Which of the two statements (the table of built-ins names them).
+/// Which of the statements (the table of built-ins names them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum TileCopyKind {
     Copy,
     Wait,
     Release,
+    Store,
+    StoreWait,
 }
 
 /// One tile-copy statement.
@@ -69,6 +71,22 @@ pub enum TileCopyOp {
     /// `async_tile_release(slot)`: every work-item is done reading the tiles of `slot`; the
     /// next copy on it writes only after every work-item released it.
     Release { slot: Expression },
+    /// `async_tile_store(destination[row, column], source, rows)`: starts storing a tile laid
+    /// out as a copy lands it, from local memory at `source` (a one-dimensional local array's
+    /// element, a multiple of [`DESTINATION_ALIGNMENT`] bytes), into rows `row..row + rows`,
+    /// columns `column..column + columns(element)` of the 2-D buffer parameter
+    /// `destination`; elements past its shape are not written.
+    Store {
+        destination: ParameterId,
+        element: ScalarType,
+        row: Expression,
+        column: Expression,
+        rows: u32,
+        source: Place,
+    },
+    /// `async_tile_store_wait()`: waits for the group's stores: their local memory may be
+    /// written again, and their elements are in the buffers.
+    StoreWait,
 }
 
 impl TileCopyOp {
@@ -77,6 +95,8 @@ impl TileCopyOp {
             TileCopyOp::Copy { .. } => TileCopyKind::Copy,
             TileCopyOp::Wait { .. } => TileCopyKind::Wait,
             TileCopyOp::Release { .. } => TileCopyKind::Release,
+            TileCopyOp::Store { .. } => TileCopyKind::Store,
+            TileCopyOp::StoreWait => TileCopyKind::StoreWait,
         }
     }
 
@@ -85,12 +105,13 @@ impl TileCopyOp {
         crate::Builtin::TileCopy(self.kind()).name()
     }
 
-    /// The slot the statement uses.
-    pub fn slot(&self) -> &Expression {
+    /// The slot the statement uses (stores use none).
+    pub fn slot(&self) -> Option<&Expression> {
         match self {
             TileCopyOp::Copy { slot, .. }
             | TileCopyOp::Wait { slot }
-            | TileCopyOp::Release { slot } => slot,
+            | TileCopyOp::Release { slot } => Some(slot),
+            TileCopyOp::Store { .. } | TileCopyOp::StoreWait => None,
         }
     }
 
@@ -108,7 +129,14 @@ impl TileCopyOp {
                 .iter()
                 .chain([row, column, slot])
                 .collect(),
+            TileCopyOp::Store {
+                row,
+                column,
+                source,
+                ..
+            } => [row, column].into_iter().chain(&source.indices).collect(),
             TileCopyOp::Wait { slot } | TileCopyOp::Release { slot } => vec![slot],
+            TileCopyOp::StoreWait => Vec::new(),
         }
     }
 }
@@ -130,20 +158,37 @@ pub fn landing(element: ScalarType, row: u32, column: u32) -> u32 {
     row * columns + (column ^ (row % 8 * per_chunk))
 }
 
-/// Whether `function` holds a tile copy or wait.
+/// Whether `block` holds a tile statement.
 pub fn uses(block: &Block) -> bool {
     crate::visit::any_statement(block, &|kind| matches!(kind, StatementKind::TileCopy(_)))
 }
 
-/// A tensor map a function's copies read through: one per source and row count.
+/// Whether `block` copies tiles, or waits on or releases their slots.
+pub fn uses_slots(block: &Block) -> bool {
+    crate::visit::any_statement(
+        block,
+        &|kind| matches!(kind, StatementKind::TileCopy(op) if op.slot().is_some()),
+    )
+}
+
+/// Whether `block` stores tiles.
+pub fn stores(block: &Block) -> bool {
+    crate::visit::any_statement(block, &|kind| {
+        matches!(kind, StatementKind::TileCopy(TileCopyOp::Store { .. }))
+    })
+}
+
+/// A tensor map a function's copies read through or its stores write through: one per
+/// buffer and row count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TensorMapUse {
-    pub source: ParameterId,
+    pub buffer: ParameterId,
     pub element: ScalarType,
     pub rows: u32,
 }
 
-/// The tensor maps the copies of `block` read through, in the order of their first copies.
+/// The tensor maps the copies and stores of `block` go through, in the order of their
+/// first uses.
 pub fn tensor_maps(block: &Block) -> Vec<TensorMapUse> {
     let mut maps = Vec::new();
     collect_maps(block, &mut maps);
@@ -153,14 +198,22 @@ pub fn tensor_maps(block: &Block) -> Vec<TensorMapUse> {
 fn collect_maps(block: &Block, maps: &mut Vec<TensorMapUse>) {
     for statement in block {
         match &statement.kind {
-            StatementKind::TileCopy(TileCopyOp::Copy {
-                source,
-                element,
-                rows,
-                ..
-            }) => {
+            StatementKind::TileCopy(
+                TileCopyOp::Copy {
+                    source: buffer,
+                    element,
+                    rows,
+                    ..
+                }
+                | TileCopyOp::Store {
+                    destination: buffer,
+                    element,
+                    rows,
+                    ..
+                },
+            ) => {
                 let map = TensorMapUse {
-                    source: *source,
+                    buffer: *buffer,
                     element: *element,
                     rows: *rows,
                 };
@@ -268,38 +321,95 @@ impl Expander<'_> {
 
     fn expand(&mut self, op: TileCopyOp, span: Span) -> Block {
         let b = Build { span };
-        // The slot is evaluated after the other operands, then plays no part.
-        let slot = self.scratch("slot", ScalarType::U32, span);
-        let slot = b.assign(slot, op.slot().clone());
-        let TileCopyOp::Copy {
-            mut destination,
-            source,
+        let barrier = |global| {
+            b.statement(StatementKind::Barrier {
+                fence: FenceFlags {
+                    local: true,
+                    global,
+                },
+            })
+        };
+        match op {
+            TileCopyOp::Copy {
+                destination,
+                source,
+                element,
+                row,
+                column,
+                rows,
+                slot,
+            } => {
+                // The slot is evaluated after the other operands, then plays no part.
+                let slot = b.assign(self.scratch("slot", ScalarType::U32, span), slot);
+                let tile = Tile {
+                    buffer: source,
+                    element,
+                    row,
+                    column,
+                    rows,
+                    local: destination,
+                };
+                self.walk_box(tile, Direction::Load, vec![slot], span)
+            }
+            TileCopyOp::Store {
+                destination,
+                element,
+                row,
+                column,
+                rows,
+                source,
+            } => {
+                // Every work-item's writes to the tile are done before any reads it.
+                let tile = Tile {
+                    buffer: destination,
+                    element,
+                    row,
+                    column,
+                    rows,
+                    local: source,
+                };
+                let mut out = self.walk_box(tile, Direction::Store, Vec::new(), span);
+                out.insert(0, barrier(false));
+                out
+            }
+            TileCopyOp::Wait { slot } | TileCopyOp::Release { slot } => {
+                let slot = b.assign(self.scratch("slot", ScalarType::U32, span), slot);
+                vec![slot, barrier(false)]
+            }
+            TileCopyOp::StoreWait => vec![barrier(true)],
+        }
+    }
+
+    /// The work-items share out the box of `tile`: element `e` by those whose linear local id
+    /// is `e % group size`, loading it (zero past the buffer's shape) into local memory, or
+    /// storing it from there (not past the shape). `evaluated` comes after the operands.
+    fn walk_box(
+        &mut self,
+        tile: Tile,
+        direction: Direction,
+        evaluated: Block,
+        span: Span,
+    ) -> Block {
+        let b = Build { span };
+        let Tile {
+            buffer,
             element,
             row,
             column,
             rows,
-            ..
-        } = op
-        else {
-            let barrier = b.statement(StatementKind::Barrier {
-                fence: FenceFlags {
-                    local: true,
-                    global: false,
-                },
-            });
-            return vec![slot, barrier];
-        };
-        let Some(shaped) = self.shaped.iter().find(|s| s.buffer == source).cloned() else {
+            local: mut local_place,
+        } = tile;
+        let Some(shaped) = self.shaped.iter().find(|s| s.buffer == buffer).cloned() else {
             return Vec::new();
         };
-        let space = match self.function_parameters[source.0 as usize].ty {
+        let space = match self.function_parameters[buffer.0 as usize].ty {
             ParameterType::Buffer { space, .. } => space,
             _ => AddressSpace::Global,
         };
         let columns = columns(element).unwrap_or(1);
         let per_chunk = CHUNK_BYTES / element.size_in_bytes();
         let (u32_, u64_) = (ScalarType::U32, ScalarType::U64);
-        let base = self.scratch("destination", u32_, span);
+        let base = self.scratch("local", u32_, span);
         let top = self.scratch("row", u32_, span);
         let left = self.scratch("column", u32_, span);
         let index = self.scratch("element", u32_, span);
@@ -316,56 +426,50 @@ impl Expander<'_> {
         // The linear local id and the group's size.
         let linear = b.add(id(0), b.mul(size(0), b.add(id(1), b.mul(size(1), id(2)))));
         let group = b.mul(size(0), b.mul(size(1), size(2)));
-        let destination_index = destination
+        let local_index = local_place
             .indices
             .pop()
             .map(|index| b.cast(index, u32_))
             .unwrap_or_else(|| b.u32(0));
         let wide = |x| b.cast(x, u64_);
-        let source_row = || b.binary(BinaryOp::Add, wide(b.var(top, u32_)), wide(b.var(r, u32_)));
-        let source_column =
+        let buffer_row = || b.binary(BinaryOp::Add, wide(b.var(top, u32_)), wide(b.var(r, u32_)));
+        let buffer_column =
             || b.binary(BinaryOp::Add, wide(b.var(left, u32_)), wide(b.var(c, u32_)));
         let flat = b.binary(
             BinaryOp::Add,
             b.binary(
                 BinaryOp::Multiply,
-                source_row(),
+                buffer_row(),
                 parameter(shaped.strides[0], u64_),
             ),
             b.binary(
                 BinaryOp::Multiply,
-                source_column(),
+                buffer_column(),
                 parameter(shaped.strides[1], u64_),
             ),
         );
-        let load = b.load(Place {
+        let buffer_place = Place {
             id: crate::PlaceId::UNNUMBERED,
-            base: PlaceBase::Parameter(source),
+            base: PlaceBase::Parameter(buffer),
             indices: vec![flat],
             element,
             space,
             field: None,
-        });
-        let zero = b.expression(
-            ExpressionKind::Literal(if element.is_float() {
-                Literal::Float(0.0)
-            } else {
-                Literal::Integer(0)
-            }),
-            element,
-        );
+        };
         let inside = |at: Expression, extent: ParameterId| {
             b.binary(BinaryOp::Less, at, wide(parameter(extent, u32_)))
         };
-        let read = b.statement(StatementKind::If {
-            condition: inside(source_row(), shaped.shape[0]),
-            accept: vec![b.statement(StatementKind::If {
-                condition: inside(source_column(), shaped.shape[1]),
-                accept: vec![b.assign(value, load)],
+        let within_shape = |accept: Block| {
+            b.statement(StatementKind::If {
+                condition: inside(buffer_row(), shaped.shape[0]),
+                accept: vec![b.statement(StatementKind::If {
+                    condition: inside(buffer_column(), shaped.shape[1]),
+                    accept,
+                    reject: Vec::new(),
+                })],
                 reject: Vec::new(),
-            })],
-            reject: Vec::new(),
-        });
+            })
+        };
         let swizzled_column = b.binary(
             BinaryOp::BitXor,
             b.var(c, u32_),
@@ -375,23 +479,61 @@ impl Expander<'_> {
             b.var(base, u32_),
             b.add(b.mul(b.var(r, u32_), b.u32(columns)), swizzled_column),
         );
-        destination.indices.push(landing);
-        let body = vec![
+        local_place.indices.push(landing);
+        let mut body = vec![
             b.assign(r, b.div(b.var(index, u32_), b.u32(columns))),
             b.assign(c, b.rem(b.var(index, u32_), b.u32(columns))),
-            b.assign(value, zero),
-            read,
-            b.store(destination, b.var(value, element)),
         ];
-        let mut out = vec![
-            b.assign(base, destination_index),
+        match direction {
+            Direction::Load => {
+                let zero = b.expression(
+                    ExpressionKind::Literal(if element.is_float() {
+                        Literal::Float(0.0)
+                    } else {
+                        Literal::Integer(0)
+                    }),
+                    element,
+                );
+                body.push(b.assign(value, zero));
+                body.push(within_shape(vec![b.assign(value, b.load(buffer_place))]));
+                body.push(b.store(local_place, b.var(value, element)));
+            }
+            Direction::Store => body.push(within_shape(vec![
+                b.assign(value, b.load(local_place)),
+                b.store(buffer_place, b.var(value, element)),
+            ])),
+        }
+        // The operands in the order of the statement's arguments.
+        let corner = [
             b.assign(top, b.cast(row, u32_)),
             b.assign(left, b.cast(column, u32_)),
-            slot,
         ];
+        let local = b.assign(base, local_index);
+        let mut out = match direction {
+            Direction::Load => [vec![local], corner.to_vec()].concat(),
+            Direction::Store => [corner.to_vec(), vec![local]].concat(),
+        };
+        out.extend(evaluated);
         out.extend(b.counted_loop(index, linear, rows * columns, group, body, Unroll::Count(1)));
         out
     }
+}
+
+/// A tile statement's box: rows of a 2-D buffer parameter from a corner, and where the box
+/// lies in local memory.
+struct Tile {
+    buffer: ParameterId,
+    element: ScalarType,
+    row: Expression,
+    column: Expression,
+    rows: u32,
+    local: Place,
+}
+
+/// Which way a box goes: from its buffer into local memory, or back.
+enum Direction {
+    Load,
+    Store,
 }
 
 #[cfg(test)]

@@ -30,6 +30,9 @@ pub enum Access {
     /// The local destination of a tile copy, the box laid out from the place's element on
     /// ([`crate::tile_copy::TileCopyOp::Copy`]); its source is a whole 2-D buffer.
     TileTo,
+    /// The local source of a tile store, the box laid out from the place's element on
+    /// ([`crate::tile_copy::TileCopyOp::Store`]); its destination is a whole 2-D buffer.
+    TileFrom,
 }
 
 /// Hooks called by [`visit_block`]; each does nothing unless implemented.
@@ -101,9 +104,20 @@ pub fn visit_statement(statement: &Statement, visitor: &mut impl Visitor) {
             visit_expression(column, visitor);
             visit_expression(slot, visitor);
         }
+        StatementKind::TileCopy(crate::TileCopyOp::Store {
+            row,
+            column,
+            source,
+            ..
+        }) => {
+            visit_expression(row, visitor);
+            visit_expression(column, visitor);
+            visit_place(source, Access::TileFrom, span, visitor);
+        }
         StatementKind::TileCopy(
             crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot },
         ) => visit_expression(slot, visitor),
+        StatementKind::TileCopy(crate::TileCopyOp::StoreWait) => {}
         StatementKind::If {
             condition,
             accept,

@@ -64,9 +64,20 @@ pub fn walk_block_mut(
                 walk_expression_mut(column, visit, visit_place);
                 walk_expression_mut(slot, visit, visit_place);
             }
+            StatementKind::TileCopy(crate::TileCopyOp::Store {
+                row,
+                column,
+                source,
+                ..
+            }) => {
+                walk_expression_mut(row, visit, visit_place);
+                walk_expression_mut(column, visit, visit_place);
+                walk_place_mut(source, visit, visit_place);
+            }
             StatementKind::TileCopy(
                 crate::TileCopyOp::Wait { slot } | crate::TileCopyOp::Release { slot },
             ) => walk_expression_mut(slot, visit, visit_place),
+            StatementKind::TileCopy(crate::TileCopyOp::StoreWait) => {}
             StatementKind::Matrix(op) => match op {
                 crate::matrix::MatrixOp::Load { offset, stride, .. }
                 | crate::matrix::MatrixOp::Store { offset, stride, .. } => {

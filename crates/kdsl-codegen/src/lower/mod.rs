@@ -597,6 +597,7 @@ impl<'a, 'ctx> FunctionLowering<'a, 'ctx> {
         if !self.is_terminated() {
             match self.function.return_type {
                 None => {
+                    self.finish_tile_stores()?;
                     self.builder.build_return(None)?;
                 }
                 // In checked mode a loop left after a fault can reach the end: give 0.

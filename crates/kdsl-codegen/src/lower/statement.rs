@@ -101,6 +101,7 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
                         self.builder.build_return(Some(&value))?;
                     }
                     None => {
+                        self.finish_tile_stores()?;
                         self.builder.build_return(None)?;
                     }
                 }

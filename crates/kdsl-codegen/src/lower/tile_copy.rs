@@ -114,7 +114,8 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     /// At a kernel's start: work-item 0 makes each slot's barrier wait for the whole group's
     /// arrivals, then the group synchronizes, so no copy or wait comes before the barriers.
     pub(super) fn start_tile_slots(&mut self) -> Result<()> {
-        if self.function.kind != FunctionKind::Kernel || !tile_copy::uses(&self.function.body) {
+        if self.function.kind != FunctionKind::Kernel || !tile_copy::uses_slots(&self.function.body)
+        {
             return Ok(());
         }
         let items = self.linear_local_size()?;
@@ -161,41 +162,88 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
     }
 
     pub(super) fn tile_copy(&mut self, op: &TileCopyOp) -> Result<()> {
-        let TileCopyOp::Copy {
-            destination,
-            source,
-            element,
-            row,
-            column,
-            rows,
-            ..
-        } = op
-        else {
-            let slot = self.expression(op.slot())?.into_int_value();
-            return match op {
-                TileCopyOp::Release { .. } => self.release(slot),
-                _ => self.wait(slot),
-            };
-        };
+        match op {
+            TileCopyOp::Copy {
+                destination,
+                source,
+                element,
+                row,
+                column,
+                rows,
+                slot,
+            } => {
+                let map = self.tensor_map(*source, *element, *rows)?;
+                // Every work-item evaluates the operands (they are the same in all); one copies.
+                let to = self.address(destination)?;
+                let row = self.expression(row)?.into_int_value();
+                let column = self.expression(column)?.into_int_value();
+                let slot = self.expression(slot)?.into_int_value();
+                self.tensor_copy(map, to, row, column, *rows, slot)
+            }
+            TileCopyOp::Store {
+                destination,
+                element,
+                row,
+                column,
+                rows,
+                source,
+            } => {
+                let map = self.tensor_map(*destination, *element, *rows)?;
+                let row = self.expression(row)?.into_int_value();
+                let column = self.expression(column)?.into_int_value();
+                let from = self.address(source)?;
+                self.tensor_store(map, from, row, column)
+            }
+            TileCopyOp::Wait { slot } => {
+                let slot = self.expression(slot)?.into_int_value();
+                self.wait(slot)
+            }
+            TileCopyOp::Release { slot } => {
+                let slot = self.expression(slot)?.into_int_value();
+                self.release(slot)
+            }
+            TileCopyOp::StoreWait => self.store_wait(),
+        }
+    }
+
+    /// The address (as an `i64`) of the hidden parameter holding the tensor map of `buffer`'s
+    /// boxes of `rows` rows.
+    fn tensor_map(
+        &mut self,
+        buffer: kdsl_ir::ParameterId,
+        element: kdsl_ir::ScalarType,
+        rows: u32,
+    ) -> Result<IntValue<'ctx>> {
         let map_use = TensorMapUse {
-            source: *source,
-            element: *element,
-            rows: *rows,
+            buffer,
+            element,
+            rows,
         };
         let index = tile_copy::tensor_maps(&self.function.body)
             .iter()
             .position(|map| *map == map_use)
-            .ok_or_else(|| LowerError("a tile copy without its tensor map".into()))?;
+            .ok_or_else(|| LowerError("a tile statement without its tensor map".into()))?;
         let map = self
             .value
             .get_nth_param((self.function.parameters.len() + index) as u32)
             .ok_or_else(|| LowerError("a tensor map parameter is missing".into()))?
             .into_pointer_value();
-        // Every work-item evaluates the operands (they are the same in all); one copies.
-        let to = self.address(destination)?;
-        let row = self.expression(row)?.into_int_value();
-        let column = self.expression(column)?.into_int_value();
-        let slot_index = self.expression(op.slot())?.into_int_value();
+        Ok(self
+            .builder
+            .build_ptr_to_int(map, self.context.i64_type(), "")?)
+    }
+
+    /// Work-item 0 waits until the slot is released, sets the bytes the copy brings and starts
+    /// it.
+    fn tensor_copy(
+        &mut self,
+        map: IntValue<'ctx>,
+        to: inkwell::values::PointerValue<'ctx>,
+        row: IntValue<'ctx>,
+        column: IntValue<'ctx>,
+        rows: u32,
+        slot_index: IntValue<'ctx>,
+    ) -> Result<()> {
         let slot = self.slot_barrier(FULL, slot_index)?;
         let first = self.first_work_item()?;
         let (copy, after) = (self.new_block("tile.copy"), self.new_block("tile.started"));
@@ -204,9 +252,6 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.wait_for_release(slot_index)?;
         let i32_type = self.context.i32_type();
         let to = self.builder.build_ptr_to_int(to, i32_type, "")?;
-        let map = self
-            .builder
-            .build_ptr_to_int(map, self.context.i64_type(), "")?;
         let bytes = self.i32_constant(u64::from(rows * ROW_BYTES));
         self.assembly(
             "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [$0], $1;",
@@ -228,6 +273,61 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         self.builder.build_unconditional_branch(after)?;
         self.builder.position_at_end(after);
         Ok(())
+    }
+
+    /// Every work-item makes its writes to local memory visible to the tensor copies, the
+    /// group synchronizes, and work-item 0 starts the store in a bulk group of its own.
+    fn tensor_store(
+        &mut self,
+        map: IntValue<'ctx>,
+        from: inkwell::values::PointerValue<'ctx>,
+        row: IntValue<'ctx>,
+        column: IntValue<'ctx>,
+    ) -> Result<()> {
+        self.assembly("fence.proxy.async.shared::cta;", "", &[])?;
+        self.barrier(kdsl_ir::FenceFlags {
+            local: true,
+            global: false,
+        })?;
+        let first = self.first_work_item()?;
+        let (store, after) = (self.new_block("tile.store"), self.new_block("tile.stored"));
+        self.builder.build_conditional_branch(first, store, after)?;
+        self.builder.position_at_end(store);
+        let from = self
+            .builder
+            .build_ptr_to_int(from, self.context.i32_type(), "")?;
+        self.assembly(
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\n\t\
+             cp.async.bulk.commit_group;",
+            "l,r,r,r",
+            &[map.into(), column.into(), row.into(), from.into()],
+        )?;
+        self.builder.build_unconditional_branch(after)?;
+        self.builder.position_at_end(after);
+        Ok(())
+    }
+
+    /// Every work-item waits for its stores (work-item 0 has them all) to complete and their
+    /// writes to be visible to plain accesses; then the group synchronizes.
+    fn store_wait(&mut self) -> Result<()> {
+        self.assembly(
+            "cp.async.bulk.wait_group 0;\n\tfence.proxy.async.global;",
+            "",
+            &[],
+        )?;
+        self.barrier(kdsl_ir::FenceFlags {
+            local: true,
+            global: true,
+        })
+    }
+
+    /// Before a kernel with tensor stores returns: its stores have read their local memory,
+    /// which ends with the work-group (the writes complete with the launch).
+    pub(super) fn finish_tile_stores(&mut self) -> Result<()> {
+        if self.function.kind != FunctionKind::Kernel || !tile_copy::stores(&self.function.body) {
+            return Ok(());
+        }
+        self.assembly("cp.async.bulk.wait_group.read 0;", "", &[])
     }
 
     /// Work-item 0 arrives on the slot's barrier (its copies of the round are all issued), then

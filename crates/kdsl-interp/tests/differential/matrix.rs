@@ -1282,8 +1282,43 @@ fn tile_roundtrip_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -
     tile_roundtrip_rows(reference, 71)
 }
 
+/// `output` (40 x 70 in rows of `row`, -7 everywhere before) after tile_store_blocks with
+/// factor 2: input (rows 96 apart) times 2 plus the row inside the shape, -7 past it.
+fn tile_store_rows(reference: &[InterpArgument], row: usize) -> CaseResult {
+    let (
+        InterpArgument::Buffer(HostBuffer::F32(got)),
+        InterpArgument::Buffer(HostBuffer::F32(input)),
+    ) = (&reference[0], &reference[5])
+    else {
+        return Err("tile_store_blocks's buffers are not f32".into());
+    };
+    for (at, &value) in got.iter().enumerate() {
+        let (r, column) = (at / row, at % row);
+        let want = if r < 40 && column < 70 {
+            input[r * 96 + column] * 2.0 + r as f32
+        } else {
+            -7.0
+        };
+        if value.to_bits() != want.to_bits() {
+            return Err(format!(
+                "tile_store_blocks: output ({r}, {column}) is {value}, expected {want}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn tile_store_check(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    tile_store_rows(reference, 72)
+}
+
+fn tile_store_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    tile_store_rows(reference, 71)
+}
+
 /// tests/kernels/tile_copies.krn: a tile's layout and zero fill (checked against the host on
-/// the interpreter), and a ring of two slots over a matrix whose width is not a whole tile.
+/// the interpreter), a ring of two slots over a matrix whose width is not a whole tile, and
+/// tile stores clipped at a ragged edge.
 #[test]
 fn tile_copies() {
     let mut random = Random::new(83);
@@ -1311,5 +1346,23 @@ fn tile_copies() {
     let sums = Case::new("ring_row_sums", InterpLaunch::new([32, 4], [32, 2]), sums)
         .compare(0, Compare::Close(1e-5));
     cases.push(sums);
+    // Blocks of 16 x 32 over 40 x 70, rows 72 apart (a tensor map) and 71 (none).
+    let input = random.f32s(48 * 96, -1.0, 1.0);
+    let stores: [(u64, OutputCheck); 2] = [(72, tile_store_check), (71, tile_store_check_71)];
+    for (pitch, check) in stores {
+        let mut arguments = shaped(vec![-7.0f32; 40 * pitch as usize], &[40, 70], &[pitch, 1]);
+        arguments.extend([
+            buffer(input.clone()),
+            InterpArgument::scalar(96u32),
+            InterpArgument::scalar(2.0f32),
+        ]);
+        let mut case = Case::new(
+            "tile_store_blocks",
+            InterpLaunch::new([3 * 64, 3], [64, 1]),
+            arguments,
+        );
+        case.check = Some(check);
+        cases.push(case);
+    }
     on_test_kernel("tile_copies", cases);
 }

@@ -95,12 +95,18 @@ struct VectorAccesses {
 
 impl Visitor for VectorAccesses {
     // Matrix groups read tiles whose swizzle follows address bits (`matrix_group`); a tensor
-    // copy reads its source from a 16-byte aligned address (`tile_copy`).
+    // copy reads its source, and a tensor store writes its destination, from a 16-byte aligned
+    // address (`tile_copy`).
     fn enter_statement(&mut self, statement: &crate::Statement) {
-        if let crate::StatementKind::TileCopy(crate::TileCopyOp::Copy { source, .. }) =
-            &statement.kind
+        if let crate::StatementKind::TileCopy(
+            crate::TileCopyOp::Copy { source: buffer, .. }
+            | crate::TileCopyOp::Store {
+                destination: buffer,
+                ..
+            },
+        ) = &statement.kind
         {
-            if let Some(slot) = self.alignments.get_mut(source.0 as usize) {
+            if let Some(slot) = self.alignments.get_mut(buffer.0 as usize) {
                 *slot = (*slot).max(crate::tile_copy::SOURCE_ALIGNMENT);
             }
         }

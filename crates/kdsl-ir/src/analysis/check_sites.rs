@@ -257,7 +257,8 @@ impl Visitor for Walk<'_, '_> {
             | Access::Atomic
             | Access::CopyTo(_)
             | Access::CopyFrom(_)
-            | Access::TileTo => self.place(place, span),
+            | Access::TileTo
+            | Access::TileFrom => self.place(place, span),
         }
     }
 

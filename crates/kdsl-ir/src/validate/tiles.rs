@@ -49,53 +49,76 @@ impl FunctionValidator<'_> {
         }
     }
 
-    /// A tile copy: a local destination, a 2-D buffer source of the same element type, whose
-    /// rows fill a swizzled row; `u32` corner; rows and slot in range.
+    /// A tile statement: a copy's local destination (a store's local source) and 2-D buffer
+    /// source (destination, writable) of one element type, whose rows fill a swizzled row;
+    /// `u32` corner and slot; rows and slot in range.
     pub(super) fn tile_copy(&mut self, op: &crate::TileCopyOp, span: Span) {
         use crate::tile_copy::{columns, MAX_ROWS};
-        if self.expression(op.slot()) != Some(ScalarType::U32) {
-            self.error(span, "a tile copy's slot is not `u32`");
+        if let Some(slot) = op.slot() {
+            if self.expression(slot) != Some(ScalarType::U32) {
+                self.error(span, "a tile copy's slot is not `u32`");
+            }
         }
-        let crate::TileCopyOp::Copy {
-            destination,
-            source,
-            element,
-            row,
-            column,
-            rows,
-            ..
-        } = op
-        else {
-            return;
+        let (local, buffer, element, row, column, rows, store) = match op {
+            crate::TileCopyOp::Copy {
+                destination,
+                source,
+                element,
+                row,
+                column,
+                rows,
+                ..
+            } => (destination, source, element, row, column, rows, false),
+            crate::TileCopyOp::Store {
+                destination,
+                element,
+                row,
+                column,
+                rows,
+                source,
+            } => (source, destination, element, row, column, rows, true),
+            _ => return,
         };
-        self.place(destination, span, true);
+        self.place(local, span, !store);
         for corner in [row, column] {
             if self.expression(corner) != Some(ScalarType::U32) {
                 self.error(span, "a tile copy's corner is not `u32`");
             }
         }
-        if destination.space != AddressSpace::Local
-            || destination.indices.len() != 1
-            || destination.element != *element
+        if local.space != AddressSpace::Local
+            || local.indices.len() != 1
+            || local.element != *element
             || columns(*element).is_none()
             || !(1..=MAX_ROWS).contains(rows)
         {
-            self.error(span, "a tile copy's destination, element type or rows");
+            self.error(span, "a tile's local memory, element type or rows");
         }
         let shaped = self
             .function
             .shaped_buffers
             .iter()
-            .find(|s| s.buffer == *source);
-        let buffer = self.function.parameters.get(source.0 as usize);
-        let element_matches = matches!(
-            buffer.map(|p| &p.ty),
-            Some(ParameterType::Buffer { element: e, space: AddressSpace::Global | AddressSpace::Constant, record: None, .. }) if e == element
-        );
-        if shaped.map(|s| s.rank()) != Some(2) || !element_matches {
+            .find(|s| s.buffer == *buffer);
+        let parameter = self.function.parameters.get(buffer.0 as usize);
+        let buffer_matches = match parameter.map(|p| &p.ty) {
+            Some(ParameterType::Buffer {
+                element: e,
+                space,
+                writable,
+                record: None,
+            }) => {
+                e == element
+                    && if store {
+                        *space == AddressSpace::Global && *writable
+                    } else {
+                        matches!(space, AddressSpace::Global | AddressSpace::Constant)
+                    }
+            }
+            _ => false,
+        };
+        if shaped.map(|s| s.rank()) != Some(2) || !buffer_matches {
             self.error(
                 span,
-                "a tile copy's source is not a 2-D buffer of its element type",
+                "a tile's buffer is not a 2-D buffer of its element type (writable for a store)",
             );
         }
     }

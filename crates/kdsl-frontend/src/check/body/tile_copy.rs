@@ -1,11 +1,47 @@
-//! The tile copies (`async_tile_copy(destination, source[row, column], rows, slot)`,
-//! `async_tile_wait(slot)`): statements whose operands are a local memory element, the corner
-//! of a 2-D buffer and constants (`kdsl_ir::tile_copy`).
+//! The tile statements (`async_tile_copy(destination, source[row, column], rows, slot)`,
+//! `async_tile_wait(slot)`, `async_tile_release(slot)`,
+//! `async_tile_store(destination[row, column], source, rows)`, `async_tile_store_wait()`):
+//! statements whose operands are a local memory element, the corner of a 2-D buffer and
+//! constants (`kdsl_ir::tile_copy`).
 
 use super::*;
 use kdsl_ir::tile_copy::{self, TileCopyKind, TileCopyOp};
 
-const EXAMPLE: &str = "`async_tile_copy(tile[0], a[row, column], 64, 0)`";
+const COPY_EXAMPLE: &str = "`async_tile_copy(tile[0], a[row, column], 64, 0)`";
+const STORE_EXAMPLE: &str = "`async_tile_store(c[row, column], tile[0], 64)`";
+
+/// Which way a statement moves its tile, for the words of its diagnostics.
+#[derive(Clone, Copy)]
+enum Way {
+    /// From the buffer into local memory (`async_tile_copy`).
+    Copy,
+    /// From local memory into the buffer (`async_tile_store`).
+    Store,
+}
+
+impl Way {
+    fn name(self) -> &'static str {
+        match self {
+            Way::Copy => "async_tile_copy",
+            Way::Store => "async_tile_store",
+        }
+    }
+
+    fn example(self) -> &'static str {
+        match self {
+            Way::Copy => COPY_EXAMPLE,
+            Way::Store => STORE_EXAMPLE,
+        }
+    }
+
+    /// What the statement calls its local memory and its buffer.
+    fn roles(self) -> (&'static str, &'static str) {
+        match self {
+            Way::Copy => ("destination", "source"),
+            Way::Store => ("source", "destination"),
+        }
+    }
+}
 
 impl Checker<'_> {
     pub(super) fn tile_copy_statement(
@@ -29,6 +65,8 @@ impl Checker<'_> {
             TileCopyKind::Release => self
                 .tile_slot(&arguments[0])
                 .map(|slot| TileCopyOp::Release { slot }),
+            TileCopyKind::Store => self.tile_store(arguments),
+            TileCopyKind::StoreWait => Some(TileCopyOp::StoreWait),
         };
         if let Some(op) = op {
             out.push(statement(StatementKind::TileCopy(op), span));
@@ -36,46 +74,19 @@ impl Checker<'_> {
     }
 
     fn tile_copy(&mut self, arguments: &[ast::Expression]) -> Option<TileCopyOp> {
-        let destination = self.tile_destination(&arguments[0]);
-        let source = self.tile_source(&arguments[1]);
+        let destination = self.tile_local(&arguments[0], Way::Copy);
+        let source = self.tile_buffer(&arguments[1], Way::Copy);
         let rows = self.tile_constant(&arguments[2], 1..=tile_copy::MAX_ROWS, "the rows to copy");
         let slot = self.tile_slot(&arguments[3]);
         let (destination, (source, element, row, column), rows, slot) =
             (destination?, source?, rows?, slot?);
-        if destination.element != element {
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0342,
-                    format!(
-                        "`async_tile_copy` copies `{element}` elements into `{}` memory",
-                        destination.element
-                    ),
-                    arguments[1].span,
-                    format!("`{element}` elements"),
-                )
-                .with_label(
-                    arguments[0].span,
-                    format!("`{}` elements", destination.element),
-                )
-                .with_hint("copy between memories of one element type"),
-            );
-            return None;
-        }
-        if tile_copy::columns(element).is_none() {
-            self.report(
-                Diagnostic::error(
-                    ErrorCode::E0342,
-                    format!("`async_tile_copy` cannot copy `{element}` elements"),
-                    arguments[1].span,
-                    format!("`{element}` elements"),
-                )
-                .with_hint(format!(
-                    "a tile's rows are {} bytes: copy numbers whose size divides them",
-                    tile_copy::ROW_BYTES
-                )),
-            );
-            return None;
-        }
+        self.tile_elements(
+            Way::Copy,
+            element,
+            &arguments[1],
+            &destination,
+            &arguments[0],
+        )?;
         Some(TileCopyOp::Copy {
             destination,
             source,
@@ -85,6 +96,70 @@ impl Checker<'_> {
             rows,
             slot,
         })
+    }
+
+    fn tile_store(&mut self, arguments: &[ast::Expression]) -> Option<TileCopyOp> {
+        let destination = self.tile_buffer(&arguments[0], Way::Store);
+        let source = self.tile_local(&arguments[1], Way::Store);
+        let rows = self.tile_constant(&arguments[2], 1..=tile_copy::MAX_ROWS, "the rows to store");
+        let ((destination, element, row, column), source, rows) = (destination?, source?, rows?);
+        self.tile_elements(Way::Store, element, &arguments[0], &source, &arguments[1])?;
+        Some(TileCopyOp::Store {
+            destination,
+            element,
+            row,
+            column,
+            rows,
+            source,
+        })
+    }
+
+    /// The buffer's elements (`element`) and the local memory's are of one type, which fills
+    /// a tile's rows (E0342).
+    fn tile_elements(
+        &mut self,
+        way: Way,
+        element: ScalarType,
+        buffer: &ast::Expression,
+        local: &Place,
+        local_argument: &ast::Expression,
+    ) -> Option<()> {
+        if local.element != element {
+            let (from, into) = match way {
+                Way::Copy => (element, local.element),
+                Way::Store => (local.element, element),
+            };
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0342,
+                    format!(
+                        "`{}` moves `{from}` elements into `{into}` memory",
+                        way.name()
+                    ),
+                    buffer.span,
+                    format!("`{element}` elements"),
+                )
+                .with_label(local_argument.span, format!("`{}` elements", local.element))
+                .with_hint("move tiles between memories of one element type"),
+            );
+            return None;
+        }
+        if tile_copy::columns(element).is_none() {
+            self.report(
+                Diagnostic::error(
+                    ErrorCode::E0342,
+                    format!("`{}` cannot move `{element}` elements", way.name()),
+                    buffer.span,
+                    format!("`{element}` elements"),
+                )
+                .with_hint(format!(
+                    "a tile's rows are {} bytes: use numbers whose size divides them",
+                    tile_copy::ROW_BYTES
+                )),
+            );
+            return None;
+        }
+        Some(())
     }
 
     /// A slot: a `u32`, below `SLOTS` where it is a constant (E0342).
@@ -132,7 +207,7 @@ impl Checker<'_> {
                 Diagnostic::error(
                     ErrorCode::E0342,
                     format!(
-                        "a tile copy takes a constant from {} to {} here: {what}",
+                        "a tile statement takes a constant from {} to {} here: {what}",
                         range.start(),
                         range.end()
                     ),
@@ -145,18 +220,24 @@ impl Checker<'_> {
         constant
     }
 
-    /// The destination: a writable element of a one-dimensional local array.
-    fn tile_destination(&mut self, argument: &ast::Expression) -> Option<Place> {
+    /// The tile's local memory: an element of a one-dimensional local array, writable for a
+    /// copy.
+    fn tile_local(&mut self, argument: &ast::Expression, way: Way) -> Option<Place> {
+        let role = way.roles().0;
         let refuse = |checker: &mut Self, label: &str| {
             checker.report(
                 Diagnostic::error(
                     ErrorCode::E0342,
-                    "the destination of `async_tile_copy` must be an element of local memory",
+                    format!(
+                        "the {role} of `{}` must be an element of local memory",
+                        way.name()
+                    ),
                     argument.span,
                     label.to_string(),
                 )
                 .with_hint(format!(
-                    "copy into a one-dimensional local array: {EXAMPLE}"
+                    "name the tile's first element in a one-dimensional local array: {}",
+                    way.example()
                 )),
             );
         };
@@ -169,28 +250,35 @@ impl Checker<'_> {
             refuse(self, "not an element of a one-dimensional local array");
             return None;
         }
-        if !access.writable {
+        if matches!(way, Way::Copy) && !access.writable {
             self.report_read_only(&access, argument.span, "copy into");
             return None;
         }
         Some(place)
     }
 
-    /// The source: `a[row, column]` of a 2-D buffer parameter `a`, its indices `u32`.
-    fn tile_source(
+    /// The tile's buffer: `a[row, column]` of a 2-D buffer parameter `a` (writable for a
+    /// store), its indices `u32`.
+    fn tile_buffer(
         &mut self,
         argument: &ast::Expression,
+        way: Way,
     ) -> Option<(ParameterId, ScalarType, Expression, Expression)> {
+        let role = way.roles().1;
         let refuse = |checker: &mut Self, label: &str| {
             checker.report(
                 Diagnostic::error(
                     ErrorCode::E0342,
-                    "the source of `async_tile_copy` must be the corner of a 2-D buffer",
+                    format!(
+                        "the {role} of `{}` must be the corner of a 2-D buffer",
+                        way.name()
+                    ),
                     argument.span,
                     label.to_string(),
                 )
                 .with_hint(format!(
-                    "name the tile's first element in a `global [[T]]` parameter: {EXAMPLE}"
+                    "name the tile's first element in a `global [[T]]` parameter: {}",
+                    way.example()
                 )),
             );
         };
@@ -207,23 +295,36 @@ impl Checker<'_> {
                     id,
                     ParameterType::Buffer {
                         element,
-                        space: AddressSpace::Global | AddressSpace::Constant,
+                        space: space @ (AddressSpace::Global | AddressSpace::Constant),
+                        writable,
                         record: None,
-                        ..
                     },
-                    _,
+                    declared_at,
                 ) => self
                     .shaped_buffer(id)
                     .filter(|shaped| shaped.rank() == 2)
-                    .map(|_| (id, element)),
+                    .map(|_| {
+                        let access = PlaceAccess {
+                            writable: writable && space == AddressSpace::Global,
+                            array_parameter: false,
+                            base_name: name.name.clone(),
+                            declared_at,
+                            origin: PlaceOrigin::Buffer,
+                        };
+                        (id, element, access)
+                    }),
                 _ => None,
             },
             _ => None,
         };
-        let Some((id, element)) = buffer else {
+        let Some((id, element, access)) = buffer else {
             refuse(self, "not an element of a 2-D buffer parameter");
             return None;
         };
+        if matches!(way, Way::Store) && !access.writable {
+            self.report_read_only(&access, argument.span, "store into");
+            return None;
+        }
         if indices.len() != 2 {
             refuse(self, "index both dimensions, row first");
             return None;

@@ -70,8 +70,8 @@ impl FunctionAnalysis<'_, '_> {
             None => "differs between work-items".to_string(),
         };
         let hint = if allowed == Uniformity::Uniform {
-            "compute the destination and the corner from kernel arguments, constants, group ids \
-             and counters the whole work-group shares"
+            "compute the local element, the corner and the slot from kernel arguments, \
+             constants, group ids and counters the whole work-group shares"
         } else if is_matrix_group(operation) {
             "compute offsets and chunk strides from kernel arguments, constants, group ids and \
              the matrix group's index, `get_matrix_group_id()`"

@@ -277,8 +277,12 @@ impl<'a, 'm> FunctionAnalysis<'a, 'm> {
                     let level = self.expression(value, control);
                     self.require_same_operand(op.name(), value, level, Uniformity::Uniform);
                 }
-                if let crate::TileCopyOp::Copy { destination, .. } = op {
-                    self.place(destination, control);
+                if let crate::TileCopyOp::Copy {
+                    destination: local, ..
+                }
+                | crate::TileCopyOp::Store { source: local, .. } = op
+                {
+                    self.place(local, control);
                 }
                 let need = Need {
                     allowed: Uniformity::Uniform,
