@@ -436,6 +436,17 @@ struct PendingCopies<'g> {
     stored: Vec<(&'g AtomicU64, u64)>,
 }
 
+/// A tile statement's box: its local memory from element `start` of `local`, and rows of the
+/// 2-D buffer parameter `buffer` from `corner`.
+struct TileBox<'g> {
+    local: &'g Place,
+    start: i128,
+    buffer: kdsl_ir::ParameterId,
+    element: ScalarType,
+    corner: [u64; 2],
+    rows: u32,
+}
+
 impl PendingCopies<'_> {
     fn land(copies: Vec<(&AtomicU64, u64)>) {
         for (cell, value) in copies {
@@ -700,7 +711,6 @@ impl<'g> WorkItem<'g> {
     /// store is a barrier, then work-item 0 writes the box, then a barrier; its wait reports
     /// local memory a store read and the group wrote before the wait.
     fn tile_copy(&self, frame: &mut Frame<'g>, op: &'g TileCopyOp, span: Span) -> Execution<()> {
-        use kdsl_ir::tile_copy::{columns, landing, DESTINATION_ALIGNMENT};
         match op {
             TileCopyOp::Copy {
                 destination,
@@ -723,52 +733,18 @@ impl<'g> WorkItem<'g> {
                 if self.linear_local != 0 {
                     return Ok(());
                 }
-                let size = i128::from(element.size_in_bytes());
-                if start * size % i128::from(DESTINATION_ALIGNMENT) != 0 {
-                    return Err(self.undefined(
-                        span,
-                        format!(
-                            "`async_tile_copy` to element {start}, not a multiple of \
-                             {DESTINATION_ALIGNMENT} bytes"
-                        ),
-                    ));
-                }
-                let (memory, shape, strides) = self.tile_buffer(frame, *source, span)?;
-                let name = &frame.function.parameter(*source).name;
-                let columns = columns(*element).unwrap_or(1);
-                let mut copies = Vec::with_capacity((rows * columns) as usize);
-                for r in 0..*rows {
-                    for c in 0..columns {
-                        let at = [
-                            u128::from(corner[0]) + u128::from(r),
-                            u128::from(corner[1]) + u128::from(c),
-                        ];
-                        let value = if at[0] < shape[0] && at[1] < shape[1] {
-                            let flat = at[0] * strides[0] + at[1] * strides[1];
-                            let Some(cell) = memory.cells.get(flat as usize) else {
-                                return Err(self.error(|work_item| InterpError::OutOfBounds {
-                                    span,
-                                    work_item,
-                                    message: format!(
-                                        "element {flat} of buffer `{name}` of {} elements",
-                                        memory.cells.len()
-                                    ),
-                                }));
-                            };
-                            cell.load(Ordering::Relaxed)
-                        } else {
-                            0
-                        };
-                        let landed = start + i128::from(landing(*element, r, c));
-                        let to = self.locate_at(frame, destination, &[landed], span)?;
-                        let Location::Shared(to) = to else {
-                            return Err(
-                                self.undefined(span, "a copy to private memory".to_string())
-                            );
-                        };
-                        copies.push((to, value));
-                    }
-                }
+                let tile = TileBox {
+                    local: destination,
+                    start,
+                    buffer: *source,
+                    element: *element,
+                    corner,
+                    rows: *rows,
+                };
+                let mut copies = Vec::new();
+                self.walk_tile_box(frame, &tile, span, |local, cell| {
+                    copies.push((local, cell.map_or(0, |cell| cell.load(Ordering::Relaxed))));
+                })?;
                 self.copies.borrow_mut().tiles[slot].extend(copies);
             }
             TileCopyOp::Store {
@@ -789,53 +765,22 @@ impl<'g> WorkItem<'g> {
                 let start = scalar::integer_as_i128(self.expression(frame, index)?, index.ty);
                 self.group_barrier(span, op.name())?;
                 if self.linear_local == 0 {
-                    let size = i128::from(element.size_in_bytes());
-                    if start * size % i128::from(DESTINATION_ALIGNMENT) != 0 {
-                        return Err(self.undefined(
-                            span,
-                            format!(
-                                "`async_tile_store` from element {start}, not a multiple of \
-                                 {DESTINATION_ALIGNMENT} bytes"
-                            ),
-                        ));
-                    }
-                    let (memory, shape, strides) = self.tile_buffer(frame, *destination, span)?;
-                    let name = &frame.function.parameter(*destination).name;
-                    let columns = columns(*element).unwrap_or(1);
-                    let mut read = Vec::with_capacity((rows * columns) as usize);
-                    for r in 0..*rows {
-                        for c in 0..columns {
-                            let from = start + i128::from(landing(*element, r, c));
-                            let Location::Shared(from) =
-                                self.locate_at(frame, source, &[from], span)?
-                            else {
-                                return Err(
-                                    self.undefined(span, "a store from private memory".to_string())
-                                );
-                            };
-                            let value = from.load(Ordering::Relaxed);
-                            read.push((from, value));
-                            let at = [
-                                u128::from(corner[0]) + u128::from(r),
-                                u128::from(corner[1]) + u128::from(c),
-                            ];
-                            if at[0] >= shape[0] || at[1] >= shape[1] {
-                                continue;
-                            }
-                            let flat = at[0] * strides[0] + at[1] * strides[1];
-                            let Some(cell) = memory.cells.get(flat as usize) else {
-                                return Err(self.error(|work_item| InterpError::OutOfBounds {
-                                    span,
-                                    work_item,
-                                    message: format!(
-                                        "element {flat} of buffer `{name}` of {} elements",
-                                        memory.cells.len()
-                                    ),
-                                }));
-                            };
+                    let tile = TileBox {
+                        local: source,
+                        start,
+                        buffer: *destination,
+                        element: *element,
+                        corner,
+                        rows: *rows,
+                    };
+                    let mut read = Vec::new();
+                    self.walk_tile_box(frame, &tile, span, |local, cell| {
+                        let value = local.load(Ordering::Relaxed);
+                        read.push((local, value));
+                        if let Some(cell) = cell {
                             cell.store(value, Ordering::Relaxed);
                         }
-                    }
+                    })?;
                     self.copies.borrow_mut().stored.extend(read);
                 }
                 self.group_barrier(span, op.name())?;
@@ -864,6 +809,63 @@ impl<'g> WorkItem<'g> {
                     PendingCopies::land(landed);
                 }
                 self.group_barrier(span, op.name())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Calls `each` with every element of `tile`'s box in row order: its local memory cell and
+    /// its buffer's cell (`None` past the buffer's shape). A misaligned tile in local memory is
+    /// undefined behaviour; a buffer smaller than its shape says is out of bounds.
+    fn walk_tile_box(
+        &self,
+        frame: &Frame<'g>,
+        tile: &TileBox<'g>,
+        span: Span,
+        mut each: impl FnMut(&'g AtomicU64, Option<&'g AtomicU64>),
+    ) -> Execution<()> {
+        use kdsl_ir::tile_copy::{columns, landing, DESTINATION_ALIGNMENT};
+        let size = i128::from(tile.element.size_in_bytes());
+        if tile.start * size % i128::from(DESTINATION_ALIGNMENT) != 0 {
+            return Err(self.undefined(
+                span,
+                format!(
+                    "a tile at local element {}, not a multiple of {DESTINATION_ALIGNMENT} bytes",
+                    tile.start
+                ),
+            ));
+        }
+        let (memory, shape, strides) = self.tile_buffer(frame, tile.buffer, span)?;
+        let name = &frame.function.parameter(tile.buffer).name;
+        let columns = columns(tile.element).unwrap_or(1);
+        for r in 0..tile.rows {
+            for c in 0..columns {
+                let at = tile.start + i128::from(landing(tile.element, r, c));
+                let Location::Shared(local) = self.locate_at(frame, tile.local, &[at], span)?
+                else {
+                    return Err(self.undefined(span, "a tile in private memory".to_string()));
+                };
+                let at = [
+                    u128::from(tile.corner[0]) + u128::from(r),
+                    u128::from(tile.corner[1]) + u128::from(c),
+                ];
+                let cell = if at[0] < shape[0] && at[1] < shape[1] {
+                    let flat = at[0] * strides[0] + at[1] * strides[1];
+                    let Some(cell) = memory.cells.get(flat as usize) else {
+                        return Err(self.error(|work_item| InterpError::OutOfBounds {
+                            span,
+                            work_item,
+                            message: format!(
+                                "element {flat} of buffer `{name}` of {} elements",
+                                memory.cells.len()
+                            ),
+                        }));
+                    };
+                    Some(cell)
+                } else {
+                    None
+                };
+                each(local, cell);
             }
         }
         Ok(())

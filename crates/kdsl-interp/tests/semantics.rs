@@ -1182,7 +1182,8 @@ kernel k(input: global [f32], at: u32) {
 }
 
 /// A tile store reads its local memory until its wait: writing that memory before the wait
-/// is undefined behaviour, reported at the wait; after the wait it is not.
+/// is undefined behaviour, reported at the wait; after the wait it is not. A misaligned
+/// tile is undefined too.
 #[test]
 fn writing_a_stored_tile_before_its_wait_is_undefined() {
     let kernel = |between: &str| {
@@ -1213,6 +1214,17 @@ kernel k(out: global mut [[f32]]) {{
     let InterpArgument::Buffer(kdsl_interp::HostBuffer::F32(out)) = &out[0] else {
         panic!("not an f32 buffer");
     };
+    // A tile that does not start at a multiple of 1024 bytes is undefined.
+    let misaligned = waited.replace("tile[0], 8", "tile[8], 8");
+    let error = run(&misaligned, "k", launch(), arguments()).unwrap_err();
+    assert!(
+        matches!(error, InterpError::UndefinedBehaviour { .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        pointed_at(&misaligned, &error),
+        "async_tile_store(out[0, 0], tile[8], 8);"
+    );
     // Element (r, c) came from tile[landing(r, c)], which held its own index.
     for (at, &value) in out.iter().enumerate() {
         let (r, c) = (at as u32 / 32, at as u32 % 32);
