@@ -173,7 +173,9 @@ impl Generator<'_> {
                         && self.place == Place::Kernel
                         && !self.output_reads_avoided()
                 }
-                BufferUse::Accumulator | BufferUse::SubGroupProbe => false,
+                BufferUse::Accumulator
+                | BufferUse::SubGroupProbe
+                | BufferUse::TileStores { .. } => false,
             };
             if readable {
                 reads.push(Read::Buffer(index));

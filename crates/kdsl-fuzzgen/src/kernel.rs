@@ -270,6 +270,51 @@ impl Generator<'_> {
         index
     }
 
+    /// A 2-D buffer that tile stores write, one box of whole rows per work-group: a row holds
+    /// what a tile's does (128 bytes) and a work-group's items fill its rows exactly, as the
+    /// stored exchange array has one element per work-item. Its shape may cut the last rows
+    /// and columns short; its rows may be padded.
+    fn tile_store_buffer(&mut self, parameters: &mut Vec<Parameter>) {
+        let element = self.parameter_type();
+        let group_items = self.geometry.group_items();
+        let Some(columns) = kdsl_ir::tile_copy::columns(element) else {
+            return;
+        };
+        let rows = group_items / columns;
+        if !group_items.is_multiple_of(columns)
+            || !(1..=kdsl_ir::tile_copy::MAX_ROWS).contains(&rows)
+        {
+            return;
+        }
+        let groups = self.geometry.total_items() / group_items;
+        let cut_rows = self.random.below(u64::from(rows)) as u32;
+        let cut_columns = *self.random.pick(&[0u32, 0, 1, 3]);
+        let padding = *self.random.pick(&[0u64, 0, 1, 4]);
+        let extents = vec![groups * rows - cut_rows, columns - cut_columns];
+        let strides = vec![u64::from(columns) + padding, 1];
+        let shape = Shape {
+            extents,
+            strides,
+            owner: None,
+        };
+        let length = u32::try_from(shape.span()).expect("a small buffer");
+        let name = self.fresh("tiles");
+        let ty = ValueType::Scalar(element);
+        let data_facts = Self::data_facts(ty, &self.generic);
+        self.note("tile store buffer");
+        self.add_buffer(
+            BufferParameter {
+                name,
+                element: ty,
+                length,
+                usage: BufferUse::TileStores { rows },
+                data_facts,
+                shape: Some(shape),
+            },
+            parameters,
+        );
+    }
+
     /// The module's record type and its buffers: an input read anywhere, an output holding
     /// one record per work-item, or both.
     fn record_buffers(&mut self, parameters: &mut Vec<Parameter>) {
@@ -531,6 +576,9 @@ impl Generator<'_> {
                 &mut parameters,
             );
         }
+        if self.options.async_copies && self.percent(25) {
+            self.tile_store_buffer(&mut parameters);
+        }
         if self.options.record_buffers && self.percent(30) {
             self.record_buffers(&mut parameters);
         }
@@ -629,17 +677,26 @@ impl Generator<'_> {
         let count = 1 + self.random.below(2);
         for _ in 0..count {
             // Often the element type of a flat input, which an asynchronous copy can fill it
-            // from, or of a 2-D one, which a tile copy can.
+            // from, or of a 2-D one, which a tile copy can, or of a buffer tile stores write.
             let copyable: Vec<ScalarType> = self
                 .buffers
                 .iter()
                 .filter(|b| {
-                    matches!(b.usage, BufferUse::Input | BufferUse::Constant)
-                        && b.shape.as_ref().is_none_or(|shape| shape.rank() == 2)
+                    (matches!(b.usage, BufferUse::Input | BufferUse::Constant)
+                        && b.shape.as_ref().is_none_or(|shape| shape.rank() == 2))
+                        || matches!(b.usage, BufferUse::TileStores { .. })
                 })
                 .filter_map(|b| b.element.scalar())
                 .collect();
-            let element = if self.options.async_copies && !copyable.is_empty() && self.percent(40) {
+            let stored: Vec<ScalarType> = self
+                .buffers
+                .iter()
+                .filter(|b| matches!(b.usage, BufferUse::TileStores { .. }))
+                .filter_map(|b| b.element.scalar())
+                .collect();
+            let element = if !stored.is_empty() && self.percent(60) {
+                *self.random.pick(&stored)
+            } else if self.options.async_copies && !copyable.is_empty() && self.percent(40) {
                 *self.random.pick(&copyable)
             } else {
                 self.parameter_type()

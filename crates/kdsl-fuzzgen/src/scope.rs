@@ -142,6 +142,9 @@ pub enum BufferUse {
     Accumulator,
     /// `global mut [u32]` of one element: the sub-group size the device used.
     SubGroupProbe,
+    /// `global mut [[T]]` written only by tile stores: work-group `g` (linear) stores boxes of
+    /// `rows` rows from row `g * rows`, column 0; its shape may cut the last boxes short.
+    TileStores { rows: u32 },
 }
 
 #[derive(Clone, Debug, PartialEq)]

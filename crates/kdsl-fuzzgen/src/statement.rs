@@ -31,6 +31,7 @@ enum Kind {
     LocalExchange,
     LocalAsyncCopy,
     LocalTileCopy,
+    LocalTileStore,
     LocalAtomics,
     GlobalAtomic,
     OwnSlotAtomic,
@@ -120,6 +121,11 @@ impl Generator<'_> {
             {
                 4
             }
+            Kind::LocalTileStore
+                if kernel && control.work_group_uniform && !self.tile_store_plans().is_empty() =>
+            {
+                4
+            }
             Kind::LocalAtomics
                 if kernel
                     && control.work_group_uniform
@@ -154,7 +160,7 @@ impl Generator<'_> {
     }
 
     fn statement(&mut self) {
-        const KINDS: [Kind; 23] = [
+        const KINDS: [Kind; 24] = [
             Kind::Let,
             Kind::LetMutable,
             Kind::Assign,
@@ -169,6 +175,7 @@ impl Generator<'_> {
             Kind::LocalExchange,
             Kind::LocalAsyncCopy,
             Kind::LocalTileCopy,
+            Kind::LocalTileStore,
             Kind::LocalAtomics,
             Kind::GlobalAtomic,
             Kind::OwnSlotAtomic,
@@ -198,6 +205,7 @@ impl Generator<'_> {
             Kind::LocalExchange => self.local_exchange(),
             Kind::LocalAsyncCopy => self.local_async_copy(),
             Kind::LocalTileCopy => self.local_tile_copy(),
+            Kind::LocalTileStore => self.local_tile_store(),
             Kind::LocalAtomics => self.local_atomics(),
             Kind::GlobalAtomic => self.global_atomic(),
             Kind::OwnSlotAtomic => self.own_slot_atomic(),
@@ -1231,6 +1239,56 @@ impl Generator<'_> {
         self.code.line(format!("async_tile_wait({slot}u32);"));
         self.local_being_written = None;
         self.scope.mark_local_readable(index);
+    }
+
+    /// (local array, buffer) pairs a tile store can go between: an exchange array every
+    /// work-item has written (one element each: a work-group's box of the buffer) and a
+    /// buffer that tile stores write, of the same element type.
+    fn tile_store_plans(&self) -> Vec<(usize, usize)> {
+        let mut plans = Vec::new();
+        for (local_index, local) in self.locals.iter().enumerate() {
+            if local.usage != LocalUse::Exchange
+                || local.shape != LocalShape::Flat
+                || !self.scope.local_readable(local_index)
+                || self.local_being_written.is_some()
+            {
+                continue;
+            }
+            for (buffer_index, buffer) in self.buffers.iter().enumerate() {
+                if let BufferUse::TileStores { rows } = buffer.usage {
+                    let columns = kdsl_ir::tile_copy::columns(local.element).unwrap_or(0);
+                    if buffer.element == ValueType::Scalar(local.element)
+                        && local.length == rows * columns
+                    {
+                        plans.push((local_index, buffer_index));
+                    }
+                }
+            }
+        }
+        plans
+    }
+
+    /// The work-group stores its exchange array into its box of a tile-store buffer (the
+    /// array's element `e` in the tile layout), and waits, so the array may change again.
+    fn local_tile_store(&mut self) {
+        let plans = self.tile_store_plans();
+        let (index, buffer) = *self.random.pick(&plans);
+        let local = self.locals[index].clone();
+        let output = self.buffers[buffer].clone();
+        let BufferUse::TileStores { rows } = output.usage else {
+            return;
+        };
+        let group = match self.geometry.dimensions {
+            1 => "get_group_id(0)".to_string(),
+            2 => "(get_group_id(0) + get_num_groups(0) * get_group_id(1))".to_string(),
+            _ => "(get_group_id(0) + get_num_groups(0) * (get_group_id(1) + get_num_groups(1) * get_group_id(2)))".to_string(),
+        };
+        self.note("tile store");
+        self.code.line(format!(
+            "async_tile_store({}[{group} * {rows}u32, 0u32], {}[0u32], {rows});",
+            output.name, local.name
+        ));
+        self.code.line("async_tile_store_wait();");
     }
 
     fn local_async_copy(&mut self) {

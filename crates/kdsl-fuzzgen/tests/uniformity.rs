@@ -63,9 +63,10 @@ fn generated_barriers_and_sub_group_operations_are_uniform_enough() {
             .join("\n")
     );
     // The run must have exercised what it checks, tuple results (bound before their use)
-    // included.
+    // included: about one module in 22 has them, so ask for half that (one in 20 was the
+    // mean itself, which other seeds or any new construct moved below).
     assert!(
-        tuples * 20 >= count as usize,
+        tuples * 40 >= count as usize,
         "{tuples} modules with tuple results"
     );
     assert!(
