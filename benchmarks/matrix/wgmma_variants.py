@@ -67,7 +67,7 @@ def base_input(input):
 def options(input):
     """The `+` options of INPUT (module docstring)."""
     known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
-             "streamk", "tma", "release", "store"}
+             "streamk", "tma", "release", "store", "halves"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -84,7 +84,7 @@ def shape(input, groups, tiles, columns, stages):
     stage = a_stage + depth * columns
     local = stage * stages
     if "store" in options(input):
-        local += rows * columns
+        local += rows * columns // (2 if "halves" in options(input) else 1)
     elif {"persist", "staged"} <= options(input):
         local += rows * (columns + 8)
     return rows, a_stage, stage, local
@@ -140,24 +140,29 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     return lines
 
 
-def tile_store_epilogue(tiles, rows, columns, element, per_row):
+def tile_store_epilogue(tiles, rows, columns, element, per_row, parts):
     """`+store`: C's block through the area after the ring (C_AREA), laid out as tile stores
     read it: COLUMNS / PER_ROW tiles of ROWS rows of 128 bytes, whose 16-byte chunk j of row r
     lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each, one chunk of each row) fall
-    in 32 distinct banks; then one tile store per tile. The wait first: the previous block's
-    stores have read the area."""
-    lines = ["    async_tile_store_wait();"]
-    for t in range(tiles):
-        lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
-        lines.append(f"    for p in 0u32..{columns // 4} unroll {{")
-        lines.append("        let i = 2 * p;")
-        lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
-        lines.append("        let x = lane % 4 * 2 + i / 4 * 8;")
-        lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
-                     f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
-        lines.append("    }")
-    for q in range(columns // per_row):
-        lines.append(f"    async_tile_store(c[done_row, done_column + {q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
+    in 32 distinct banks; then one tile store per tile. With `+halves` (PARTS 2) the area holds
+    half the block, which goes out in two rounds, so a fourth stage fits beside it. Each round
+    waits first: the stores before it have read the area."""
+    lines = []
+    width = columns // parts
+    for part in range(parts):
+        lines.append("    async_tile_store_wait();")
+        for t in range(tiles):
+            lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
+            # Pair p holds columns lane % 4 * 2 + p / 2 * 8 (and the next).
+            lines.append(f"    for p in {part * width // 4}u32..{(part + 1) * width // 4}u32 unroll {{")
+            lines.append("        let i = 2 * p;")
+            lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
+            lines.append(f"        let x = lane % 4 * 2 + i / 4 * 8 - {part * width};")
+            lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
+                         f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
+            lines.append("    }")
+        for q in range(width // per_row):
+            lines.append(f"    async_tile_store(c[done_row, done_column + {part * width + q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
     return lines
 
 
@@ -528,7 +533,7 @@ def tma_kernel(input, groups, tiles, columns, stages):
              "    tile += get_num_groups(0);"]
     body += persistent_block(band, rows, columns) + prologue + ["    let lane = item % 32;"]
     if store:
-        body += tile_store_epilogue(tiles, rows, columns, element, per_row)
+        body += tile_store_epilogue(tiles, rows, columns, element, per_row, 2 if "halves" in chosen else 1)
     else:
         body += staged_epilogue(tiles, rows, columns, threads, ring - stage * stages, element,
                                 lambda value: f"{value} as {element}", True)
