@@ -91,13 +91,15 @@ def test_a_ring_of_two_slots_sums_rows(module, kind):
 
 
 @pytest.mark.parametrize("kind", _kinds())
-@pytest.mark.parametrize("pitch", [72, 71], ids=["aligned-rows", "unaligned-rows"])
-def test_stores_write_the_tile_and_nothing_past_the_edge(module, kind, pitch):
+@pytest.mark.parametrize(
+    "pitch,columns", [(72, 64), (72, 70), (71, 70)], ids=["whole-chunks", "ragged-chunk", "unaligned-rows"]
+)
+def test_stores_write_the_tile_and_nothing_past_the_edge(module, kind, pitch, columns):
     host = np.random.default_rng(5).standard_normal((48, 96)).astype(np.float32)
     padded = np.full((40, pitch), -7.0, np.float32)
     output = to_device(kind, padded)
-    view = output[:, :70]
+    view = output[:, :columns]
     module.tile_store_blocks[(3 * 64, 3), (64, 1)](view, to_device(kind, host.reshape(-1)), np.uint32(96), np.float32(2.0)).wait()
     expected = padded.copy()
-    expected[:, :70] = host[:40, :70] * 2 + np.arange(40, dtype=np.float32)[:, None]
+    expected[:, :columns] = host[:40, :columns] * 2 + np.arange(40, dtype=np.float32)[:, None]
     np.testing.assert_array_equal(to_numpy(kind, output), expected)

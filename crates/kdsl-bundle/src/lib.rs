@@ -136,6 +136,10 @@ pub struct TensorMapInfo {
     pub element: kdsl_ir::ScalarType,
     pub rows: u32,
     pub columns: u32,
+    /// Whether tile stores write through the map (the runtime then also needs rows that end
+    /// on a 16-byte chunk).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stored: bool,
 }
 
 impl Image {
@@ -506,6 +510,7 @@ mod tests {
                             element: ScalarType::F16,
                             rows: 128,
                             columns: 64,
+                            stored: true,
                         }],
                     }],
                 },

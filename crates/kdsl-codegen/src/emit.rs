@@ -117,6 +117,7 @@ fn entry_tensor_maps(
                         element: map.element,
                         rows: map.rows,
                         columns: kdsl_ir::tile_copy::columns(map.element).unwrap_or(1),
+                        stored: map.stored,
                     })
                     .collect(),
             })

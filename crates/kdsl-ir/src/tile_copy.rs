@@ -185,6 +185,15 @@ pub struct TensorMapUse {
     pub buffer: ParameterId,
     pub element: ScalarType,
     pub rows: u32,
+    /// Whether a store writes through it (else only copies read).
+    pub stored: bool,
+}
+
+impl TensorMapUse {
+    /// Whether `self` is the map of `buffer`'s boxes of `rows` rows.
+    pub fn describes(&self, buffer: ParameterId, rows: u32) -> bool {
+        self.buffer == buffer && self.rows == rows
+    }
 }
 
 /// The tensor maps the copies and stores of `block` go through, in the order of their
@@ -212,13 +221,18 @@ fn collect_maps(block: &Block, maps: &mut Vec<TensorMapUse>) {
                     ..
                 },
             ) => {
-                let map = TensorMapUse {
-                    buffer: *buffer,
-                    element: *element,
-                    rows: *rows,
-                };
-                if !maps.contains(&map) {
-                    maps.push(map);
+                let stored = matches!(
+                    statement.kind,
+                    StatementKind::TileCopy(TileCopyOp::Store { .. })
+                );
+                match maps.iter_mut().find(|map| map.describes(*buffer, *rows)) {
+                    Some(map) => map.stored |= stored,
+                    None => maps.push(TensorMapUse {
+                        buffer: *buffer,
+                        element: *element,
+                        rows: *rows,
+                        stored,
+                    }),
                 }
             }
             StatementKind::If { accept, reject, .. } => {

@@ -1,4 +1,5 @@
-//! The tensor maps an entry point's tile copies read through (`kdsl_bundle::EntryTensorMaps`):
+//! The tensor maps an entry point's tile copies read and tile stores write through
+//! (`kdsl_bundle::EntryTensorMaps`):
 //! where each one's source lies among a launch's arguments, and whether a launch's arrays can
 //! be described by one. Only the CUDA backend encodes them (`backend/cuda.rs`); a kernel whose
 //! contiguous entry takes tensor maps launches its own entry, which copies tiles without them,
@@ -28,6 +29,8 @@ pub(crate) struct TensorMapSource {
     /// The box: `rows` of `columns` elements (128 bytes).
     pub rows: u32,
     pub columns: u32,
+    /// Whether tile stores write through the map.
+    pub stored: bool,
 }
 
 /// The values a tensor map encodes, read from a launch's arguments.
@@ -37,6 +40,10 @@ pub(crate) struct TensorMapLayout {
     /// Rows, then columns.
     pub shape: [u64; 2],
     pub row_stride_bytes: u64,
+    /// For a map stores write through: whether its rows end inside a 16-byte chunk. On the
+    /// H100 a tensor store wrote that chunk whole, past the shape, so such arrays take the
+    /// kernel's own entry.
+    pub ragged_store: bool,
 }
 
 impl TensorMapLayout {
@@ -47,6 +54,7 @@ impl TensorMapLayout {
             && self.row_stride_bytes.is_multiple_of(ALIGNMENT)
             && self.row_stride_bytes < MAX_ROW_STRIDE_BYTES
             && self.shape.iter().all(|&extent| extent > 0)
+            && !self.ragged_store
     }
 }
 
@@ -64,6 +72,7 @@ impl TensorMapSource {
             element: map.element,
             rows: map.rows,
             columns: map.columns,
+            stored: map.stored,
         })
     }
 
@@ -97,10 +106,13 @@ impl TensorMapSource {
         scalar: impl Fn(usize) -> Option<u64>,
     ) -> Option<TensorMapLayout> {
         let size = u64::from(self.element.size_in_bytes());
+        let shape = [scalar(self.shape[0])?, scalar(self.shape[1])?];
+        let row_bytes = shape[1].checked_mul(size)?;
         Some(TensorMapLayout {
             address,
-            shape: [scalar(self.shape[0])?, scalar(self.shape[1])?],
+            shape,
             row_stride_bytes: scalar(self.row_stride)?.checked_mul(size)?,
+            ragged_store: self.stored && !row_bytes.is_multiple_of(ALIGNMENT),
         })
     }
 }
@@ -123,11 +135,33 @@ mod tests {
             address,
             shape,
             row_stride_bytes,
+            ragged_store: false,
         };
         assert!(layout(0x1000, [40, 70], 288).describable());
         assert!(!layout(0x1008, [40, 70], 288).describable());
         assert!(!layout(0x1000, [40, 70], 280).describable());
         assert!(!layout(0x1000, [0, 70], 288).describable());
         assert!(!layout(0x1000, [40, 70], 1 << 40).describable());
+        // A store's rows of 70 floats end inside a chunk; 64 do not.
+        let source = |stored| TensorMapSource {
+            buffer: 0,
+            shape: [1, 2],
+            row_stride: 3,
+            element: ScalarType::F32,
+            rows: 8,
+            columns: 32,
+            stored,
+        };
+        let values = |columns: u64| move |index: usize| Some([0, 40, columns, 72][index]);
+        let ragged = source(true).layout_of(0x1000, values(70)).unwrap();
+        assert!(ragged.ragged_store && !ragged.describable());
+        assert!(source(true)
+            .layout_of(0x1000, values(64))
+            .unwrap()
+            .describable());
+        assert!(source(false)
+            .layout_of(0x1000, values(70))
+            .unwrap()
+            .describable());
     }
 }

@@ -214,14 +214,9 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
         element: kdsl_ir::ScalarType,
         rows: u32,
     ) -> Result<IntValue<'ctx>> {
-        let map_use = TensorMapUse {
-            buffer,
-            element,
-            rows,
-        };
         let index = tile_copy::tensor_maps(&self.function.body)
             .iter()
-            .position(|map| *map == map_use)
+            .position(|map| map.describes(buffer, rows) && map.element == element)
             .ok_or_else(|| LowerError("a tile statement without its tensor map".into()))?;
         let map = self
             .value

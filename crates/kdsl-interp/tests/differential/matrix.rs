@@ -1282,9 +1282,9 @@ fn tile_roundtrip_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -
     tile_roundtrip_rows(reference, 71)
 }
 
-/// `output` (40 x 70 in rows of `row`, -7 everywhere before) after tile_store_blocks with
-/// factor 2: input (rows 96 apart) times 2 plus the row inside the shape, -7 past it.
-fn tile_store_rows(reference: &[InterpArgument], row: usize) -> CaseResult {
+/// `output` (40 x `columns` in rows of `row`, -7 everywhere before) after tile_store_blocks
+/// with factor 2: input (rows 96 apart) times 2 plus the row inside the shape, -7 past it.
+fn tile_store_rows(reference: &[InterpArgument], row: usize, columns: usize) -> CaseResult {
     let (
         InterpArgument::Buffer(HostBuffer::F32(got)),
         InterpArgument::Buffer(HostBuffer::F32(input)),
@@ -1294,7 +1294,7 @@ fn tile_store_rows(reference: &[InterpArgument], row: usize) -> CaseResult {
     };
     for (at, &value) in got.iter().enumerate() {
         let (r, column) = (at / row, at % row);
-        let want = if r < 40 && column < 70 {
+        let want = if r < 40 && column < columns {
             input[r * 96 + column] * 2.0 + r as f32
         } else {
             -7.0
@@ -1308,12 +1308,21 @@ fn tile_store_rows(reference: &[InterpArgument], row: usize) -> CaseResult {
     Ok(())
 }
 
+/// Rows 72 floats apart, 64 of them in the shape: a tensor map describes them (on sm_90a:
+/// tensor stores, clipped at the shape's edge).
 fn tile_store_check(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
-    tile_store_rows(reference, 72)
+    tile_store_rows(reference, 72, 64)
 }
 
+/// Rows 72 floats apart, 70 in the shape: rows end inside a 16-byte chunk (on sm_90a: the
+/// kernel's own entry, as a tensor store writes whole chunks).
+fn tile_store_check_70(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
+    tile_store_rows(reference, 72, 70)
+}
+
+/// Rows 71 floats apart: no tensor map describes them.
 fn tile_store_check_71(reference: &[InterpArgument], _: &[InterpArgument]) -> CaseResult {
-    tile_store_rows(reference, 71)
+    tile_store_rows(reference, 71, 70)
 }
 
 /// tests/kernels/tile_copies.krn: a tile's layout and zero fill (checked against the host on
@@ -1346,11 +1355,20 @@ fn tile_copies() {
     let sums = Case::new("ring_row_sums", InterpLaunch::new([32, 4], [32, 2]), sums)
         .compare(0, Compare::Close(1e-5));
     cases.push(sums);
-    // Blocks of 16 x 32 over 40 x 70, rows 72 apart (a tensor map) and 71 (none).
+    // Blocks of 16 x 32 over 40 x 64 and 40 x 70, rows 72 apart, and over 40 x 70 in rows 71
+    // apart.
     let input = random.f32s(48 * 96, -1.0, 1.0);
-    let stores: [(u64, OutputCheck); 2] = [(72, tile_store_check), (71, tile_store_check_71)];
-    for (pitch, check) in stores {
-        let mut arguments = shaped(vec![-7.0f32; 40 * pitch as usize], &[40, 70], &[pitch, 1]);
+    let stores: [(u64, u32, OutputCheck); 3] = [
+        (72, 64, tile_store_check),
+        (72, 70, tile_store_check_70),
+        (71, 70, tile_store_check_71),
+    ];
+    for (pitch, columns, check) in stores {
+        let mut arguments = shaped(
+            vec![-7.0f32; 40 * pitch as usize],
+            &[40, columns],
+            &[pitch, 1],
+        );
         arguments.extend([
             buffer(input.clone()),
             InterpArgument::scalar(96u32),
