@@ -1184,3 +1184,30 @@ fn compile_times() {
     }
     println!("{report}");
 }
+
+/// At -O0 an AMDGPU compile whose loads index loads of the same buffer ends (LLVM 22's
+/// load-store vectorizer, run by the backend, looped forever on such unoptimized IR: fuzzgen
+/// seed 8700381); a regression fails after a minute instead of hanging the suite.
+#[test]
+fn amdgpu_compiles_loads_indexed_by_loads_at_o0() {
+    let source = "kernel fuzz(output7: global mut [[u16]], out: global mut [i16]) {\n\
+        let gid = get_global_id(0);\n\
+        let mut m82: i16 = clz(9i16);\n\
+        out[gid] = select(((if false { output7[gid, 0x1u8] } else { (output7.shape(0) as u16) }) != \
+        output7[gid, (((wrapping_mul(0x1CF0u16, output7[gid, 1i8]) as i32) & 2147483647i32) % 2i32)]), m82, 3i16);\n\
+    }\n";
+    let module = module_of("indexed_loads", source);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let options = Options {
+            opt_level: 0,
+            ..Options::default()
+        };
+        let result = compile(&module, &TargetSpec::amdgpu(Some("gfx90a")), &options);
+        let _ = sender.send(result.map(|artifact| artifact.image.bytes.len()));
+    });
+    let compiled = receiver
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the -O0 AMDGPU compile finishes within a minute");
+    assert!(compiled.expect("compiles") > 0);
+}

@@ -156,8 +156,10 @@ fn group_indices_are_taken_from_lane_0_in_the_kernel_entry_block() {
             .unwrap_or_else(|e| panic!("{broadcast}: {e}"));
         let kernel = llvm_function(&ir, "indices");
         let entry = kernel.split("\n\n").next().unwrap_or(kernel);
-        // One broadcast per group size (32 or 64 lanes, 128 work-items), none after the entry.
-        assert_eq!(entry.matches(broadcast).count(), 2, "{kernel}");
-        assert_eq!(kernel.matches(broadcast).count(), 2, "{kernel}");
+        // One broadcast per group size (32 or 64 lanes, 128 work-items), none after the entry
+        // (AMDGPU modules are optimized at -O1 at least, which merges the two into one).
+        let in_entry = entry.matches(broadcast).count();
+        assert!((1..=2).contains(&in_entry), "{kernel}");
+        assert_eq!(kernel.matches(broadcast).count(), in_entry, "{kernel}");
     }
 }

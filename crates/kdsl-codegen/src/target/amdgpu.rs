@@ -204,6 +204,7 @@ pub(crate) fn describe(arch: &str, options: &Options) -> Result<TargetDescriptio
         },
         legalization: Legalization {
             widen_narrow_division: true,
+            minimum_opt_level: 1,
             minimum_backend_opt_level: 3,
             ..Legalization::default()
         },

@@ -493,7 +493,11 @@ pub(crate) struct Legalization {
     /// loop filling it with -1, fuzzgen seed 6000003). From -O1 LLVM makes those loops memsets,
     /// and from -O2 it drops a fill the next one overwrites; one memset the device gets right.
     /// The floor is -O3, the level every default compile uses and fuzzgen checks most (at -O2
-    /// the SPIR-V backend refused a bitcast of seed 7001140 that -O3 never makes).
+    /// the SPIR-V backend refused a bitcast of seed 7001140 that -O3 never makes). AMDGPU's
+    /// floor is -O1: its code generation (at -O3, below) runs LLVM 22's load-store vectorizer,
+    /// which loops forever on unoptimized IR where a load's value indexes another load of the
+    /// same buffer (`out[a[i, 1] % 2]`-like; LLVM issues 37865 and 147041; fuzzgen seed
+    /// 8700381), a pattern the optimizer folds away.
     pub minimum_opt_level: u8,
     /// The lowest optimization level of the backend's code generation, whatever `-O` the
     /// module is optimized at. LLVM 22's AMDGPU backend fails on unoptimized IR below -O3: at
