@@ -7,10 +7,13 @@
 //! lands at chunk `j ^ (r % 8)` of that row; elements outside the source's shape read as
 //! zero. A copy belongs to one of [`SLOTS`] slots, and a wait on a slot waits for every copy
 //! started on it since its last wait; after the wait every work-item of the group sees the
-//! copied elements. Targets with tensor copies (NVIDIA sm_90: TMA, completed through
-//! `mbarrier`s) lower the statements themselves; every other target, checked mode and the
-//! interpreter's reference run [`expand_plain`]: the work-items share the copy with plain
-//! loads and stores, and a wait is a barrier, one of the orders the operation allows.
+//! copied elements. A tile store (`async_tile_store`) goes the other way: a tile laid out as a
+//! copy lands it, from local memory into a writable 2-D buffer, nothing past its shape;
+//! `async_tile_store_wait` waits for the group's stores. Targets with tensor copies (NVIDIA
+//! sm_90a: TMA, copies completed through `mbarrier`s, stores through bulk groups) lower the
+//! statements themselves; every other target, checked mode and the interpreter's reference
+//! run [`expand_plain`]: the work-items share the box with plain loads and stores, and a
+//! wait is a barrier (a store starts with one), one of the orders the operation allows.
 
 use crate::ir::*;
 use crate::matrix::plain::build::Build;

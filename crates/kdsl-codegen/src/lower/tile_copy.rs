@@ -8,9 +8,13 @@
 //! slot's next copy (a barrier or a release between). A release arrives on a second barrier of
 //! the slot (every work-item), without waiting;
 //! work-item 0 keeps its arrival's phase, and its next copy on the slot waits for that phase
-//! (every work-item's release) first, so only the work-item that copies waits. Only kernels' entries for contiguous rows get here
-//! ([`TargetDescription::takes_tensor_maps`]); elsewhere tile copies were expanded into plain
-//! loads and stores (`kdsl_ir::tile_copy::expand_plain`).
+//! (every work-item's release) first, so only the work-item that copies waits. A tile store
+//! is a proxy fence and a barrier in every work-item, then work-item 0's
+//! `cp.async.bulk.tensor.2d` store in a bulk group of its own; its wait is
+//! `cp.async.bulk.wait_group 0` and a barrier, and a kernel's returns first wait until its
+//! stores have read local memory. Only kernels' entries for contiguous rows get here
+//! ([`TargetDescription::takes_tensor_maps`]); elsewhere tile statements were expanded into
+//! plain loads and stores (`kdsl_ir::tile_copy::expand_plain`).
 
 use super::{FunctionLowering, LowerError, Result};
 use crate::target::TargetDescription;
