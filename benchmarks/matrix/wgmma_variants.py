@@ -32,7 +32,9 @@ of one element at a time, `+half` writes C in the inputs' 16-bit type (f16 or bf
 tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local memory: each
 work-item puts its accumulator elements into the ring (free once the last products are done),
 then the work-group stores whole rows of C with 8- (f16x4) or 16-byte (f32x4) stores, as
-Triton's epilogue does (C must have the ring's type: tf32, or f16 and bf16 with `+half`).
+Triton's epilogue does (C must have the ring's type: tf32, or f16 and bf16 with `+half`);
+with `+persist+staged+halves` C goes through an area of half the block's columns in two rounds,
+so a fourth stage of 128 x 256 blocks fits (226 KB).
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
 matrix group TILES accumulators of 64 x COLUMNS, one below the other; a stage is 128 bytes deep
 (64 f16 or 32 f32) and the ring holds STAGES stages (examples/hgemm_wgmma.krn is f16a:8+late+lean+pairs+persist 2 1 256 4).
@@ -85,6 +87,8 @@ def shape(input, groups, tiles, columns, stages):
     local = stage * stages
     if "store" in options(input):
         local += rows * columns // (2 if "halves" in options(input) else 1)
+    elif {"persist", "staged", "halves"} <= options(input):
+        local += rows * (columns // 2 + 8)
     elif {"persist", "staged"} <= options(input):
         local += rows * (columns + 8)
     return rows, a_stage, stage, local
@@ -106,17 +110,19 @@ def launch(input, groups, tiles, columns, stages):
     return suffix + ("" if output(input) == "f32" else f",{output(input)}")
 
 
-def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persist):
+def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persist, parts=1):
     """C through local memory: rows of COLUMNS + 8 elements, so a warp's stores of its
     accumulator pairs (8 rows, 4 pairs each) take no more wavefronts than their bytes need
     (f16: 32 distinct banks; f32: two halves of 32), then whole rows out. The ring holds C
     (free once the last products are done), or with `persist` (the next block's first copies
-    in flight) an area of its own after the ring."""
+    in flight) an area of its own after the ring. With PARTS 2 (`+halves`, persistent) the
+    area holds half the block's columns, which go out in two rounds, a barrier between."""
     width = 4
-    pitch = columns + 8
+    part_columns = columns // parts
+    pitch = part_columns + 8
     if rows * pitch > ring:
         raise SystemExit(f"+staged: {rows} x {pitch} elements of C do not fit the ring of {ring}")
-    vectors = columns // width
+    vectors = part_columns // width
     per_item = rows * vectors // threads
     area, done_row, done_column = ("C_AREA + ", "done_row", "done_column") if persist else ("", "block_row", "block_column")
     # The last copies landed (their wait passed) and every group's products are done before
@@ -124,45 +130,25 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     # With `persist` the area is C's alone, and the barrier after the last products (kernel())
     # covers the previous block's reads of it.
     lines = [] if persist else ["    async_wait(0);", "    barrier();"]
-    for t in range(tiles):
-        lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
-        lines.append(f"    for p in 0u32..{columns // 4} unroll {{")
-        lines.append("        let i = 2 * p;")
-        lines.append(f"        vstore2(ring, ({area}(local_row{t} + i % 4 / 2 * 8) * {pitch} + lane % 4 * 2 + i / 4 * 8) / 2, {c_type}x2({convert('acc%d[i]' % t)}, {convert('acc%d[i + 1]' % t)}));")
-        lines.append("    }")
-    lines.append("    barrier();")
-    lines.append(f"    for j in 0u32..{per_item} unroll {{")
-    lines.append(f"        let q = item + {threads} * j;")
-    lines.append(f"        let row = q / {vectors};")
-    lines.append(f"        let column = q % {vectors};")
-    lines.append(f"        vstore{width}(c, (({done_row} + row) * n + {done_column}) / {width} + column, vload{width}(ring, ({area}row * {pitch}) / {width} + column));")
-    lines.append("    }")
-    return lines
-
-
-def tile_store_epilogue(tiles, rows, columns, element, per_row, parts):
-    """`+store`: C's block through the area after the ring (C_AREA), laid out as tile stores
-    read it: COLUMNS / PER_ROW tiles of ROWS rows of 128 bytes, whose 16-byte chunk j of row r
-    lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each, one chunk of each row) fall
-    in 32 distinct banks; then one tile store per tile. With `+halves` (PARTS 2) the area holds
-    half the block, which goes out in two rounds, so a fourth stage fits beside it. Each round
-    waits first: the stores before it have read the area."""
-    lines = []
-    width = columns // parts
     for part in range(parts):
-        lines.append("    async_tile_store_wait();")
+        if part > 0:
+            lines.append("    barrier();")
         for t in range(tiles):
             lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
             # Pair p holds columns lane % 4 * 2 + p / 2 * 8 (and the next).
-            lines.append(f"    for p in {part * width // 4}u32..{(part + 1) * width // 4}u32 unroll {{")
+            lines.append(f"    for p in {part * part_columns // 4}u32..{(part + 1) * part_columns // 4} unroll {{")
             lines.append("        let i = 2 * p;")
-            lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
-            lines.append(f"        let x = lane % 4 * 2 + i / 4 * 8 - {part * width};")
-            lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
-                         f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
+            shift = f" - {part * part_columns}" if part else ""
+            lines.append(f"        vstore2(ring, ({area}(local_row{t} + i % 4 / 2 * 8) * {pitch} + lane % 4 * 2 + i / 4 * 8{shift}) / 2, {c_type}x2({convert('acc%d[i]' % t)}, {convert('acc%d[i + 1]' % t)}));")
             lines.append("    }")
-        for q in range(width // per_row):
-            lines.append(f"    async_tile_store(c[done_row, done_column + {part * width + q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
+        lines.append("    barrier();")
+        lines.append(f"    for j in 0u32..{per_item} unroll {{")
+        lines.append(f"        let q = item + {threads} * j;")
+        lines.append(f"        let row = q / {vectors};")
+        lines.append(f"        let column = q % {vectors};")
+        offset = f" + {part * part_columns}" if part else ""
+        lines.append(f"        vstore{width}(c, (({done_row} + row) * n + {done_column}{offset}) / {width} + column, vload{width}(ring, ({area}row * {pitch}) / {width} + column));")
+        lines.append("    }")
     return lines
 
 
@@ -731,7 +717,8 @@ def kernel(input, groups, tiles, columns, stages):
     if "staged" in chosen:
         if c_type != element:
             raise SystemExit("+staged needs C in the ring's type: tf32, or f16 and bf16 with +half")
-        epilogue = staged_epilogue(tiles, rows, columns, threads, ring - (stage * stages if persist else 0), c_type, convert, persist)
+        parts = 2 if persist and "halves" in chosen else 1
+        epilogue = staged_epilogue(tiles, rows, columns, threads, ring - (stage * stages if persist else 0), c_type, convert, persist, parts)
     else:
         epilogue = register_epilogue(tiles, length, chosen, persist, c_type, convert)
     if streamk:
