@@ -152,6 +152,32 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     return lines
 
 
+def tile_store_epilogue(tiles, rows, columns, element, per_row, parts):
+    """`+store`: C's block through the area after the ring (C_AREA), laid out as tile stores
+    read it: COLUMNS / PER_ROW tiles of ROWS rows of 128 bytes, whose 16-byte chunk j of row r
+    lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each, one chunk of each row) fall
+    in 32 distinct banks; then one tile store per tile. With `+halves` (PARTS 2) the area holds
+    half the block, which goes out in two rounds, so a fourth stage fits beside it. Each round
+    waits first: the stores before it have read the area."""
+    lines = []
+    width = columns // parts
+    for part in range(parts):
+        lines.append("    async_tile_store_wait();")
+        for t in range(tiles):
+            lines.append(f"    let local_row{t} = (group * {tiles} + {t}) * 64 + item % 128 / 32 * 16 + lane / 4;")
+            # Pair p holds columns lane % 4 * 2 + p / 2 * 8 (and the next).
+            lines.append(f"    for p in {part * width // 4}u32..{(part + 1) * width // 4}u32 unroll {{")
+            lines.append("        let i = 2 * p;")
+            lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
+            lines.append(f"        let x = lane % 4 * 2 + i / 4 * 8 - {part * width};")
+            lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
+                         f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
+            lines.append("    }")
+        for q in range(width // per_row):
+            lines.append(f"    async_tile_store(c[done_row, done_column + {part * width + q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
+    return lines
+
+
 def copies(indent, base, depth, threads, rows, columns, input):
     """The copies of one stage into the swizzled layout (rows of 128 bytes whose 16-byte
     chunk j of row r lies at j ^ (r % 8)): consecutive work-items copy consecutive chunks of a
