@@ -9,7 +9,9 @@ triton_fp32*.ptx with f32 C; 128 x 256 blocks), REPEAT=N runs the profiled set N
 TRITON_CONFIGS=all times every configuration of the tutorial's list (those the card can run)
 instead of the autotuner's pick, so Triton's best is found at the profiler's clock rather than
 by the autotuner's wall-clock timings (which picked 128 x 128 x 32 at 4096^3 in one run, 7%
-slower than 128 x 256 x 64). Each profiled launch is named on a `profiled:` line, in order."""
+slower than 128 x 256 x 64), TRITON_PERSISTENT=1 adds Triton's persistent TMA kernel
+(triton_tma_prize.py; 16-bit C) at 3 and 4 stages, with and without warp specialisation, as a
+point of reference beside kdsl's (not one of the tutorial's configurations). Each profiled launch is named on a `profiled:` line, in order."""
 import glob
 import os
 import sys
@@ -78,6 +80,50 @@ for out in outputs:
         triton_matmul(out)  # autotunes outside the profiled range
         print(f"triton C {out}: {tuned.best_config}", flush=True)
         launches.append((f"Triton {short(out)} C", lambda out=out: triton_matmul(out)))
+
+def triton_persistent(out_dtype, stages, specialise):
+    """Triton's persistent TMA matmul (triton_tma_prize.py: one loop flattened over blocks and
+    K, TMA copies and stores) at 128 x 256 x 64 on 8 warps, or None where it does not compile.
+    Not the tutorial kernel issue 25 measures against: ncu_table.py lists it beside kdsl's.
+    TRITON_DUMP=FOLDER writes its PTX there."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+    from triton_tma_prize import tma_persistent_kernel
+
+    triton.set_allocator(lambda size, align, stream: torch.empty(size, dtype=torch.int8, device="cuda"))
+    c = torch.empty((size, size), device="cuda", dtype=out_dtype)
+    ad, bd = TensorDescriptor.from_tensor(ta, [128, 64]), TensorDescriptor.from_tensor(tb, [64, 256])
+    cd = TensorDescriptor.from_tensor(c, [128, 256])
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    blocks = (min(sms, triton.cdiv(size, 128) * triton.cdiv(size, 256)),)
+
+    def launch():
+        return tma_persistent_kernel[blocks](ad, bd, cd, size, size, size, BLOCK_SIZE_M=128, BLOCK_SIZE_N=256,
+                                             BLOCK_SIZE_K=64, GROUP_SIZE_M=8, NUM_SMS=sms,
+                                             WARP_SPECIALIZE=specialise, num_stages=stages, num_warps=8)
+    try:
+        compiled = launch()
+    except Exception as error:  # noqa: BLE001 (out of shared memory, compile errors)
+        print(f"skipped persistent TMA {stages} stages: {type(error).__name__}: {str(error)[:200]}", flush=True)
+        return None
+    torch.cuda.synchronize()
+    want = ta.float() @ tb.float()
+    error = ((c.float() - want).abs().max() / want.abs().max()).item()
+    print(f"checked: Triton persistent TMA {stages} stages{' ws' if specialise else ''} relative error {error:.2e}", flush=True)
+    if os.environ.get("TRITON_DUMP"):
+        os.makedirs(os.environ["TRITON_DUMP"], exist_ok=True)
+        stem = f"{os.environ['TRITON_DUMP']}/triton_persistent_tma_{short(out_dtype)}_s{stages}{'_ws' if specialise else ''}"
+        for kind in ("ptx", "sass"):
+            if kind in compiled.asm:
+                open(f"{stem}.{kind}", "w").write(compiled.asm[kind])
+    return launch
+
+
+if os.environ.get("TRITON_PERSISTENT") and dtype != torch.float32:
+    for stages in (3, 4):
+        for specialise in (False, True):
+            launch = triton_persistent(dtype, stages, specialise)
+            if launch:
+                launches.append((f"Triton-persistent {short(dtype)} C 128x256x64/8w{stages}s{' ws' if specialise else ''}", launch))
 
 for spec in specs:
     kernel_name, file, dynamic, threads, bm, bn, c_type, persist = parse(spec)

@@ -25,6 +25,8 @@ runs of K iterations, so no work-group idles in the last wave; a work-group that
 of a block adds its accumulators to `partials` and counts itself in on `arrived` (one per block,
 zero before the first launch; the kernel leaves them zero), and the last to count in adds the
 others' parts and stores C (`device_fence()` orders them),
+`+flat` (with `+tma`) does the same for the TMA form: one loop over the work-group's (block,
+stage) iterations, as Triton's persistent kernel flattens it,
 `+ring` (with `+persist`) keeps the ring running across blocks: one copy cursor walks
 (block, stage), so the next block's first stages are copied during this block's last
 iterations instead of after them, `+pairs` stores C in pairs of f32 (`vstore2`, 8-byte stores) instead
@@ -69,7 +71,7 @@ def base_input(input):
 def options(input):
     """The `+` options of INPUT (module docstring)."""
     known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
-             "streamk", "tma", "release", "store", "halves"}
+             "streamk", "tma", "release", "store", "halves", "flat"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -528,6 +530,11 @@ def tma_kernel(input, groups, tiles, columns, stages):
     for t in range(tiles):
         lines += [f"    let mut acc{t}: [f32; {columns // 2}];", f"    for i in 0u32..{columns // 2} unroll {{",
                   f"        acc{t}[i] = 0.0;", "    }"]
+    if "flat" in chosen:
+        if "release" in chosen:
+            raise SystemExit("+flat: not with +release")
+        return "\n".join(lines + flat_loop(band, rows, columns, tiles, threads, element, per_row, ring - stage * stages,
+                                            store, "halves" in chosen, ahead, stage_copies)) + "\n"
     lines += prologue
     body = ["    for t in 0..stages {", "        let slot = t % STAGES;", "        async_tile_wait(slot);",
             "        let base = slot * STAGE;"]
@@ -553,6 +560,57 @@ def tma_kernel(input, groups, tiles, columns, stages):
         body += [f"    for i in 0u32..{columns // 2} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
     lines += ["    while tile < tiles {"] + ["    " + line for line in body] + ["    }", "}"]
     return "\n".join(lines) + "\n"
+
+
+def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store, halves, ahead, stage_copies):
+    """`+tma+flat`: Triton's persistent loop, one loop over this work-group's (block, stage)
+    iterations, so the ring runs across blocks: the next block's first stages are copied during
+    this block's last products, not after them. A copy cursor (`copy_row`, `copy_column`,
+    `copy_stage`) walks the iterations AHEAD in front of the products; after a block's last
+    products its C goes out (tile stores with `store`) and the accumulators restart."""
+    lines = [
+        "    let groups = get_num_groups(0);",
+        "    let mut mine = 0u32;",
+        "    if tile < tiles {",
+        "        mine = (tiles - tile + groups - 1) / groups;",
+        "    }",
+        "    let iterations = mine * stages;",
+        "    let mut copy_tile = tile;",
+        "    let mut copy_row = block_row;",
+        "    let mut copy_column = block_column;",
+        "    let mut copy_stage = 0u32;",
+    ]
+    advance = ["copy_stage += 1;", "if copy_stage == stages {", "    copy_stage = 0;", "    copy_tile += groups;"]
+    advance += persistent_block(band, rows, columns, "copy_tile", "copy_row", "copy_column")
+    advance += ["}"]
+
+    def copy_at(indent, slot):
+        out = [line.replace("block_row", "copy_row").replace("block_column", "copy_column")
+               for line in stage_copies(indent, slot, "copy_stage * BK")]
+        return out + [indent + line for line in advance]
+
+    lines += [f"    for s in 0u32..{ahead} {{", "        if s < iterations {"]
+    lines += copy_at("            ", "s")
+    lines += ["        }", "    }", "    let lane = item % 32;", "    let mut stage = 0u32;",
+              "    for t in 0..iterations {", "        let slot = t % STAGES;", "        async_tile_wait(slot);",
+              "        let base = slot * STAGE;"]
+    for t in range(tiles):
+        lines.append(f"        matrix_group_mma_async(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
+    lines += ["        matrix_group_wait(1);", "        barrier();", f"        if t + {ahead} < iterations {{"]
+    lines += copy_at("            ", f"(t + {ahead}) % STAGES")
+    lines += ["        }", "        stage += 1;", "        if stage == stages {", "            stage = 0;",
+              "            matrix_group_wait(0);", "            let done_row = block_row;",
+              "            let done_column = block_column;"]
+    if store:
+        epilogue = tile_store_epilogue(tiles, rows, columns, element, per_row, 2 if halves else 1)
+    else:
+        epilogue = staged_epilogue(tiles, rows, columns, threads, area, element,
+                                   lambda value: f"{value} as {element}", True)
+    for t in range(tiles):
+        epilogue += [f"    for i in 0u32..{columns // 2} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
+    epilogue += ["    tile += groups;"] + persistent_block(band, rows, columns)
+    lines += ["        " + line for line in epilogue]
+    return lines + ["        }", "    }", "}"]
 
 
 def kernel(input, groups, tiles, columns, stages):
