@@ -18,7 +18,7 @@ if [ -z "${MATRIX_OUT:-}" ]; then
 fi
 cargo build --quiet -p kdsl-cli
 rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
-cp "$here/bench_matrix.py" "$here/triton_tutorial.py" "$here/gemm_variants.py" "$here/run.sh" "$here/sweep.sh" "$here/check_tf32.py" "$here/profile_one.py" "$here/profile_pair.py" "$here/launch_spec.py" "$here/ncu_sets.sh" "$here/ncu_sets.txt" "$here/ncu_sets_streamk.txt" "$here/ncu_sets_bands.txt" "$here/ncu_sets_tma.txt" "$here/ncu_sets_store.txt" "$here/ncu_sets_store8k.txt" "$here/ncu_sets_halves.txt" "$here/ncu_sets_flat.txt" "$here/triton_tma_prize.py" "$here/ncu_table.py" "$out/"
+cp "$here/bench_matrix.py" "$here/triton_tutorial.py" "$here/gemm_variants.py" "$here/run.sh" "$here/sweep.sh" "$here/check_tf32.py" "$here/profile_one.py" "$here/profile_pair.py" "$here/launch_spec.py" "$here/ncu_sets.sh" "$here/ncu_sets.txt" "$here/ncu_sets_streamk.txt" "$here/ncu_sets_bands.txt" "$here/ncu_sets_tma.txt" "$here/ncu_sets_store.txt" "$here/ncu_sets_store8k.txt" "$here/ncu_sets_halves.txt" "$here/ncu_sets_flat.txt" "$here/ncu_sets_flat2.txt" "$here/triton_tma_prize.py" "$here/ncu_table.py" "$out/"
 cp "$variants" "$out/variants.txt"
 ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
@@ -29,7 +29,7 @@ grep -v '^#' "$variants" | while read -r name file kernel tf32 depth buffering s
     *) python3 "$here/gemm_variants.py" "$kernel" "$tf32" "$depth" "$buffering" "$out/krn/$name.krn" "$stages" "$threads" "$group" ;;
   esac
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/$name.ptx"
-  echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
+  echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill|C751' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
 done
 # The GEMMs on matrix-group tiles (wgmma, sm_90a): wgmma_variants.txt, the examples included.
 cp "$here/wgmma_variants.py" "$here/wgmma_variants.txt" "$here/summarize.py" "$out/"
@@ -40,12 +40,12 @@ grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups t
     *) python3 "$here/wgmma_variants.py" "$input" "$groups" "$tiles" "$columns" "$stages" "$out/krn/$name.krn" ;;
   esac
   target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90a --emit ptx -o "$out/ptx/$name.ptx"
-  echo "$name: $("$ptxas" -arch=sm_90a -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
+  echo "$name: $("$ptxas" -arch=sm_90a -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill|C751' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
   # The examples also for sm_90, where matrix groups take mma.sync per warp.
   case $file in
     examples/*)
       target/debug/kdsl compile "$out/krn/$name.krn" --target ptx --arch sm_90 --emit ptx -o "$out/ptx/${name}_sync.ptx"
-      echo "${name}_sync: $("$ptxas" -arch=sm_90 -v "$out/ptx/${name}_sync.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill' | tr -s ' \n' ' ')" >> "$out/ptxas.txt" ;;
+      echo "${name}_sync: $("$ptxas" -arch=sm_90 -v "$out/ptx/${name}_sync.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill|C751' | tr -s ' \n' ' ')" >> "$out/ptxas.txt" ;;
   esac
 done
 # fuzzgen's tile and matrix-group modules (docs/fuzzgen.md) for sm_90a, with the interpreter's

@@ -563,11 +563,12 @@ def tma_kernel(input, groups, tiles, columns, stages):
 
 
 def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store, halves, ahead, stage_copies):
-    """`+tma+flat`: Triton's persistent loop, one loop over this work-group's (block, stage)
-    iterations, so the ring runs across blocks: the next block's first stages are copied during
-    this block's last products, not after them. A copy cursor (`copy_row`, `copy_column`,
-    `copy_stage`) walks the iterations AHEAD in front of the products; after a block's last
-    products its C goes out (tile stores with `store`) and the accumulators restart."""
+    """`+tma+flat`: the ring runs across blocks, as in Triton's persistent loop (flattened over
+    blocks and K): the next block's first stages are copied during this block's last products,
+    not after them. A copy cursor (`copy_row`, `copy_column`, `copy_stage`) walks this
+    work-group's (block, stage) iterations AHEAD in front of the products (`u`). The loops stay
+    nested, so the accumulators are read and cleared only after a block's loop: inside the
+    loop, under a branch, ptxas would serialize every wgmma (C7518)."""
     lines = [
         "    let groups = get_num_groups(0);",
         "    let mut mine = 0u32;",
@@ -591,26 +592,26 @@ def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store
 
     lines += [f"    for s in 0u32..{ahead} {{", "        if s < iterations {"]
     lines += copy_at("            ", "s")
-    lines += ["        }", "    }", "    let lane = item % 32;", "    let mut stage = 0u32;",
-              "    for t in 0..iterations {", "        let slot = t % STAGES;", "        async_tile_wait(slot);",
-              "        let base = slot * STAGE;"]
+    lines += ["        }", "    }", "    let lane = item % 32;", "    let mut u = 0u32;", "    while tile < tiles {",
+              "        for t in 0..stages {", "            let slot = u % STAGES;", "            async_tile_wait(slot);",
+              "            let base = slot * STAGE;"]
     for t in range(tiles):
-        lines.append(f"        matrix_group_mma_async(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
-    lines += ["        matrix_group_wait(1);", "        barrier();", f"        if t + {ahead} < iterations {{"]
-    lines += copy_at("            ", f"(t + {ahead}) % STAGES")
-    lines += ["        }", "        stage += 1;", "        if stage == stages {", "            stage = 0;",
-              "            matrix_group_wait(0);", "            let done_row = block_row;",
-              "            let done_column = block_column;"]
+        lines.append(f"            matrix_group_mma_async(acc{t}, ring, base + (group * {tiles} + {t}) * {64 * per_row}, A_CHUNK, ring, base + A_STAGE, B_CHUNK, BK);")
+    lines += ["            matrix_group_wait(1);", "            barrier();", f"            if u + {ahead} < iterations {{"]
+    lines += copy_at("                ", f"(u + {ahead}) % STAGES")
+    lines += ["            }", "            u += 1;", "        }", "        matrix_group_wait(0);",
+              "        let done_row = block_row;", "        let done_column = block_column;"]
     if store:
         epilogue = tile_store_epilogue(tiles, rows, columns, element, per_row, 2 if halves else 1)
     else:
+        # The barrier of the block's last stage covers the previous block's reads of C's area.
         epilogue = staged_epilogue(tiles, rows, columns, threads, area, element,
-                                   lambda value: f"{value} as {element}", True)
+                                   lambda value: f"{value} as {element}", True, 2 if halves else 1)
     for t in range(tiles):
         epilogue += [f"    for i in 0u32..{columns // 2} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
     epilogue += ["    tile += groups;"] + persistent_block(band, rows, columns)
-    lines += ["        " + line for line in epilogue]
-    return lines + ["        }", "    }", "}"]
+    lines += ["    " + line for line in epilogue]
+    return lines + ["    }", "}"]
 
 
 def kernel(input, groups, tiles, columns, stages):
