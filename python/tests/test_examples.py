@@ -188,6 +188,25 @@ def test_gemm_on_matrix_groups(kind, name, dtype, depth, targets):
     np.testing.assert_allclose(kind.to_numpy(c).reshape(m, n), expected, rtol=tolerance, atol=tolerance)
 
 
+def test_hgemm_through_tile_copies_and_stores(kind):
+    """examples/hgemm_wgmma_tma.krn (tile copies in, matrix groups, tile stores out: the TMA
+    and wgmma on sm_90a, the plain definitions elsewhere) against NumPy in f64. Three
+    work-groups walk four 128 x 256 blocks of 2-D f16 arrays, so one takes two blocks and the
+    ring of four slots runs across a block's end; C is written in f16."""
+    if kind.name.startswith("dpctl-usm"):
+        pytest.skip("untyped USM memory carries no shape for 2-D parameters")
+    m, n, k = 256, 512, 5 * 64
+    a = RNG.uniform(-1, 1, (m, k)).astype(np.float16)
+    b = RNG.uniform(-1, 1, (k, n)).astype(np.float16)
+    c = kind.to_device(np.zeros((m, n), np.float16))
+    module = example("hgemm_wgmma_tma")
+    ring = kdsl.local(4 * (128 + 256) * 64 + 128 * 128, "f16")
+    module["hgemm_wgmma_tma"][(3 * 256, 1), (256, 1)](c, kind.to_device(a), kind.to_device(b), ring).wait()
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    # Products exact in f32, sums in f32, then C rounded to f16 (half an ulp: 2^-11 relative).
+    np.testing.assert_allclose(kind.to_numpy(c).astype(np.float64), expected, rtol=2.0**-10, atol=1e-3)
+
+
 @pytest.mark.parametrize("targets", [None, "spirv,ptx:sm_90"], ids=["default", "sm_90"])
 @pytest.mark.parametrize("memory", ["numpy", "torch-cuda"])
 def test_bf16_gemm_on_matrix_groups(memory, targets):

@@ -132,6 +132,9 @@ pub enum ErrorCode {
     E0518,
     /// A sub-group operation that not every work-item of the sub-group reaches.
     E0519,
+    /// A warning: a tile copy or store in a device function, so the module's tile statements
+    /// take the plain path on every target.
+    W0342,
     /// A warning: `unroll` on a loop whose trip count is not a compile-time constant.
     W0516,
     /// A feature the chosen target does not support.
@@ -159,7 +162,7 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub const ALL: [ErrorCode; 69] = [
+    pub const ALL: [ErrorCode; 70] = [
         ErrorCode::E0001,
         ErrorCode::E0002,
         ErrorCode::E0004,
@@ -217,6 +220,7 @@ impl ErrorCode {
         ErrorCode::E0517,
         ErrorCode::E0518,
         ErrorCode::E0519,
+        ErrorCode::W0342,
         ErrorCode::W0516,
         ErrorCode::E0601,
         ErrorCode::E0602,
@@ -291,6 +295,7 @@ impl ErrorCode {
             ErrorCode::E0517 => "E0517",
             ErrorCode::E0518 => "E0518",
             ErrorCode::E0519 => "E0519",
+            ErrorCode::W0342 => "W0342",
             ErrorCode::W0516 => "W0516",
             ErrorCode::E0601 => "E0601",
             ErrorCode::E0602 => "E0602",

@@ -57,6 +57,9 @@ impl Checker<'_> {
             self.arity_error(callee, arity, arguments.len(), span);
             return;
         }
+        if matches!(kind, TileCopyKind::Copy | TileCopyKind::Store) {
+            self.tile_statement_in_function(kind, span);
+        }
         let op = match kind {
             TileCopyKind::Copy => self.tile_copy(arguments),
             TileCopyKind::Wait => self
@@ -71,6 +74,35 @@ impl Checker<'_> {
         if let Some(op) = op {
             out.push(statement(StatementKind::TileCopy(op), span));
         }
+    }
+
+    /// A copy or store in a device function: the lowering keeps tensor copies only where no
+    /// device function holds tile statements (a kernel's waits would not wait for a
+    /// function's), so the whole module takes the plain path, which deserves a warning.
+    fn tile_statement_in_function(&mut self, kind: TileCopyKind, span: Span) {
+        let Some(state) = &self.function else {
+            return;
+        };
+        if state.kind != FunctionKind::Device {
+            return;
+        }
+        let way = match kind {
+            TileCopyKind::Store => Way::Store,
+            _ => Way::Copy,
+        };
+        let label = format!("in device function `{}`", state.name);
+        self.report(
+            Diagnostic::warning(
+                ErrorCode::W0342,
+                format!(
+                    "`{}` in a device function: this module's tile statements take the plain path on every target",
+                    way.name()
+                ),
+                span,
+                label,
+            )
+            .with_hint("issue tile copies and stores in the kernel's body: only there do they reach the tensor memory accelerator (sm_90a)"),
+        );
     }
 
     fn tile_copy(&mut self, arguments: &[ast::Expression]) -> Option<TileCopyOp> {
