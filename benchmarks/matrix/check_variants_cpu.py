@@ -61,7 +61,10 @@ def check(name, source, input, numbers, folder):
     persist = "persist" in wgmma_variants.options(input)
     streamk = "streamk" in wgmma_variants.options(input)
     grid = (threads * 3, 1) if persist else (threads * n // columns, m // rows)
-    kernel = module[kernel_name.replace("wgmma", "tma") if "tma" in wgmma_variants.options(input) else kernel_name]
+    if source.startswith("examples/"):
+        kernel = module[Path(source).stem]
+    else:
+        kernel = module[kernel_name.replace("wgmma", "tma") if "tma" in wgmma_variants.options(input) else kernel_name]
     if "tma" in wgmma_variants.options(input):
         # A and B as 2-D arrays (and C with `+store`); m, n and k are their shapes.
         out = c.reshape(m, n) if "store" in wgmma_variants.options(input) else c

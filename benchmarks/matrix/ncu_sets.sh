@@ -15,8 +15,10 @@ while read -r name sizes gemms; do
   case $name in ''|'#'*) continue ;; esac
   specs=()
   for gemm in $gemms; do
-    read -r _ _ input groups tiles columns stages < <(grep -E "^$gemm " wgmma_variants.txt)
+    read -r _ file input groups tiles columns stages < <(grep -E "^$gemm " wgmma_variants.txt)
     kernel=$(python3 wgmma_variants.py kernel "$input")
+    # An example's kernel is named after its file.
+    case $file in examples/*) kernel=$(basename "$file" .krn)${kernel#"${kernel%\$contiguous}"} ;; esac
     specs+=("$kernel@$gemm$(python3 wgmma_variants.py launch "$input" "$groups" "$tiles" "$columns" "$stages")")
   done
   for size in ${sizes//,/ }; do
