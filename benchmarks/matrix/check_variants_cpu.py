@@ -68,7 +68,9 @@ def check(name, source, input, numbers, folder):
     if "tma" in wgmma_variants.options(input):
         # A and B as 2-D arrays (and C with `+store`); m, n and k are their shapes.
         out = c.reshape(m, n) if "store" in wgmma_variants.options(input) else c
-        kernel[grid, (threads, 1)](out, a, b, local).wait()
+        area = wgmma_variants.store_area(input, groups, tiles, columns)
+        areas = (kdsl.local(area, "f32"),) if area else ()
+        kernel[grid, (threads, 1)](out, a, b, local, *areas).wait()
         return check_product(name, input, a, b, c, m, n, k, bound, "")
     if streamk:
         arrived = np.zeros(m // rows * (n // columns), np.uint32)

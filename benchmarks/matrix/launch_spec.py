@@ -1,9 +1,10 @@
 """The launch syntax of the GEMM benchmarks (bench_matrix.py, profile_one.py, profile_pair.py):
-KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE[,persist|streamk|tma|tmastore]]]]
+KERNEL[@FILE][+BYTES][,THREADS[,BM,BN[,C TYPE[,persist|streamk|tma|tmastore[,AREA]]]]]
 (wgmma_variants.py `launch` writes the suffix; `streamk` is persistent and takes two more
 buffers, streamk_buffers; `tma` is persistent, takes A and B as 2-D arrays and a tensor map for
 each, which tma_launch makes and passes through the driver, as kdsl's runtime does; `tmastore`
-is `tma` with C a 2-D array and a tensor map too)."""
+is `tma` with C a 2-D array and a tensor map too, AREA the byte offset of C's staging area where
+it is a second launch-sized array)."""
 import ctypes
 
 import cupy as cp
@@ -17,6 +18,15 @@ def parse(spec):
     name, _, dynamic = name.partition("+")
     kernel, _, file = name.partition("@")
     return kernel, file or kernel, int(dynamic or 0), int(threads), int(bm), int(bn), c_type, persist in ("persist", "streamk", "tma", "tmastore")
+
+
+def tma_form(spec):
+    """(C by tile stores, the byte offset of C's own staging area or None) of a `tma` or
+    `tmastore` SPEC; None for other GEMMs."""
+    fields = spec.split(",")
+    if len(fields) > 5 and fields[5] in ("tma", "tmastore"):
+        return fields[5] == "tmastore", int(fields[6]) if len(fields) > 6 else None
+    return None
 
 
 def resident(kernel, threads, dynamic):
@@ -76,17 +86,21 @@ def tensor_map(array, box_rows, box_columns):
     return encoded
 
 
-def tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, depth, store=False):
+def tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, depth, store=False, area=None):
     """A launch of a `tma` GEMM (wgmma_variants.py `+tma`, entry `NAME$contiguous`): C flat
-    (2-D with `store`), A and B 2-D with their shapes and strides, the ring at offset 0, then
-    the tensor maps in the order of the kernel's first uses: A's (BM rows), B's (DEPTH rows of
-    64 columns), with `store` C's (BM rows)."""
+    (2-D with `store`), A and B 2-D with their shapes and strides, the ring at offset 0 (and
+    C's staging area at byte offset AREA where it has one of its own), then the tensor maps in
+    the order of the kernel's first uses: A's (BM rows), B's (DEPTH rows of 64 columns), with
+    `store` C's (BM rows)."""
     width = 128 // a.itemsize
     values = [] if store else [ctypes.c_uint64(c.data.ptr)]
     for array in (c, a, b) if store else (a, b):
         values += [ctypes.c_uint64(array.data.ptr), ctypes.c_uint32(array.shape[0]), ctypes.c_uint32(array.shape[1]),
                    ctypes.c_uint64(array.strides[0] // array.itemsize), ctypes.c_uint64(1)]
-    values += [ctypes.c_uint32(0), tensor_map(a, bm, width), tensor_map(b, depth, width)]
+    values.append(ctypes.c_uint32(0))
+    if area is not None:
+        values.append(ctypes.c_uint32(area))
+    values += [tensor_map(a, bm, width), tensor_map(b, depth, width)]
     if store:
         values.append(tensor_map(c, bm, 128 // c.itemsize))
     params = (ctypes.c_void_p * len(values))(*[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])

@@ -22,7 +22,7 @@ import torch
 import triton
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from launch_spec import grid, parse, resident, streamk_buffers, tma_launch  # noqa: E402
+from launch_spec import grid, parse, resident, streamk_buffers, tma_form, tma_launch  # noqa: E402
 from triton_tutorial import configs, matmul_kernel as tutorial_kernel  # noqa: E402
 
 folder, size, specs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
@@ -137,13 +137,14 @@ for spec in specs:
         kernel.max_dynamic_shared_size_bytes = dynamic
     blocks = grid(size, size, bm, bn, persist, resident(kernel, threads, dynamic))
     args += streamk_buffers(spec, size, size, bm, bn, blocks)
-    if spec.endswith((",tma", ",tmastore")):
-        store = spec.endswith(",tmastore")
-        launches.append((spec, tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, 64, store)))
+    form = tma_form(spec)
+    if form:
+        store, area = form
+        launches.append((spec, tma_launch(kernel, blocks, threads, dynamic, c, a, b, bm, 64, store, area)))
     else:
         launches.append((spec, lambda k=kernel, g=blocks, t=threads, a=args, d=dynamic: k(g, (t, 1, 1), a, shared_mem=d)))
     launches[-1][1]()  # warm-up, outside the range
-    if spec.endswith((",tma", ",tmastore")) and dtype == torch.float16:
+    if form and dtype == torch.float16:
         cp.cuda.runtime.deviceSynchronize()
         want = ta.float() @ tb.float()
         got = torch.as_tensor(c, device="cuda").float()

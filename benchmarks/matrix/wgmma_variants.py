@@ -35,6 +35,9 @@ tutorial and cuBLAS do) instead of f32, and `+staged` writes C through local mem
 work-item puts its accumulator elements into the ring (free once the last products are done),
 then the work-group stores whole rows of C with 8- (f16x4) or 16-byte (f32x4) stores, as
 Triton's epilogue does (C must have the ring's type: tf32, or f16 and bf16 with `+half`);
+`+store` (with `+tma`) writes C by tile stores from a staging area (f32 C without `+half`: an
+area of its own, `carea`), `+quarters` (with `+store`) in four rounds through a quarter of the
+block, so four stages fit beside f32 C's area;
 with `+persist+staged+halves` C goes through an area of half the block's columns in two rounds,
 so a fourth stage of 128 x 256 blocks fits (226 KB).
 A work-group of 128 GROUPS work-items computes a (64 GROUPS TILES) x COLUMNS block of C; each
@@ -71,7 +74,7 @@ def base_input(input):
 def options(input):
     """The `+` options of INPUT (module docstring)."""
     known = {"first", "late", "lean", "pairs", "half", "staged", "persist", "ring", "narrow", "offsets", "pinned",
-             "streamk", "tma", "release", "store", "halves", "flat"}
+             "streamk", "tma", "release", "store", "halves", "quarters", "flat"}
     chosen = set(input.split("+")[1:])
     unknown = chosen - known
     if unknown:
@@ -88,12 +91,28 @@ def shape(input, groups, tiles, columns, stages):
     stage = a_stage + depth * columns
     local = stage * stages
     if "store" in options(input):
-        local += rows * columns // (2 if "halves" in options(input) else 1)
+        # f32 C's area is an array of its own (store_area).
+        local += 0 if output(input) == "f32" else rows * columns // parts(input)
     elif {"persist", "staged", "halves"} <= options(input):
         local += rows * (columns // 2 + 8)
     elif {"persist", "staged"} <= options(input):
         local += rows * (columns + 8)
     return rows, a_stage, stage, local
+
+
+def parts(input):
+    """The rounds C's block goes out in through its staging area: 2 with `+halves`, 4 with
+    `+quarters`, else 1."""
+    chosen = options(input)
+    return 4 if "quarters" in chosen else 2 if "halves" in chosen else 1
+
+
+def store_area(input, groups, tiles, columns):
+    """`+tma+store` with f32 C: the elements of C's staging area, a local array of its own
+    (`carea`) after the ring, which holds the inputs' 16-bit type; 0 otherwise."""
+    if {"tma", "store"} <= options(input) and output(input) == "f32":
+        return 64 * groups * tiles * columns // parts(input)
+    return 0
 
 
 def output(input):
@@ -104,7 +123,12 @@ def output(input):
 def launch(input, groups, tiles, columns, stages):
     """bench_matrix.py's suffix: +BYTES,THREADS,BM,BN[,C TYPE[,persist|streamk]]."""
     rows, _, _, ring = shape(input, groups, tiles, columns, stages)
-    suffix = f"+{ring * facts(input)[1]},{128 * groups},{rows},{columns}"
+    ring_bytes = ring * facts(input)[1]
+    area = store_area(input, groups, tiles, columns)
+    suffix = f"+{ring_bytes + 4 * area},{128 * groups},{rows},{columns}"
+    if area:
+        # f32 C's area is a second launch-sized array, at the ring's end.
+        return suffix + f",f32,tmastore,{ring_bytes}"
     if "tma" in options(input):
         return suffix + f",{output(input)},{'tmastore' if 'store' in options(input) else 'tma'}"
     if "persist" in options(input):
@@ -154,13 +178,17 @@ def staged_epilogue(tiles, rows, columns, threads, ring, c_type, convert, persis
     return lines
 
 
-def tile_store_epilogue(tiles, rows, columns, element, per_row, parts):
-    """`+store`: C's block through the area after the ring (C_AREA), laid out as tile stores
-    read it: COLUMNS / PER_ROW tiles of ROWS rows of 128 bytes, whose 16-byte chunk j of row r
-    lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each, one chunk of each row) fall
-    in 32 distinct banks; then one tile store per tile. With `+halves` (PARTS 2) the area holds
-    half the block, which goes out in two rounds, so a fourth stage fits beside it. Each round
-    waits first: the stores before it have read the area."""
+def tile_store_epilogue(tiles, rows, columns, c_type, parts, area="ring", base="C_AREA"):
+    """`+store`: C's block through its staging area (`area` from `base`: C_AREA after the ring
+    for 16-bit C, `carea` from 0 for f32 C), laid out as tile stores read it: COLUMNS /
+    PER_ROW tiles of ROWS rows of 128 bytes (PER_ROW elements of C_TYPE), whose 16-byte chunk
+    j of row r lies at j ^ (r % 8), so a warp's pairs (8 rows, 4 pairs each) fall in distinct
+    banks; then one tile store per tile. With PARTS 2 (`+halves`) or 4 (`+quarters`) the area
+    holds that part of the block, which goes out in as many rounds, so another stage fits
+    beside it. Each round waits first: the stores before it have read the area."""
+    per_row = 128 // {"f32": 4, "f16": 2, "bf16": 2}[c_type]
+    chunk = per_row // 8
+    convert = (lambda value: value) if c_type == "f32" else (lambda value: f"{value} as {c_type}")
     lines = []
     width = columns // parts
     for part in range(parts):
@@ -172,11 +200,11 @@ def tile_store_epilogue(tiles, rows, columns, element, per_row, parts):
             lines.append("        let i = 2 * p;")
             lines.append(f"        let r = local_row{t} + i % 4 / 2 * 8;")
             lines.append(f"        let x = lane % 4 * 2 + i / 4 * 8 - {part * width};")
-            lines.append(f"        vstore2(ring, (C_AREA + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * 8)) / 2, "
-                         f"{element}x2(acc{t}[i] as {element}, acc{t}[i + 1] as {element}));")
+            lines.append(f"        vstore2({area}, ({base} + x / {per_row} * {rows * per_row} + r * {per_row} + (x % {per_row} ^ r % 8 * {chunk})) / 2, "
+                         f"{c_type}x2({convert(f'acc{t}[i]')}, {convert(f'acc{t}[i + 1]')}));")
             lines.append("    }")
         for q in range(width // per_row):
-            lines.append(f"    async_tile_store(c[done_row, done_column + {part * width + q * per_row}], ring[C_AREA + {q * rows * per_row}], {rows});")
+            lines.append(f"    async_tile_store(c[done_row, done_column + {part * width + q * per_row}], {area}[{base} + {q * rows * per_row}], {rows});")
     return lines
 
 
@@ -471,20 +499,23 @@ def tma_kernel(input, groups, tiles, columns, stages):
     into the slot those read; with `+release` the slot is released instead of the barrier
     (`async_tile_release`), so only the work-item issuing the copies waits for the others.
     With `+store` C is a 2-D buffer too, written by tile stores (`async_tile_store`, one per
-    64 columns, TMA on sm_90a) from an area after the ring in the tile layout, so the
-    work-group goes on to the next block while they run (Triton's persistent TMA epilogue)."""
+    128 bytes of columns, TMA on sm_90a) from an area in the tile layout, so the work-group
+    goes on to the next block while they run (Triton's persistent TMA epilogue): after the
+    ring for C in the inputs' type (`+half`), else (f32 C) a second launch-sized array,
+    `carea`."""
     element, size, width, depth, name = facts(input)
     chosen = options(input)
-    if element == "f32" or not {"persist", "half", "staged"} <= chosen or not base_input(input).partition("/")[0].endswith("a"):
-        raise SystemExit("+tma needs f16a or bf16a with +persist+half+staged")
+    if element == "f32" or not {"persist", "staged"} <= chosen or not base_input(input).partition("/")[0].endswith("a"):
+        raise SystemExit("+tma needs f16a or bf16a with +persist+staged")
+    if not chosen & {"half", "store"}:
+        raise SystemExit("+tma stages C in the ring's type: it needs +half, or +store (f32 C through its own area)")
     if stages > 8:
         raise SystemExit("+tma: at most 8 stages (tile copy slots)")
     rows, a_stage, stage, ring = shape(input, groups, tiles, columns, stages)
     if rows > 256:
         raise SystemExit("+tma: a tile copy moves at most 256 rows")
     store = "store" in chosen
-    if store and output(input) != element:
-        raise SystemExit("+store needs +half (C in the inputs' type)")
+    c_type = output(input)
     threads = 128 * groups
     per_row = 128 // size
     name = name.replace("wgmma", "tma")
@@ -514,7 +545,8 @@ def tma_kernel(input, groups, tiles, columns, stages):
         f"const C_AREA: u32 = {stage * stages};",
         "",
         f"#[work_group_size({threads})]",
-        f"kernel {name}(c: global mut [{'[' + element + ']' if store else element}], a: global [[{element}]], b: global [[{element}]], ring: local mut [{element}]) {{",
+        f"kernel {name}(c: global mut [{'[' + c_type + ']' if store else c_type}], a: global [[{element}]], b: global [[{element}]], ring: local mut [{element}]"
+        + (", carea: local mut [f32]) {" if store_area(input, groups, tiles, columns) else ") {"),
         "    let item = get_local_id(0);",
         "    let group = get_matrix_group_id();",
         "    let m = a.shape(0);",
@@ -534,7 +566,7 @@ def tma_kernel(input, groups, tiles, columns, stages):
         if "release" in chosen:
             raise SystemExit("+flat: not with +release")
         return "\n".join(lines + flat_loop(band, rows, columns, tiles, threads, element, per_row, ring - stage * stages,
-                                            store, "halves" in chosen, ahead, stage_copies)) + "\n"
+                                            store and c_type, parts(input), ahead, stage_copies)) + "\n"
     lines += prologue
     body = ["    for t in 0..stages {", "        let slot = t % STAGES;", "        async_tile_wait(slot);",
             "        let base = slot * STAGE;"]
@@ -552,7 +584,7 @@ def tma_kernel(input, groups, tiles, columns, stages):
              "    tile += get_num_groups(0);"]
     body += persistent_block(band, rows, columns) + prologue + ["    let lane = item % 32;"]
     if store:
-        body += tile_store_epilogue(tiles, rows, columns, element, per_row, 2 if "halves" in chosen else 1)
+        body += tile_store_epilogue(tiles, rows, columns, c_type, parts(input), *area_of(c_type))
     else:
         body += staged_epilogue(tiles, rows, columns, threads, ring - stage * stages, element,
                                 lambda value: f"{value} as {element}", True)
@@ -562,7 +594,12 @@ def tma_kernel(input, groups, tiles, columns, stages):
     return "\n".join(lines) + "\n"
 
 
-def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store, halves, ahead, stage_copies):
+def area_of(c_type):
+    """(array, first index) of `+store`'s staging area for C of C_TYPE."""
+    return ("carea", "0") if c_type == "f32" else ("ring", "C_AREA")
+
+
+def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store, parts, ahead, stage_copies):
     """`+tma+flat`: the ring runs across blocks, as in Triton's persistent loop (flattened over
     blocks and K): the next block's first stages are copied during this block's last products,
     not after them. A copy cursor (`copy_row`, `copy_column`, `copy_stage`) walks this
@@ -602,11 +639,11 @@ def flat_loop(band, rows, columns, tiles, threads, element, per_row, area, store
     lines += ["            }", "            u += 1;", "        }", "        matrix_group_wait(0);",
               "        let done_row = block_row;", "        let done_column = block_column;"]
     if store:
-        epilogue = tile_store_epilogue(tiles, rows, columns, element, per_row, 2 if halves else 1)
+        epilogue = tile_store_epilogue(tiles, rows, columns, store, parts, *area_of(store))
     else:
         # The barrier of the block's last stage covers the previous block's reads of C's area.
         epilogue = staged_epilogue(tiles, rows, columns, threads, area, element,
-                                   lambda value: f"{value} as {element}", True, 2 if halves else 1)
+                                   lambda value: f"{value} as {element}", True, parts)
     for t in range(tiles):
         epilogue += [f"    for i in 0u32..{columns // 2} unroll {{", f"        acc{t}[i] = 0.0;", "    }"]
     epilogue += ["    tile += groups;"] + persistent_block(band, rows, columns)
