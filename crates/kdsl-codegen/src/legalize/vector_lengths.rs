@@ -1,8 +1,10 @@
 //! Vectors of lengths the target lacks. The optimizer creates them from loads: a `load <3 x
 //! i32>` whose lanes are used only as `i16` becomes `load <6 x i16>` (fuzzgen seed 5485), and
 //! SPIR-V has no 6-component vectors. Such a load, used only through constant lanes or as a
-//! bitcast to a supported type, becomes loads of those lanes or of that type; any other value
-//! of such a type is reported.
+//! bitcast to a supported type, becomes loads of those lanes or of that type. A bitcast of a
+//! supported vector into narrower lanes of such a length (`bitcast <3 x i64> to <6 x i32>`,
+//! fuzzgen seed 8901481), read at constant lanes, becomes shifts of the source's lanes. Any
+//! other value of such a type is reported.
 
 use super::instructions;
 use inkwell::builder::Builder;
@@ -14,7 +16,7 @@ use inkwell::llvm_sys::core::{
 use inkwell::llvm_sys::prelude::LLVMTypeRef;
 use inkwell::llvm_sys::LLVMTypeKind;
 use inkwell::module::Module;
-use inkwell::targets::TargetData;
+use inkwell::targets::{ByteOrdering, TargetData};
 use inkwell::types::{AnyTypeEnum, AsTypeRef, BasicTypeEnum, VectorType};
 use inkwell::values::{
     AnyValue, AsValueRef, BasicValue, BasicValueEnum, InstructionOpcode, InstructionValue, Operand,
@@ -28,6 +30,20 @@ pub(super) fn split_loads<'ctx>(
     module: &Module<'ctx>,
     lengths: &[u32],
 ) -> Result<(), String> {
+    let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
+    let builder = context.create_builder();
+    if layout.get_byte_ordering() == ByteOrdering::LittleEndian {
+        let narrowing: Vec<_> = instructions(module)
+            .filter(|i| {
+                // SAFETY: the type of a live instruction.
+                i.get_opcode() == InstructionOpcode::BitCast
+                    && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
+            })
+            .collect();
+        for bitcast in narrowing {
+            split_narrowing_bitcast(&builder, &layout, bitcast).map_err(|e| e.to_string())?;
+        }
+    }
     let loads: Vec<_> = instructions(module)
         .filter(|i| {
             // SAFETY: the type of a live instruction.
@@ -37,8 +53,6 @@ pub(super) fn split_loads<'ctx>(
                 && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
         })
         .collect();
-    let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
-    let builder = context.create_builder();
     for load in loads {
         split_load(context, &builder, &layout, load, lengths).map_err(|e| e.to_string())?;
     }
@@ -72,6 +86,78 @@ unsafe fn unsupported_length(ty: LLVMTypeRef, lengths: &[u32]) -> bool {
         LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMVectorTypeKind
             && !lengths.contains(&LLVMGetVectorSize(ty))
     }
+}
+
+/// Replaces `bitcast`, when it turns a vector of integers into one of narrower integers and all
+/// its users extract constant lanes, by shifts of the source's lanes (little-endian: lane `k`
+/// of the result is bits `k % r * w` up of source lane `k / r`, for `r` result lanes of `w`
+/// bits a source lane); otherwise leaves it.
+fn split_narrowing_bitcast<'ctx>(
+    builder: &Builder<'ctx>,
+    layout: &TargetData,
+    bitcast: InstructionValue<'ctx>,
+) -> Result<(), inkwell::builder::BuilderError> {
+    let (
+        AnyTypeEnum::VectorType(result),
+        Some(Operand::Value(BasicValueEnum::VectorValue(source))),
+    ) = (bitcast.get_type(), bitcast.get_operand(0))
+    else {
+        return Ok(());
+    };
+    let (BasicTypeEnum::IntType(narrow), BasicTypeEnum::IntType(wide)) = (
+        result.get_element_type(),
+        source.get_type().get_element_type(),
+    ) else {
+        return Ok(());
+    };
+    let (narrow_bits, wide_bits) = (layout.get_bit_size(&narrow), layout.get_bit_size(&wide));
+    if narrow_bits == 0 || wide_bits <= narrow_bits || !wide_bits.is_multiple_of(narrow_bits) {
+        return Ok(());
+    }
+    let ratio = (wide_bits / narrow_bits) as u32;
+    let mut extracts = Vec::new();
+    let mut next = bitcast.get_first_use();
+    while let Some(use_) = next {
+        next = use_.get_next_use();
+        let Some(user) = BasicValueEnum::try_from(use_.get_user())
+            .ok()
+            .and_then(|user| user.as_instruction_value())
+            .filter(|user| user.get_opcode() == InstructionOpcode::ExtractElement)
+        else {
+            return Ok(());
+        };
+        let Some(Operand::Value(BasicValueEnum::IntValue(index))) = user.get_operand(1) else {
+            return Ok(());
+        };
+        match index.get_zero_extended_constant() {
+            Some(index) if index < u64::from(result.get_size()) => {
+                extracts.push((user, index as u32))
+            }
+            _ => return Ok(()),
+        }
+    }
+    for (extract, index) in extracts {
+        builder.position_before(&extract);
+        let position = wide.get_context().i32_type();
+        let lane = builder
+            .build_extract_element(
+                source,
+                position.const_int(u64::from(index / ratio), false),
+                "",
+            )?
+            .into_int_value();
+        let shift = u64::from(index % ratio) * narrow_bits;
+        let moved = match shift {
+            0 => lane,
+            _ => builder.build_right_shift(lane, wide.const_int(shift, false), false, "")?,
+        };
+        let value = builder.build_int_truncate(moved, narrow, "")?;
+        // SAFETY: `value` has the extract's type and is defined before it.
+        unsafe { LLVMReplaceAllUsesWith(extract.as_value_ref(), value.as_value_ref()) };
+        extract.erase_from_basic_block();
+    }
+    bitcast.erase_from_basic_block();
+    Ok(())
 }
 
 /// How one user reads lanes of the split load.
@@ -359,6 +445,31 @@ mod tests {
             "{module}"
         );
         assert!(module.contains(", 3"), "{module}");
+    }
+
+    /// The optimizer's `<6 x i32>` view of a `<3 x i64>` load (seed 8901481): its lanes are
+    /// halves of the load's lanes, low half first.
+    #[test]
+    fn narrowing_bitcasts_become_shifts_of_the_source_lanes() {
+        let module = split(
+            "%v = load <3 x i64>, ptr %p, align 8
+             %w = bitcast <3 x i64> %v to <6 x i32>
+             %a = extractelement <6 x i32> %w, i64 0
+             %b = extractelement <6 x i32> %w, i64 5
+             store i32 %a, ptr %q, align 4
+             store i32 %b, ptr %q, align 4
+             ret void",
+        )
+        .unwrap();
+        assert!(!module.contains("<6 x i32>"), "{module}");
+        assert!(module.contains("load <3 x i64>"), "{module}");
+        // Lane 5: the high half of lane 2.
+        assert!(
+            module.contains("extractelement <3 x i64> %v, i32 2"),
+            "{module}"
+        );
+        assert!(module.contains("lshr i64 %3, 32"), "{module}");
+        assert_eq!(module.matches("lshr").count(), 1, "{module}");
     }
 
     #[test]

@@ -283,6 +283,19 @@ fn backend_regressions() {
             scalar(3u64),
         ],
     );
+    let narrowed_vector_view = Case::new(
+        "narrowed_vector_view",
+        InterpLaunch::new([n as u32], [32]),
+        vec![
+            buffer(
+                (0..15)
+                    .map(|_| random.next_u64() as i64)
+                    .collect::<Vec<_>>(),
+            ),
+            buffer(vec![0i64; n * 2]),
+            scalar(3u64),
+        ],
+    );
     // The first three elements of a three-element input, as `vload3` reads them.
     let wide_integer_load = Case::new(
         "wide_integer_load",
@@ -362,6 +375,7 @@ fn backend_regressions() {
             signed_bool_to_float,
             narrowed_vload,
             narrowed_vload_bytes,
+            narrowed_vector_view,
             wide_integer_load,
             forwarded_vector_load,
             trailing_zeros_branch,
