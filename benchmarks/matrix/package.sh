@@ -18,7 +18,7 @@ if [ -z "${MATRIX_OUT:-}" ]; then
 fi
 cargo build --quiet -p kdsl-cli
 rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
-cp "$here/bench_matrix.py" "$here/triton_tutorial.py" "$here/gemm_variants.py" "$here/run.sh" "$here/sweep.sh" "$here/check_tf32.py" "$here/profile_one.py" "$here/profile_pair.py" "$here/launch_spec.py" "$here/ncu_sets.sh" "$here/ncu_sets.txt" "$here/ncu_sets_streamk.txt" "$here/ncu_sets_bands.txt" "$here/ncu_sets_tma.txt" "$here/ncu_sets_store.txt" "$here/ncu_sets_store8k.txt" "$here/ncu_sets_halves.txt" "$here/ncu_sets_flat.txt" "$here/ncu_sets_flat2.txt" "$here/ncu_sets_f32c.txt" "$here/ncu_run.sh" "$here/python_tiles.sh" "$here/device_call.sh" "$here/triton_tma_prize.py" "$here/ncu_table.py" "$out/"
+cp "$here/bench_matrix.py" "$here/triton_tutorial.py" "$here/gemm_variants.py" "$here/run.sh" "$here/sweep.sh" "$here/check_tf32.py" "$here/profile_one.py" "$here/profile_pair.py" "$here/launch_spec.py" "$here/ncu_sets.sh" "$here/ncu_sets.txt" "$here/ncu_sets_streamk.txt" "$here/ncu_sets_bands.txt" "$here/ncu_sets_tma.txt" "$here/ncu_sets_store.txt" "$here/ncu_sets_store8k.txt" "$here/ncu_sets_halves.txt" "$here/ncu_sets_flat.txt" "$here/ncu_sets_flat2.txt" "$here/ncu_sets_f32c.txt" "$here/ncu_sets_example.txt" "$here/ncu_run.sh" "$here/python_tiles.sh" "$here/device_call.sh" "$here/triton_tma_prize.py" "$here/ncu_table.py" "$out/"
 cp "$variants" "$out/variants.txt"
 ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
