@@ -23,8 +23,8 @@ use inkwell::values::{
 };
 use inkwell::AtomicOrdering;
 
-/// Splits the loads of vectors whose length is not in `lengths`, then checks that no such
-/// vector is left.
+/// Splits the narrowing bitcasts and the loads of vectors whose length is not in `lengths`,
+/// then checks that no such vector is left.
 pub(super) fn split_loads<'ctx>(
     context: &'ctx Context,
     module: &Module<'ctx>,
@@ -33,27 +33,11 @@ pub(super) fn split_loads<'ctx>(
     let layout = TargetData::create(&module.get_data_layout().as_str().to_string_lossy());
     let builder = context.create_builder();
     if layout.get_byte_ordering() == ByteOrdering::LittleEndian {
-        let narrowing: Vec<_> = instructions(module)
-            .filter(|i| {
-                // SAFETY: the type of a live instruction.
-                i.get_opcode() == InstructionOpcode::BitCast
-                    && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
-            })
-            .collect();
-        for bitcast in narrowing {
+        for bitcast in of_unsupported_length(module, InstructionOpcode::BitCast, lengths) {
             split_narrowing_bitcast(&builder, &layout, bitcast).map_err(|e| e.to_string())?;
         }
     }
-    let loads: Vec<_> = instructions(module)
-        .filter(|i| {
-            // SAFETY: the type of a live instruction.
-            // (Raw: inkwell's `get_type` panics on target extension types, such as the
-            // cooperative matrices a tile that stays in memory is loaded as.)
-            i.get_opcode() == InstructionOpcode::Load
-                && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
-        })
-        .collect();
-    for load in loads {
+    for load in of_unsupported_length(module, InstructionOpcode::Load, lengths) {
         split_load(context, &builder, &layout, load, lengths).map_err(|e| e.to_string())?;
     }
     for instruction in instructions(module) {
@@ -75,6 +59,23 @@ pub(super) fn split_loads<'ctx>(
         }
     }
     Ok(())
+}
+
+/// The module's `opcode` instructions whose result is a vector of a length not in `lengths`.
+fn of_unsupported_length<'ctx>(
+    module: &Module<'ctx>,
+    opcode: InstructionOpcode,
+    lengths: &[u32],
+) -> Vec<InstructionValue<'ctx>> {
+    instructions(module)
+        .filter(|i| {
+            // SAFETY: the type of a live instruction. (Raw: inkwell's `get_type` panics on
+            // target extension types, such as the cooperative matrices a tile that stays in
+            // memory is loaded as.)
+            i.get_opcode() == opcode
+                && unsafe { unsupported_length(LLVMTypeOf(i.as_value_ref()), lengths) }
+        })
+        .collect()
 }
 
 /// Whether `ty` is a fixed vector whose length is not in `lengths`.
