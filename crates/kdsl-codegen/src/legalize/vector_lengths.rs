@@ -139,11 +139,11 @@ fn split_narrowing_bitcast<'ctx>(
     }
     for (extract, index) in extracts {
         builder.position_before(&extract);
-        let position = wide.get_context().i32_type();
+        let index_type = wide.get_context().i32_type();
         let lane = builder
             .build_extract_element(
                 source,
-                position.const_int(u64::from(index / ratio), false),
+                index_type.const_int(u64::from(index / ratio), false),
                 "",
             )?
             .into_int_value();
