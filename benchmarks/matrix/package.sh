@@ -18,7 +18,8 @@ if [ -z "${MATRIX_OUT:-}" ]; then
 fi
 cargo build --quiet -p kdsl-cli
 rm -rf "$out" && mkdir -p "$out/krn" "$out/ptx"
-cp "$here/bench_matrix.py" "$here/triton_tutorial.py" "$here/gemm_variants.py" "$here/run.sh" "$here/sweep.sh" "$here/check_tf32.py" "$here/profile_one.py" "$here/profile_pair.py" "$here/launch_spec.py" "$here/ncu_sets.sh" "$here/ncu_sets.txt" "$here/ncu_sets_streamk.txt" "$here/ncu_sets_bands.txt" "$here/ncu_sets_tma.txt" "$here/ncu_sets_store.txt" "$here/ncu_sets_store8k.txt" "$here/ncu_sets_halves.txt" "$here/ncu_sets_flat.txt" "$here/ncu_sets_flat2.txt" "$here/ncu_sets_f32c.txt" "$here/ncu_sets_example.txt" "$here/ncu_run.sh" "$here/python_tiles.sh" "$here/device_call.sh" "$here/triton_tma_prize.py" "$here/ncu_table.py" "$out/"
+# Every script and sets file, so a new one cannot be left behind (a stale carry cost a call).
+cp "$here"/*.py "$here"/*.sh "$here"/ncu_sets*.txt "$out/"
 cp "$variants" "$out/variants.txt"
 ptxas=$(command -v ptxas || find "$KDSL_PREFIX/" -name ptxas -type f | head -n 1)
 : > "$out/ptxas.txt"
@@ -32,7 +33,7 @@ grep -v '^#' "$variants" | while read -r name file kernel tf32 depth buffering s
   echo "$name: $("$ptxas" -arch=sm_90 -v "$out/ptx/$name.ptx" -o /dev/null 2>&1 | grep -E 'Used|spill|C751' | tr -s ' \n' ' ')" >> "$out/ptxas.txt"
 done
 # The GEMMs on matrix-group tiles (wgmma, sm_90a): wgmma_variants.txt, the examples included.
-cp "$here/wgmma_variants.py" "$here/wgmma_variants.txt" "$here/summarize.py" "$out/"
+cp "$here/wgmma_variants.txt" "$out/"
 grep -v '^#' "$here/wgmma_variants.txt" | while read -r name file input groups tiles columns stages; do
   [ -n "$name" ] || continue
   case $file in
