@@ -1,16 +1,20 @@
 //! Re-checks one generated module, as the bounded test does, and says what failed: for
 //! reproducing a failure and for reducing it by hand or with a delta-debugging script.
 //!
-//! `fuzzgen-replay SEED [--source EDITED.krn] [--print-source] [--targets spirv|all] [--opt-levels 0,3]
-//! [--with-known-bugs]`
+//! `fuzzgen-replay SEED [--source EDITED.krn] [--print-source] [--print-runs] [--targets spirv|all]
+//! [--opt-levels 0,3] [--with-known-bugs]`
+//!
+//! `--print-runs` prints each run's launch and arguments (scalars' values, buffers' lengths),
+//! what a hand-written reproducer needs.
 //!
 //! With `--source`, the edited source is checked with the seed's parameters and data (keep
 //! the kernel's signature). Exit status 0 when everything agrees, 1 when something failed.
 
 use kdsl_fuzzgen::check::{check_generated, every_target, OpenDevice, Validators, OPT_LEVELS};
+use kdsl_fuzzgen::run::{ArgumentValue, KernelRun};
 use kdsl_fuzzgen::{generate, GeneratorOptions};
 
-const USAGE: &str = "usage: fuzzgen-replay SEED [--source FILE] [--print-source] \
+const USAGE: &str = "usage: fuzzgen-replay SEED [--source FILE] [--print-source] [--print-runs] \
 [--targets spirv|all] [--opt-levels 0,3] [--with-known-bugs]";
 
 fn main() {
@@ -38,6 +42,12 @@ fn main() {
     }
     if arguments.iter().any(|a| a == "--print-source") {
         println!("{}", generated.source);
+        return;
+    }
+    if arguments.iter().any(|a| a == "--print-runs") {
+        for run in &generated.runs {
+            print_run(run);
+        }
         return;
     }
     let targets = match flag_value("--targets").as_deref() {
@@ -85,4 +95,31 @@ fn main() {
         );
     }
     std::process::exit(if outcome.failures.is_empty() { 0 } else { 1 });
+}
+
+fn print_run(run: &KernelRun) {
+    println!(
+        "{}: global {:?}, local {:?}",
+        run.kernel,
+        run.global_sizes(),
+        run.local_sizes()
+    );
+    for argument in &run.arguments {
+        let what = match &argument.value {
+            ArgumentValue::Scalar { ty, bits } => format!("{ty:?} bits {bits:#x}"),
+            ArgumentValue::Buffer {
+                element,
+                writable,
+                length,
+                ..
+            } => format!(
+                "{} buffer of {length} {element:?}",
+                if *writable { "writable" } else { "read-only" }
+            ),
+            ArgumentValue::Local { element, length } => {
+                format!("local array of {length} {element:?} per work-group")
+            }
+        };
+        println!("  {}: {what}", argument.name);
+    }
 }
