@@ -18,7 +18,12 @@ and 2-D cases, inputs/index_forms.krn, inputs/index_forms_2d.krn and inputs/matm
 compiled to NAME.kbundle beside them. Use a folder of its own, not the device tests' (they find
 example kernels by name, and the inputs reuse `matmul` and `stencil`).
 
-Usage: python bench_cpu.py BUNDLE_DIR [--runs N] [--rounds N] [--cases NAME,...] [--json OUT]
+With --baseline DIR, every kdsl side also runs from DIR's bundle of the same name (another
+compiler's, say main's) in the same rounds, and its time over the baseline's is reported: a
+compiler change measured in one run.
+
+Usage: python bench_cpu.py BUNDLE_DIR [--baseline DIR] [--runs N] [--rounds N] [--cases NAME,...]
+[--json OUT]
 """
 
 import argparse
@@ -312,6 +317,7 @@ def main():
         "--cases", help="comma-separated kernel names to run (default: all of " + ",".join(c[0] for c in CASES) + ")"
     )
     parser.add_argument("--json")
+    parser.add_argument("--baseline", help="a second bundle folder whose kdsl sides run beside BUNDLE_DIR's")
     options = parser.parse_args()
     selected = CASES
     if options.cases:
@@ -328,10 +334,14 @@ def main():
     rows = []
     for kernel_name, case, build_options, kdsl_sides in selected:
         sides = []
-        for label, bundle in kdsl_sides:
-            meta, image = read_bundle(pathlib.Path(options.bundle_dir) / f"{bundle}.kbundle")
-            program = dpctl.program.create_program_from_spirv(device.queue, image)
-            sides.append((label, bundle, program.get_sycl_kernel(entry_point(meta, kernel_name))))
+        folders = [(options.bundle_dir, "")]
+        if options.baseline:
+            folders.append((options.baseline, " (baseline)"))
+        for folder, suffix in folders:
+            for label, bundle in kdsl_sides:
+                meta, image = read_bundle(pathlib.Path(folder) / f"{bundle}.kbundle")
+                program = dpctl.program.create_program_from_spirv(device.queue, image)
+                sides.append((label + suffix, bundle, program.get_sycl_kernel(entry_point(meta, kernel_name))))
         if build_options not in reference_programs:
             reference_programs[build_options] = dpctl.program.create_program_from_source(
                 device.queue, reference_source, build_options
@@ -378,11 +388,15 @@ def main():
             ],
             "kdsl_over_reference_cpu": best_cpu[0] / best_cpu[-1],
         }
-        if len(sides) == 3:
+        if options.baseline:
+            count = len(kdsl_sides)
+            row["over_baseline"] = {sides[i][0]: best[i] / best[i + count] for i in range(count)}
+            row["over_baseline_cpu"] = {sides[i][0]: best_cpu[i] / best_cpu[i + count] for i in range(count)}
+        if len(kdsl_sides) == 2:
             row["first_over_second"] = best[0] / best[1]
-            row["second_over_reference"] = best[1] / best[2]
+            row["second_over_reference"] = best[1] / best[-1]
             row["first_over_second_cpu"] = best_cpu[0] / best_cpu[1]
-            row["second_over_reference_cpu"] = best_cpu[1] / best_cpu[2]
+            row["second_over_reference_cpu"] = best_cpu[1] / best_cpu[-1]
         rows.append(row)
     info = {
         "device": device.queue.sycl_device.name,
@@ -418,6 +432,10 @@ def main():
         print(f"{'':<14} kernel time: {ratios}")
         cpu_times = ", ".join(f"{side['label']} {side['cpu_ms']:.3f} ms" for side in sides)
         print(f"{'':<14} CPU time per launch: {cpu_times}")
+        for key, what in [("over_baseline", "kernel time"), ("over_baseline_cpu", "CPU time")]:
+            if key in row:
+                ratios = ", ".join(f"{label} {ratio:.3f}" for label, ratio in row[key].items())
+                print(f"{'':<14} {what} over the baseline: {ratios}")
         print(f"{'':<14} CPU time: {cpu_ratios}")
         for side in sides:
             print(f"{'':<14} rounds {side['label']}: {', '.join(f'{t:.3f}' for t in side['round_medians_ms'])}")
