@@ -2,6 +2,7 @@
 //! the optimizer itself creates the pattern (so lowering cannot avoid it), its inliner
 //! included (a helper's work-item reads land where it is called). Exact rewrites.
 
+mod address_arithmetic;
 mod cooperative_matrices;
 mod integer_widths;
 mod narrow_integers;
@@ -86,6 +87,9 @@ pub(crate) fn after_optimization<'ctx>(
     }
     if target.legalization.read_work_items_once_at_entry {
         work_item_reads::read_once_at_entry(context, module)?;
+    }
+    if target.legalization.widen_index_arithmetic {
+        address_arithmetic::widen(context, module)?;
     }
     if target.legalization.expand_multiply_with_overflow {
         expand_multiply_with_overflow(context, module)?;

@@ -8,7 +8,9 @@ use inkwell::llvm_sys;
 use inkwell::targets::{
     CodeModel, InitializationConfig, RelocMode, Target, TargetMachine, TargetTriple,
 };
-use inkwell::values::{AsValueRef, BasicValueEnum, InstructionValue, PointerValue};
+use inkwell::values::{
+    AsValueRef, BasicValueEnum, InstructionOpcode, InstructionValue, PointerValue,
+};
 use inkwell::OptimizationLevel;
 use std::sync::Once;
 
@@ -323,6 +325,61 @@ pub(crate) fn set_no_signed_wrap(value: inkwell::values::IntValue<'_>) {
             )
         {
             llvm_sys::core::LLVMSetNSW(value, 1);
+        }
+    }
+}
+
+/// Whether an `add`, `sub`, `mul`, `shl` or `trunc` instruction is marked no-unsigned-wrap
+/// (`nuw`; for `trunc`: it drops only zero bits).
+pub(crate) fn has_no_unsigned_wrap(instruction: InstructionValue<'_>) -> bool {
+    // SAFETY: only instructions that can carry the flag (checked first) are asked.
+    unsafe {
+        takes_wrap_flags(instruction) && llvm_sys::core::LLVMGetNUW(instruction.as_value_ref()) != 0
+    }
+}
+
+/// Whether an `add`, `sub`, `mul`, `shl` or `trunc` instruction is marked no-signed-wrap
+/// (`nsw`; for `trunc`: it drops only copies of the sign bit).
+pub(crate) fn has_no_signed_wrap(instruction: InstructionValue<'_>) -> bool {
+    // SAFETY: only instructions that can carry the flag (checked first) are asked.
+    unsafe {
+        takes_wrap_flags(instruction) && llvm_sys::core::LLVMGetNSW(instruction.as_value_ref()) != 0
+    }
+}
+
+fn takes_wrap_flags(instruction: InstructionValue<'_>) -> bool {
+    matches!(
+        instruction.get_opcode(),
+        InstructionOpcode::Add
+            | InstructionOpcode::Sub
+            | InstructionOpcode::Mul
+            | InstructionOpcode::Shl
+            | InstructionOpcode::Trunc
+    )
+}
+
+/// Whether a `zext` instruction is marked as taking a non-negative operand (`nneg`).
+pub(crate) fn has_non_negative(instruction: InstructionValue<'_>) -> bool {
+    // SAFETY: only a `zext` (checked first) carries the flag.
+    unsafe {
+        instruction.get_opcode() == InstructionOpcode::ZExt
+            && llvm_sys::core::LLVMGetNNeg(instruction.as_value_ref()) != 0
+    }
+}
+
+/// Marks a `shl` as not wrapping: unsigned (`nuw`) or signed (`nsw`).
+pub(crate) fn set_shift_no_wrap(value: inkwell::values::IntValue<'_>, signed: bool) {
+    // SAFETY: only a `shl` instruction (checked first) takes the flag.
+    unsafe {
+        let value = value.as_value_ref();
+        if !llvm_sys::core::LLVMIsAInstruction(value).is_null()
+            && llvm_sys::core::LLVMGetInstructionOpcode(value) == llvm_sys::LLVMOpcode::LLVMShl
+        {
+            if signed {
+                llvm_sys::core::LLVMSetNSW(value, 1);
+            } else {
+                llvm_sys::core::LLVMSetNUW(value, 1);
+            }
         }
     }
 }

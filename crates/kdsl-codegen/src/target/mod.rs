@@ -530,6 +530,14 @@ pub(crate) struct Legalization {
     /// address of a cooperative load or store that the optimizer made a local array's global
     /// as an element pointer, which the backend otherwise types as a pointer to the array.
     pub legalize_cooperative_matrices: bool,
+    /// After the optimizer (`legalize/address_arithmetic.rs`): an address's 32-bit no-wrap
+    /// arithmetic, extended to 64 bits, as 64-bit arithmetic (`zext(3 * gid + 1)` as
+    /// `3 * zext(gid) + 1`), because the Intel OpenCL CPU device (2026.22) loses the stores of
+    /// work-items 16 and up in groups of 32 or more where two stores at `3 * gid + k` in 32 bits
+    /// meet a 64-bit shift by an amount that varies per work-item (clang's SPIR-V of the same
+    /// OpenCL C fails alike; with a 64-bit index it is right; fuzzgen seeds 8911324, 9000137).
+    /// The device's vectorizer also sees such addresses as consecutive.
+    pub widen_index_arithmetic: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

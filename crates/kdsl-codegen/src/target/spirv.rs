@@ -185,6 +185,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             vector_lengths: Some(&[2, 3, 4, 8, 16]),
             integer_widths: Some(&[8, 16, 32, 64]),
             read_work_items_once_at_entry: true,
+            widen_index_arithmetic: true,
             legalize_cooperative_matrices: true,
             minimum_opt_level: 3,
             ..Legalization::default()

@@ -296,6 +296,16 @@ fn backend_regressions() {
             scalar(3u64),
         ],
     );
+    // Two groups of 64 items: the device lost the stores of items 16 to 63 of each.
+    let strided_stores_beside_shift = Case::new(
+        "strided_stores_beside_shift",
+        InterpLaunch::new([128], [64]),
+        vec![
+            buffer(vec![0f64; 128 * 3]),
+            buffer(vec![0i64; 128]),
+            scalar(-31.0f64),
+        ],
+    );
     // The first three elements of a three-element input, as `vload3` reads them.
     let wide_integer_load = Case::new(
         "wide_integer_load",
@@ -376,6 +386,7 @@ fn backend_regressions() {
             narrowed_vload,
             narrowed_vload_bytes,
             narrowed_vector_view,
+            strided_stores_beside_shift,
             wide_integer_load,
             forwarded_vector_load,
             trailing_zeros_branch,
