@@ -70,13 +70,13 @@ fn widening(extension: InstructionValue, wide: IntType) -> Option<bool> {
 /// Whether `instruction` is arithmetic whose extension is the arithmetic of its extended
 /// operands: `add`, `sub`, `mul` and `shl` that cannot wrap in that signedness.
 fn widens(instruction: InstructionValue, signed: bool) -> bool {
-    matches!(
-        instruction.get_opcode(),
-        InstructionOpcode::Add
-            | InstructionOpcode::Sub
-            | InstructionOpcode::Mul
-            | InstructionOpcode::Shl
-    ) && if signed {
+    instruction.get_opcode() != InstructionOpcode::Trunc && cannot_wrap(instruction, signed)
+}
+
+/// Whether `instruction` (`add`, `sub`, `mul`, `shl`, `trunc`) is marked as not wrapping in
+/// that signedness (`nsw` or `nuw`).
+fn cannot_wrap(instruction: InstructionValue, signed: bool) -> bool {
+    if signed {
         has_no_signed_wrap(instruction)
     } else {
         has_no_unsigned_wrap(instruction)
@@ -177,12 +177,9 @@ impl<'ctx> Widener<'_, 'ctx> {
     /// to be consecutive, not `id & 0xffffffff`.
     fn extend(&mut self, narrow: IntValue<'ctx>) -> Result<IntValue<'ctx>, BuilderError> {
         if let Some(truncation) = narrow.as_instruction() {
-            let exact = if self.signed {
-                has_no_signed_wrap(truncation)
-            } else {
-                has_no_unsigned_wrap(truncation)
-            };
-            if truncation.get_opcode() == InstructionOpcode::Trunc && exact {
+            if truncation.get_opcode() == InstructionOpcode::Trunc
+                && cannot_wrap(truncation, self.signed)
+            {
                 if let Some(Operand::Value(BasicValueEnum::IntValue(wide))) =
                     truncation.get_operand(0)
                 {
