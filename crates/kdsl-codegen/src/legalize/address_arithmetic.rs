@@ -19,7 +19,7 @@ use std::collections::HashMap;
 /// How deep a tree is rebuilt; deeper operands are extended as they are.
 const MOST_DEPTH: u32 = 8;
 
-/// Rewrites every extension to `i64` used by a `getelementptr` whose operand is no-wrap
+/// Rewrites every extension to `i64` used by a `getelementptr` (not of bytes) whose operand is no-wrap
 /// arithmetic (in the extension's signedness) into that arithmetic on extended operands.
 pub(super) fn widen<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<(), String> {
     let i64_type = context.i64_type();
@@ -83,6 +83,12 @@ fn cannot_wrap(instruction: InstructionValue, signed: bool) -> bool {
     }
 }
 
+/// Whether `instruction` is an extension used as an index of a `getelementptr` of anything
+/// but bytes. Byte accesses keep their 32-bit index: with it in 64 bits the Intel OpenCL CPU
+/// device's compiler (2026.22) aborts the process ("Cannot emit physreg copy instruction")
+/// on `a[3 * g] = a[3 * g + 1] * b[g]; a[3 * g + 1] = a[3 * g + 2] * (a[3 * g] - b[g])` of
+/// `i8`, as it does on that OpenCL C with `restrict` and a `size_t` index (fuzzgen seed
+/// 9000457).
 fn feeds_an_address(instruction: InstructionValue) -> bool {
     if !matches!(
         instruction.get_opcode(),
@@ -92,15 +98,24 @@ fn feeds_an_address(instruction: InstructionValue) -> bool {
     }
     // Through the C API: inkwell's `get_user` panics on users of types it does not model
     // (cooperative matrices).
-    // SAFETY: walks the use list of a live instruction; the queries only read it.
+    // SAFETY: walks the use list of a live instruction; the queries only read it and the
+    // element type of a `getelementptr` user.
     unsafe {
         use inkwell::llvm_sys::core::{
-            LLVMGetFirstUse, LLVMGetNextUse, LLVMGetUser, LLVMIsAGetElementPtrInst,
+            LLVMGetFirstUse, LLVMGetGEPSourceElementType, LLVMGetIntTypeWidth, LLVMGetNextUse,
+            LLVMGetTypeKind, LLVMGetUser, LLVMIsAGetElementPtrInst,
         };
+        use inkwell::llvm_sys::LLVMTypeKind;
         let mut used = LLVMGetFirstUse(instruction.as_value_ref());
         while !used.is_null() {
-            if !LLVMIsAGetElementPtrInst(LLVMGetUser(used)).is_null() {
-                return true;
+            let user = LLVMGetUser(used);
+            if !LLVMIsAGetElementPtrInst(user).is_null() {
+                let element = LLVMGetGEPSourceElementType(user);
+                let bytes = LLVMGetTypeKind(element) == LLVMTypeKind::LLVMIntegerTypeKind
+                    && LLVMGetIntTypeWidth(element) == 8;
+                if !bytes {
+                    return true;
+                }
             }
             used = LLVMGetNextUse(used);
         }
@@ -253,8 +268,8 @@ mod tests {
              %s = add nuw i32 %v, 2
              %a = shl nuw i32 %v, %s
              %x = zext i32 %a to i64
-             %e = getelementptr inbounds i8, ptr %p, i64 %x
-             store i8 1, ptr %e, align 1
+             %e = getelementptr inbounds i16, ptr %p, i64 %x
+             store i16 1, ptr %e, align 2
              ret void",
         );
         assert!(module.contains("shl nuw i64"), "{module}");
@@ -279,14 +294,27 @@ mod tests {
     }
 
     #[test]
+    fn byte_indices_stay() {
+        let module = widened(
+            "%v = load i32, ptr %q, align 4
+             %a = mul nuw i32 %v, 3
+             %x = zext i32 %a to i64
+             %e = getelementptr inbounds i8, ptr %p, i64 %x
+             store i8 1, ptr %e, align 1
+             ret void",
+        );
+        assert!(module.contains("%x = zext i32 %a to i64"), "{module}");
+    }
+
+    #[test]
     fn wrapping_arithmetic_and_values_not_addressing_stay() {
         let body = "%v = load i32, ptr %q, align 4
              %a = add i32 %v, 1
              %x = zext i32 %a to i64
              %b = add nuw i32 %v, 2
              %y = zext i32 %b to i64
-             %e = getelementptr inbounds i8, ptr %p, i64 %x
-             store i64 %y, ptr %e, align 1
+             %e = getelementptr inbounds i64, ptr %p, i64 %x
+             store i64 %y, ptr %e, align 8
              ret void";
         let module = widened(body);
         assert!(module.contains("%x = zext i32 %a to i64"), "{module}");

@@ -536,7 +536,9 @@ pub(crate) struct Legalization {
     /// work-items 16 and up in groups of 32 or more where two stores at `3 * gid + k` in 32 bits
     /// meet a 64-bit shift by an amount that varies per work-item (clang's SPIR-V of the same
     /// OpenCL C fails alike; with a 64-bit index it is right; fuzzgen seeds 8911324, 9000137).
-    /// The device's vectorizer also sees such addresses as consecutive.
+    /// The device's vectorizer also sees such addresses as consecutive. Byte accesses keep
+    /// their 32-bit index: with it in 64 bits the same compiler aborts on interleaved `i8`
+    /// accesses (seed 9000457).
     pub widen_index_arithmetic: bool,
 }
 

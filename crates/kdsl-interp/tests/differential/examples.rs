@@ -306,6 +306,19 @@ fn backend_regressions() {
             scalar(-31.0f64),
         ],
     );
+    // Random bytes: the program must build, and the wrapping byte arithmetic agree.
+    let interleaved_bytes = Case::new(
+        "interleaved_bytes",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer((0..64).map(|_| random.next_u64() as i8).collect::<Vec<_>>()),
+            buffer(
+                (0..192)
+                    .map(|_| random.next_u64() as i8)
+                    .collect::<Vec<_>>(),
+            ),
+        ],
+    );
     // The first three elements of a three-element input, as `vload3` reads them.
     let wide_integer_load = Case::new(
         "wide_integer_load",
@@ -387,6 +400,7 @@ fn backend_regressions() {
             narrowed_vload_bytes,
             narrowed_vector_view,
             strided_stores_beside_shift,
+            interleaved_bytes,
             wide_integer_load,
             forwarded_vector_load,
             trailing_zeros_branch,
