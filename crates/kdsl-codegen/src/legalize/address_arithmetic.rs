@@ -19,8 +19,9 @@ use std::collections::HashMap;
 /// How deep a tree is rebuilt; deeper operands are extended as they are.
 const MOST_DEPTH: u32 = 8;
 
-/// Rewrites every extension to `i64` used by a `getelementptr` (not of bytes) whose operand is no-wrap
-/// arithmetic (in the extension's signedness) into that arithmetic on extended operands.
+/// Rewrites every extension to `i64` that indexes a `getelementptr` (not of bytes) and whose
+/// operand is no-wrap arithmetic (in the extension's signedness) into that arithmetic on
+/// extended operands.
 pub(super) fn widen<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<(), String> {
     let i64_type = context.i64_type();
     let extensions: Vec<(InstructionValue<'ctx>, bool)> = instructions(module)
