@@ -311,8 +311,9 @@ pub(crate) fn allow_contraction(value: BasicValueEnum<'_>) {
     }
 }
 
-/// Marks an integer `add`, `sub` or `mul` as not overflowing as a signed operation.
-pub(crate) fn set_no_signed_wrap(value: inkwell::values::IntValue<'_>) {
+/// Marks an integer `add`, `sub`, `mul` or `shl` as not overflowing as a signed (`nsw`) or
+/// an unsigned (`nuw`) operation.
+pub(crate) fn set_no_wrap(value: inkwell::values::IntValue<'_>, signed: bool) {
     // SAFETY: only an overflowing binary operator (checked first) takes the flag.
     unsafe {
         let value = value.as_value_ref();
@@ -322,9 +323,14 @@ pub(crate) fn set_no_signed_wrap(value: inkwell::values::IntValue<'_>) {
                 llvm_sys::LLVMOpcode::LLVMAdd
                     | llvm_sys::LLVMOpcode::LLVMSub
                     | llvm_sys::LLVMOpcode::LLVMMul
+                    | llvm_sys::LLVMOpcode::LLVMShl
             )
         {
-            llvm_sys::core::LLVMSetNSW(value, 1);
+            if signed {
+                llvm_sys::core::LLVMSetNSW(value, 1);
+            } else {
+                llvm_sys::core::LLVMSetNUW(value, 1);
+            }
         }
     }
 }
@@ -364,23 +370,6 @@ pub(crate) fn has_non_negative(instruction: InstructionValue<'_>) -> bool {
     unsafe {
         instruction.get_opcode() == InstructionOpcode::ZExt
             && llvm_sys::core::LLVMGetNNeg(instruction.as_value_ref()) != 0
-    }
-}
-
-/// Marks a `shl` as not wrapping: unsigned (`nuw`) or signed (`nsw`).
-pub(crate) fn set_shift_no_wrap(value: inkwell::values::IntValue<'_>, signed: bool) {
-    // SAFETY: only a `shl` instruction (checked first) takes the flag.
-    unsafe {
-        let value = value.as_value_ref();
-        if !llvm_sys::core::LLVMIsAInstruction(value).is_null()
-            && llvm_sys::core::LLVMGetInstructionOpcode(value) == llvm_sys::LLVMOpcode::LLVMShl
-        {
-            if signed {
-                llvm_sys::core::LLVMSetNSW(value, 1);
-            } else {
-                llvm_sys::core::LLVMSetNUW(value, 1);
-            }
-        }
     }
 }
 

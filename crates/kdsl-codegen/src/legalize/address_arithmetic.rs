@@ -181,7 +181,7 @@ impl<'ctx> Widener<'_, 'ctx> {
             // `shl` keeps its flags below: no builder call sets them.
             _ => {
                 let shifted = b.build_left_shift(left, right, "")?;
-                crate::llvm::set_shift_no_wrap(shifted, self.signed);
+                crate::llvm::set_no_wrap(shifted, self.signed);
                 shifted
             }
         })

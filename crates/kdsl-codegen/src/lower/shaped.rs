@@ -62,13 +62,13 @@ impl<'ctx> FunctionLowering<'_, 'ctx> {
             (BinaryOp::Add, true) => builder.build_int_nsw_add(variable, constant, "")?,
             (BinaryOp::Add, false) => {
                 let sum = builder.build_int_nuw_add(variable, constant, "")?;
-                crate::llvm::set_no_signed_wrap(sum);
+                crate::llvm::set_no_wrap(sum, true);
                 sum
             }
             (_, true) => builder.build_int_nsw_sub(variable, constant, "")?,
             (_, false) => {
                 let difference = builder.build_int_nuw_sub(variable, constant, "")?;
-                crate::llvm::set_no_signed_wrap(difference);
+                crate::llvm::set_no_wrap(difference, true);
                 difference
             }
         })
