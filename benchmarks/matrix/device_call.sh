@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # One device call for issue 25, ordered by what the card has not measured yet, since a call
 # that runs past its limit keeps only what it finished: on an H200 (the issue's card) the
-# flattened TMA forms first, then f32 C by tile stores and the Python tile tests; on an H100
-# (flat forms measured in session 29) the Python tests and f32 C first; the example beside its
-# generated kernel first on either. From the repository
+# flattened TMA forms (the example among them), TF32 at 8192³, then f32 C by tile stores and
+# the Python tile tests; on an H100 (flat forms measured in session 29) the example beside its
+# generated kernel, the Python tests and f32 C first. From the repository
 # root after package.sh, carrying .carry/matrix and target/python-carry (python_tiles.sh).
-# Results: $OUT/gpu.txt, $OUT/pytest.txt, $OUT/example.tgz, $OUT/flat2.tgz, $OUT/f32c.tgz.
+# Results: $OUT/gpu.txt, $OUT/pytest.txt and $OUT/STEP.tgz for each ncu step.
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 card=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 echo "card: $card"
 case $card in
-  *H200*) order="example flat2 f32c python" ;;
+  *H200*) order="flat2 tf32 f32c python" ;;
   *) order="example python f32c flat2" ;;
 esac
 for step in $order; do
