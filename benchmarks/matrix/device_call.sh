@@ -13,8 +13,17 @@ case $card in
   *H200*) order="flat2 tf32 f32c python" ;;
   *) order="example python f32c flat2" ;;
 esac
-for step in $order; do
+# Matrix groups through mma.sync per warp first (seconds; never run on a GPU before).
+for step in mmasync $order; do
   case $step in
+    mmasync)
+      [ -x "$here/mma-sync/differential" ] || continue
+      KDSL_WORKSPACE=$(cd "$here/../.." && pwd) KDSL_TEST_BUNDLES=$here/mma-sync/bundles KDSL_TEST_DEVICE=cuda \
+        timeout 120 "$here/mma-sync/differential" --test-threads 1 matrix_group gemm_on_matrix_groups \
+        > "$OUT/mma-sync.txt" 2>&1
+      echo "mma-sync rc=$?" | tee -a "$OUT/mma-sync.txt"
+      grep -E "^test |test result" "$OUT/mma-sync.txt" | tail -n 30
+      ;;
     python) PYLIMIT=${PYLIMIT:-100} bash "$here/python_tiles.sh" ;;
     *)
       SETS=ncu_sets_$step.txt REPEAT=${REPEAT:-3} LIMIT=${LIMIT:-160} bash "$here/ncu_run.sh"

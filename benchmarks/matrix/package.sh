@@ -63,6 +63,20 @@ if [ "${MATRIX_FUZZ:-1}" != 0 ]; then
   cargo build --quiet -p kdsl-fuzzgen --no-default-features --bin fuzzgen-run
   cp target/debug/fuzzgen-run "$out/" && strip "$out/fuzzgen-run"
 fi
+# Matrix groups through mma.sync (sm_90 without its `a`): the differential binary (release, no
+# SYCL, no LLVM) and bundles of the matrix-group kernels without an sm_90a image, so an H100 or
+# H200 runs the sm_90 one (device_call.sh's mmasync step). MATRIX_MMA_SYNC=0 leaves them out.
+if [ "${MATRIX_MMA_SYNC:-1}" != 0 ]; then
+  differential=$(cargo test --quiet --release --no-default-features -p kdsl-interp --test differential \
+    --no-run --message-format=json \
+    | python3 -c 'import json,sys; print([m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1])')
+  mkdir -p "$out/mma-sync/bundles/tests"
+  cp "$differential" "$out/mma-sync/differential" && strip "$out/mma-sync/differential"
+  for source in examples/*wgmma*.krn tests/kernels/*group*.krn; do
+    case $source in examples/*) folder=$out/mma-sync/bundles ;; *) folder=$out/mma-sync/bundles/tests ;; esac
+    target/debug/kdsl compile "$source" --target ptx --arch sm_90 -o "$folder/$(basename "$source" .krn).kbundle"
+  done
+fi
 # tf32 tiles straight from global memory, for check_tf32.py.
 target/debug/kdsl compile tests/kernels/matrix_tf32.krn --target ptx --arch sm_90 --emit ptx -o "$out/ptx/matrix_tf32.ptx"
 cat "$out/ptxas.txt"
