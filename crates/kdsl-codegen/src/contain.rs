@@ -68,9 +68,13 @@ unsafe fn aborted(outcome: c_int, message: *mut c_char) -> Failure {
     let text = if message.is_null() {
         String::new()
     } else {
-        CStr::from_ptr(message).to_string_lossy().into_owned()
+        // SAFETY: a live NUL-terminated string from the wrapper (the caller's contract).
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
     };
-    kdsl_contained_free_message(message);
+    // SAFETY: null or the wrapper's allocation, copied above and freed only here.
+    unsafe { kdsl_contained_free_message(message) };
     Failure::Aborted(match outcome {
         FATAL_ERROR => format!("LLVM ERROR: {text}"),
         _ => format!("LLVM crashed with {text}"),

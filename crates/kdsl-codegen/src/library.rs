@@ -218,15 +218,22 @@ fn module_from_buffer<'ctx>(
 }
 
 /// Copies and frees a message LLVM allocated.
+///
+/// # Safety
+/// `message` must be null or a NUL-terminated message LLVM allocated, not yet freed.
 unsafe fn take_message(message: *mut std::ffi::c_char) -> String {
     if message.is_null() {
         return "unknown error".to_string();
     }
-    let text = std::ffi::CStr::from_ptr(message)
-        .to_string_lossy()
-        .into_owned();
-    llvm_sys::core::LLVMDisposeMessage(message);
-    text
+    // SAFETY: a live NUL-terminated message from LLVM (the caller's contract), copied before
+    // it is freed, once, with LLVM's own deallocator.
+    unsafe {
+        let text = std::ffi::CStr::from_ptr(message)
+            .to_string_lossy()
+            .into_owned();
+        llvm_sys::core::LLVMDisposeMessage(message);
+        text
+    }
 }
 
 /// The first of `candidates` that is a file.

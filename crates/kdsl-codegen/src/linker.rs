@@ -156,6 +156,7 @@ mod in_process {
                 .to_string_lossy()
                 .trim()
                 .to_string();
+            // SAFETY: `diagnostics` is the shim's allocation, copied above and freed only here.
             unsafe { kdsl_lld_free_message(diagnostics) };
             text
         };

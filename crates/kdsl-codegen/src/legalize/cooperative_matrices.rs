@@ -170,44 +170,61 @@ pub(super) fn address_elements(module: &Module<'_>) -> Result<(), String> {
 }
 
 /// Whether `ty` is `target("spirv.CooperativeMatrixKHR", ...)`.
+///
+/// # Safety
+/// `ty` must be a live LLVM type.
 unsafe fn is_cooperative_matrix(ty: LLVMTypeRef) -> bool {
-    LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMTargetExtTypeKind
-        && CStr::from_ptr(LLVMGetTargetExtTypeName(ty)).to_bytes() == b"spirv.CooperativeMatrixKHR"
+    // SAFETY: `ty` is live (the caller's contract); its name, a NUL-terminated string the type
+    // owns, is read only once `ty` is known to be a target extension type.
+    unsafe {
+        LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMTargetExtTypeKind
+            && CStr::from_ptr(LLVMGetTargetExtTypeName(ty)).to_bytes()
+                == b"spirv.CooperativeMatrixKHR"
+    }
 }
 
 /// `__spirv_CompositeConstruct` returning `matrix` from its element type, named as the
 /// lowering names it (`lower::matrix_spirv`): a template instance `<rows, columns, use>`.
+///
+/// # Safety
+/// `matrix` must be a live cooperative matrix type (`is_cooperative_matrix`) of `module`'s
+/// context.
 unsafe fn declaration(
     module: &Module<'_>,
     matrix: LLVMTypeRef,
     calling_convention: u32,
 ) -> Result<LLVMValueRef, String> {
-    let element = LLVMGetTargetExtTypeTypeParam(matrix, 0);
-    let code = match LLVMGetTypeKind(element) {
-        LLVMTypeKind::LLVMHalfTypeKind => "Dh",
-        LLVMTypeKind::LLVMFloatTypeKind => "f",
-        LLVMTypeKind::LLVMIntegerTypeKind => match LLVMGetIntTypeWidth(element) {
-            8 => "a",
-            16 => "s",
-            32 => "i",
-            width => return Err(format!("a cooperative matrix of i{width}")),
-        },
-        kind => return Err(format!("a cooperative matrix of {kind:?} elements")),
-    };
-    let name = format!(
-        "_Z26__spirv_CompositeConstructILi{}ELi{}ELi{}EEv{code}",
-        LLVMGetTargetExtTypeIntParam(matrix, 1),
-        LLVMGetTargetExtTypeIntParam(matrix, 2),
-        LLVMGetTargetExtTypeIntParam(matrix, 3),
-    );
-    let name = CString::new(name).map_err(|e| e.to_string())?;
-    let existing = LLVMGetNamedFunction(module.as_mut_ptr(), name.as_ptr());
-    if !existing.is_null() {
-        return Ok(existing);
+    // SAFETY: `matrix` is a live cooperative matrix type (the caller's contract), so it has the
+    // element type parameter and the integer parameters read here; `name` outlives the calls
+    // that take it, and the new declaration's types belong to `module`'s context.
+    unsafe {
+        let element = LLVMGetTargetExtTypeTypeParam(matrix, 0);
+        let code = match LLVMGetTypeKind(element) {
+            LLVMTypeKind::LLVMHalfTypeKind => "Dh",
+            LLVMTypeKind::LLVMFloatTypeKind => "f",
+            LLVMTypeKind::LLVMIntegerTypeKind => match LLVMGetIntTypeWidth(element) {
+                8 => "a",
+                16 => "s",
+                32 => "i",
+                width => return Err(format!("a cooperative matrix of i{width}")),
+            },
+            kind => return Err(format!("a cooperative matrix of {kind:?} elements")),
+        };
+        let name = format!(
+            "_Z26__spirv_CompositeConstructILi{}ELi{}ELi{}EEv{code}",
+            LLVMGetTargetExtTypeIntParam(matrix, 1),
+            LLVMGetTargetExtTypeIntParam(matrix, 2),
+            LLVMGetTargetExtTypeIntParam(matrix, 3),
+        );
+        let name = CString::new(name).map_err(|e| e.to_string())?;
+        let existing = LLVMGetNamedFunction(module.as_mut_ptr(), name.as_ptr());
+        if !existing.is_null() {
+            return Ok(existing);
+        }
+        let mut parameters = [element];
+        let function_type = LLVMFunctionType(matrix, parameters.as_mut_ptr(), 1, 0);
+        let function = LLVMAddFunction(module.as_mut_ptr(), name.as_ptr(), function_type);
+        LLVMSetFunctionCallConv(function, calling_convention);
+        Ok(function)
     }
-    let mut parameters = [element];
-    let function_type = LLVMFunctionType(matrix, parameters.as_mut_ptr(), 1, 0);
-    let function = LLVMAddFunction(module.as_mut_ptr(), name.as_ptr(), function_type);
-    LLVMSetFunctionCallConv(function, calling_convention);
-    Ok(function)
 }

@@ -83,6 +83,8 @@ fn of_unsupported_length<'ctx>(
 /// # Safety
 /// `ty` must be a live LLVM type.
 unsafe fn unsupported_length(ty: LLVMTypeRef, lengths: &[u32]) -> bool {
+    // SAFETY: `ty` is live (the caller's contract), and `LLVMGetVectorSize` is reached only
+    // when it is a vector type.
     unsafe {
         LLVMGetTypeKind(ty) == LLVMTypeKind::LLVMVectorTypeKind
             && !lengths.contains(&LLVMGetVectorSize(ty))
@@ -335,9 +337,12 @@ fn shuffle_lanes<'ctx>(
     }
     // SAFETY: `shuffle` is a `shufflevector`, which the mask functions require.
     let count = unsafe { LLVMGetNumMaskElements(shuffle.as_value_ref()) };
+    // SAFETY: returns a constant; it touches no IR.
     let undefined = unsafe { LLVMGetUndefMaskElem() };
     let lanes = (0..count)
         .map(|position| {
+            // SAFETY: `shuffle` is a live `shufflevector` and `position` is below its mask's
+            // element count.
             let source = unsafe { LLVMGetMaskValue(shuffle.as_value_ref(), position) };
             if source == undefined {
                 return None;

@@ -230,16 +230,16 @@ pub(crate) fn find_gcn_arch_name(properties: &[u8]) -> Option<String> {
 fn describe(api: &Api, ordinal: c_int) -> Result<DeviceInfo> {
     let attribute = |which: c_int| -> Result<u64> {
         let mut value: c_int = 0;
-        // SAFETY: `value` is a valid out-pointer; `ordinal` is below hipGetDeviceCount.
         api.check(
+            // SAFETY: `value` is a valid out-pointer; `ordinal` is below hipGetDeviceCount.
             unsafe { (api.device_get_attribute)(&mut value, which, ordinal) },
             "hipDeviceGetAttribute",
         )?;
         Ok(u64::try_from(value).unwrap_or(0))
     };
     let mut name = vec![0 as c_char; 256];
-    // SAFETY: the buffer holds 256 characters, as the length argument says.
     api.check(
+        // SAFETY: `name` holds 256 characters, as the length argument says.
         unsafe { (api.device_get_name)(name.as_mut_ptr(), 256, ordinal) },
         "hipDeviceGetName",
     )?;
@@ -250,8 +250,8 @@ fn describe(api: &Api, ordinal: c_int) -> Result<DeviceInfo> {
         CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned()
     };
     let mut memory = 0usize;
-    // SAFETY: valid out-pointer.
     api.check(
+        // SAFETY: `memory` is a valid out-pointer.
         unsafe { (api.device_total_mem)(&mut memory, ordinal) },
         "hipDeviceTotalMem",
     )?;
@@ -260,8 +260,8 @@ fn describe(api: &Api, ordinal: c_int) -> Result<DeviceInfo> {
         _ => {
             // hipDeviceProp_tR0600 is about 1.5 KiB; 16 KiB leaves room for growth.
             let mut properties = vec![0u8; 16 * 1024];
-            // SAFETY: the buffer is larger than any hipDeviceProp_tR0600 layout.
             api.check(
+                // SAFETY: `properties` is larger than any hipDeviceProp_tR0600 layout.
                 unsafe { (api.get_device_properties)(properties.as_mut_ptr().cast(), ordinal) },
                 "hipGetDevicePropertiesR0600",
             )?;
@@ -321,8 +321,8 @@ pub(crate) fn discover() -> (Vec<DeviceInfo>, Option<String>) {
         // SAFETY: hipInit takes flags 0; hipGetDeviceCount writes one int.
         api.check(unsafe { (api.init)(0) }, "hipInit")?;
         let mut count: c_int = 0;
-        // SAFETY: `count` is a valid out-pointer.
         api.check(
+            // SAFETY: `count` is a valid out-pointer.
             unsafe { (api.get_device_count)(&mut count) },
             "hipGetDeviceCount",
         )?;
@@ -501,8 +501,8 @@ impl HipQueue {
     fn owned(device: HipDevice) -> Result<HipQueue> {
         device.bind()?;
         let mut stream: Stream = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer.
         device.api.check(
+            // SAFETY: `stream` is a valid out-pointer.
             unsafe { (device.api.stream_create_with_flags)(&mut stream, HIP_STREAM_NON_BLOCKING) },
             "hipStreamCreateWithFlags",
         )?;
@@ -523,8 +523,8 @@ impl HipQueue {
         self.device.bind()?;
         for event in wait_for {
             let event: &HipLaunchEvent = downcast(BackendKind::Hip, "an event", event.as_any())?;
-            // SAFETY: the stream and the event are alive.
             api.check(
+                // SAFETY: the stream and `event.end` (created and recorded by `submit`) are alive.
                 unsafe { (api.stream_wait_event)(self.stream, event.end, 0) },
                 "hipStreamWaitEvent",
             )?;
@@ -534,23 +534,24 @@ impl HipQueue {
             start: std::ptr::null_mut(),
             end: std::ptr::null_mut(),
         };
-        // SAFETY: valid out-pointers; whatever was created is destroyed by the event's Drop.
         api.check(
+            // SAFETY: a valid out-pointer; the event's Drop destroys what was created.
             unsafe { (api.event_create)(&mut event.start) },
             "hipEventCreate",
         )?;
         api.check(
+            // SAFETY: a valid out-pointer; the event's Drop destroys what was created.
             unsafe { (api.event_create)(&mut event.end) },
             "hipEventCreate",
         )?;
-        // SAFETY: the events and the stream are alive.
         api.check(
+            // SAFETY: `event.start` was created above and the stream is alive.
             unsafe { (api.event_record)(event.start, self.stream) },
             "hipEventRecord",
         )?;
         operation(self.stream)?;
-        // SAFETY: as above.
         api.check(
+            // SAFETY: `event.end` was created above and the stream is alive.
             unsafe { (api.event_record)(event.end, self.stream) },
             "hipEventRecord",
         )?;
@@ -793,8 +794,8 @@ impl EventBackend for HipLaunchEvent {
     fn elapsed_ns(&self) -> Result<u64> {
         self.wait()?;
         let mut milliseconds = 0f32;
-        // SAFETY: both events were recorded and completed.
         self.api.check(
+            // SAFETY: both events were recorded and have completed (`wait` above).
             unsafe { (self.api.event_elapsed_time)(&mut milliseconds, self.start, self.end) },
             "hipEventElapsedTime",
         )?;
