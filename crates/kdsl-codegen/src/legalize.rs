@@ -5,6 +5,7 @@
 mod address_arithmetic;
 mod cooperative_matrices;
 mod integer_widths;
+mod memory_fills;
 mod narrow_integers;
 mod vector_lengths;
 mod work_item_reads;
@@ -84,6 +85,9 @@ pub(crate) fn after_optimization<'ctx>(
     if target.legalization.legalize_cooperative_matrices {
         cooperative_matrices::construct_constants(module, target.device_calling_convention)?;
         cooperative_matrices::address_elements(module)?;
+    }
+    if target.legalization.expand_runtime_memory_fills {
+        memory_fills::expand(context, module)?;
     }
     if target.legalization.read_work_items_once_at_entry {
         work_item_reads::read_once_at_entry(context, module)?;

@@ -540,6 +540,11 @@ pub(crate) struct Legalization {
     /// their 32-bit index: with it in 64 bits the same compiler aborts on interleaved `i8`
     /// accesses (seed 9000457).
     pub widen_index_arithmetic: bool,
+    /// After the optimizer (`legalize/memory_fills.rs`): `llvm.memset` of a runtime byte over
+    /// a constant length as stores, because the SPIR-V backend emits it as a call of a byte
+    /// loop it adds, whose stores to a private array the Intel OpenCL CPU device (2026.22)
+    /// loses where the kernel also uses an OpenCL.std integer built-in (fuzzgen seed 9011949).
+    pub expand_runtime_memory_fills: bool,
 }
 
 /// The synchronization-scope names of the target's LLVM backend.

@@ -186,6 +186,7 @@ pub(crate) fn describe(arch: Option<&str>, options: &Options) -> Result<TargetDe
             integer_widths: Some(&[8, 16, 32, 64]),
             read_work_items_once_at_entry: true,
             widen_index_arithmetic: true,
+            expand_runtime_memory_fills: true,
             legalize_cooperative_matrices: true,
             minimum_opt_level: 3,
             ..Legalization::default()

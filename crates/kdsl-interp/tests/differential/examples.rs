@@ -319,6 +319,17 @@ fn backend_regressions() {
             ),
         ],
     );
+    // Bytes filled with `n` and `3 * n` (the device read 0 back), beside an `s_max`.
+    let filled_private_bytes = Case::new(
+        "filled_private_bytes",
+        InterpLaunch::new([64], [32]),
+        vec![
+            buffer(vec![0f64; 128]),
+            buffer((0..8).map(|_| random.next_u64() as i16).collect::<Vec<_>>()),
+            buffer(vec![0f32; 64]),
+            scalar(27u32),
+        ],
+    );
     // The first three elements of a three-element input, as `vload3` reads them.
     let wide_integer_load = Case::new(
         "wide_integer_load",
@@ -401,6 +412,7 @@ fn backend_regressions() {
             narrowed_vector_view,
             strided_stores_beside_shift,
             interleaved_bytes,
+            filled_private_bytes,
             wide_integer_load,
             forwarded_vector_load,
             trailing_zeros_branch,
