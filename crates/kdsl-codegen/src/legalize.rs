@@ -356,6 +356,10 @@ pub(crate) fn multiply_with_overflow<'ctx>(
     Ok((product, builder.build_or(divided, by_minus_one, "")?))
 }
 
+/// The data layout of LLVM's SPIR-V target, for the rewrites' unit tests.
+#[cfg(test)]
+const SPIRV_TEST_DATALAYOUT: &str = "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64";
+
 /// Runs a legalization `pass` on `body`, a function `@f(ptr %p, ptr %q)` under `datalayout`;
 /// the rewritten module (verified) or the pass's error.
 #[cfg(test)]

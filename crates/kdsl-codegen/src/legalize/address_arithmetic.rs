@@ -217,12 +217,8 @@ impl<'ctx> Widener<'_, 'ctx> {
 mod tests {
     /// Runs `widen` on `body`, a function of `ptr %p, ptr %q`; the rewritten module.
     fn widened(body: &str) -> String {
-        super::super::rewrite_test_function(
-            "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64",
-            body,
-            super::widen,
-        )
-        .unwrap()
+        super::super::rewrite_test_function(super::super::SPIRV_TEST_DATALAYOUT, body, super::widen)
+            .unwrap()
     }
 
     #[test]

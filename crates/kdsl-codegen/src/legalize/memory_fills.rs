@@ -19,7 +19,8 @@ use inkwell::values::{
     Operand, PointerValue,
 };
 
-/// The longest fill written out (512 stores at most): private arrays are far shorter.
+/// The longest fill written out (512 stores where 8-byte aligned, as kdsl aligns private
+/// arrays to 16 bytes; 4096 byte stores at worst): private arrays are far shorter.
 const MAX_BYTES: u64 = 4096;
 
 pub(super) fn expand<'ctx>(context: &'ctx Context, module: &Module<'ctx>) -> Result<(), String> {
@@ -158,7 +159,7 @@ mod tests {
     /// Runs `expand` on `body`, a function of `ptr %p, ptr %q`; the rewritten module.
     fn expanded(body: &str) -> String {
         super::super::rewrite_test_function(
-            "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64",
+            super::super::SPIRV_TEST_DATALAYOUT,
             body,
             super::expand,
         )

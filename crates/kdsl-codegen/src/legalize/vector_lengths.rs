@@ -364,7 +364,7 @@ mod tests {
     /// (verified) or the error.
     fn split(body: &str) -> Result<String, String> {
         super::super::rewrite_test_function(
-            "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-n8:16:32:64",
+            super::super::SPIRV_TEST_DATALAYOUT,
             body,
             |context, module| split_loads(context, module, OPENCL),
         )
