@@ -786,6 +786,9 @@ impl<'g> WorkItem<'g> {
                 self.group_barrier(span, op.name())?;
             }
             TileCopyOp::StoreWait => {
+                // Every work-item's writes before the wait must be in before the tile is
+                // compared (work-item 0 alone would see only its own).
+                self.group_barrier(span, op.name())?;
                 if self.linear_local == 0 {
                     let stored = std::mem::take(&mut self.copies.borrow_mut().stored);
                     if stored
