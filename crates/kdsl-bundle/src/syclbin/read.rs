@@ -107,6 +107,7 @@ struct ModuleHeader {
     second: (u64, u64),
 }
 
+/// The modules of a SYCLBIN image, with their property sets and kdsl's metadata.
 pub(super) fn parse_syclbin(image: &[u8]) -> Result<Syclbin, BundleError> {
     let syclbin = Reader {
         bytes: image,

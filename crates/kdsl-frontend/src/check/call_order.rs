@@ -116,6 +116,7 @@ impl Checker<'_> {
     }
 }
 
+/// Appends every call in `block` (callee name and span), in source order.
 fn collect_calls_in_block(block: &ast::Block, found: &mut Vec<(String, Span)>) {
     for statement in &block.statements {
         collect_calls_in_statement(statement, found);

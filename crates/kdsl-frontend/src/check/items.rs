@@ -7,6 +7,8 @@ use kdsl_ir::{Diagnostic, ErrorCode, Function, Literal, ScalarType, Span, Undefi
 use std::collections::HashMap;
 
 impl Checker<'_> {
+    /// Records every item's name (constants, functions, instances); reports names defined twice
+    /// or hiding a built-in, and repeated type parameters.
     pub(super) fn collect_items(&mut self) {
         let file = self.file;
         for item in &file.items {
@@ -102,6 +104,7 @@ impl Checker<'_> {
         }
     }
 
+    /// Where `global`'s name is declared.
     pub(super) fn global_name_span(&self, global: Global) -> Span {
         match global {
             Global::Constant(i) => self.constants[i].name.span,
@@ -110,6 +113,7 @@ impl Checker<'_> {
         }
     }
 
+    /// Checks an `instance` item: its generic kernel with the type arguments it names.
     pub(super) fn check_instance(&mut self, instance: &ast::InstanceItem) -> Option<Function> {
         let generic = match self.globals.get(&instance.generic.name) {
             Some(Global::Function(index)) => self.functions[*index],
@@ -216,6 +220,7 @@ impl Checker<'_> {
         }
     }
 
+    /// A constant item's value: its `-D` define where one names it, else its folded initializer.
     pub(super) fn evaluate_constant_item(
         &mut self,
         item: &ast::ConstantItem,

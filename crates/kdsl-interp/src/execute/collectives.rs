@@ -6,6 +6,7 @@ use kdsl_ir::scalar;
 use kdsl_ir::{Expression, Reduction, ScalarType, Span, SubGroupOp, WorkGroupOp};
 
 impl<'g> WorkItem<'g> {
+    /// A sub-group query, or a collective that meets the sub-group's lanes at a rendezvous.
     pub(super) fn sub_group_operation(
         &self,
         frame: &mut Frame<'g>,
@@ -114,6 +115,7 @@ impl<'g> WorkItem<'g> {
         }
     }
 
+    /// A work-group collective: every work-item's value meets the group's at a rendezvous.
     pub(super) fn work_group_operation(
         &self,
         frame: &mut Frame<'g>,

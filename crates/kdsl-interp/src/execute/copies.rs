@@ -36,6 +36,7 @@ struct TileBox<'g> {
 }
 
 impl PendingCopies<'_> {
+    /// Writes each copy's value to its destination cell.
     pub(super) fn land(copies: Vec<(&AtomicU64, u64)>) {
         for (cell, value) in copies {
             cell.store(value, Ordering::Relaxed);
