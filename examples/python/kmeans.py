@@ -199,7 +199,7 @@ def main() -> int:
     parser.add_argument("--features", type=int, default=32)
     parser.add_argument("--clusters", type=int, default=64)
     parser.add_argument("--iterations", type=int, default=10)
-    parser.add_argument("--quick", action="store_true", help="a small problem (for the demo)")
+    parser.add_argument("--quick", action="store_true", help="a small problem (20,000 x 16, 16 clusters, 5 iterations; for smoke tests)")
     parser.add_argument("--tiles", action="store_true", help="also run kmeans_assign_tiles (matrix units)")
     arguments = parser.parse_args()
     if arguments.quick:
